@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything ebpf-prof needs to build, run and test on Debian 12.
+# Idempotent; run as root (or via sudo).
+set -euo pipefail
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps.sh: run as root (sudo $0)" >&2
+  exit 1
+fi
+pkgs=(
+  build-essential cmake pkg-config git
+  clang llvm bpftool libbpf-dev
+  libelf-dev libdw-dev elfutils zlib1g-dev libcjson-dev
+  python3 libsqlite3-dev sqlite3 tmux procps
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# tracefs is needed for tracepoint attachment; some boots leave it unmounted.
+if [ ! -d /sys/kernel/tracing/events ] && [ -d /sys/kernel/tracing ]; then
+  mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+fi
+echo "install-deps.sh: dependencies present"

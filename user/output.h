@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The one path that writes result files. We run as root against hostile
+ * processes, so: never follow a symlink planted in the output path, write
+ * each file to a temporary name and rename it into place (a reader never
+ * sees half a file, an interrupted run never leaves one), and hand files to
+ * the invoking user when run under sudo.
+ */
+#ifndef EBPF_PROF_OUTPUT_H
+#define EBPF_PROF_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct output_dir {
+	int dirfd;
+	char *path;
+	bool chown_to_user; /* SUDO_UID/SUDO_GID were valid */
+	uid_t uid;
+	gid_t gid;
+};
+
+/* Creates (if needed) and opens the directory. The final component must not
+ * be a symlink. Returns 0 or -errno; on error a message naming the path has
+ * been logged. */
+int output_dir_open(struct output_dir *od, const char *path);
+void output_dir_close(struct output_dir *od);
+
+typedef int (*output_writer_fn)(FILE *f, void *ctx);
+
+/* Writes NAME inside the directory atomically: temp file, write_fn, fflush,
+ * fsync, fchown, renameat. Returns 0 or -errno (write_fn's negative return
+ * is passed through); logs the failure with the file name. */
+int output_write(struct output_dir *od, const char *name, output_writer_fn write_fn,
+		 void *ctx);
+
+/* Parses SUDO_UID/SUDO_GID from the given values (NULL when unset).
+ * Returns true and fills uid/gid when both are valid decimal ids. */
+bool output_parse_sudo_ids(const char *sudo_uid, const char *sudo_gid, uid_t *uid,
+			   gid_t *gid);
+
+#endif

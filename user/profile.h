@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The aggregated CPU profile: interned frames, deduplicated stacks and, per
+ * thread, the chronological sequence of samples. Pure data: no BPF, no I/O.
+ * Every exporter reads only this model.
+ */
+#ifndef EBPF_PROF_PROFILE_H
+#define EBPF_PROF_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROF_COMM_LEN 16
+
+/* A symbolized frame, interned: identical (name, module, kernel) share one
+ * index. */
+struct prof_frame {
+	char *name;   /* "func", or "[unknown] libfoo.so+0x1a2b" */
+	char *module; /* path of the ELF file, "[kernel.kallsyms]", or NULL */
+	bool kernel;
+};
+
+/* A deduplicated stack of frame indices, root (outermost) first. */
+struct prof_stack {
+	uint32_t *frames;
+	uint32_t depth;
+	uint32_t nkernel; /* how many of the leaf-most frames are kernel frames */
+	uint64_t count;   /* samples with this stack, all threads */
+};
+
+/* Consecutive samples of one thread with the same stack are merged. */
+struct prof_run {
+	uint64_t first_ts_ns;
+	uint32_t stack;
+	uint32_t count;
+};
+
+struct prof_thread {
+	uint32_t pid;
+	uint32_t tid;
+	char comm[PROF_COMM_LEN];
+	uint64_t samples;
+	uint64_t first_ts_ns, last_ts_ns;
+	struct prof_run *runs;
+	size_t nruns, cap_runs;
+};
+
+enum prof_drop {
+	PROF_DROP_RINGBUF_FULL,   /* kernel could not queue the sample */
+	PROF_DROP_USER_STACK,     /* user stack could not be read */
+	PROF_DROP_KERN_STACK,     /* kernel stack could not be read */
+	PROF_DROP_TARGET_MAP_FULL,/* child process not followed */
+	PROF_DROP_EVENT_LOST,     /* fork/exit notice lost */
+	PROF_DROP_COLLECTOR,      /* collector could not process (e.g. ENOMEM) */
+	PROF_DROP__COUNT
+};
+
+struct prof_func_stat {
+	uint32_t frame;   /* index into frames */
+	uint64_t self;    /* samples where it is the leaf */
+	uint64_t total;   /* samples where it appears anywhere (once per sample) */
+};
+
+struct profile {
+	uint64_t period_ns; /* 1e9 / freq: weight of one sample */
+	uint32_t freq_hz;
+
+	struct prof_frame *frames;
+	size_t nframes, cap_frames;
+	struct prof_stack *stacks;
+	size_t nstacks, cap_stacks;
+	struct prof_thread *threads;
+	size_t nthreads, cap_threads;
+
+	uint64_t total_samples;
+	uint64_t kernel_samples; /* samples taken while in the kernel */
+	uint64_t user_samples;   /* samples taken in user mode */
+	uint64_t drops[PROF_DROP__COUNT];
+
+	/* private: hash indexes, managed by profile.c */
+	void *frame_index;
+	void *stack_index;
+	void *thread_index;
+};
+
+int profile_init(struct profile *p, uint32_t freq_hz);
+void profile_free(struct profile *p);
+
+/* Returns the frame index (>= 0) or -ENOMEM. Strings are copied. */
+int64_t profile_intern_frame(struct profile *p, const char *name,
+			     const char *module, bool kernel);
+
+/* Finds or creates the thread (pid, tid); updates comm when non-NULL.
+ * Returns the thread index or -ENOMEM. */
+int64_t profile_thread(struct profile *p, uint32_t pid, uint32_t tid,
+		       const char *comm);
+
+/* Adds one sample. frames: root first; the last nkernel are kernel frames.
+ * in_kernel: the sample interrupted kernel mode. Returns 0 or -errno. */
+int profile_add_sample(struct profile *p, uint32_t thread, uint64_t ts_ns,
+		       const uint32_t *frames, uint32_t depth, uint32_t nkernel,
+		       bool in_kernel);
+
+/* Per-function self/total counts, sorted by self desc, then total desc,
+ * then name. *out is malloc'ed (caller frees). Returns 0 or -ENOMEM. */
+int profile_func_stats(const struct profile *p, struct prof_func_stat **out,
+		       size_t *n);
+
+const char *profile_drop_name(enum prof_drop d);
+
+#endif

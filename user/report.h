@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Facts about a run that are not samples: target, timing, settings, outcome.
+ * Filled by the recorder, read by the exporters.
+ */
+#ifndef EBPF_PROF_REPORT_H
+#define EBPF_PROF_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "profile.h"
+
+#define EBPF_PROF_VERSION "0.1.0"
+#define REPORT_SCHEMA "ebpf-prof/1"
+
+struct report_target {
+	uint32_t pid;
+	char comm[PROF_COMM_LEN];
+	char *cmdline;       /* NUL separators replaced by spaces; may be NULL */
+	bool exited;         /* exited before the end of the run */
+	uint64_t exit_ns;    /* CLOCK_MONOTONIC when seen exiting, 0 if not */
+	uint32_t parent_pid; /* 0 for a target named by the user */
+};
+
+struct run_info {
+	struct report_target *targets;
+	size_t ntargets;
+	bool launched;     /* -- CMD mode */
+	char *command;     /* launch mode: the command line; else NULL */
+	int exit_status;   /* launch mode: child's exit code, 128+sig if killed, -1 if unknown */
+	uint64_t start_mono_ns, end_mono_ns;
+	struct timespec start_wall, end_wall; /* CLOCK_REALTIME */
+	uint32_t freq_hz;
+	bool kernel_frames;
+	const char *stop_reason; /* "duration", "signal", "targets-exited" */
+	const char *output_dir;
+	uint64_t first_sample_ns; /* CLOCK_MONOTONIC of the first sample, 0 if none */
+};
+
+int export_speedscope(const struct profile *p, const struct run_info *ri, FILE *out);
+int export_folded(const struct profile *p, FILE *out);
+int export_report_json(const struct profile *p, const struct run_info *ri, FILE *out);
+/* Human summary: top 10 functions, samples, drops, where files went. */
+void print_summary(const struct profile *p, const struct run_info *ri, FILE *out);
+
+#endif
