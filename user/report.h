@@ -37,6 +37,8 @@ struct run_info {
 	bool kernel_frames;
 	const char *stop_reason; /* "duration", "signal", "targets-exited" */
 	const char *output_dir;
+	const char *const *output_files; /* names inside output_dir, for report/summary */
+	size_t noutput_files;
 	uint64_t first_sample_ns; /* CLOCK_MONOTONIC of the first sample, 0 if none */
 };
 

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * report.json: the machine-readable summary of a run, schema documented in
+ * docs/report-schema.md. Small, so built as a cJSON tree. 64-bit counters
+ * and nanosecond timestamps are emitted as raw decimal text because cJSON
+ * stores numbers as doubles, which lose precision above 2^53 (monotonic ns
+ * pass that after ~104 days of uptime).
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_write.h"
+#include "report.h"
+
+#define REPORT_TOP_FUNCTIONS 50
+
+struct builder {
+	bool failed;
+};
+
+static cJSON *check(struct builder *b, cJSON *item)
+{
+	if (!item)
+		b->failed = true;
+	return item;
+}
+
+static void add(struct builder *b, cJSON *obj, const char *key, cJSON *item)
+{
+	if (!item) {
+		b->failed = true;
+		return;
+	}
+	if (cJSON_IsArray(obj))
+		cJSON_AddItemToArray(obj, item);
+	else
+		cJSON_AddItemToObject(obj, key, item);
+}
+
+static cJSON *u64(uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	return cJSON_CreateRaw(buf);
+}
+
+/* A percentage (or other ratio) with a fixed number of decimals; 0 when the
+ * denominator is 0 so the file never holds NaN (invalid JSON). */
+static cJSON *ratio(uint64_t num, uint64_t den, double scale, int decimals)
+{
+	char buf[48];
+	double v = den ? (double)num * scale / (double)den : 0.0;
+	snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+	return cJSON_CreateRaw(buf);
+}
+
+/* Strings from the target (comm, cmdline, symbols) may be any bytes; cJSON
+ * would copy invalid UTF-8 through and produce an unreadable file. */
+static cJSON *str(const char *s)
+{
+	if (!s)
+		return cJSON_CreateNull();
+	char *clean = utf8_sanitize(s);
+	if (!clean)
+		return NULL;
+	cJSON *r = cJSON_CreateString(clean);
+	free(clean);
+	return r;
+}
+
+static void format_wall(const struct timespec *ts, char *buf, size_t len)
+{
+	struct tm tm;
+	time_t sec = ts->tv_sec;
+	if (!gmtime_r(&sec, &tm)) {
+		snprintf(buf, len, "1970-01-01T00:00:00.000Z");
+		return;
+	}
+	long ms = ts->tv_nsec / 1000000;
+	if (ms < 0 || ms > 999)
+		ms = 0;
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+static cJSON *build_target(struct builder *b, const struct run_info *ri)
+{
+	cJSON *t = check(b, cJSON_CreateObject());
+	if (!t)
+		return NULL;
+	cJSON *pids = check(b, cJSON_CreateArray());
+	cJSON *procs = check(b, cJSON_CreateArray());
+	add(b, t, "pids", pids);
+	add(b, t, "processes", procs);
+	for (size_t i = 0; pids && procs && i < ri->ntargets; i++) {
+		const struct report_target *rt = &ri->targets[i];
+		char comm[PROF_COMM_LEN];
+		size_t n = strnlen(rt->comm, PROF_COMM_LEN - 1);
+		memcpy(comm, rt->comm, n);
+		comm[n] = '\0';
+		add(b, pids, NULL, cJSON_CreateNumber(rt->pid));
+		cJSON *pr = check(b, cJSON_CreateObject());
+		if (!pr)
+			continue;
+		add(b, procs, NULL, pr);
+		add(b, pr, "pid", cJSON_CreateNumber(rt->pid));
+		add(b, pr, "comm", str(comm));
+		add(b, pr, "cmdline", str(rt->cmdline));
+		add(b, pr, "parent_pid", cJSON_CreateNumber(rt->parent_pid));
+		add(b, pr, "exited", cJSON_CreateBool(rt->exited));
+	}
+	add(b, t, "launched", cJSON_CreateBool(ri->launched));
+	add(b, t, "command", str(ri->launched ? ri->command : NULL));
+	if (ri->launched && ri->exit_status >= 0)
+		add(b, t, "exit_status", cJSON_CreateNumber(ri->exit_status));
+	else
+		add(b, t, "exit_status", cJSON_CreateNull());
+	return t;
+}
+
+static cJSON *build_time(struct builder *b, const struct run_info *ri)
+{
+	char buf[64];
+	cJSON *t = check(b, cJSON_CreateObject());
+	if (!t)
+		return NULL;
+	add(b, t, "start_monotonic_ns", u64(ri->start_mono_ns));
+	add(b, t, "end_monotonic_ns", u64(ri->end_mono_ns));
+	add(b, t, "duration_ns",
+	    u64(ri->end_mono_ns > ri->start_mono_ns ? ri->end_mono_ns - ri->start_mono_ns : 0));
+	format_wall(&ri->start_wall, buf, sizeof(buf));
+	add(b, t, "start_wall", cJSON_CreateString(buf));
+	format_wall(&ri->end_wall, buf, sizeof(buf));
+	add(b, t, "end_wall", cJSON_CreateString(buf));
+	add(b, t, "first_sample_monotonic_ns",
+	    ri->first_sample_ns ? u64(ri->first_sample_ns) : cJSON_CreateNull());
+	return t;
+}
+
+static cJSON *build_top(struct builder *b, const struct profile *p)
+{
+	struct prof_func_stat *st = NULL;
+	size_t n = 0;
+	cJSON *arr = check(b, cJSON_CreateArray());
+	if (!arr)
+		return NULL;
+	if (profile_func_stats(p, &st, &n)) {
+		b->failed = true;
+		return arr;
+	}
+	for (size_t i = 0; i < n && i < REPORT_TOP_FUNCTIONS; i++) {
+		const struct prof_frame *f = &p->frames[st[i].frame];
+		cJSON *o = check(b, cJSON_CreateObject());
+		if (!o)
+			break;
+		add(b, arr, NULL, o);
+		add(b, o, "name", str(f->name));
+		add(b, o, "module", str(f->module));
+		add(b, o, "kernel", cJSON_CreateBool(f->kernel));
+		add(b, o, "self", u64(st[i].self));
+		add(b, o, "total", u64(st[i].total));
+		add(b, o, "self_pct", ratio(st[i].self, p->total_samples, 100.0, 2));
+		add(b, o, "total_pct", ratio(st[i].total, p->total_samples, 100.0, 2));
+	}
+	free(st);
+	return arr;
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct prof_thread *x = *(const struct prof_thread *const *)a;
+	const struct prof_thread *y = *(const struct prof_thread *const *)b;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : (x->tid > y->tid);
+}
+
+static cJSON *build_threads(struct builder *b, const struct profile *p)
+{
+	cJSON *arr = check(b, cJSON_CreateArray());
+	if (!arr || !p->nthreads)
+		return arr;
+	const struct prof_thread **order = malloc(p->nthreads * sizeof(*order));
+	if (!order) {
+		b->failed = true;
+		return arr;
+	}
+	for (size_t i = 0; i < p->nthreads; i++)
+		order[i] = &p->threads[i];
+	qsort(order, p->nthreads, sizeof(*order), cmp_thread);
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct prof_thread *t = order[i];
+		cJSON *o = check(b, cJSON_CreateObject());
+		if (!o)
+			break;
+		add(b, arr, NULL, o);
+		add(b, o, "pid", cJSON_CreateNumber(t->pid));
+		add(b, o, "tid", cJSON_CreateNumber(t->tid));
+		add(b, o, "comm", str(t->comm));
+		add(b, o, "samples", u64(t->samples));
+		add(b, o, "pct", ratio(t->samples, p->total_samples, 100.0, 2));
+	}
+	free(order);
+	return arr;
+}
+
+static cJSON *build_report(struct builder *b, const struct profile *p, const struct run_info *ri)
+{
+	cJSON *root = check(b, cJSON_CreateObject());
+	if (!root)
+		return NULL;
+	add(b, root, "schema", cJSON_CreateString(REPORT_SCHEMA));
+	add(b, root, "version", cJSON_CreateString(EBPF_PROF_VERSION));
+	add(b, root, "target", build_target(b, ri));
+	add(b, root, "time", build_time(b, ri));
+
+	cJSON *s = check(b, cJSON_CreateObject());
+	add(b, root, "sampling", s);
+	if (s) {
+		add(b, s, "frequency_hz", cJSON_CreateNumber(p->freq_hz));
+		add(b, s, "period_ns", u64(p->period_ns));
+		add(b, s, "kernel_frames", cJSON_CreateBool(ri->kernel_frames));
+	}
+	add(b, root, "stop_reason", str(ri->stop_reason));
+
+	cJSON *sm = check(b, cJSON_CreateObject());
+	add(b, root, "samples", sm);
+	if (sm) {
+		add(b, sm, "total", u64(p->total_samples));
+		add(b, sm, "user", u64(p->user_samples));
+		add(b, sm, "kernel", u64(p->kernel_samples));
+		add(b, sm, "kernel_share", ratio(p->kernel_samples, p->total_samples, 1.0, 4));
+	}
+
+	cJSON *d = check(b, cJSON_CreateObject());
+	add(b, root, "dropped", d);
+	if (d) {
+		uint64_t total = 0;
+		for (int i = 0; i < PROF_DROP__COUNT; i++)
+			total += p->drops[i];
+		add(b, d, "total", u64(total));
+		cJSON *bc = check(b, cJSON_CreateObject());
+		add(b, d, "by_cause", bc);
+		for (int i = 0; bc && i < PROF_DROP__COUNT; i++)
+			add(b, bc, profile_drop_name((enum prof_drop)i), u64(p->drops[i]));
+	}
+
+	add(b, root, "top_functions", build_top(b, p));
+	add(b, root, "threads", build_threads(b, p));
+
+	cJSON *o = check(b, cJSON_CreateObject());
+	add(b, root, "output", o);
+	if (o) {
+		add(b, o, "dir", str(ri->output_dir));
+		cJSON *files = check(b, cJSON_CreateArray());
+		add(b, o, "files", files);
+		for (size_t i = 0; files && i < ri->noutput_files; i++)
+			add(b, files, NULL, str(ri->output_files[i]));
+	}
+	return root;
+}
+
+int export_report_json(const struct profile *p, const struct run_info *ri, FILE *out)
+{
+	struct builder b = { false };
+	cJSON *root = build_report(&b, p, ri);
+	char *text = NULL;
+	int err = -ENOMEM;
+
+	if (!root || b.failed)
+		goto out;
+	text = cJSON_Print(root);
+	if (!text)
+		goto out;
+	fputs(text, out);
+	fputc('\n', out);
+	err = ferror(out) ? -EIO : 0;
+out:
+	cJSON_free(text);
+	cJSON_Delete(root);
+	return err;
+}

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define OUTPUT_NAME_MAX 200
+
+static bool parse_id(const char *s, uint32_t *out)
+{
+	uint64_t v = 0;
+	if (!s || !*s)
+		return false;
+	for (const char *c = s; *c; c++) {
+		if (*c < '0' || *c > '9')
+			return false;
+		v = v * 10 + (uint64_t)(*c - '0');
+		/* (uid_t)-1 means "no change" to chown, never a real id */
+		if (v >= UINT32_MAX)
+			return false;
+	}
+	*out = (uint32_t)v;
+	return true;
+}
+
+bool output_parse_sudo_ids(const char *sudo_uid, const char *sudo_gid, uid_t *uid, gid_t *gid)
+{
+	uint32_t u, g;
+	if (!parse_id(sudo_uid, &u) || !parse_id(sudo_gid, &g))
+		return false;
+	*uid = (uid_t)u;
+	*gid = (gid_t)g;
+	return true;
+}
+
+/* Opens one existing or new component below cur. A symlink is refused as
+ * the final component (that is where an attacker would plant one to make us
+ * write elsewhere); above it, only root-owned symlinks (/var/run and the
+ * like) are followed, since only root could have made them. */
+static int open_component(int cur, const char *comp, const char *shown,
+			  bool last, bool *created)
+{
+	int fl = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+	*created = false;
+	for (int attempt = 0; attempt < 3; attempt++) {
+		int fd = openat(cur, comp, fl | O_NOFOLLOW);
+		if (fd >= 0)
+			return fd;
+		int err = errno;
+		if (err == ENOENT) {
+			if (mkdirat(cur, comp, 0755) == 0) {
+				*created = true;
+			} else if (errno != EEXIST) {
+				err = errno;
+				log_error("cannot create output directory %s: %s", shown,
+					  strerror(err));
+				return -err;
+			}
+			continue;
+		}
+		struct stat st;
+		if ((err == ELOOP || err == ENOTDIR) &&
+		    fstatat(cur, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+			if (last || st.st_uid != 0) {
+				log_error("output directory %s is a symlink (owned by uid %u); "
+					  "refusing to write through it",
+					  shown, (unsigned)st.st_uid);
+				return -ELOOP;
+			}
+			fd = openat(cur, comp, fl);
+			if (fd >= 0)
+				return fd;
+			err = errno;
+		}
+		log_error("cannot open output directory %s: %s", shown, strerror(err));
+		return -err;
+	}
+	log_error("cannot open output directory %s: it keeps changing", shown);
+	return -EAGAIN;
+}
+
+int output_dir_open(struct output_dir *od, const char *path)
+{
+	memset(od, 0, sizeof(*od));
+	od->dirfd = -1;
+	if (!path || !*path) {
+		log_error("output directory path is empty");
+		return -EINVAL;
+	}
+	od->path = strdup(path);
+	char *work = strdup(path);
+	char *shown = strdup(path);
+	int err = -ENOMEM;
+	int cur = -1;
+	if (!od->path || !work || !shown)
+		goto fail;
+	od->chown_to_user =
+		output_parse_sudo_ids(getenv("SUDO_UID"), getenv("SUDO_GID"), &od->uid, &od->gid);
+
+	cur = open(path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0) {
+		err = -errno;
+		log_error("cannot open %s: %s", path[0] == '/' ? "/" : ".", strerror(-err));
+		goto fail;
+	}
+	/* Split in place; shown[0..end of comp] names the path so far. */
+	char *p = work;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		char *comp = p;
+		while (*p && *p != '/')
+			p++;
+		bool last = true;
+		for (char *q = p; *q; q++)
+			if (*q != '/') {
+				last = false;
+				break;
+			}
+		if (*p)
+			*p++ = '\0';
+		if (strcmp(comp, ".") == 0)
+			continue;
+		size_t end = (size_t)(comp - work) + strlen(comp);
+		char saved = shown[end];
+		shown[end] = '\0';
+		bool created;
+		int fd = open_component(cur, comp, shown, last, &created);
+		shown[end] = saved;
+		if (fd < 0) {
+			err = fd;
+			goto fail;
+		}
+		/* Directories we made are the user's, like the files in them. */
+		if (created && od->chown_to_user && fchown(fd, od->uid, od->gid))
+			log_warn("cannot give %s to uid %u: %s", shown, (unsigned)od->uid,
+				 strerror(errno));
+		close(cur);
+		cur = fd;
+	}
+	od->dirfd = cur;
+	free(work);
+	free(shown);
+	return 0;
+fail:
+	if (cur >= 0)
+		close(cur);
+	free(work);
+	free(shown);
+	free(od->path);
+	od->path = NULL;
+	return err;
+}
+
+void output_dir_close(struct output_dir *od)
+{
+	if (od->dirfd >= 0)
+		close(od->dirfd);
+	od->dirfd = -1;
+	free(od->path);
+	od->path = NULL;
+}
+
+static bool valid_name(const char *name)
+{
+	size_t len = name ? strlen(name) : 0;
+	return len && len <= OUTPUT_NAME_MAX && !strchr(name, '/') && strcmp(name, ".") != 0 &&
+	       strcmp(name, "..") != 0;
+}
+
+int output_write(struct output_dir *od, const char *name, output_writer_fn write_fn, void *ctx)
+{
+	char tmp[OUTPUT_NAME_MAX + 32];
+	const char *dir = od->path ? od->path : "?";
+	int fd = -1, err;
+	FILE *f = NULL;
+
+	if (!valid_name(name)) {
+		log_error("invalid output file name '%s'", name ? name : "(null)");
+		return -EINVAL;
+	}
+	if (od->dirfd < 0) {
+		log_error("cannot write %s: output directory %s is not open", name, dir);
+		return -EBADF;
+	}
+	for (int attempt = 0; attempt < 32 && fd < 0; attempt++) {
+		uint32_t rnd = 0;
+		if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+			rnd = (uint32_t)getpid() * 2654435761u + (uint32_t)attempt;
+		snprintf(tmp, sizeof(tmp), ".%s.tmp.%06x", name, rnd & 0xffffff);
+		fd = openat(od->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0644);
+		if (fd < 0 && errno != EEXIST) {
+			err = -errno;
+			log_error("cannot create %s/%s: %s", dir, tmp, strerror(-err));
+			return err;
+		}
+	}
+	if (fd < 0) {
+		log_error("cannot create a temporary file for %s in %s", name, dir);
+		return -EEXIST;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		log_error("cannot write %s/%s: %s", dir, name, strerror(-err));
+		goto fail;
+	}
+	err = write_fn(f, ctx);
+	if (err < 0) {
+		log_error("cannot write %s/%s: %s", dir, name, strerror(-err));
+		goto fail;
+	}
+	errno = 0;
+	if (fflush(f) || ferror(f)) {
+		err = errno ? -errno : -EIO;
+		log_error("cannot write %s/%s: %s", dir, name, strerror(-err));
+		goto fail;
+	}
+	if (fsync(fileno(f))) {
+		err = -errno;
+		log_error("cannot sync %s/%s: %s", dir, name, strerror(-err));
+		goto fail;
+	}
+	if (od->chown_to_user && fchown(fileno(f), od->uid, od->gid))
+		log_warn("cannot give %s/%s to uid %u: %s", dir, name, (unsigned)od->uid,
+			 strerror(errno));
+	err = fclose(f);
+	f = NULL;
+	if (err) {
+		err = -errno;
+		log_error("cannot write %s/%s: %s", dir, name, strerror(-err));
+		goto fail;
+	}
+	/* rename replaces whatever is at name, a planted symlink included,
+	 * without ever opening it. */
+	if (renameat(od->dirfd, tmp, od->dirfd, name)) {
+		err = -errno;
+		log_error("cannot rename %s/%s to %s: %s", dir, tmp, name, strerror(-err));
+		goto fail;
+	}
+	fsync(od->dirfd); /* best effort: makes the rename durable */
+	return 0;
+fail:
+	if (f)
+		fclose(f);
+	unlinkat(od->dirfd, tmp, 0);
+	return err;
+}

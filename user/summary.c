@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The few lines a user reads after a run: what was profiled, how much was
+ * seen and lost, where the time went, where the files are. */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+#define SUMMARY_TOP 10
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s && s[1] ? s + 1 : path;
+}
+
+/* Names come from the target; a planted escape sequence must not drive the
+ * user's terminal. */
+static void put_safe(FILE *out, const char *s, size_t max)
+{
+	for (size_t i = 0; i < max && s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+		fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
+	}
+}
+
+static double pct(uint64_t n, uint64_t d)
+{
+	return d ? 100.0 * (double)n / (double)d : 0.0;
+}
+
+static void print_target(const struct run_info *ri, FILE *out)
+{
+	if (ri->launched && ri->command) {
+		fputs("target:   ", out);
+		put_safe(out, ri->command, SIZE_MAX);
+		if (ri->exit_status >= 0)
+			fprintf(out, " (exit status %d)", ri->exit_status);
+		fputc('\n', out);
+	}
+	if (!ri->ntargets) {
+		if (!ri->launched)
+			fputs("target:   (none)\n", out);
+		return;
+	}
+	fputs(ri->launched ? "processes:" : "target:  ", out);
+	for (size_t i = 0; i < ri->ntargets; i++) {
+		const struct report_target *t = &ri->targets[i];
+		fputs(i ? ", " : " ", out);
+		put_safe(out, t->comm, PROF_COMM_LEN);
+		fprintf(out, " (pid %" PRIu32 "%s)", t->pid, t->exited ? ", exited" : "");
+		if (i >= 7 && ri->ntargets > 9) {
+			fprintf(out, ", ... %zu more", ri->ntargets - i - 1);
+			break;
+		}
+	}
+	fputc('\n', out);
+}
+
+void print_summary(const struct profile *p, const struct run_info *ri, FILE *out)
+{
+	print_target(ri, out);
+	uint64_t dur = ri->end_mono_ns > ri->start_mono_ns ? ri->end_mono_ns - ri->start_mono_ns : 0;
+	fprintf(out, "duration: %.2f s at %" PRIu32 " Hz%s%s\n", (double)dur / 1e9, p->freq_hz,
+		ri->stop_reason ? ", stopped by " : "", ri->stop_reason ? ri->stop_reason : "");
+
+	if (!p->total_samples) {
+		fputs("samples:  0 - no CPU samples were collected.\n"
+		      "          Likely causes: the target was idle or blocked (waiting on I/O, a\n"
+		      "          lock or the GPU), it exited at once, or the pid is not the\n"
+		      "          process doing the work (check with `top -H -p PID`).\n",
+		      out);
+	} else {
+		fprintf(out, "samples:  %" PRIu64 " (user %" PRIu64 " %.1f%%, kernel %" PRIu64
+			     " %.1f%%)\n",
+			p->total_samples, p->user_samples, pct(p->user_samples, p->total_samples),
+			p->kernel_samples, pct(p->kernel_samples, p->total_samples));
+	}
+
+	uint64_t dropped = 0;
+	for (int i = 0; i < PROF_DROP__COUNT; i++)
+		dropped += p->drops[i];
+	if (!dropped) {
+		fputs("lost:     no samples lost\n", out);
+	} else {
+		fputs("lost:    ", out);
+		bool first = true;
+		for (int i = 0; i < PROF_DROP__COUNT; i++) {
+			if (!p->drops[i])
+				continue;
+			fprintf(out, "%s %s=%" PRIu64, first ? "" : ",",
+				profile_drop_name((enum prof_drop)i), p->drops[i]);
+			first = false;
+		}
+		fputc('\n', out);
+	}
+
+	struct prof_func_stat *st = NULL;
+	size_t n = 0;
+	if (p->total_samples && profile_func_stats(p, &st, &n) == 0 && n) {
+		fputs("top functions by self time:\n", out);
+		for (size_t i = 0; i < n && i < SUMMARY_TOP; i++) {
+			const struct prof_frame *f = &p->frames[st[i].frame];
+			if (!st[i].self)
+				break;
+			const char *mod = f->module ? base_name(f->module) : (f->kernel ? "kernel" : "?");
+			fprintf(out, "  %6.2f%%  %6.2f%% total  ", pct(st[i].self, p->total_samples),
+				pct(st[i].total, p->total_samples));
+			put_safe(out, f->name, SIZE_MAX);
+			fputs(" [", out);
+			put_safe(out, mod, SIZE_MAX);
+			fputs("]\n", out);
+		}
+	}
+	free(st);
+
+	if (ri->output_dir) {
+		fprintf(out, "output:   %s/\n", ri->output_dir);
+		for (size_t i = 0; i < ri->noutput_files; i++)
+			fprintf(out, "          %s\n", ri->output_files[i]);
+	}
+}
