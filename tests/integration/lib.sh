@@ -1,0 +1,421 @@
+# shellcheck shell=bash
+# Shared helpers for the integration tests: source it, then call ep_init.
+#
+# Contract with ctest (tests/CMakeLists.txt): EP_BIN is the ebpf-prof binary,
+# EP_TARGETS_DIR holds the tests/targets programs. Exit 77 = skipped.
+#
+# Everything a test starts goes through ep_start_target / ep_prof_bg /
+# ep_prof_run so the EXIT trap can stop it: no test leaves processes behind.
+# Waiting is always "poll a condition with a deadline", never a fixed sleep
+# that the test relies on to pass.
+
+set -u -o pipefail
+
+EP_TEST_NAME=$(basename "${0:-test}" .sh)
+EP_PIDS=()
+EP_WORK=""
+EP_NCHECK=0
+
+ep_log() { echo "[$EP_TEST_NAME] $*" >&2; }
+
+ep_fail()
+{
+	echo "FAIL[$EP_TEST_NAME]: $*" >&2
+	exit 1
+}
+
+# Root is needed for BPF. Outside CI a non-root run is a skip; in CI it is a
+# failure, so a misconfigured runner cannot turn the suite green by skipping.
+ep_require_root()
+{
+	if [ "$(id -u)" -ne 0 ]; then
+		if [ "${CI:-}" = true ]; then
+			echo "FAIL[$EP_TEST_NAME]: needs root to load BPF programs (CI=true, not skipping)" >&2
+			exit 1
+		fi
+		echo "SKIP: needs root"
+		exit 77
+	fi
+	if [ ! -e /sys/kernel/tracing/available_events ] && [ -d /sys/kernel/tracing ]; then
+		mount -t tracefs nodev /sys/kernel/tracing ||
+			ep_fail "tracefs is not mounted and 'mount -t tracefs nodev /sys/kernel/tracing' failed"
+	fi
+}
+
+ep_is_root() { [ "$(id -u)" -eq 0 ]; }
+
+ep_init()
+{
+	[ -n "${EP_BIN:-}" ] || ep_fail "EP_BIN is not set (run through ctest, or export EP_BIN=/path/to/ebpf-prof)"
+	[ -x "$EP_BIN" ] || ep_fail "EP_BIN=$EP_BIN is not an executable"
+	[ -n "${EP_TARGETS_DIR:-}" ] || ep_fail "EP_TARGETS_DIR is not set"
+	[ -d "$EP_TARGETS_DIR" ] || ep_fail "EP_TARGETS_DIR=$EP_TARGETS_DIR is not a directory"
+	command -v python3 >/dev/null || ep_fail "python3 is needed for the JSON assertions"
+	EP_WORK=$(mktemp -d "${TMPDIR:-/tmp}/ep-$EP_TEST_NAME.XXXXXX") || ep_fail "mktemp -d failed"
+	trap ep_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
+ep_pid_alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+
+# Stops a process we started (and its direct children, e.g. the command
+# ebpf-prof launched): SIGTERM, then SIGKILL if it is still there after 3 s.
+ep_stop_pid()
+{
+	local pid=$1 kids i
+	ep_pid_alive "$pid" || return 0
+	kids=$(ps -o pid= --ppid "$pid" 2>/dev/null || true)
+	kill -TERM "$pid" $kids 2>/dev/null || true
+	for ((i = 0; i < 60; i++)); do
+		ep_pid_alive "$pid" || break
+		sleep 0.05
+	done
+	ep_pid_alive "$pid" && kill -KILL "$pid" $kids 2>/dev/null
+	wait "$pid" 2>/dev/null || true
+}
+
+ep_cleanup()
+{
+	local rc=$? pid
+	for pid in "${EP_PIDS[@]}"; do
+		ep_stop_pid "$pid"
+	done
+	if [ -n "$EP_WORK" ] && [ -d "$EP_WORK" ]; then
+		if [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ]; then
+			rm -rf "$EP_WORK"
+		else
+			echo "[$EP_TEST_NAME] exit $rc; files kept in $EP_WORK" >&2
+			local f
+			for f in "$EP_WORK"/*.err; do
+				[ -s "$f" ] || continue
+				echo "--- $f (last 20 lines)" >&2
+				tail -n 20 "$f" >&2
+			done
+		fi
+	fi
+	exit "$rc"
+}
+
+# ep_now_ms: monotonic milliseconds (CLOCK_BOOTTIME via /proc/uptime is enough
+# for the second-scale durations the tests bound).
+ep_now_ms()
+{
+	local up
+	read -r up _ </proc/uptime
+	echo $((${up/./} * 10))
+}
+
+# ep_wait_line FILE ERE TIMEOUT_S [PID]: poll FILE until a line matches.
+# With PID, give up early (and say so) if that process has died.
+ep_wait_line()
+{
+	local file=$1 re=$2 timeout=$3 pid=${4:-} deadline
+	deadline=$(($(ep_now_ms) + timeout * 1000))
+	while [ "$(ep_now_ms)" -lt "$deadline" ]; do
+		grep -Eq -- "$re" "$file" 2>/dev/null && return 0
+		if [ -n "$pid" ] && ! ep_pid_alive "$pid"; then
+			grep -Eq -- "$re" "$file" 2>/dev/null && return 0
+			echo "process $pid exited before printing /$re/ in $file" >&2
+			return 1
+		fi
+		sleep 0.02
+	done
+	echo "timed out after ${timeout}s waiting for /$re/ in $file" >&2
+	return 1
+}
+
+# ep_wait_exit PID TIMEOUT_S: wait for a child of this shell to exit; sets
+# EP_EXIT_RC. Returns 1 on timeout (process left running for the caller).
+ep_wait_exit()
+{
+	local pid=$1 timeout=$2 deadline
+	deadline=$(($(ep_now_ms) + timeout * 1000))
+	while ep_pid_alive "$pid"; do
+		[ "$(ep_now_ms)" -lt "$deadline" ] || return 1
+		sleep 0.02
+	done
+	EP_EXIT_RC=0
+	wait "$pid" || EP_EXIT_RC=$?
+	return 0
+}
+
+# ep_start_target NAME ARGS...: start tests/targets/NAME in the background and
+# wait for its "ready <pid>" line. Sets TARGET_PID and TARGET_OUT (its stdout).
+ep_start_target()
+{
+	local name=$1 bin="$EP_TARGETS_DIR/$1"
+	shift
+	[ -x "$bin" ] || ep_fail "target $bin not built"
+	TARGET_OUT="$EP_WORK/$name.${#EP_PIDS[@]}.out"
+	"$bin" "$@" >"$TARGET_OUT" 2>"$EP_WORK/$name.${#EP_PIDS[@]}.err" </dev/null &
+	TARGET_PID=$!
+	EP_PIDS+=("$TARGET_PID")
+	ep_wait_line "$TARGET_OUT" '^ready [0-9]+$' 10 "$TARGET_PID" ||
+		ep_fail "target $name did not become ready"
+	grep -qx "ready $TARGET_PID" "$TARGET_OUT" ||
+		ep_fail "target $name printed '$(head -n1 "$TARGET_OUT")', expected 'ready $TARGET_PID'"
+}
+
+# ep_prof_run TIMEOUT_S ARGS...: run ebpf-prof in the foreground, bounded.
+# Sets PROF_RC, PROF_OUT, PROF_ERR, PROF_MS (wall time in ms).
+ep_prof_run()
+{
+	local timeout=$1 t0
+	shift
+	PROF_OUT="$EP_WORK/prof.${#EP_PIDS[@]}.$RANDOM.out"
+	PROF_ERR="${PROF_OUT%.out}.err"
+	t0=$(ep_now_ms)
+	PROF_RC=0
+	timeout -k 5 "$timeout" "$EP_BIN" "$@" >"$PROF_OUT" 2>"$PROF_ERR" </dev/null || PROF_RC=$?
+	PROF_MS=$(($(ep_now_ms) - t0))
+	[ "$PROF_RC" -ne 124 ] && [ "$PROF_RC" -ne 137 ] ||
+		ep_fail "ebpf-prof $* did not finish within ${timeout}s (stderr: $(tail -n 5 "$PROF_ERR"))"
+}
+
+# ep_prof_bg ARGS...: start ebpf-prof in the background. Non-interactive bash
+# starts background jobs with SIGINT ignored; a user's Ctrl-C reaches a
+# process whose SIGINT is at default, so restore that before exec.
+# Sets PROF_PID, PROF_OUT, PROF_ERR.
+ep_prof_bg()
+{
+	PROF_OUT="$EP_WORK/prof.bg.${#EP_PIDS[@]}.out"
+	PROF_ERR="${PROF_OUT%.out}.err"
+	python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$EP_BIN" "$@" >"$PROF_OUT" 2>"$PROF_ERR" </dev/null &
+	PROF_PID=$!
+	EP_PIDS+=("$PROF_PID")
+}
+
+# ep_wait_attached PROF_PID TIMEOUT_S: the sampler is up once ebpf-prof holds
+# perf_event fds (one per CPU). Fails early if ebpf-prof died.
+ep_wait_attached()
+{
+	local pid=$1 timeout=$2 deadline
+	deadline=$(($(ep_now_ms) + timeout * 1000))
+	while [ "$(ep_now_ms)" -lt "$deadline" ]; do
+		ep_pid_alive "$pid" || ep_fail "ebpf-prof exited before attaching (stderr: $(tail -n 5 "$PROF_ERR"))"
+		if find "/proc/$pid/fd" -maxdepth 1 -type l -lname 'anon_inode:\[perf_event\]' 2>/dev/null |
+			grep -q .; then
+			return 0
+		fi
+		sleep 0.02
+	done
+	ep_fail "ebpf-prof (pid $pid) opened no perf_event fd within ${timeout}s"
+}
+
+# CPU time (user+sys) of a process in clock ticks.
+ep_cpu_ticks()
+{
+	local stat rest
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	rest=${stat##*) }
+	# fields after "(comm) ": state is field 3, utime 14, stime 15
+	set -- $rest
+	echo $((${12} + ${13}))
+}
+
+# ep_wait_cpu PID SECONDS TIMEOUT_S: poll until PID has burnt SECONDS more
+# CPU time, so a profile taken meanwhile must hold samples from that span.
+ep_wait_cpu()
+{
+	local pid=$1 need deadline start now hz
+	hz=$(getconf CLK_TCK)
+	need=$(python3 -c "print(int(float('$2') * $hz))")
+	start=$(ep_cpu_ticks "$pid") || ep_fail "process $pid is gone"
+	deadline=$(($(ep_now_ms) + $3 * 1000))
+	while [ "$(ep_now_ms)" -lt "$deadline" ]; do
+		now=$(ep_cpu_ticks "$pid") || ep_fail "process $pid exited while waiting for CPU time"
+		[ $((now - start)) -ge "$need" ] && return 0
+		sleep 0.02
+	done
+	ep_fail "process $pid did not use $2 s of CPU within $3 s"
+}
+
+# ep_py DIR < python-snippet: run assertions on an output dir. The snippet
+# sees R (report.json), S (speedscope), F (folded: list of (frames, count)),
+# D (the dir) and check(cond, msg); ENV variables via os.environ. Missing or
+# unparsable files fail here with a message. Exits 1 if any check failed.
+ep_py()
+{
+	local dir=$1 script
+	EP_NCHECK=$((EP_NCHECK + 1))
+	script="$EP_WORK/check.$EP_NCHECK.py"
+	{
+		cat <<'PY'
+import json, os, re, sys
+D = sys.argv[1]
+NAME = sys.argv[2]
+FAILS = []
+
+def check(cond, msg):
+    if not cond:
+        FAILS.append(msg)
+        print("  check failed: %s" % msg, file=sys.stderr)
+    return bool(cond)
+
+def die(msg):
+    print("FAIL[%s]: %s" % (NAME, msg), file=sys.stderr)
+    sys.exit(1)
+
+def load_json(name):
+    path = os.path.join(D, name)
+    if not os.path.isfile(path):
+        die("%s missing" % path)
+    try:
+        with open(path, "rb") as f:
+            return json.loads(f.read().decode("utf-8"))
+    except Exception as e:
+        die("%s does not parse as JSON: %s" % (path, e))
+
+def load_folded(name="stacks.folded"):
+    path = os.path.join(D, name)
+    if not os.path.isfile(path):
+        die("%s missing" % path)
+    raw = open(path, "rb").read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        die("%s is not UTF-8: %s" % (path, e))
+    if "\r" in text:
+        die("%s has CR characters" % path)
+    if text and not text.endswith("\n"):
+        die("%s: last line not terminated by LF" % path)
+    out = []
+    for n, line in enumerate(text.split("\n")[:-1] if text else [], 1):
+        m = re.fullmatch(r"(.+) ([1-9][0-9]*)", line)
+        if not m:
+            die("%s:%d does not match 'frame;...;leaf <positive count>': %r" % (path, n, line))
+        frames = m.group(1).split(";")
+        if any(fr == "" for fr in frames):
+            die("%s:%d has an empty frame: %r" % (path, n, line))
+        out.append((frames, int(m.group(2))))
+    return out
+
+R = load_json("report.json")
+S = load_json("profile.speedscope.json")
+F = load_folded()
+
+def folded_total(pred=lambda fr: True):
+    return sum(c for fr, c in F if pred(fr))
+
+def has_seq(frames, seq):
+    """seq appears as consecutive frames (root-first) in frames."""
+    k = len(seq)
+    return any(frames[i:i + k] == seq for i in range(len(frames) - k + 1))
+
+def is_kernel(fr):
+    return fr.endswith("_[k]")
+
+def validate_all():
+    """Format-level checks every output must pass, whatever was profiled."""
+    # report.json
+    check(R.get("schema") == "ebpf-prof/1", "report.schema is %r, want 'ebpf-prof/1'" % R.get("schema"))
+    t = R.get("target") or {}
+    check(isinstance(t.get("pids"), list) and t["pids"] and all(isinstance(p, int) and p > 0 for p in t["pids"]),
+          "report.target.pids must be a non-empty list of pids: %r" % t.get("pids"))
+    procs = t.get("processes")
+    if check(isinstance(procs, list) and procs, "report.target.processes must be a non-empty list"):
+        for p in procs:
+            check(all(k in p for k in ("pid", "comm", "cmdline", "exited")),
+                  "process entry lacks pid/comm/cmdline/exited: %r" % p)
+            check(isinstance(p.get("exited"), bool), "process.exited must be a bool: %r" % p)
+    check("exit_status" in t, "report.target.exit_status missing")
+    check(R.get("stop_reason") in ("duration", "signal", "targets-exited"),
+          "report.stop_reason %r not in duration/signal/targets-exited" % R.get("stop_reason"))
+    s = R.get("samples") or {}
+    for k in ("total", "user", "kernel"):
+        check(isinstance(s.get(k), int) and s[k] >= 0, "report.samples.%s must be an int >= 0: %r" % (k, s.get(k)))
+    tot = s.get("total", 0) if isinstance(s.get("total"), int) else 0
+    check(isinstance(s.get("kernel"), int) and s["kernel"] <= tot, "samples.kernel > samples.total: %r" % s)
+    check(isinstance(s.get("user"), int) and s["user"] <= tot, "samples.user > samples.total: %r" % s)
+    d = R.get("dropped") or {}
+    check(isinstance(d.get("total"), int) and d["total"] >= 0, "report.dropped.total must be an int >= 0")
+    bc = d.get("by_cause")
+    if check(isinstance(bc, dict), "report.dropped.by_cause must be an object"):
+        if all(isinstance(v, int) for v in bc.values()):
+            check(sum(bc.values()) == d.get("total"),
+                  "dropped.by_cause sums to %d, dropped.total is %r" % (sum(bc.values()), d.get("total")))
+    tf = R.get("top_functions")
+    if check(isinstance(tf, list), "report.top_functions must be a list"):
+        for f in tf:
+            if not check(all(k in f for k in ("name", "module", "self", "total", "self_pct", "total_pct")),
+                         "top_functions entry lacks a key: %r" % f):
+                continue
+            check(0 <= f["self"] <= f["total"] <= tot, "top_functions %r: need 0 <= self <= total <= samples.total" % f["name"])
+            check(0 <= f["self_pct"] <= f["total_pct"] <= 100.0001, "top_functions %r: bad percentages" % f["name"])
+        check(bool(tf) or tot == 0, "top_functions empty although there are samples")
+    th = R.get("threads")
+    if check(isinstance(th, list), "report.threads must be a list"):
+        for x in th:
+            check(all(k in x for k in ("pid", "tid", "comm", "samples")), "threads entry lacks a key: %r" % x)
+        check(sum(x.get("samples", 0) for x in th) == tot,
+              "threads[].samples sum to %d, samples.total is %d" % (sum(x.get("samples", 0) for x in th), tot))
+    # speedscope
+    check(S.get("$schema") == "https://www.speedscope.app/file-format-schema.json",
+          "speedscope $schema is %r" % S.get("$schema"))
+    check(str(S.get("exporter", "")).startswith("ebpf-prof@"), "speedscope exporter %r" % S.get("exporter"))
+    frames = (S.get("shared") or {}).get("frames")
+    if not check(isinstance(frames, list), "speedscope shared.frames must be a list"):
+        frames = []
+    for i, fr in enumerate(frames):
+        check(isinstance(fr, dict) and isinstance(fr.get("name"), str) and fr["name"],
+              "speedscope frame %d has no name: %r" % (i, fr))
+    profs = S.get("profiles")
+    check(isinstance(profs, list) and profs, "speedscope profiles must be a non-empty list")
+    wsum_all = 0
+    units = set()
+    for p in profs or []:
+        nm = p.get("name")
+        check(p.get("type") == "sampled", "profile %r type %r, want sampled" % (nm, p.get("type")))
+        check(p.get("unit") in ("none", "nanoseconds", "microseconds", "milliseconds", "seconds", "bytes"),
+              "profile %r unit %r" % (nm, p.get("unit")))
+        units.add(p.get("unit"))
+        smp, w = p.get("samples"), p.get("weights")
+        if not check(isinstance(smp, list) and isinstance(w, list), "profile %r lacks samples/weights" % nm):
+            continue
+        check(len(smp) == len(w), "profile %r: %d samples but %d weights" % (nm, len(smp), len(w)))
+        for st in smp:
+            if not check(isinstance(st, list) and all(isinstance(i, int) and 0 <= i < len(frames) for i in st),
+                         "profile %r: frame index out of range [0,%d) in %r" % (nm, len(frames), st)):
+                break
+        check(all(isinstance(x, (int, float)) and x > 0 for x in w), "profile %r: weights must be > 0" % nm)
+        sv, ev = p.get("startValue"), p.get("endValue")
+        if check(isinstance(sv, (int, float)) and isinstance(ev, (int, float)), "profile %r start/endValue" % nm):
+            check(abs((ev - sv) - sum(w)) <= 1e-6 * max(1, sum(w)),
+                  "profile %r: endValue-startValue = %r but sum(weights) = %r" % (nm, ev - sv, sum(w)))
+        if smp:
+            check(re.fullmatch(r".+ \((pid \d+, )?tid \d+\)", str(nm)) is not None,
+                  "profile name %r is not 'comm (tid N)'" % nm)
+        wsum_all += sum(w)
+    if units == {"none"}:
+        check(wsum_all == tot, "speedscope weights sum to %r, samples.total is %d" % (wsum_all, tot))
+    # folded
+    check(folded_total() == tot, "stacks.folded counts sum to %d, samples.total is %d" % (folded_total(), tot))
+    texts = [";".join(fr) for fr, _ in F]
+    check(len(texts) == len(set(texts)), "stacks.folded repeats a stack (duplicates must be summed)")
+    for fr, _ in F:
+        k = [i for i, x in enumerate(fr) if is_kernel(x)]
+        if k and not check(k == list(range(k[0], len(fr))),
+                           "kernel frames must be the leaf end of the stack: %r" % ";".join(fr)):
+            break
+
+PY
+		cat
+		cat <<'PY'
+
+if FAILS:
+    print("FAIL[%s]: %d check(s) failed on %s (first: %s)" % (NAME, len(FAILS), D, FAILS[0]), file=sys.stderr)
+    sys.exit(1)
+PY
+	} >"$script"
+	python3 "$script" "$dir" "$EP_TEST_NAME" || exit 1
+}
+
+# ep_check_outputs DIR: files exist, parse, and pass the format checks.
+ep_check_outputs()
+{
+	echo 'validate_all()' | ep_py "$1"
+}

@@ -1,0 +1,66 @@
+#!/bin/bash
+# CLI contract: usage errors exit 2, runtime errors exit 1 with a message
+# naming the problem, --help/--version exit 0. The usage part needs no root;
+# the runtime part (real pids, output dirs) runs only as root.
+. "$(dirname "$0")/lib.sh"
+ep_init
+
+# expect_rc WANT DESCRIPTION ARGS...: run ebpf-prof, check its exit code.
+expect_rc()
+{
+	local want=$1 what=$2
+	shift 2
+	ep_prof_run 30 "$@"
+	[ "$PROF_RC" -eq "$want" ] ||
+		ep_fail "$what: 'ebpf-prof $*' exited $PROF_RC, want $want (stderr: $(head -c 300 "$PROF_ERR"))"
+}
+
+expect_rc 0 "--help" --help
+grep -q -- '--pid' "$PROF_OUT" || ep_fail "--help output does not mention --pid"
+grep -q -- '--freq\|-F' "$PROF_OUT" || ep_fail "--help output does not mention -F/--freq"
+expect_rc 0 "--version" --version
+grep -Eq '[0-9]+\.[0-9]+\.[0-9]+' "$PROF_OUT" || ep_fail "--version prints no x.y.z version: $(head -c 200 "$PROF_OUT")"
+
+# Usage errors: each must be caught by the parser (exit 2) and say something.
+expect_rc 2 "unknown option" --no-such-option --pid 1
+expect_rc 2 "-F 0" --pid 1 -F 0
+expect_rc 2 "-F not a number" --pid 1 -F abc
+expect_rc 2 "-F negative" --pid 1 -F -5
+expect_rc 2 "-F without value" --pid 1 -F
+expect_rc 2 "--pid not a number" --pid abc
+expect_rc 2 "--pid empty list item" --pid 1,,2
+expect_rc 2 "nothing to profile"
+expect_rc 2 "--pid and a command" --pid 1 -- /bin/true
+expect_rc 2 "-d not a number" --pid 1 -d soon
+[ -s "$PROF_ERR" ] || ep_fail "usage error printed nothing on stderr"
+
+if ! ep_is_root; then
+	ep_log "ok (usage part only; runtime checks need root)"
+	exit 0
+fi
+ep_require_root
+
+expect_rc 1 "nonexistent pid" --pid 999999999 -d 1 -o "$EP_WORK/nopid"
+grep -qi 'no such process' "$PROF_ERR" || ep_fail "--pid 999999999: stderr lacks 'no such process': $(head -c 300 "$PROF_ERR")"
+[ ! -e "$EP_WORK/nopid/report.json" ] || ep_fail "--pid 999999999 still wrote a report"
+
+# Output dir that is a symlink: refuse, name it, write nothing through it
+# (root writing through an attacker-planted link is the hazard).
+ep_start_target cpu_tree 120
+mkdir "$EP_WORK/real"
+ln -s "$EP_WORK/real" "$EP_WORK/link"
+expect_rc 1 "-o symlink to a dir" --pid "$TARGET_PID" -d 1 -o "$EP_WORK/link"
+grep -qF "$EP_WORK/link" "$PROF_ERR" || ep_fail "-o symlink: error does not name $EP_WORK/link: $(head -c 300 "$PROF_ERR")"
+[ -z "$(ls -A "$EP_WORK/real")" ] || ep_fail "-o symlink: files were written through the link: $(ls -A "$EP_WORK/real")"
+
+# Dangling symlink: must not create the directory it points to.
+ln -s "$EP_WORK/not-there" "$EP_WORK/dangling"
+expect_rc 1 "-o dangling symlink" --pid "$TARGET_PID" -d 1 -o "$EP_WORK/dangling"
+[ ! -e "$EP_WORK/not-there" ] || ep_fail "-o dangling symlink: created $EP_WORK/not-there through the link"
+
+# A symlinked output *file* inside a real output dir: not followed either.
+mkdir "$EP_WORK/out-planted"
+ln -s "$EP_WORK/victim" "$EP_WORK/out-planted/report.json"
+ep_prof_run 30 --pid "$TARGET_PID" -d 1 -o "$EP_WORK/out-planted"
+[ ! -e "$EP_WORK/victim" ] || ep_fail "a planted report.json symlink was followed (exit $PROF_RC)"
+ep_log "ok"

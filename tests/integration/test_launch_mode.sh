@@ -1,0 +1,77 @@
+#!/bin/bash
+# Launch mode (-- CMD): the command is profiled from its start, the run ends
+# when it exits, and its exit status is reported (0 and a non-zero one).
+. "$(dirname "$0")/lib.sh"
+ep_require_root
+ep_init
+
+FREQ=499
+RUN_S=2
+OUT="$EP_WORK/out"
+ep_prof_run 60 -F "$FREQ" -o "$OUT" -- "$EP_TARGETS_DIR/cpu_tree" "$RUN_S"
+[ "$PROF_RC" -eq 0 ] || ep_fail "ebpf-prof -- cpu_tree exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
+# The child inherits ebpf-prof's stdout: its own lines prove it really ran.
+grep -Eq '^done cycles=[1-9]' "$PROF_OUT" || ep_fail "cpu_tree did not run to completion (stdout: $(head -c 300 "$PROF_OUT"))"
+ep_check_outputs "$OUT"
+
+FREQ=$FREQ RUN_S=$RUN_S BIN="$EP_TARGETS_DIR/cpu_tree" ep_py "$OUT" <<'PY'
+freq, run_s = int(os.environ["FREQ"]), int(os.environ["RUN_S"])
+t = R["target"]
+check(R["stop_reason"] == "targets-exited", "stop_reason %r, want 'targets-exited'" % R["stop_reason"])
+check(t["exit_status"] == 0, "target.exit_status %r, want 0" % t["exit_status"])
+check(len(t["pids"]) == 1, "target.pids %r, want the launched child only" % t["pids"])
+procs = t["processes"]
+check(procs and procs[0]["comm"] == "cpu_tree", "processes[0].comm %r, want cpu_tree" % (procs and procs[0]["comm"]))
+check(procs and procs[0]["exited"] is True, "processes[0].exited must be true after the child exited")
+check(procs and os.environ["BIN"] in str(procs[0]["cmdline"]), "processes[0].cmdline %r lacks the command" % (procs and procs[0]["cmdline"]))
+check(R["dropped"]["total"] == 0, "dropped.total %r, want 0" % R["dropped"]["total"])
+# cpu_tree spins RUN_S s of wall time on one CPU; +-25% as in test_pid_mode
+# (launch mode should miss nothing at all: the child is traced from exec).
+expect = run_s * freq
+tot = R["samples"]["total"]
+check(abs(tot - expect) <= 0.25 * expect, "samples.total %d, expected %d +-25%%" % (tot, expect))
+a = folded_total(lambda fr: "burn_a" in fr)
+b = folded_total(lambda fr: "burn_b" in fr)
+if check(a + b > 0, "no burn_a/burn_b samples"):
+    share = a / (a + b)
+    # 3:1 by construction; +-0.15 absolute, see test_pid_mode.sh.
+    check(abs(share - 0.75) <= 0.15, "burn_a share %.3f (a=%d b=%d), expected 0.75 +-0.15" % (share, a, b))
+chain = folded_total(lambda fr: has_seq(fr, ["main", "work_outer", "burn_a"]))
+check(chain >= 0.9 * a, "only %d of %d burn_a samples show main;work_outer;burn_a" % (chain, a))
+PY
+
+# A child that exits with 3 on its own: reported as exit_status 3, while
+# ebpf-prof itself succeeds (the profile is fine; the child's status is data).
+OUT2="$EP_WORK/out-exit"
+ep_prof_run 60 -F "$FREQ" -o "$OUT2" -- "$EP_TARGETS_DIR/exit_mid" 500
+[ "$PROF_RC" -eq 0 ] || ep_fail "ebpf-prof -- exit_mid exited $PROF_RC, want 0 (stderr: $(tail -n 5 "$PROF_ERR"))"
+ep_check_outputs "$OUT2"
+FREQ=$FREQ ep_py "$OUT2" <<'PY'
+freq = int(os.environ["FREQ"])
+check(R["target"]["exit_status"] == 3, "target.exit_status %r, want 3 (exit_mid's status)" % R["target"]["exit_status"])
+check(R["stop_reason"] == "targets-exited", "stop_reason %r, want 'targets-exited'" % R["stop_reason"])
+# 0.5 s spinning at 499 Hz = ~250 samples. Lower bound at 50%: the run is
+# short, so process start-up and the first timer period weigh more; a
+# profiler that attaches late or loses the tail still falls far below.
+tot = R["samples"]["total"]
+check(tot >= 0.5 * 0.5 * freq, "samples.total %d, want >= %d" % (tot, 0.5 * 0.5 * freq))
+check(tot <= 1.3 * 0.5 * freq, "samples.total %d, more than 0.5 s x %d Hz x 1.3" % (tot, freq))
+check(folded_total(lambda fr: "spin_until_exit" in fr) >= 0.8 * tot, "spin_until_exit not in >= 80% of stacks")
+PY
+
+# A child killed by a signal: 128+signal (SIGTERM = 15 -> 143). Killing the
+# child (not ebpf-prof) from outside while it spins.
+OUT3="$EP_WORK/out-killed"
+ep_prof_bg -F "$FREQ" -o "$OUT3" -- "$EP_TARGETS_DIR/cpu_tree" 60
+ep_wait_line "$PROF_OUT" '^ready [0-9]+$' 30 "$PROF_PID" || ep_fail "launched cpu_tree never printed ready"
+CHILD=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$PROF_OUT" | head -n1)
+# cpu_tree exits 0 on SIGTERM by design; SIGKILL gives a signal death.
+kill -KILL "$CHILD"
+ep_wait_exit "$PROF_PID" 30 || ep_fail "ebpf-prof did not stop within 30 s after its child was killed"
+[ "$EP_EXIT_RC" -eq 0 ] || ep_fail "ebpf-prof exited $EP_EXIT_RC after its child was killed, want 0"
+ep_check_outputs "$OUT3"
+ep_py "$OUT3" <<'PY'
+check(R["target"]["exit_status"] == 128 + 9, "target.exit_status %r, want 137 (SIGKILL)" % R["target"]["exit_status"])
+check(R["stop_reason"] == "targets-exited", "stop_reason %r, want 'targets-exited'" % R["stop_reason"])
+PY
+ep_log "ok"

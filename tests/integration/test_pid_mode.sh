@@ -1,0 +1,75 @@
+#!/bin/bash
+# --pid mode on cpu_tree: outputs valid, the known 3:1 split and call path
+# are recovered, the sample count matches the rate, the run stops at -d.
+. "$(dirname "$0")/lib.sh"
+ep_require_root
+ep_init
+
+FREQ=499
+DUR=3
+# Runs far longer than the capture so the capture ends by -d, not by exit.
+ep_start_target cpu_tree 60
+OUT="$EP_WORK/out"
+# 3 s capture + BPF load/attach + symbolization: 60 s is a hang, not slowness.
+ep_prof_run 60 --pid "$TARGET_PID" -F "$FREQ" -d "$DUR" -o "$OUT"
+[ "$PROF_RC" -eq 0 ] || ep_fail "ebpf-prof exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
+ep_pid_alive "$TARGET_PID" || ep_fail "target died during profiling"
+
+ep_check_outputs "$OUT"
+
+FREQ=$FREQ DUR=$DUR PID=$TARGET_PID ep_py "$OUT" <<'PY'
+freq, dur, pid = int(os.environ["FREQ"]), int(os.environ["DUR"]), int(os.environ["PID"])
+check(R["stop_reason"] == "duration", "stop_reason %r, want 'duration'" % R["stop_reason"])
+check(R["target"]["pids"] == [pid], "target.pids %r, want [%d]" % (R["target"]["pids"], pid))
+check(R["dropped"]["total"] == 0, "dropped.total %r, want 0 at %d Hz on one thread" % (R["dropped"]["total"], freq))
+check(any(p["pid"] == pid and not p["exited"] for p in R["target"]["processes"]),
+      "target.processes lacks pid %d with exited=false" % pid)
+
+# One thread busy for DUR seconds at FREQ Hz. +-25%: the timer fires at the
+# rate exactly, the slack covers attach/detach edges and scheduling on a
+# loaded CI box, while a profiler losing or doubling samples still fails.
+expect = dur * freq
+tot = R["samples"]["total"]
+check(abs(tot - expect) <= 0.25 * expect, "samples.total %d, expected %d +-25%%" % (tot, expect))
+
+# burn_a runs 3 units per cycle, burn_b 1, same loop body: share of burn_a
+# among the two is 0.75 by construction. +-0.15 absolute leaves room for
+# sampling noise (~+-0.02 at ~1500 samples) and per-call overhead, not for a
+# wrong attribution (e.g. 0.5 when frames are mixed up).
+a = folded_total(lambda fr: "burn_a" in fr)
+b = folded_total(lambda fr: "burn_b" in fr)
+if check(a + b > 0, "no samples in burn_a/burn_b at all"):
+    share = a / (a + b)
+    check(abs(share - 0.75) <= 0.15, "burn_a share %.3f (a=%d b=%d), expected 0.75 +-0.15" % (share, a, b))
+# The CPU is in burn_a/burn_b nearly all the time; 80% leaves room for
+# samples landing in the loop's clock_gettime or in a prologue.
+check(a + b >= 0.8 * tot, "only %d of %d samples in burn_a/burn_b" % (a + b, tot))
+
+# Root-first order: main calls work_outer calls burn_a. Most burn_a samples
+# must show the whole chain (a few may hit the prologue before the frame
+# pointer is set and lose work_outer).
+chain = folded_total(lambda fr: has_seq(fr, ["main", "work_outer", "burn_a"]))
+check(chain >= 0.9 * a, "only %d of %d burn_a samples show main;work_outer;burn_a" % (chain, a))
+check(folded_total(lambda fr: has_seq(fr, ["main", "work_outer", "burn_b"])) >= 0.9 * b,
+      "burn_b samples lack main;work_outer;burn_b")
+check(all(fr[0] == "cpu_tree" for fr, _ in F), "folded first frame must be the comm 'cpu_tree'")
+# Wrong order (leaf-first) must not appear.
+check(folded_total(lambda fr: has_seq(fr, ["burn_a", "work_outer"])) == 0, "leaf-first order found in folded")
+
+top = {f["name"]: f for f in R["top_functions"]}
+if check("burn_a" in top and "burn_b" in top, "top_functions lacks burn_a/burn_b: %r" % list(top)[:10]):
+    check(top["burn_a"]["self"] > top["burn_b"]["self"], "top_functions burn_a.self <= burn_b.self")
+    check("cpu_tree" in str(top["burn_a"]["module"]), "burn_a module %r, want the cpu_tree binary" % top["burn_a"]["module"])
+if check("work_outer" in top, "top_functions lacks work_outer"):
+    # work_outer is always on the stack, never the leaf.
+    check(top["work_outer"]["total"] >= 0.8 * tot, "work_outer.total %d < 80%% of %d" % (top["work_outer"]["total"], tot))
+
+# speedscope: one profile named after the thread, frames carry the binary path.
+names = [p["name"] for p in S["profiles"]]
+check(any(n.startswith("cpu_tree (") and ("tid %d)" % pid) in n for n in names),
+      "no speedscope profile named 'cpu_tree (tid %d)': %r" % (pid, names))
+fr_a = [f for f in S["shared"]["frames"] if f["name"] == "burn_a"]
+check(fr_a and any(str(f.get("file", "")).endswith("/cpu_tree") for f in fr_a),
+      "speedscope frame burn_a lacks file=<path to cpu_tree>: %r" % fr_a)
+PY
+ep_log "ok"
