@@ -7,13 +7,7 @@
 #define EBPF_PROF_EVENTS_H
 
 #ifndef __VMLINUX_H__
-#include <stdint.h>
-typedef uint8_t __u8;
-typedef uint16_t __u16;
-typedef uint32_t __u32;
-typedef uint64_t __u64;
-typedef int32_t __s32;
-typedef int64_t __s64;
+#include <linux/types.h>
 #endif
 
 /* 127 is the kernel's default perf_event_max_stack; deeper stacks are cut

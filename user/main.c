@@ -1,3 +1,30 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* placeholder until the CLI lands */
-int main(void) { return 0; }
+/* CLI entry point: picks the subcommand, sets the log level, runs it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "log.h"
+#include "record.h"
+#include "report.h"
+
+int main(int argc, char **argv)
+{
+	struct cli_opts o;
+	int rc;
+
+	rc = cli_parse(argc, argv, &o, stderr);
+	if (rc)
+		return rc;
+	if (o.show_help) {
+		cli_usage(stdout);
+		return 0;
+	}
+	if (o.show_version) {
+		printf("ebpf-prof %s\n", EBPF_PROF_VERSION);
+		return 0;
+	}
+	log_set_level(o.verbosity < 0 ? LOG_ERROR : o.verbosity == 0 ? LOG_WARN
+					: o.verbosity == 1 ? LOG_INFO : LOG_DEBUG);
+	return record_main(&o);
+}

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Dual BSD/GPL
+/*
+ * CPU sampling: a perf-event program fires on every CPU at the requested
+ * frequency; samples from traced processes go to the collector through one
+ * ring buffer. Fork and exit of traced processes are reported on the same
+ * ring so the collector sees them in order with the samples.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "events.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by the collector before load; the verifier prunes the dead branch. */
+const volatile bool capture_kernel = true;
+/* Ring fill (bytes) above which a submit wakes the collector early. Below it
+ * no wakeup is sent and the collector drains on its own timer: a wakeup per
+ * sample costs the profiled thread 1.5-2.4 us here. */
+const volatile __u64 wakeup_watermark = 4 << 20;
+
+/* Traced processes, by tgid. Userspace seeds it; forks add to it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EP_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* 16 MiB holds ~8000 samples of ~2 KiB: 4 s of 999 Hz on 2 CPUs, far more
+ * than the collector's 10 ms drain period needs, so bursts (symbol loading
+ * stalls the drain) do not drop samples. Size is set again from userspace
+ * as a power of two scaled by CPU count. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EP_DROP__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+static __always_inline void count_drop(__u32 reason)
+{
+	__u64 *v = bpf_map_lookup_elem(&drops, &reason);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline __u64 submit_flags(void)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_watermark)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+	/* The context only allows full 8-byte loads; cs shares its slot with
+	 * padding (and FRED bits on new kernels), the privilege level is in
+	 * the low two bits either way. */
+	return (*(volatile __u64 *)&ctx->regs.cs & 3) != 0;
+#elif defined(__TARGET_ARCH_arm64)
+	return (*(volatile __u64 *)&ctx->regs.pstate & 0xf) == 0; /* PSR_MODE_EL0t */
+#else
+	return false;
+#endif
+}
+
+SEC("perf_event")
+int on_cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	struct ep_sample *s;
+	bool user_mode;
+
+	if (!bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+
+	s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
+	if (!s) {
+		count_drop(EP_DROP_RINGBUF_FULL);
+		return 0;
+	}
+	user_mode = in_user_mode(ctx);
+	s->hdr.type = EP_EV_SAMPLE;
+	s->hdr.pid = tgid;
+	s->hdr.tid = (__u32)id;
+	s->hdr.cpu = bpf_get_smp_processor_id();
+	s->hdr.ts_ns = bpf_ktime_get_ns();
+	s->flags = user_mode ? EP_SAMPLE_F_USER_MODE : 0;
+	s->_pad = 0;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+
+	/* A sample taken in user mode has no kernel part; asking anyway would
+	 * only return the interrupt path. */
+	s->kstack_sz = 0;
+	if (capture_kernel && !user_mode) {
+		s->kstack_sz = bpf_get_stack(ctx, s->kstack, sizeof(s->kstack), 0);
+		if (s->kstack_sz < 0)
+			count_drop(EP_DROP_KERN_STACK_ERR);
+	}
+	s->ustack_sz = bpf_get_stack(ctx, s->ustack, sizeof(s->ustack), BPF_F_USER_STACK);
+	if (s->ustack_sz < 0)
+		count_drop(EP_DROP_USER_STACK_ERR);
+
+	bpf_ringbuf_submit(s, submit_flags());
+	return 0;
+}
+
+static __always_inline void emit_task_event(__u32 type, struct task_struct *task, __u32 parent,
+					    __s32 exit_code)
+{
+	struct ep_task_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count_drop(EP_DROP_EVENT_RINGBUF_FULL);
+		return;
+	}
+	e->hdr.type = type;
+	e->hdr.pid = BPF_CORE_READ(task, tgid);
+	e->hdr.tid = BPF_CORE_READ(task, pid);
+	e->hdr.cpu = bpf_get_smp_processor_id();
+	e->hdr.ts_ns = bpf_ktime_get_ns();
+	e->parent_pid = parent;
+	e->exit_code = exit_code;
+	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+	/* Lifecycle events are rare and the collector acts on them (stop when
+	 * all targets are gone), so do not leave them waiting for the timer. */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	/* A new thread shares its tgid and is already covered. */
+	if (ptgid == ctgid || !bpf_map_lookup_elem(&targets, &ptgid))
+		return 0;
+	if (bpf_map_update_elem(&targets, &ctgid, &one, BPF_NOEXIST) && !bpf_map_lookup_elem(&targets, &ctgid)) {
+		count_drop(EP_DROP_TARGET_MAP_FULL);
+		return 0;
+	}
+	emit_task_event(EP_EV_FORK, child, ptgid, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+
+	if (!bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	/* do_exit() decrements signal->live before this tracepoint: zero means
+	 * this was the last thread of the process. */
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	emit_task_event(EP_EV_EXIT, task, 0, BPF_CORE_READ(task, exit_code));
+	bpf_map_delete_elem(&targets, &tgid);
+	return 0;
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Command-line parsing: accepted forms, and every malformed one rejected
+ * with exit code 2 and a message. */
+#include <stdio.h>
+
+#include "check.h"
+#include "cli.h"
+
+static int parse(struct cli_opts *o, char *const *args)
+{
+	char *argv[32];
+	int argc = 0;
+	FILE *devnull = fopen("/dev/null", "w");
+	int rc;
+
+	argv[argc++] = "ebpf-prof";
+	for (; args[argc - 1]; argc++)
+		argv[argc] = args[argc - 1];
+	argv[argc] = NULL;
+	rc = cli_parse(argc, argv, o, devnull);
+	fclose(devnull);
+	return rc;
+}
+
+#define ARGS(...) ((char *const[]){ __VA_ARGS__, NULL })
+
+int main(void)
+{
+	struct cli_opts o;
+
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1234")), 0);
+	CHECK_INT_EQ(o.npids, 1);
+	CHECK_INT_EQ(o.pids[0], 1234);
+	CHECK_INT_EQ(o.freq_hz, 99);
+	CHECK(o.kernel_stacks);
+	CHECK(o.duration_s == 0);
+	CHECK(o.output_dir == NULL);
+
+	CHECK_INT_EQ(parse(&o, ARGS("-p", "1,2,3", "-F", "999", "-d", "2.5", "-o", "out/",
+				    "--no-kernel", "-q")),
+		     0);
+	CHECK_INT_EQ(o.npids, 3);
+	CHECK_INT_EQ(o.pids[2], 3);
+	CHECK_INT_EQ(o.freq_hz, 999);
+	CHECK_NEAR(o.duration_s, 2.5, 1e-9);
+	CHECK_STR_EQ(o.output_dir, "out/");
+	CHECK(!o.kernel_stacks);
+	CHECK_INT_EQ(o.verbosity, -1);
+
+	CHECK_INT_EQ(parse(&o, ARGS("-d", "5m", "--pid", "7")), 0);
+	CHECK_NEAR(o.duration_s, 300, 1e-9);
+
+	/* The command keeps its own options. */
+	CHECK_INT_EQ(parse(&o, ARGS("-F", "49", "--", "./exp", "-F", "--flag")), 0);
+	CHECK_INT_EQ(o.ncommand, 3);
+	CHECK_STR_EQ(o.command[0], "./exp");
+	CHECK_STR_EQ(o.command[1], "-F");
+	CHECK_INT_EQ(o.freq_hz, 49);
+
+	CHECK_INT_EQ(parse(&o, ARGS("-vv", "--pid", "1")), 0);
+	CHECK_INT_EQ(o.verbosity, 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--help")), 0);
+	CHECK(o.show_help);
+	CHECK_INT_EQ(parse(&o, ARGS("--version")), 0);
+	CHECK(o.show_version);
+
+	/* Usage errors. */
+	CHECK_INT_EQ(parse(&o, ARGS("-F", "0", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("-F", "100001", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("-F", "-5", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("-F", "9x", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("-d", "0", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("-d", "nan", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("-d", "-3", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("-d", "3h", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "abc")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1,,2")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1,")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "0")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "5,5")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "99999999999999999999")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1", "--pid", "2")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1", "--", "ls")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("-F", "99")), 2);       /* no target */
+	CHECK_INT_EQ(parse(&o, ARGS("--bogus", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--pid")), 2);          /* missing value */
+	CHECK_INT_EQ(parse(&o, ARGS("-o", "", "--pid", "1")), 2);
+
+	return check_report("test_cli");
+}

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* /proc readers on a fake proc tree and on hostile contents. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "proc_info.h"
+
+static void put(const char *root, const char *rel, const void *data, size_t len)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
+	fwrite(data, 1, len, f);
+	fclose(f);
+}
+
+int main(void)
+{
+	char root[] = "/tmp/ep-proc-XXXXXX";
+	char comm[16], path[512];
+	char *cmd = NULL;
+	uint32_t pids[4];
+
+	if (!mkdtemp(root))
+		return 2;
+	snprintf(path, sizeof(path), "%s/42", root);
+	mkdir(path, 0755);
+
+	/* comm with a newline, cmdline with NULs and a control byte. */
+	put(root, "42/comm", "llama-server\n", 13);
+	CHECK_INT_EQ(proc_read_comm(root, 42, comm, sizeof(comm)), 0);
+	CHECK_STR_EQ(comm, "llama-server");
+	put(root, "42/cmdline", "python3\0-m\0x\x01y\0", 15);
+	CHECK_INT_EQ(proc_read_cmdline(root, 42, &cmd), 0);
+	CHECK_STR_EQ(cmd, "python3 -m x?y");
+	free(cmd);
+
+	/* Huge cmdline is cut, not read whole. */
+	{
+		size_t n = PROC_CMDLINE_MAX * 4;
+		char *big = malloc(n);
+
+		memset(big, 'a', n);
+		put(root, "42/cmdline", big, n);
+		free(big);
+		CHECK_INT_EQ(proc_read_cmdline(root, 42, &cmd), 0);
+		CHECK_INT_EQ(strlen(cmd), PROC_CMDLINE_MAX + 3);
+		CHECK(!strcmp(cmd + PROC_CMDLINE_MAX, "..."));
+		free(cmd);
+	}
+	/* Empty cmdline (kernel threads, zombies). */
+	put(root, "42/cmdline", "", 0);
+	CHECK_INT_EQ(proc_read_cmdline(root, 42, &cmd), 0);
+	CHECK_STR_EQ(cmd, "");
+	free(cmd);
+
+	/* Missing process. */
+	CHECK_INT_EQ(proc_read_comm(root, 43, comm, sizeof(comm)), -ENOENT);
+	CHECK_INT_EQ(proc_get_state(root, 43), PROC_GONE);
+
+	/* stat: comm may hold ") Z (" to fool a naive parser. */
+	put(root, "42/stat", "42 (a) Z (b) R 1 2 3", 20);
+	CHECK_INT_EQ(proc_get_state(root, 42), PROC_ALIVE);
+	put(root, "42/stat", "42 (x) Z 1 2 3", 14);
+	CHECK_INT_EQ(proc_get_state(root, 42), PROC_ZOMBIE);
+	CHECK_INT_EQ(proc_parse_stat_state("42 (x) S 1", 10), 'S');
+	CHECK_INT_EQ(proc_parse_stat_state("42 (x)", 6), 0);
+	CHECK_INT_EQ(proc_parse_stat_state("42 (x)S", 7), 0);
+	CHECK_INT_EQ(proc_parse_stat_state("garbage", 7), 0);
+	CHECK_INT_EQ(proc_parse_stat_state("", 0), 0);
+	CHECK_INT_EQ(proc_parse_stat_state("1 (x) \x01", 7), 0);
+	/* Garbage stat is not taken as an exit. */
+	put(root, "42/stat", "\xff\xfe", 2);
+	CHECK_INT_EQ(proc_get_state(root, 42), PROC_ALIVE);
+
+	/* The real /proc: ourselves. */
+	CHECK_INT_EQ(proc_get_state("/proc", (uint32_t)getpid()), PROC_ALIVE);
+	CHECK_INT_EQ(proc_read_comm("/proc", (uint32_t)getpid(), comm, sizeof(comm)), 0);
+	CHECK_STR_EQ(comm, "test_proc_info");
+
+	/* pid lists */
+	CHECK_INT_EQ(proc_parse_pid_list("1,22,333", pids, 4), 3);
+	CHECK_INT_EQ(pids[1], 22);
+	CHECK_INT_EQ(proc_parse_pid_list("4194304", pids, 4), 1);
+	CHECK_INT_EQ(proc_parse_pid_list("4194305", pids, 4), -EINVAL);
+	CHECK_INT_EQ(proc_parse_pid_list("1,2,3,4,5", pids, 4), -EINVAL);
+	CHECK_INT_EQ(proc_parse_pid_list(" 1", pids, 4), -EINVAL);
+	CHECK_INT_EQ(proc_parse_pid_list("1 ", pids, 4), -EINVAL);
+	CHECK_INT_EQ(proc_parse_pid_list("+1", pids, 4), -EINVAL);
+	CHECK_INT_EQ(proc_parse_pid_list("", pids, 4), -EINVAL);
+	CHECK_INT_EQ(proc_parse_pid_list(NULL, pids, 4), -EINVAL);
+
+	snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	if (system(path))
+		return 2;
+	return check_report("test_proc_info");
+}

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc_info.h"
+
+void cli_usage(FILE *out)
+{
+	fputs("Usage: ebpf-prof [OPTIONS] --pid PID[,PID...]\n"
+	      "       ebpf-prof [OPTIONS] -- COMMAND [ARGS...]\n"
+	      "       ebpf-prof jetson [--help]   Jetson GPU/power/thermal snapshot\n"
+	      "\n"
+	      "Samples CPU stacks (user and kernel) of a running process, or of a command it\n"
+	      "launches, with an eBPF perf-event program, and writes a result bundle:\n"
+	      "  profile.speedscope.json   open at https://www.speedscope.app (File > Open)\n"
+	      "  stacks.folded             flamegraph.pl / speedscope / inferno input\n"
+	      "  report.json               machine-readable summary (docs/report-schema.md)\n"
+	      "\n"
+	      "Target (one of):\n"
+	      "  -p, --pid PID[,PID...]   attach to running processes (all threads, including\n"
+	      "                           threads and child processes created later)\n"
+	      "  -- COMMAND [ARGS...]     launch COMMAND and profile it from its first instruction\n"
+	      "\n"
+	      "Options:\n"
+	      "  -F, --freq HZ            sampling frequency per CPU (default 99; 1..100000)\n"
+	      "  -d, --duration SECONDS   stop after SECONDS (default: until Ctrl-C, SIGTERM or\n"
+	      "                           until every traced process has exited)\n"
+	      "  -o, --output DIR         result directory (default ./ebpf-prof-PID-YYYYmmdd-HHMMSS)\n"
+	      "      --no-kernel          drop kernel frames (user stacks only)\n"
+	      "  -q, --quiet              print nothing but errors\n"
+	      "  -v, --verbose            more detail; -vv adds libbpf and verifier messages\n"
+	      "  -V, --version            print the version\n"
+	      "  -h, --help               this text\n"
+	      "\n"
+	      "Examples:\n"
+	      "  sudo ebpf-prof --pid 1234 -F 99 -d 30 -o out/\n"
+	      "  sudo ebpf-prof -F 999 -o out/ -- ./my-experiment --flag\n"
+	      "  sudo ebpf-prof --pid $(pgrep -d, -f llama-server) -d 60\n"
+	      "\n"
+	      "Exit status: 0 ok, 1 runtime error, 2 usage error. In launch mode the command's\n"
+	      "own exit status is in the summary and in report.json (target.exit_status).\n"
+	      "Needs root (or CAP_BPF + CAP_PERFMON) and a kernel >= 5.8 with BTF.\n",
+	      out);
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_duration(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v <= 0 || v > 31 * 24 * 3600.0)
+		return -EINVAL;
+	if (*end == 's' && end[1] == '\0')
+		end++;
+	else if (*end == 'm' && end[1] == '\0') {
+		v *= 60;
+		end++;
+	}
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
+{
+	enum { OPT_NO_KERNEL = 256, OPT_PROC_ROOT };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, n;
+
+	memset(o, 0, sizeof(*o));
+	o->freq_hz = CLI_DEFAULT_FREQ;
+	o->kernel_stacks = true;
+	o->proc_root = "/proc";
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the first non-option so "-- cmd -x" and "cmd -x" keep
+	 * the command's own options. */
+	while ((c = getopt_long(argc, argv, "+:p:F:d:o:qvVh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (o->npids) {
+				fprintf(err, "ebpf-prof: --pid given twice; use --pid A,B\n");
+				return 2;
+			}
+			n = proc_parse_pid_list(optarg, o->pids, CLI_MAX_PIDS);
+			if (n < 0) {
+				fprintf(err,
+					"ebpf-prof: invalid --pid '%s': expected PID[,PID...] "
+					"(decimal, no duplicates, at most %d)\n",
+					optarg, CLI_MAX_PIDS);
+				return 2;
+			}
+			o->npids = n;
+			break;
+		case 'F':
+			if (parse_u32(optarg, 1, CLI_MAX_FREQ, &o->freq_hz)) {
+				fprintf(err, "ebpf-prof: invalid -F '%s': expected 1..%d Hz\n", optarg,
+					CLI_MAX_FREQ);
+				return 2;
+			}
+			break;
+		case 'd':
+			if (parse_duration(optarg, &o->duration_s)) {
+				fprintf(err,
+					"ebpf-prof: invalid -d '%s': expected seconds > 0 "
+					"(e.g. 30, 2.5, 10s, 5m)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'o':
+			if (!*optarg) {
+				fprintf(err, "ebpf-prof: -o needs a directory\n");
+				return 2;
+			}
+			o->output_dir = optarg;
+			break;
+		case OPT_NO_KERNEL:
+			o->kernel_stacks = false;
+			break;
+		case 'q':
+			o->verbosity = -1;
+			break;
+		case 'v':
+			if (o->verbosity >= 0)
+				o->verbosity++;
+			break;
+		case 'V':
+			o->show_version = true;
+			break;
+		case 'h':
+			o->show_help = true;
+			break;
+		case OPT_PROC_ROOT:
+			o->proc_root = optarg;
+			break;
+		case ':':
+			fprintf(err, "ebpf-prof: option '%s' needs a value\n", argv[optind - 1]);
+			return 2;
+		default:
+			fprintf(err, "ebpf-prof: unknown option '%s' (see --help)\n", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (o->show_help || o->show_version)
+		return 0;
+	if (optind < argc) {
+		o->command = &argv[optind];
+		o->ncommand = argc - optind;
+	}
+	if (o->npids && o->ncommand) {
+		fprintf(err, "ebpf-prof: give either --pid or a command after --, not both\n");
+		return 2;
+	}
+	if (!o->npids && !o->ncommand) {
+		fprintf(err, "ebpf-prof: nothing to profile: give --pid PID or -- COMMAND "
+			     "(see --help)\n");
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Command-line parsing for the recording command. Pure: no I/O besides the
+ * usage text, so it is unit-tested directly. */
+#ifndef EBPF_PROF_CLI_H
+#define EBPF_PROF_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CLI_MAX_PIDS 64
+#define CLI_DEFAULT_FREQ 99
+/* kernel.perf_event_max_sample_rate defaults to 100000 at most. */
+#define CLI_MAX_FREQ 100000
+
+struct cli_opts {
+	uint32_t pids[CLI_MAX_PIDS];
+	int npids;
+	char **command; /* argv after "--", NULL-terminated; points into argv */
+	int ncommand;
+	uint32_t freq_hz;
+	double duration_s; /* 0: until stopped */
+	const char *output_dir; /* NULL: default name */
+	bool kernel_stacks;
+	int verbosity; /* -1 quiet, 0 normal, 1+ verbose */
+	bool show_help;
+	bool show_version;
+	const char *proc_root; /* hidden testing hook: --proc-root */
+};
+
+/* Returns 0 on success or 2 (usage error, message already printed to err). */
+int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err);
+void cli_usage(FILE *out);
+
+#endif

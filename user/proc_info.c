@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "proc_info.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* PID_MAX_LIMIT on 64-bit kernels. */
+#define EP_PID_MAX 4194304u
+
+static ssize_t read_proc_file(const char *proc_root, uint32_t pid, const char *name, char *buf,
+			      size_t len)
+{
+	char path[256];
+	ssize_t n, total = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u/%s", proc_root, pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	while ((size_t)total < len) {
+		n = read(fd, buf + total, len - total);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		total += n;
+	}
+	close(fd);
+	return total;
+}
+
+int proc_read_comm(const char *proc_root, uint32_t pid, char *buf, size_t len)
+{
+	char tmp[64];
+	ssize_t n;
+
+	if (!len)
+		return -EINVAL;
+	n = read_proc_file(proc_root, pid, "comm", tmp, sizeof(tmp) - 1);
+	if (n < 0)
+		return (int)n;
+	tmp[n] = '\0';
+	tmp[strcspn(tmp, "\n")] = '\0';
+	snprintf(buf, len, "%s", tmp);
+	return 0;
+}
+
+int proc_read_cmdline(const char *proc_root, uint32_t pid, char **out)
+{
+	char *buf = malloc(PROC_CMDLINE_MAX + 4);
+	ssize_t n;
+
+	if (!buf)
+		return -ENOMEM;
+	n = read_proc_file(proc_root, pid, "cmdline", buf, PROC_CMDLINE_MAX);
+	if (n < 0) {
+		free(buf);
+		return (int)n;
+	}
+	while (n > 0 && buf[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if (c == '\0')
+			buf[i] = ' ';
+		else if (c < 0x20 || c == 0x7f)
+			buf[i] = '?';
+	}
+	if (n == PROC_CMDLINE_MAX) {
+		memcpy(buf + n, "...", 3);
+		n += 3;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	return 0;
+}
+
+char proc_parse_stat_state(const char *line, size_t len)
+{
+	const char *rp = NULL;
+
+	for (size_t i = 0; i < len; i++)
+		if (line[i] == ')')
+			rp = line + i;
+	if (!rp || (size_t)(rp - line) + 2 >= len || rp[1] != ' ')
+		return 0;
+	char c = rp[2];
+
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ? c : 0;
+}
+
+enum proc_state proc_get_state(const char *proc_root, uint32_t pid)
+{
+	char buf[1024];
+	ssize_t n = read_proc_file(proc_root, pid, "stat", buf, sizeof(buf));
+	char st;
+
+	if (n < 0)
+		return n == -ENOENT || n == -ESRCH ? PROC_GONE : PROC_ALIVE;
+	st = proc_parse_stat_state(buf, (size_t)n);
+	if (st == 'Z' || st == 'X' || st == 'x')
+		return PROC_ZOMBIE;
+	return PROC_ALIVE;
+}
+
+int proc_parse_pid_list(const char *s, uint32_t *pids, size_t max)
+{
+	size_t n = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+	while (*s) {
+		unsigned long v = 0;
+		const char *start = s;
+
+		while (*s >= '0' && *s <= '9') {
+			v = v * 10 + (unsigned long)(*s - '0');
+			if (v > EP_PID_MAX)
+				return -EINVAL;
+			s++;
+		}
+		if (s == start || v == 0)
+			return -EINVAL;
+		if (*s == ',') {
+			s++;
+			if (!*s)
+				return -EINVAL;
+		} else if (*s) {
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (pids[i] == v)
+				return -EINVAL;
+		if (n == max)
+			return -EINVAL;
+		pids[n++] = (uint32_t)v;
+	}
+	return (int)n;
+}

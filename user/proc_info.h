@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Facts about a process read from /proc: name, command line, liveness. The
+ * traced process controls these files' contents, so every reader bounds its
+ * input and accepts garbage without crashing.
+ */
+#ifndef EBPF_PROF_PROC_INFO_H
+#define EBPF_PROF_PROC_INFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest command line we keep; longer ones are cut with "...". */
+#define PROC_CMDLINE_MAX 4096
+
+enum proc_state { PROC_ALIVE, PROC_ZOMBIE, PROC_GONE };
+
+/* proc_root is "/proc" except in tests. */
+int proc_read_comm(const char *proc_root, uint32_t pid, char *buf, size_t len);
+/* *out is malloc'ed: arguments joined by spaces, non-printable bytes as '?'. */
+int proc_read_cmdline(const char *proc_root, uint32_t pid, char **out);
+/* Parses the state letter of /proc/PID/stat (the comm field may contain
+ * spaces and parentheses, so the state follows the LAST ')'). */
+enum proc_state proc_get_state(const char *proc_root, uint32_t pid);
+/* Pure parser behind proc_get_state, for tests: returns the state letter or
+ * 0 when the line is malformed. */
+char proc_parse_stat_state(const char *stat_line, size_t len);
+
+/* Strict pid list parser for "--pid 12,34": decimal, 1..4194304, no
+ * duplicates, at most max entries. Returns count or -EINVAL. */
+int proc_parse_pid_list(const char *s, uint32_t *pids, size_t max);
+
+#endif

@@ -1,0 +1,675 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "record.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "output.h"
+#include "proc_info.h"
+#include "profile.h"
+#include "report.h"
+#include "sampler.h"
+#include "symbolize.h"
+
+/* How often the loop wakes to drain the ring buffer when no watermark
+ * wakeup came: bounds both latency and the ring's fill between drains. */
+#define DRAIN_PERIOD_MS 10
+/* How often target liveness is re-checked in /proc, as a backstop for a lost
+ * exit event and for zombies of processes that are not our children. */
+#define LIVENESS_PERIOD_NS (100 * 1000000ull)
+
+struct recorder {
+	const struct cli_opts *opts;
+	struct profile prof;
+	struct symbolizer *sym;
+	struct sampler *sampler;
+	struct run_info ri;
+	size_t cap_targets;
+	size_t nalive;
+	pid_t child;
+	bool child_reaped;
+	uint64_t next_liveness_ns;
+	uint32_t frames[2 * EP_MAX_STACK_DEPTH + 1];
+	int64_t unavailable_frame;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	/* -v shows libbpf warnings and the verifier log; -vv everything. */
+	enum log_level lvl = level == LIBBPF_DEBUG ? LOG_DEBUG : LOG_INFO;
+
+	if (log_get_level() < lvl)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static bool have_bpf_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (geteuid() == 0)
+		return true;
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	/* CAP_PERFMON (38) and CAP_BPF (39) live in the second word. */
+	uint32_t hi = data[1].effective;
+
+	return (hi & (1u << (38 - 32))) && (hi & (1u << (39 - 32)));
+}
+
+/* Tracepoints attached through perf need tracefs; some boots leave it
+ * unmounted. The CPU sampler itself does not, so failing here is a warning. */
+static void ensure_tracefs(void)
+{
+	struct stat st;
+
+	if (stat("/sys/kernel/tracing/events", &st) == 0)
+		return;
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
+		log_info("mounted tracefs at /sys/kernel/tracing");
+		return;
+	}
+	log_warn("tracefs is not mounted and could not be mounted (%s); "
+		 "tracepoint-based features may be unavailable: "
+		 "mount -t tracefs nodev /sys/kernel/tracing",
+		 strerror(errno));
+}
+
+static struct report_target *find_target(struct recorder *r, uint32_t pid)
+{
+	for (size_t i = 0; i < r->ri.ntargets; i++)
+		if (r->ri.targets[i].pid == pid)
+			return &r->ri.targets[i];
+	return NULL;
+}
+
+static int add_target(struct recorder *r, uint32_t pid, uint32_t parent, const char *comm)
+{
+	struct report_target *t;
+
+	if (find_target(r, pid))
+		return 0;
+	if (r->ri.ntargets == r->cap_targets) {
+		size_t cap = r->cap_targets ? r->cap_targets * 2 : 8;
+		void *p = realloc(r->ri.targets, cap * sizeof(*r->ri.targets));
+
+		if (!p)
+			return -ENOMEM;
+		r->ri.targets = p;
+		r->cap_targets = cap;
+	}
+	t = &r->ri.targets[r->ri.ntargets++];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->parent_pid = parent;
+	if (proc_read_comm(r->opts->proc_root, pid, t->comm, sizeof(t->comm)) && comm)
+		snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	proc_read_cmdline(r->opts->proc_root, pid, &t->cmdline);
+	r->nalive++;
+	return 0;
+}
+
+static void mark_exited(struct recorder *r, struct report_target *t, uint64_t ts)
+{
+	if (t->exited)
+		return;
+	t->exited = true;
+	t->exit_ns = ts;
+	r->nalive--;
+}
+
+/* A launched command and forked children are registered before they exec,
+ * under the parent's name; the main thread's comm changing is the cheap sign
+ * that an exec happened, so re-read name and command line then. */
+static void refresh_target_after_exec(struct recorder *r, uint32_t pid, const char *comm)
+{
+	struct report_target *t = find_target(r, pid);
+	char *cmdline = NULL;
+
+	if (!t || !strncmp(t->comm, comm, sizeof(t->comm) - 1))
+		return;
+	memcpy(t->comm, comm, sizeof(t->comm) - 1);
+	t->comm[sizeof(t->comm) - 1] = '\0';
+	if (proc_read_cmdline(r->opts->proc_root, pid, &cmdline) == 0) {
+		free(t->cmdline);
+		t->cmdline = cmdline;
+	}
+}
+
+static int64_t intern_symbol(struct recorder *r, const struct sym_result *res, bool kernel)
+{
+	return profile_intern_frame(&r->prof, res->name, res->module, kernel);
+}
+
+static int handle_sample(struct recorder *r, const struct ep_sample *s)
+{
+	uint32_t depth = 0, nkernel = 0;
+	int nuser = s->ustack_sz > 0 ? s->ustack_sz / 8 : 0;
+	int nkern = s->kstack_sz > 0 ? s->kstack_sz / 8 : 0;
+	struct sym_result res;
+	int64_t thread, fi;
+
+	if (nuser > EP_MAX_STACK_DEPTH)
+		nuser = EP_MAX_STACK_DEPTH;
+	if (nkern > EP_MAX_STACK_DEPTH)
+		nkern = EP_MAX_STACK_DEPTH;
+	if (!r->ri.first_sample_ns)
+		r->ri.first_sample_ns = s->hdr.ts_ns;
+
+	char comm[EP_COMM_LEN + 1];
+
+	memcpy(comm, s->comm, EP_COMM_LEN);
+	comm[EP_COMM_LEN] = '\0';
+	if (s->hdr.pid == s->hdr.tid)
+		refresh_target_after_exec(r, s->hdr.pid, comm);
+	thread = profile_thread(&r->prof, s->hdr.pid, s->hdr.tid, comm);
+	if (thread < 0)
+		return (int)thread;
+
+	/* Stacks arrive leaf first; the profile wants root first. Every frame
+	 * but the leaf is a return address: look up address - 1 so a call at
+	 * the very end of a function is not blamed on the next one. */
+	for (int i = nuser - 1; i >= 0; i--) {
+		uint64_t addr = s->ustack[i];
+
+		if (!addr)
+			continue;
+		if (symbolizer_user(r->sym, s->hdr.pid, i ? addr - 1 : addr, &res))
+			continue;
+		fi = intern_symbol(r, &res, false);
+		if (fi < 0)
+			return (int)fi;
+		r->frames[depth++] = (uint32_t)fi;
+	}
+	for (int i = nkern - 1; i >= 0; i--) {
+		uint64_t addr = s->kstack[i];
+
+		if (!addr)
+			continue;
+		if (symbolizer_kernel(r->sym, i ? addr - 1 : addr, &res))
+			continue;
+		fi = intern_symbol(r, &res, true);
+		if (fi < 0)
+			return (int)fi;
+		r->frames[depth++] = (uint32_t)fi;
+		nkernel++;
+	}
+	if (!depth) {
+		/* Keep the sample: its time is real even if its stack is not. */
+		if (r->unavailable_frame < 0) {
+			r->unavailable_frame =
+				profile_intern_frame(&r->prof, "[stack unavailable]", NULL, false);
+			if (r->unavailable_frame < 0)
+				return (int)r->unavailable_frame;
+		}
+		r->frames[depth++] = (uint32_t)r->unavailable_frame;
+	}
+	return profile_add_sample(&r->prof, (uint32_t)thread, s->hdr.ts_ns, r->frames, depth,
+				  nkernel, !(s->flags & EP_SAMPLE_F_USER_MODE));
+}
+
+static int on_event(void *ctx, const void *data, size_t size)
+{
+	struct recorder *r = ctx;
+	const struct ep_event_hdr *h = data;
+	int err = 0;
+
+	if (size < sizeof(*h)) {
+		r->prof.drops[PROF_DROP_COLLECTOR]++;
+		return 0;
+	}
+	switch (h->type) {
+	case EP_EV_SAMPLE:
+		if (size < sizeof(struct ep_sample)) {
+			r->prof.drops[PROF_DROP_COLLECTOR]++;
+			return 0;
+		}
+		err = handle_sample(r, data);
+		if (err) {
+			/* Counted, not fatal: one sample must not end the run. */
+			r->prof.drops[PROF_DROP_COLLECTOR]++;
+			err = 0;
+		}
+		break;
+	case EP_EV_FORK: {
+		const struct ep_task_event *e = data;
+		char comm[EP_COMM_LEN + 1];
+
+		if (size < sizeof(*e))
+			break;
+		memcpy(comm, e->comm, EP_COMM_LEN);
+		comm[EP_COMM_LEN] = '\0';
+		log_info("following new process %u (%s), child of %u", h->pid, comm, e->parent_pid);
+		if (add_target(r, h->pid, e->parent_pid, comm))
+			r->prof.drops[PROF_DROP_COLLECTOR]++;
+		break;
+	}
+	case EP_EV_EXIT: {
+		struct report_target *t = find_target(r, h->pid);
+
+		if (t)
+			mark_exited(r, t, h->ts_ns);
+		symbolizer_forget_pid(r->sym, h->pid);
+		break;
+	}
+	default:
+		r->prof.drops[PROF_DROP_COLLECTOR]++;
+	}
+	return err;
+}
+
+/* Backstop for lost exit events and for our own child, which stays a zombie
+ * (and thus "alive" to BPF) until reaped. */
+static void check_liveness(struct recorder *r, uint64_t now)
+{
+	if (r->child > 0 && !r->child_reaped) {
+		int status;
+		pid_t w = waitpid(r->child, &status, WNOHANG);
+
+		if (w == r->child) {
+			r->child_reaped = true;
+			if (WIFEXITED(status))
+				r->ri.exit_status = WEXITSTATUS(status);
+			else if (WIFSIGNALED(status))
+				r->ri.exit_status = 128 + WTERMSIG(status);
+		}
+	}
+	if (now < r->next_liveness_ns)
+		return;
+	r->next_liveness_ns = now + LIVENESS_PERIOD_NS;
+	for (size_t i = 0; i < r->ri.ntargets; i++) {
+		struct report_target *t = &r->ri.targets[i];
+
+		if (t->exited)
+			continue;
+		if ((pid_t)t->pid == r->child) {
+			if (r->child_reaped)
+				mark_exited(r, t, now);
+			continue;
+		}
+		if (proc_get_state(r->opts->proc_root, t->pid) != PROC_ALIVE)
+			mark_exited(r, t, now);
+	}
+}
+
+static int check_environment(void)
+{
+	if (!have_bpf_privileges()) {
+		log_error("permission denied: run as root (sudo ebpf-prof ...) or grant "
+			  "CAP_BPF and CAP_PERFMON");
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		log_error("this kernel has no BTF (/sys/kernel/btf/vmlinux missing): ebpf-prof "
+			  "needs a kernel >= 5.8 built with CONFIG_DEBUG_INFO_BTF=y");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+struct launch {
+	int go_fd;   /* write end: release the child */
+	int exec_fd; /* read end: child's errno if exec failed (CLOEXEC) */
+};
+
+static pid_t launch_child(char **argv, const sigset_t *orig_mask, struct launch *l)
+{
+	int go[2], ex[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(ex, O_CLOEXEC))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char c;
+		int e;
+
+		close(go[1]);
+		close(ex[0]);
+		sigprocmask(SIG_SETMASK, orig_mask, NULL);
+		/* Wait until the profiler is attached so the first instruction of
+		 * the command is already sampled; EOF means the profiler gave up. */
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(ex[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ex[1]);
+	l->go_fd = go[1];
+	l->exec_fd = ex[0];
+	return pid;
+}
+
+/* Releases the child; returns 0 once it has exec'ed, or -errno of the exec. */
+static int release_child(struct launch *l)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (write(l->go_fd, "g", 1) != 1)
+		return -errno;
+	close(l->go_fd);
+	l->go_fd = -1;
+	do
+		n = read(l->exec_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(l->exec_fd);
+	l->exec_fd = -1;
+	return n == sizeof(e) ? -e : 0;
+}
+
+static char *join_argv(char **argv, int n)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < n; i++)
+		len += strlen(argv[i]) + 1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+static char *default_output_dir(uint32_t pid)
+{
+	char stamp[32], *path;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	if (asprintf(&path, "ebpf-prof-%u-%s", pid, stamp) < 0)
+		return NULL;
+	return path;
+}
+
+struct export_ctx {
+	const struct profile *p;
+	const struct run_info *ri;
+};
+
+static int write_speedscope(FILE *f, void *c)
+{
+	struct export_ctx *x = c;
+
+	return export_speedscope(x->p, x->ri, f);
+}
+
+static int write_folded(FILE *f, void *c)
+{
+	struct export_ctx *x = c;
+
+	return export_folded(x->p, f);
+}
+
+static int write_report(FILE *f, void *c)
+{
+	struct export_ctx *x = c;
+
+	return export_report_json(x->p, x->ri, f);
+}
+
+static int write_outputs(struct recorder *r, struct output_dir *od)
+{
+	struct export_ctx x = { &r->prof, &r->ri };
+	int err = 0;
+
+	/* Write every file even if one fails, so one bad exporter cannot take
+	 * the others' data with it. */
+	if (output_write(od, "profile.speedscope.json", write_speedscope, &x))
+		err = -EIO;
+	if (output_write(od, "stacks.folded", write_folded, &x))
+		err = -EIO;
+	if (output_write(od, "report.json", write_report, &x))
+		err = -EIO;
+	return err;
+}
+
+static void collect_drops(struct recorder *r)
+{
+	uint64_t d[EP_DROP__COUNT] = {};
+
+	if (sampler_read_drops(r->sampler, d))
+		return;
+	r->prof.drops[PROF_DROP_RINGBUF_FULL] += d[EP_DROP_RINGBUF_FULL];
+	r->prof.drops[PROF_DROP_USER_STACK] += d[EP_DROP_USER_STACK_ERR];
+	r->prof.drops[PROF_DROP_KERN_STACK] += d[EP_DROP_KERN_STACK_ERR];
+	r->prof.drops[PROF_DROP_TARGET_MAP_FULL] += d[EP_DROP_TARGET_MAP_FULL];
+	r->prof.drops[PROF_DROP_EVENT_LOST] += d[EP_DROP_EVENT_RINGBUF_FULL];
+}
+
+int record_main(const struct cli_opts *o)
+{
+	struct recorder r = { .opts = o, .child = -1, .unavailable_frame = -1 };
+	struct output_dir od = { .dirfd = -1 };
+	struct launch l = { -1, -1 };
+	struct sampler_opts so = { .freq_hz = o->freq_hz, .kernel_stacks = o->kernel_stacks };
+	struct symbolizer_opts symo = {
+		.proc_root = o->proc_root,
+		.kallsyms_path = "/proc/kallsyms",
+		.perfmap_dir = "/tmp",
+	};
+	sigset_t mask, orig_mask;
+	int sfd = -1, rc = 1, err;
+	char *outdir = NULL;
+	uint64_t deadline = 0;
+
+	r.ri.exit_status = -1;
+	r.ri.freq_hz = o->freq_hz;
+	r.ri.kernel_frames = o->kernel_stacks;
+	libbpf_set_print(libbpf_print);
+
+	if (check_environment())
+		return 1;
+	for (int i = 0; i < o->npids; i++) {
+		if (kill((pid_t)o->pids[i], 0) && errno == ESRCH) {
+			log_error("no such process: %u", o->pids[i]);
+			return 1;
+		}
+		if (proc_get_state(o->proc_root, o->pids[i]) != PROC_ALIVE) {
+			log_error("process %u has exited (zombie): nothing to profile", o->pids[i]);
+			return 1;
+		}
+	}
+	ensure_tracefs();
+
+	/* Signals arrive through a descriptor polled by the loop: no handler,
+	 * no global flag, and every thread started later inherits the mask. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, &orig_mask);
+	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0) {
+		log_error("cannot create signalfd: %s", strerror(errno));
+		goto out;
+	}
+
+	if (profile_init(&r.prof, o->freq_hz)) {
+		log_error("out of memory");
+		goto out;
+	}
+	err = symbolizer_new(&r.sym, &symo);
+	if (err) {
+		log_error("cannot set up the symbolizer: %s", strerror(-err));
+		goto out;
+	}
+	if (sampler_open(&r.sampler, &so, on_event, &r))
+		goto out;
+
+	if (o->ncommand) {
+		r.ri.launched = true;
+		r.ri.command = join_argv(o->command, o->ncommand);
+		r.child = launch_child(o->command, &orig_mask, &l);
+		if (r.child < 0) {
+			log_error("cannot start %s: %s", o->command[0], strerror(-r.child));
+			goto out;
+		}
+		if (sampler_add_target(r.sampler, (uint32_t)r.child) ||
+		    add_target(&r, (uint32_t)r.child, 0, NULL))
+			goto out;
+	} else {
+		for (int i = 0; i < o->npids; i++)
+			if (sampler_add_target(r.sampler, o->pids[i]) ||
+			    add_target(&r, o->pids[i], 0, NULL))
+				goto out;
+	}
+
+	outdir = o->output_dir ? strdup(o->output_dir)
+			       : default_output_dir(r.ri.targets[0].pid);
+	if (!outdir || output_dir_open(&od, outdir))
+		goto out;
+	r.ri.output_dir = od.path;
+
+	clock_gettime(CLOCK_REALTIME, &r.ri.start_wall);
+	r.ri.start_mono_ns = mono_ns();
+	if (sampler_attach(r.sampler))
+		goto out;
+	if (o->duration_s > 0)
+		deadline = r.ri.start_mono_ns + (uint64_t)(o->duration_s * 1e9);
+
+	if (r.child > 0) {
+		err = release_child(&l);
+		if (err) {
+			log_error("cannot run '%s': %s", o->command[0], strerror(-err));
+			waitpid(r.child, NULL, 0);
+			r.child_reaped = true;
+			goto out;
+		}
+	}
+	if (r.child > 0) {
+		struct report_target *t = find_target(&r, (uint32_t)r.child);
+		char *cmdline = NULL;
+
+		proc_read_comm(o->proc_root, t->pid, t->comm, sizeof(t->comm));
+		if (proc_read_cmdline(o->proc_root, t->pid, &cmdline) == 0) {
+			free(t->cmdline);
+			t->cmdline = cmdline;
+		}
+	}
+	if (log_get_level() >= LOG_INFO)
+		log_info("sampling %zu process(es) at %u Hz%s; Ctrl-C to stop", r.ri.ntargets,
+			 o->freq_hz, deadline ? "" : " until they exit");
+
+	r.ri.stop_reason = "targets-exited";
+	for (;;) {
+		struct signalfd_siginfo si;
+		bool signalled = false;
+		uint64_t now;
+
+		err = sampler_poll(r.sampler, DRAIN_PERIOD_MS);
+		if (err < 0) {
+			log_error("ring buffer: %s", strerror(-err));
+			goto out;
+		}
+		while (read(sfd, &si, sizeof(si)) == sizeof(si))
+			if (si.ssi_signo != SIGCHLD)
+				signalled = true;
+		now = mono_ns();
+		check_liveness(&r, now);
+		if (signalled) {
+			r.ri.stop_reason = "signal";
+			break;
+		}
+		if (deadline && now >= deadline) {
+			r.ri.stop_reason = "duration";
+			break;
+		}
+		if (!r.nalive)
+			break;
+	}
+	/* Everything the kernel queued before we stopped is part of the run. */
+	sampler_drain(r.sampler);
+	r.ri.end_mono_ns = mono_ns();
+	clock_gettime(CLOCK_REALTIME, &r.ri.end_wall);
+	collect_drops(&r);
+
+	if (r.child > 0 && !r.child_reaped && !strcmp(r.ri.stop_reason, "signal")) {
+		/* A terminal Ctrl-C reaches the command too: give it a moment to
+		 * exit so its status makes the report. If it keeps running (we alone
+		 * got SIGTERM) it is left alone, as perf leaves a -p target. */
+		uint64_t until = mono_ns() + 250 * 1000000ull;
+		struct timespec tick = { 0, 5 * 1000000 };
+
+		while (!r.child_reaped && mono_ns() < until) {
+			check_liveness(&r, 0);
+			if (!r.child_reaped)
+				nanosleep(&tick, NULL);
+		}
+	}
+	sampler_close(r.sampler);
+	r.sampler = NULL;
+
+	rc = write_outputs(&r, &od) ? 1 : 0;
+	if (o->verbosity >= 0)
+		print_summary(&r.prof, &r.ri, stdout);
+	{
+		struct symbolizer_stats st;
+
+		symbolizer_get_stats(r.sym, &st);
+		log_info("symbolizer: %llu lookups, %llu cache hits, %llu unresolved, %llu reloads",
+			 (unsigned long long)st.lookups, (unsigned long long)st.cache_hits,
+			 (unsigned long long)st.unresolved, (unsigned long long)st.reloads);
+	}
+out:
+	if (l.go_fd >= 0) {
+		/* Never released: the child sees EOF and exits without running. */
+		close(l.go_fd);
+		if (r.child > 0 && !r.child_reaped)
+			waitpid(r.child, NULL, 0);
+	}
+	if (l.exec_fd >= 0)
+		close(l.exec_fd);
+	sampler_close(r.sampler);
+	symbolizer_free(r.sym);
+	profile_free(&r.prof);
+	output_dir_close(&od);
+	for (size_t i = 0; i < r.ri.ntargets; i++)
+		free(r.ri.targets[i].cmdline);
+	free(r.ri.targets);
+	free(r.ri.command);
+	free(outdir);
+	if (sfd >= 0)
+		close(sfd);
+	sigprocmask(SIG_SETMASK, &orig_mask, NULL);
+	return rc;
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "sampler.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "profile.skel.h"
+
+struct sampler {
+	struct profile_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int *pfds;
+	int ncpus;
+	struct sampler_opts opts;
+};
+
+static int open_cpu_clock(uint32_t freq, int cpu)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.freq = 1,
+		.sample_freq = freq,
+	};
+
+	/* Software cpu-clock, not cycles: the VMs and many boards we run on
+	 * expose no hardware PMU, and time is what users ask about. */
+	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_event_fn fn,
+		 void *ctx)
+{
+	struct sampler *s;
+	int err;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->opts = *opts;
+	s->skel = profile_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		log_error("cannot open BPF object profile.bpf.o: %s", strerror(-err));
+		goto fail;
+	}
+	s->skel->rodata->capture_kernel = opts->kernel_stacks;
+	err = profile_bpf__load(s->skel);
+	if (err) {
+		log_error("cannot load BPF programs: %s%s", strerror(-err),
+			  log_get_level() < LOG_DEBUG ? " (rerun with -v for the verifier log)" : "");
+		goto fail;
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events),
+				 (ring_buffer_sample_fn)fn, ctx, NULL);
+	if (!s->rb) {
+		err = -errno;
+		log_error("cannot set up the BPF ring buffer: %s", strerror(-err));
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	sampler_close(s);
+	return err;
+}
+
+int sampler_add_target(struct sampler *s, uint32_t pid)
+{
+	uint8_t one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &pid, &one, BPF_ANY)) {
+		int err = -errno;
+
+		log_error("cannot add pid %u to the target filter: %s", pid, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int sampler_attach(struct sampler *s)
+{
+	int ncpus = libbpf_num_possible_cpus(), attached = 0, err;
+
+	if (ncpus <= 0)
+		return ncpus < 0 ? ncpus : -ENODEV;
+	s->ncpus = ncpus;
+	s->links = calloc(ncpus, sizeof(*s->links));
+	s->pfds = malloc(ncpus * sizeof(*s->pfds));
+	if (!s->links || !s->pfds)
+		return -ENOMEM;
+	for (int i = 0; i < ncpus; i++)
+		s->pfds[i] = -1;
+
+	/* Lifecycle programs first: a fork between the two steps is then not
+	 * missed. */
+	err = profile_bpf__attach(s->skel);
+	if (err) {
+		log_error("cannot attach sched_process_fork/exit tracepoints: %s", strerror(-err));
+		return err;
+	}
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		int fd = open_cpu_clock(s->opts.freq_hz, cpu);
+
+		if (fd < 0) {
+			if (errno == ENODEV) /* offline CPU */
+				continue;
+			err = -errno;
+			log_error("cannot open cpu-clock perf event on CPU %d at %u Hz: %s%s", cpu,
+				  s->opts.freq_hz, strerror(-err),
+				  err == -EINVAL ? " (frequency above kernel.perf_event_max_sample_rate?)"
+						 : "");
+			return err;
+		}
+		s->pfds[cpu] = fd;
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_cpu_sample, fd);
+		if (!s->links[cpu]) {
+			err = -errno;
+			log_error("cannot attach BPF program to perf event on CPU %d: %s", cpu,
+				  strerror(-err));
+			return err;
+		}
+		attached++;
+	}
+	if (!attached) {
+		log_error("no online CPU accepted a perf event");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+int sampler_poll(struct sampler *s, int timeout_ms)
+{
+	int n = ring_buffer__poll(s->rb, timeout_ms);
+
+	if (n < 0 && n != -EINTR)
+		return n;
+	/* Producers normally submit without a wakeup, so poll() often returns
+	 * on the timeout with data waiting: drain it now. */
+	int m = ring_buffer__consume(s->rb);
+
+	if (m < 0)
+		return m;
+	return (n > 0 ? n : 0) + m;
+}
+
+int sampler_drain(struct sampler *s)
+{
+	return ring_buffer__consume(s->rb);
+}
+
+int sampler_read_drops(struct sampler *s, uint64_t out[EP_DROP__COUNT])
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t *vals;
+
+	if (ncpus <= 0)
+		return -ENODEV;
+	vals = calloc(ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < EP_DROP__COUNT; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.drops), &k, vals))
+			continue;
+		for (int c = 0; c < ncpus; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (!s)
+		return;
+	if (s->links) {
+		for (int i = 0; i < s->ncpus; i++)
+			bpf_link__destroy(s->links[i]);
+	}
+	if (s->pfds) {
+		for (int i = 0; i < s->ncpus; i++)
+			if (s->pfds[i] >= 0)
+				close(s->pfds[i]);
+	}
+	free(s->links);
+	free(s->pfds);
+	ring_buffer__free(s->rb);
+	profile_bpf__destroy(s->skel);
+	free(s);
+}

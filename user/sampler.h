@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Loads and attaches the CPU-sampling BPF programs (bpf/profile.bpf.c) and
+ * drains their ring buffer. Knows nothing about symbols or outputs.
+ */
+#ifndef EBPF_PROF_SAMPLER_H
+#define EBPF_PROF_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "events.h"
+
+struct sampler;
+
+struct sampler_opts {
+	uint32_t freq_hz;
+	bool kernel_stacks;
+};
+
+/* Receives each record from the ring buffer (struct ep_sample or
+ * struct ep_task_event, by hdr.type). Return 0 to continue. */
+typedef int (*sampler_event_fn)(void *ctx, const void *data, size_t size);
+
+/* Opens and loads the programs. On failure logs why (with a hint) and
+ * returns -errno. */
+int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_event_fn fn,
+		 void *ctx);
+/* Adds a process (tgid) to the in-kernel filter. */
+int sampler_add_target(struct sampler *s, uint32_t pid);
+/* Opens a cpu-clock perf event per online CPU and attaches everything. */
+int sampler_attach(struct sampler *s);
+/* Waits up to timeout_ms for a wakeup, then drains whatever is queued.
+ * Returns the number of records handled or -errno. */
+int sampler_poll(struct sampler *s, int timeout_ms);
+/* Drains without waiting. */
+int sampler_drain(struct sampler *s);
+/* Sums the per-CPU drop counters kept by the BPF side. */
+int sampler_read_drops(struct sampler *s, uint64_t out[EP_DROP__COUNT]);
+void sampler_close(struct sampler *s);
+
+#endif
