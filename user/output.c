@@ -103,6 +103,9 @@ int output_dir_open(struct output_dir *od, const char *path)
 	int cur = -1;
 	if (!od->path || !work || !shown)
 		goto fail;
+	/* Messages name "dir/file", not "dir//file". */
+	for (size_t n = strlen(od->path); n > 1 && od->path[n - 1] == '/'; n--)
+		od->path[n - 1] = '\0';
 	od->chown_to_user =
 		output_parse_sudo_ids(getenv("SUDO_UID"), getenv("SUDO_GID"), &od->uid, &od->gid);
 

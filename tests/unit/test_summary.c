@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The human summary: says what matters (drops only when nonzero, a hint
+ * when nothing was sampled) and never passes control bytes to a terminal. */
+#include <string.h>
+
+#include "check.h"
+#include "report.h"
+#include "synth_profile.h"
+
+static char *summary(const struct profile *p, const struct run_info *ri)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	print_summary(p, ri, m);
+	fclose(m);
+	return buf;
+}
+
+int main(void)
+{
+	struct profile p;
+	struct synth_frames fr;
+	CHECK_INT_EQ(synth_build(&p, &fr), 0);
+	p.drops[PROF_DROP_KERN_STACK] = 4;
+	struct report_target tg = { .pid = 100, .comm = "app" };
+	const char *files[] = { "profile.speedscope.json", "report.json" };
+	struct run_info ri = { .targets = &tg,
+			       .ntargets = 1,
+			       .start_mono_ns = 1000000000,
+			       .end_mono_ns = 3500000000,
+			       .stop_reason = "signal",
+			       .output_dir = "/home/u/prof",
+			       .output_files = files,
+			       .noutput_files = 2,
+			       .exit_status = -1 };
+	char *s = summary(&p, &ri);
+	CHECK(strstr(s, "app (pid 100)") != NULL);
+	CHECK(strstr(s, "2.50 s") != NULL);
+	CHECK(strstr(s, "13 (user 12") != NULL);
+	CHECK(strstr(s, "kernel_stack_error=4") != NULL);
+	CHECK(!strstr(s, "ringbuf_full")); /* zero causes are not listed */
+	CHECK(!strstr(s, "no samples lost"));
+	/* work is the top leaf: 4/13 = 30.77%, module shown by basename */
+	CHECK(strstr(s, "30.77%") != NULL);
+	CHECK(strstr(s, "work [app]") != NULL);
+	/* the newline inside a symbol must not start a new line */
+	CHECK(strstr(s, "line?break") != NULL);
+	CHECK(strstr(s, "/home/u/prof") != NULL && strstr(s, "report.json") != NULL);
+	free(s);
+	profile_free(&p);
+
+	CHECK_INT_EQ(profile_init(&p, 100), 0);
+	ri.output_dir = NULL;
+	s = summary(&p, &ri);
+	CHECK(strstr(s, "no CPU samples") != NULL);
+	CHECK(strstr(s, "idle") != NULL);
+	CHECK(strstr(s, "no samples lost") != NULL);
+	CHECK(!strstr(s, "top functions"));
+	free(s);
+	profile_free(&p);
+	return check_report("test_summary");
+}
