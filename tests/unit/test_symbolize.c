@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * End-to-end symbolizer test against a live process: tests/elf/symtarget (PIE)
+ * linking libsymtest.so, plus copies of libsymdl.so dlopen'ed on request
+ * after the first lookups (plain, stripped with build-id debuginfo, stripped
+ * with .gnu_debuglink, stripped without debuginfo, deleted after loading).
+ * Expected names come from the target's own function pointers.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "symbolize.h"
+
+#define MAX_VALS 16
+
+struct target {
+	pid_t pid;
+	FILE *in, *out;
+	char names[MAX_VALS][64];
+	uint64_t vals[MAX_VALS][2];
+	int n;
+};
+
+static const char *elf_dir(char *buf, size_t cap)
+{
+	const char *b = getenv("EP_BUILD_DIR");
+
+	snprintf(buf, cap, "%s/tests/elf", b ? b : ".");
+	return buf;
+}
+
+/* Reads reply lines "word 0xA [0xB]" until "ok". Returns 0 or -1. */
+static int read_reply(struct target *t)
+{
+	char line[512];
+
+	t->n = 0;
+	while (fgets(line, sizeof(line), t->out)) {
+		char w[64];
+		unsigned long long a = 0, b = 0;
+		int k;
+
+		if (strcmp(line, "ok\n") == 0)
+			return 0;
+		k = sscanf(line, "%63s %llx %llx", w, &a, &b);
+		if (k < 1 || t->n >= MAX_VALS) {
+			fprintf(stderr, "target: %s", line);
+			continue;
+		}
+		if (strcmp(w, "err") == 0)
+			fprintf(stderr, "target: %s", line);
+		snprintf(t->names[t->n], sizeof(t->names[0]), "%s", w);
+		t->vals[t->n][0] = a;
+		t->vals[t->n][1] = b;
+		t->n++;
+	}
+	return -1;
+}
+
+static uint64_t val(const struct target *t, const char *name, int idx)
+{
+	for (int i = 0; i < t->n; i++)
+		if (strcmp(t->names[i], name) == 0)
+			return t->vals[i][idx];
+	fprintf(stderr, "no value %s from target\n", name);
+	return 0;
+}
+
+static int start_target(struct target *t, const char *exe)
+{
+	int to[2], from[2];
+
+	memset(t, 0, sizeof(*t));
+	if (pipe(to) < 0 || pipe(from) < 0)
+		return -1;
+	t->pid = fork();
+	if (t->pid < 0)
+		return -1;
+	if (t->pid == 0) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		close(to[0]);
+		close(to[1]);
+		close(from[0]);
+		close(from[1]);
+		execl(exe, exe, (char *)NULL);
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	t->in = fdopen(to[1], "w");
+	t->out = fdopen(from[0], "r");
+	if (!t->in || !t->out)
+		return -1;
+	setvbuf(t->in, NULL, _IOLBF, 0);
+	return read_reply(t);
+}
+
+static int command(struct target *t, const char *fmt, const char *arg)
+{
+	fprintf(t->in, fmt, arg);
+	fputc('\n', t->in);
+	fflush(t->in);
+	return read_reply(t);
+}
+
+static void stop_target(struct target *t)
+{
+	int st;
+
+	if (t->in) {
+		fprintf(t->in, "quit\n");
+		fclose(t->in);
+	}
+	if (t->out)
+		fclose(t->out);
+	if (t->pid > 0 && waitpid(t->pid, &st, 0) < 0)
+		kill(t->pid, SIGKILL);
+}
+
+static int run(const char *cmd)
+{
+	int r = system(cmd);
+
+	if (r != 0)
+		fprintf(stderr, "command failed (%d): %s\n", r, cmd);
+	return r;
+}
+
+/* Build-id of an ELF file via readelf -n, as lowercase hex. */
+static int build_id(const char *path, char *out, size_t cap)
+{
+	char cmd[1024], line[512];
+	FILE *p;
+	int found = -1;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s'", path);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p)) {
+		char *s = strstr(line, "Build ID: ");
+
+		if (s && sscanf(s + 10, "%127s", out) == 1 && strlen(out) < cap && strlen(out) > 2)
+			found = 0;
+	}
+	pclose(p);
+	return found;
+}
+
+static void sym(struct symbolizer *s, pid_t pid, uint64_t addr, struct sym_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	CHECK_INT_EQ(symbolizer_user(s, (uint32_t)pid, addr, r), 0);
+	if (!r->name)
+		r->name = "(null)";
+}
+
+static void check_name(struct symbolizer *s, pid_t pid, uint64_t addr, const char *want)
+{
+	struct sym_result r;
+
+	sym(s, pid, addr, &r);
+	CHECK_STR_EQ(r.name, want);
+	CHECK(r.resolved);
+}
+
+static bool starts_with(const char *s, const char *p)
+{
+	return s && strncmp(s, p, strlen(p)) == 0;
+}
+
+/* File offset of addr in pid, from a plain reading of /proc/PID/maps (kept
+ * independent from the parser under test). */
+static uint64_t file_offset(pid_t pid, uint64_t addr)
+{
+	char path[64], line[1024];
+	FILE *f;
+	uint64_t r = UINT64_MAX;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return r;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+
+		if (sscanf(line, "%llx-%llx %*s %llx", &lo, &hi, &off) == 3 && addr >= lo &&
+		    addr < hi)
+			r = addr - lo + off;
+	}
+	fclose(f);
+	return r;
+}
+
+static void test_kernel(void)
+{
+	struct symbolizer *s;
+	struct sym_result r;
+	char line[512];
+	unsigned long long addr = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char type, name[256];
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 &&
+		    strcmp(name, "schedule") == 0 && (type == 'T' || type == 't') && !strchr(line, '['))
+			break;
+		addr = 0;
+	}
+	fclose(f);
+	CHECK_INT_EQ(symbolizer_new(&s, NULL), 0);
+	if (addr == 0) {
+		/* kptr_restrict hides addresses (or no schedule symbol) */
+		fprintf(stderr, "kernel check skipped: no address for schedule in /proc/kallsyms\n");
+		CHECK_INT_EQ(symbolizer_kernel(s, 0xffffffff81000000ull, &r), 0);
+		CHECK(r.name != NULL);
+	} else {
+		CHECK_INT_EQ(symbolizer_kernel(s, addr + 4, &r), 0);
+		CHECK_STR_EQ(r.name, "schedule");
+		CHECK_STR_EQ(r.module, "[kernel.kallsyms]");
+		CHECK_INT_EQ(r.sym_offset, 4);
+		CHECK(r.resolved);
+	}
+	symbolizer_free(s);
+}
+
+int main(void)
+{
+	char dir[1024], exe[1100], lib[1100], tmp[] = "/tmp/ep-symtest-XXXXXX", cmd[32768];
+	char p_plain[1100], p_bid[1100], p_link[1100], p_none[1100], p_del[1100], dbg[1100];
+	char bid[128], perfdir[1100], pmpath[1200], dbgpath[1200];
+	struct symbolizer *s = NULL, *s_nodbg = NULL;
+	struct symbolizer_opts o = { 0 }, o_nodbg = { 0 };
+	struct symbolizer_stats st0, st1;
+	struct sym_result r;
+	struct target t = { 0 };
+	uint64_t fn1, st2, mainp, alpha, beta, helper, padded, a;
+	const char *kept_name;
+	bool is_root = geteuid() == 0;
+
+	elf_dir(dir, sizeof(dir));
+	snprintf(exe, sizeof(exe), "%s/symtarget", dir);
+	snprintf(lib, sizeof(lib), "%s/libsymdl.so", dir);
+	CHECK(access(exe, X_OK) == 0);
+	if (!mkdtemp(tmp)) {
+		perror("mkdtemp");
+		return 1;
+	}
+
+	/* Library variants, made with binutils as a distro would. */
+	snprintf(p_plain, sizeof(p_plain), "%s/libplain.so", tmp);
+	snprintf(p_bid, sizeof(p_bid), "%s/libbid.so", tmp);
+	snprintf(p_link, sizeof(p_link), "%s/liblink.so", tmp);
+	snprintf(p_none, sizeof(p_none), "%s/libnone.so", tmp);
+	snprintf(p_del, sizeof(p_del), "%s/libdel.so", tmp);
+	snprintf(perfdir, sizeof(perfdir), "%s/perf", tmp);
+	mkdir(perfdir, 0700);
+	CHECK(build_id(lib, bid, sizeof(bid)) == 0);
+	snprintf(dbg, sizeof(dbg), "%s/dbg/.build-id/%.2s", tmp, bid);
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cp '%s' '%s'; cp '%s' '%s'; mkdir -p '%s';"
+		 "objcopy --only-keep-debug '%s' '%s/%s.debug';"
+		 "strip --strip-all -o '%s' '%s';"
+		 "objcopy --only-keep-debug '%s' '%s/liblink.debug';"
+		 "strip --strip-all -o '%s' '%s';"
+		 "cd '%s' && objcopy --add-gnu-debuglink=liblink.debug '%s';"
+		 "strip --strip-all -o '%s' '%s'",
+		 lib, p_plain, lib, p_del, dbg, lib, dbg, bid + 2, p_bid, lib, lib, tmp, p_link,
+		 lib, tmp, p_link, p_none, lib);
+	CHECK(run(cmd) == 0);
+
+	snprintf(dbgpath, sizeof(dbgpath), ":.debug:%s/dbg", tmp);
+	o.debuginfo_path = dbgpath;
+	o.perfmap_dir = perfdir;
+	o.reload_min_interval_ms = -1; /* every miss may re-read maps: deterministic */
+	CHECK_INT_EQ(symbolizer_new(&s, &o), 0);
+	/* No build-id directory at all: only .gnu_debuglink can find debuginfo. */
+	o_nodbg.debuginfo_path = ":.debug:/nonexistent-ep-debug";
+	o_nodbg.perfmap_dir = perfdir;
+	o_nodbg.reload_min_interval_ms = -1;
+	CHECK_INT_EQ(symbolizer_new(&s_nodbg, &o_nodbg), 0);
+	if (!s || !s_nodbg || start_target(&t, exe) < 0) {
+		CHECK(!"cannot start symtarget");
+		goto out;
+	}
+	fn1 = val(&t, "symtarget_func_one", 0);
+	st2 = val(&t, "symtarget_static_two", 0);
+	mainp = val(&t, "main", 0);
+	alpha = val(&t, "symtest_lib_alpha", 0);
+	beta = val(&t, "symtest_lib_beta", 0);
+	helper = val(&t, "symtest_static_helper", 0);
+	padded = val(&t, "symtest_padded", 0);
+
+	/* PIE executable and shared library, incl. static (.symtab-only) functions;
+	 * mid-function addresses as a caller's return_address - 1 would be. */
+	check_name(s, t.pid, fn1, "symtarget_func_one");
+	check_name(s, t.pid, st2 + 1, "symtarget_static_two");
+	check_name(s, t.pid, mainp + 2, "main");
+	check_name(s, t.pid, alpha, "symtest_lib_alpha");
+	check_name(s, t.pid, beta + 3, "symtest_lib_beta");
+	check_name(s, t.pid, helper + 1, "symtest_static_helper");
+	check_name(s, t.pid, padded, "symtest_padded");
+	sym(s, t.pid, alpha, &r);
+	CHECK(r.module && strstr(r.module, "/libsymtest.so"));
+	CHECK_INT_EQ(r.offset, file_offset(t.pid, alpha));
+	CHECK_INT_EQ(r.sym_offset, 0);
+
+	/* Past the 1-byte symtest_padded: no symbol covers it. */
+	a = padded + 32;
+	sym(s, t.pid, a, &r);
+	snprintf(cmd, sizeof(cmd), "[unknown] libsymtest.so+0x%" PRIx64, file_offset(t.pid, a));
+	CHECK_STR_EQ(r.name, cmd);
+	CHECK(!r.resolved);
+
+	/* dlopen after the first lookups: the miss must trigger a maps re-read. */
+	symbolizer_get_stats(s, &st0);
+	CHECK(command(&t, "dlopen %s", p_plain) == 0);
+	check_name(s, t.pid, val(&t, "dl", 0) + 1, "symdl_func");
+	check_name(s, t.pid, val(&t, "dl", 1), "symdl_hidden");
+	symbolizer_get_stats(s, &st1);
+	CHECK(st1.reloads > st0.reloads);
+	sym(s, t.pid, val(&t, "dl", 0), &r);
+	CHECK_STR_EQ(r.module, p_plain);
+
+	/* Stripped: symdl_hidden is only in the separate debuginfo. */
+	CHECK(command(&t, "dlopen %s", p_bid) == 0);
+	check_name(s, t.pid, val(&t, "dl", 1), "symdl_hidden");
+	check_name(s, t.pid, val(&t, "dl", 0), "symdl_func");
+	CHECK(command(&t, "dlopen %s", p_link) == 0);
+	check_name(s_nodbg, t.pid, val(&t, "dl", 1), "symdl_hidden");
+	CHECK(command(&t, "dlopen %s", p_none) == 0);
+	a = val(&t, "dl", 1);
+	sym(s_nodbg, t.pid, a, &r);
+	snprintf(cmd, sizeof(cmd), "[unknown] libnone.so+0x%" PRIx64, file_offset(t.pid, a));
+	CHECK_STR_EQ(r.name, cmd);
+	/* .dynsym still names the exported function. */
+	check_name(s_nodbg, t.pid, val(&t, "dl", 0), "symdl_func");
+
+	/* Deleted after loading: only /proc/PID/map_files still reaches it. */
+	CHECK(command(&t, "dlopen %s", p_del) == 0);
+	CHECK(unlink(p_del) == 0);
+	a = val(&t, "dl", 0);
+	sym(s, t.pid, a, &r);
+	CHECK_STR_EQ(r.module, p_del);
+	if (is_root) {
+		CHECK_STR_EQ(r.name, "symdl_func");
+	} else {
+		snprintf(cmd, sizeof(cmd), "[unknown] libdel.so+0x%" PRIx64, file_offset(t.pid, a));
+		CHECK_STR_EQ(r.name, cmd);
+	}
+
+	/* JIT code in anonymous memory, described by a perf map written later. */
+	CHECK(command(&t, "anon", NULL) == 0);
+	a = val(&t, "anon", 0);
+	sym(s, t.pid, a + 0x1000, &r);
+	CHECK(starts_with(r.name, "[unknown] [anon]+0x"));
+	CHECK(!r.resolved);
+	snprintf(pmpath, sizeof(pmpath), "%s/perf-%d.map", perfdir, (int)t.pid);
+	{
+		FILE *pm = fopen(pmpath, "w");
+
+		CHECK(pm != NULL);
+		if (pm) {
+			fprintf(pm, "%" PRIx64 " 80 jit_one\n", a + 0x100);
+			fprintf(pm, "garbage line here\n");
+			fprintf(pm, "0x%" PRIx64 " 0x40 Interpreter::call(int, float)\n", a + 0x200);
+			fclose(pm);
+		}
+	}
+	check_name(s, t.pid, a + 0x120, "jit_one");
+	sym(s, t.pid, a + 0x120, &r);
+	CHECK_STR_EQ(r.module, "[perf-map]");
+	CHECK_INT_EQ(r.sym_offset, 0x20);
+	check_name(s, t.pid, a + 0x23f, "Interpreter::call(int, float)");
+	sym(s, t.pid, a + 0x240, &r);
+	CHECK(starts_with(r.name, "[unknown] [anon]+0x"));
+
+	/* Strings survive forgetting the pid; a new session gives the same answers. */
+	sym(s, t.pid, alpha, &r);
+	kept_name = r.name;
+	symbolizer_forget_pid(s, (uint32_t)t.pid);
+	CHECK_STR_EQ(kept_name, "symtest_lib_alpha");
+	check_name(s, t.pid, alpha, "symtest_lib_alpha");
+
+	/* Cache: repeated lookups of one address, reported, not asserted on time. */
+	{
+		struct timespec t0, t1;
+		const int n = 1000000;
+		double secs;
+
+		symbolizer_get_stats(s, &st0);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (int i = 0; i < n; i++)
+			symbolizer_user(s, (uint32_t)t.pid, alpha, &r);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		symbolizer_get_stats(s, &st1);
+		CHECK_INT_EQ(st1.cache_hits - st0.cache_hits, n);
+		secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		fprintf(stderr, "cached lookups: %.1f M/s\n", n / secs / 1e6);
+	}
+
+out:
+	stop_target(&t);
+	symbolizer_free(s);
+	symbolizer_free(s_nodbg);
+
+	/* Rate limit: with a long interval, a dlopen right after the first load
+	 * is not seen yet (the address stays unknown, no reload happens). */
+	o.reload_min_interval_ms = 600000;
+	CHECK_INT_EQ(symbolizer_new(&s, &o), 0);
+	if (s && start_target(&t, exe) == 0) {
+		check_name(s, t.pid, val(&t, "symtest_lib_alpha", 0), "symtest_lib_alpha");
+		CHECK(command(&t, "dlopen %s", p_plain) == 0);
+		sym(s, t.pid, val(&t, "dl", 0), &r);
+		CHECK(starts_with(r.name, "[unknown] 0x"));
+		symbolizer_get_stats(s, &st1);
+		CHECK_INT_EQ(st1.reloads, 0);
+		stop_target(&t);
+	}
+	symbolizer_free(s);
+
+	test_kernel();
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	run(cmd);
+	return check_report("test_symbolize");
+}

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "perfmap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PERFMAP_MAX_NAME 1024
+/* When the closest entry does not contain addr, look this many entries back:
+ * overlapping entries (a big stub containing small ones) are rare and local. */
+#define PERFMAP_BACKSCAN 16
+
+struct pm_entry {
+	uint64_t start, size;
+	uint32_t name_off;
+	uint32_t idx;
+};
+
+struct perfmap {
+	struct pm_entry *e;
+	size_t n;
+	char *names;
+	size_t bad_lines;
+	bool truncated;
+};
+
+static const char *parse_hex(const char *p, uint64_t *out)
+{
+	uint64_t v = 0;
+	int n = 0;
+
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	for (;; p++) {
+		unsigned d;
+
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned)(*p - '0');
+		else if ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f')
+			d = (unsigned)((*p | 0x20) - 'a' + 10);
+		else
+			break;
+		if (++n > 16)
+			return NULL;
+		v = (v << 4) | d;
+	}
+	if (n == 0)
+		return NULL;
+	*out = v;
+	return p;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct pm_entry *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->idx < y->idx ? -1 : (x->idx > y->idx);
+}
+
+int perfmap_parse(const char *buf, size_t len, struct perfmap **out)
+{
+	const char *p = buf, *endp = buf + len;
+	size_t cap = 0, names_len = 0, names_cap = 0, w;
+	struct perfmap *pm;
+	int err = 0;
+
+	*out = NULL;
+	pm = calloc(1, sizeof(*pm));
+	if (!pm)
+		return -ENOMEM;
+	while (p < endp) {
+		const char *nl = memchr(p, '\n', (size_t)(endp - p));
+		const char *le = nl ? nl : endp, *q = p, *name;
+		uint64_t start, size;
+		size_t nlen;
+
+		p = le + 1;
+		if (le == q)
+			continue;
+		q = parse_hex(q, &start);
+		if (!q || q >= le || *q != ' ') {
+			pm->bad_lines++;
+			continue;
+		}
+		q = parse_hex(q + 1, &size);
+		if (!q || q >= le || *q != ' ' || size == 0 || start > UINT64_MAX - size) {
+			pm->bad_lines++;
+			continue;
+		}
+		name = q + 1;
+		nlen = (size_t)(le - name);
+		if (nlen && name[nlen - 1] == '\r')
+			nlen--;
+		if (nlen == 0 || nlen >= PERFMAP_MAX_NAME || memchr(name, '\0', nlen)) {
+			pm->bad_lines++;
+			continue;
+		}
+		if (pm->n >= PERFMAP_MAX_ENTRIES) {
+			pm->truncated = true;
+			break;
+		}
+		if (pm->n == cap) {
+			size_t nc = cap ? cap * 2 : 256;
+			struct pm_entry *ne = realloc(pm->e, nc * sizeof(*ne));
+
+			if (!ne) {
+				err = -ENOMEM;
+				break;
+			}
+			pm->e = ne;
+			cap = nc;
+		}
+		if (names_len + nlen + 1 > names_cap) {
+			size_t nc = names_cap ? names_cap * 2 : 16384;
+			char *nn;
+
+			while (nc < names_len + nlen + 1)
+				nc *= 2;
+			nn = realloc(pm->names, nc);
+			if (!nn) {
+				err = -ENOMEM;
+				break;
+			}
+			pm->names = nn;
+			names_cap = nc;
+		}
+		memcpy(pm->names + names_len, name, nlen);
+		pm->names[names_len + nlen] = '\0';
+		pm->e[pm->n] = (struct pm_entry){ .start = start,
+						  .size = size,
+						  .name_off = (uint32_t)names_len,
+						  .idx = (uint32_t)pm->n };
+		names_len += nlen + 1;
+		pm->n++;
+	}
+	if (err) {
+		perfmap_free(pm);
+		return err;
+	}
+	if (pm->n) {
+		qsort(pm->e, pm->n, sizeof(*pm->e), entry_cmp);
+		/* Same start: keep only the newest (last written) entry. */
+		w = 0;
+		for (size_t i = 0; i < pm->n; i++) {
+			if (w && pm->e[w - 1].start == pm->e[i].start)
+				pm->e[w - 1] = pm->e[i];
+			else
+				pm->e[w++] = pm->e[i];
+		}
+		pm->n = w;
+	}
+	*out = pm;
+	return 0;
+}
+
+int perfmap_load(const char *path, uid_t owner_uid, struct perfmap **out)
+{
+	struct stat st;
+	size_t len = 0, cap;
+	char *buf;
+	bool truncated = false;
+	int fd, err;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	/* Anyone can create /tmp/perf-PID.map: only trust the target's own. */
+	if (!S_ISREG(st.st_mode) ||
+	    (owner_uid != (uid_t)-1 && st.st_uid != 0 && st.st_uid != owner_uid)) {
+		close(fd);
+		return -EPERM;
+	}
+	cap = st.st_size > 0 && (uint64_t)st.st_size < PERFMAP_MAX_BYTES ? (size_t)st.st_size + 1
+									 : 65536;
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (len == cap) {
+			char *nb;
+
+			if (cap >= PERFMAP_MAX_BYTES) {
+				truncated = true;
+				break;
+			}
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				close(fd);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			free(buf);
+			close(fd);
+			return err;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	/* A partially written last line (the JIT is appending) is not a symbol. */
+	while (len && buf[len - 1] != '\n')
+		len--;
+	err = perfmap_parse(buf, len, out);
+	free(buf);
+	if (!err && truncated)
+		(*out)->truncated = true;
+	return err;
+}
+
+void perfmap_free(struct perfmap *pm)
+{
+	if (!pm)
+		return;
+	free(pm->e);
+	free(pm->names);
+	free(pm);
+}
+
+const char *perfmap_lookup(const struct perfmap *pm, uint64_t addr, uint64_t *sym_off)
+{
+	size_t lo = 0, hi = pm->n;
+
+	if (pm->n == 0 || addr < pm->e[0].start)
+		return NULL;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pm->e[mid].start <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	for (size_t k = 0; k <= PERFMAP_BACKSCAN && k <= lo; k++) {
+		const struct pm_entry *e = &pm->e[lo - k];
+
+		if (addr - e->start < e->size) {
+			if (sym_off)
+				*sym_off = addr - e->start;
+			return pm->names + e->name_off;
+		}
+	}
+	return NULL;
+}
+
+size_t perfmap_count(const struct perfmap *pm)
+{
+	return pm->n;
+}
+
+size_t perfmap_bad_lines(const struct perfmap *pm)
+{
+	return pm->bad_lines;
+}
+
+bool perfmap_truncated(const struct perfmap *pm)
+{
+	return pm->truncated;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Address -> function name for user stacks (per pid, via elfutils libdwfl on
+ * the target's /proc/PID/maps) and kernel stacks (via /proc/kallsyms), with
+ * JIT perf maps for anonymous code. Not thread-safe: one symbolizer per
+ * thread. See docs/symbolization.md.
+ */
+#ifndef EBPF_PROF_SYMBOLIZE_H
+#define EBPF_PROF_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct symbolizer;
+
+struct symbolizer_opts {
+	const char *proc_root;	    /* NULL = "/proc"; tests may point elsewhere */
+	const char *kallsyms_path;  /* NULL = "/proc/kallsyms" */
+	const char *perfmap_dir;    /* NULL = "/tmp"; files are <dir>/perf-PID.map */
+	const char *debuginfo_path; /* NULL = libdwfl's default (":.debug:/usr/lib/debug");
+				     * same syntax, e.g. "-:.debug:/tmp/dbg" */
+	/* Minimum time between two re-reads of one pid's maps (or perf map)
+	 * triggered by unknown addresses. 0 = default (250 ms); <0 = no limit. */
+	int reload_min_interval_ms;
+};
+
+struct sym_result {
+	/* "func", or "[unknown] libfoo.so+0x1a2b" (file offset), "[unknown] [anon]+0x..."
+	 * (offset in the anonymous region), "[unknown] [kernel]" (kallsyms hidden),
+	 * "[unknown] [kernel]+0x<addr>" or "[unknown] 0x<addr>" if no mapping is known. */
+	const char *name;
+	/* Path of the mapped file as the target sees it (without " (deleted)"),
+	 * "[kernel.kallsyms]", "[vdso]", "[perf-map]", "[anon]", or NULL. */
+	const char *module;
+	uint64_t offset;     /* file offset for files, offset in region for [anon]/[vdso],
+			      * the address itself for the kernel */
+	uint64_t sym_offset; /* addr - symbol start when resolved, else 0 */
+	bool resolved;
+};
+/* All strings stay valid until symbolizer_free (also across forget_pid). */
+
+int symbolizer_new(struct symbolizer **out, const struct symbolizer_opts *opts);
+void symbolizer_free(struct symbolizer *s);
+
+/* Resolves the address it is given: callers pass return_address - 1 for
+ * non-leaf frames. Returns 0 (out always filled, maybe unresolved) or a
+ * negative errno for failures of the symbolizer itself (-ENOMEM, -EINVAL). */
+int symbolizer_user(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sym_result *out);
+int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);
+
+/* The process exited: drop its maps, libdwfl session and cache. */
+void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid);
+
+struct symbolizer_stats {
+	uint64_t lookups;    /* user + kernel calls */
+	uint64_t cache_hits;
+	uint64_t unresolved; /* results with resolved == false */
+	uint64_t reloads;    /* maps re-reads after the first one, for any pid */
+};
+void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *st);
+
+#endif
