@@ -268,6 +268,8 @@ static cJSON *build_report(struct builder *b, const struct profile *p, const str
 int export_report_json(const struct profile *p, const struct run_info *ri, FILE *out)
 {
 	struct builder b = { false };
+	if (!ri)
+		return -EINVAL;
 	cJSON *root = build_report(&b, p, ri);
 	char *text = NULL;
 	int err = -ENOMEM;

@@ -26,8 +26,10 @@ static void write_group_name(FILE *out, const struct run_info *ri)
 		size_t off = 0;
 		buf[0] = '\0';
 		for (size_t i = 0; i < ri->ntargets && off < sizeof(buf); i++) {
-			int n = snprintf(buf + off, sizeof(buf) - off, "%s%s (pid %" PRIu32 ")",
-					 i ? ", " : "", ri->targets[i].comm, ri->targets[i].pid);
+			/* comm is a kernel copy that may fill all 16 bytes */
+			int n = snprintf(buf + off, sizeof(buf) - off, "%s%.*s (pid %" PRIu32 ")",
+					 i ? ", " : "", PROF_COMM_LEN, ri->targets[i].comm,
+					 ri->targets[i].pid);
 			if (n < 0)
 				break;
 			off += (size_t)n;

@@ -61,6 +61,9 @@ static void print_target(const struct run_info *ri, FILE *out)
 
 void print_summary(const struct profile *p, const struct run_info *ri, FILE *out)
 {
+	static const struct run_info none = { .exit_status = -1 };
+	if (!ri)
+		ri = &none;
 	print_target(ri, out);
 	uint64_t dur = ri->end_mono_ns > ri->start_mono_ns ? ri->end_mono_ns - ri->start_mono_ns : 0;
 	fprintf(out, "duration: %.2f s at %" PRIu32 " Hz%s%s\n", (double)dur / 1e9, p->freq_hz,

@@ -184,8 +184,13 @@ static void test_empty(void)
 {
 	struct profile p;
 	CHECK_INT_EQ(profile_init(&p, 100), 0);
-	struct run_info ri = { 0 };
+	/* A target comm that fills all 16 bytes (no NUL) must not be overread
+	 * into the neighbouring fields. */
+	struct report_target tg = { .pid = 1, .cmdline = "zzz" };
+	memset(tg.comm, 'x', sizeof(tg.comm));
+	struct run_info ri = { .targets = &tg, .ntargets = 1 };
 	cJSON *j = export(&p, &ri);
+	CHECK_STR_EQ(str(j, "name"), "xxxxxxxxxxxxxxxx (pid 1)");
 	const cJSON *profiles = cJSON_GetObjectItemCaseSensitive(j, "profiles");
 	/* speedscope rejects an empty profile list */
 	CHECK_INT_EQ(cJSON_GetArraySize(profiles), 1);
