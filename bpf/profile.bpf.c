@@ -19,7 +19,7 @@ const volatile bool capture_kernel = true;
 /* Ring fill (bytes) above which a submit wakes the collector early. Below it
  * no wakeup is sent and the collector drains on its own timer: a wakeup per
  * sample costs the profiled thread 1.5-2.4 us here. */
-const volatile __u64 wakeup_watermark = 4 << 20;
+const volatile __u64 wakeup_watermark = 2 << 20;
 
 /* Traced processes, by tgid. Userspace seeds it; forks add to it. */
 struct {
@@ -29,13 +29,11 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
-/* 16 MiB holds ~8000 samples of ~2 KiB: 4 s of 999 Hz on 2 CPUs, far more
- * than the collector's 10 ms drain period needs, so bursts (symbol loading
- * stalls the drain) do not drop samples. Size is set again from userspace
- * as a power of two scaled by CPU count. */
+/* Resized by the collector before load (sampler.c: ring_bytes) to half a
+ * second of samples from every CPU; this is only the fallback. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
+	__uint(max_entries, 4 << 20);
 } events SEC(".maps");
 
 struct {

@@ -37,10 +37,27 @@ static int open_cpu_clock(uint32_t freq, int cpu)
 	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* Half a second of samples from every CPU at full rate: the collector drains
+ * every 10 ms, so this only matters while it stalls (first load of a large
+ * library's symbols). Sized per machine because a fixed ring is either too
+ * small for 64 CPUs or a waste of resident memory on 2. */
+static size_t ring_bytes(uint32_t freq_hz)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t want = (uint64_t)(ncpus > 0 ? ncpus : 1) * freq_hz *
+			(sizeof(struct ep_sample) + 8) / 2;
+	size_t sz = 1u << 20;
+
+	while (sz < want && sz < (64u << 20))
+		sz <<= 1;
+	return sz;
+}
+
 int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_event_fn fn,
 		 void *ctx)
 {
 	struct sampler *s;
+	size_t ring;
 	int err;
 
 	s = calloc(1, sizeof(*s));
@@ -54,6 +71,15 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		goto fail;
 	}
 	s->skel->rodata->capture_kernel = opts->kernel_stacks;
+	ring = ring_bytes(opts->freq_hz);
+	/* Wake the collector early only when half the ring is used: the timer
+	 * drain normally empties it long before. */
+	s->skel->rodata->wakeup_watermark = ring / 2;
+	err = bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)ring);
+	if (err) {
+		log_error("cannot size the BPF ring buffer to %zu bytes: %s", ring, strerror(-err));
+		goto fail;
+	}
 	err = profile_bpf__load(s->skel);
 	if (err) {
 		log_error("cannot load BPF programs: %s%s", strerror(-err),
