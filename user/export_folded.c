@@ -140,7 +140,12 @@ int export_folded(const struct profile *p, FILE *out)
 		if (asprintf(&final[nfinal], "%s %" PRIu64, lines[i].text, c) < 0)
 			goto out;
 		nfinal++;
-		i = j;
+		/* Unique stacks can make these texts the bulk of memory: do not
+		 * hold two copies of every line at once. */
+		for (; i < j; i++) {
+			free(lines[i].text);
+			lines[i].text = NULL;
+		}
 	}
 	/* Sort whole lines so the output is ordered as `LC_ALL=C sort` would
 	 * order it, even when a name ends in " <digits>". */
