@@ -15,6 +15,11 @@
 /* Writes s (len bytes) as a quoted JSON string. NULL writes null. */
 void json_write_strn(FILE *f, const char *s, size_t len);
 void json_write_str(FILE *f, const char *s);
+/* Same as json_write_str; the name other exporters expect. */
+static inline void json_write_string(FILE *f, const char *s)
+{
+	json_write_str(f, s);
+}
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes at s do
  * not start one (overlong, surrogate, > U+10FFFF, truncated). */
