@@ -18,6 +18,8 @@ void cli_usage(FILE *out)
 	      "Samples CPU stacks (user and kernel) of a running process, or of a command it\n"
 	      "launches, with an eBPF perf-event program, and writes a result bundle:\n"
 	      "  profile.speedscope.json   open at https://www.speedscope.app (File > Open)\n"
+	      "  trace.json                Jetson counters timeline (Perfetto / chrome://tracing),\n"
+	      "                            written only on a Jetson\n"
 	      "  stacks.folded             flamegraph.pl / speedscope / inferno input\n"
 	      "  report.json               machine-readable summary (docs/report-schema.md)\n"
 	      "\n"
@@ -32,6 +34,10 @@ void cli_usage(FILE *out)
 	      "                           until every traced process has exited)\n"
 	      "  -o, --output DIR         result directory (default ./ebpf-prof-PID-YYYYmmdd-HHMMSS)\n"
 	      "      --no-kernel          drop kernel frames (user stacks only)\n"
+	      "      --gpu-interval MS    Jetson GPU/power/thermal sampling period (default 200;\n"
+	      "                           10..60000); off by itself on machines that are not Jetsons\n"
+	      "      --no-gpu             do not sample Jetson sysfs\n"
+	      "      --sysfs-root DIR     read sysfs/procfs files under DIR (testing, chroots)\n"
 	      "  -q, --quiet              print nothing but errors\n"
 	      "  -v, --verbose            more detail; -vv adds libbpf and verifier messages\n"
 	      "  -V, --version            print the version\n"
@@ -88,7 +94,7 @@ static int parse_duration(const char *s, double *out)
 
 int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 {
-	enum { OPT_NO_KERNEL = 256, OPT_PROC_ROOT };
+	enum { OPT_NO_KERNEL = 256, OPT_PROC_ROOT, OPT_GPU_INTERVAL, OPT_NO_GPU, OPT_SYSFS_ROOT };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -100,6 +106,9 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
+		{ "gpu-interval", required_argument, NULL, OPT_GPU_INTERVAL },
+		{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
+		{ "sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, n;
@@ -108,6 +117,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	o->freq_hz = CLI_DEFAULT_FREQ;
 	o->kernel_stacks = true;
 	o->proc_root = "/proc";
+	o->sysfs_root = "/";
+	o->gpu_interval_ms = CLI_DEFAULT_GPU_INTERVAL_MS;
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option so "-- cmd -x" and "cmd -x" keep
@@ -170,6 +181,24 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			break;
 		case OPT_PROC_ROOT:
 			o->proc_root = optarg;
+			break;
+		case OPT_GPU_INTERVAL:
+			if (parse_u32(optarg, 10, 60000, &o->gpu_interval_ms)) {
+				fprintf(err,
+					"ebpf-prof: invalid --gpu-interval '%s': expected 10..60000 ms\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_NO_GPU:
+			o->no_gpu = true;
+			break;
+		case OPT_SYSFS_ROOT:
+			if (!*optarg) {
+				fprintf(err, "ebpf-prof: --sysfs-root needs a directory\n");
+				return 2;
+			}
+			o->sysfs_root = optarg;
 			break;
 		case ':':
 			fprintf(err, "ebpf-prof: option '%s' needs a value\n", argv[optind - 1]);

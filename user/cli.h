@@ -12,6 +12,8 @@
 #define CLI_DEFAULT_FREQ 99
 /* kernel.perf_event_max_sample_rate defaults to 100000 at most. */
 #define CLI_MAX_FREQ 100000
+/* See docs/jetson.md for the measured cost behind this default. */
+#define CLI_DEFAULT_GPU_INTERVAL_MS 200
 
 struct cli_opts {
 	uint32_t pids[CLI_MAX_PIDS];
@@ -26,6 +28,9 @@ struct cli_opts {
 	bool show_help;
 	bool show_version;
 	const char *proc_root; /* hidden testing hook: --proc-root */
+	const char *sysfs_root; /* --sysfs-root: read sysfs (Jetson) under DIR */
+	uint32_t gpu_interval_ms; /* Jetson sampler period */
+	bool no_gpu;
 };
 
 /* Returns 0 on success or 2 (usage error, message already printed to err). */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "jetson.h"
 #include "log.h"
 #include "record.h"
 #include "report.h"
@@ -13,6 +14,8 @@ int main(int argc, char **argv)
 	struct cli_opts o;
 	int rc;
 
+	if (argc > 1 && !strcmp(argv[1], "jetson"))
+		return jetson_cmd_main(argc - 1, argv + 1);
 	rc = cli_parse(argc, argv, &o, stderr);
 	if (rc)
 		return rc;

@@ -64,7 +64,17 @@ int main(void)
 	CHECK_INT_EQ(parse(&o, ARGS("--version")), 0);
 	CHECK(o.show_version);
 
+	CHECK_INT_EQ(o.gpu_interval_ms, 200);
+	CHECK_INT_EQ(parse(&o, ARGS("--gpu-interval", "50", "--sysfs-root", "/x", "--pid", "1")), 0);
+	CHECK_INT_EQ(o.gpu_interval_ms, 50);
+	CHECK_STR_EQ(o.sysfs_root, "/x");
+	CHECK_INT_EQ(parse(&o, ARGS("--no-gpu", "--pid", "1")), 0);
+	CHECK(o.no_gpu);
+
 	/* Usage errors. */
+	CHECK_INT_EQ(parse(&o, ARGS("--gpu-interval", "5", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--gpu-interval", "x", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--sysfs-root", "", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("-F", "0", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("-F", "100001", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("-F", "-5", "--pid", "1")), 2);
