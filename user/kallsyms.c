@@ -96,7 +96,9 @@ static int parse_line(char *line, uint64_t *addr, char *type, char *name, size_t
 			return -EINVAL;
 		if (nlen + 1 + mlen + 1 > cap)
 			return -EINVAL;
-		snprintf(name, cap, "%s %s", nm, mod);
+		memcpy(name, nm, nlen);
+		name[nlen] = ' ';
+		memcpy(name + nlen + 1, mod, mlen + 1);
 	} else {
 		if (nlen + 1 > cap)
 			return -EINVAL;
@@ -136,6 +138,8 @@ int kallsyms_load(const char *path, struct kallsyms **out)
 			err = -EFBIG;
 			break;
 		}
+		if (line[0] == '\n')
+			continue;
 		if ((size_t)r != strlen(line) ||
 		    parse_line(line, &addr, &type, name, sizeof(name)) < 0) {
 			ks->bad_lines++;

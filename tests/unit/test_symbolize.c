@@ -140,7 +140,7 @@ static int run(const char *cmd)
 /* Build-id of an ELF file via readelf -n, as lowercase hex. */
 static int build_id(const char *path, char *out, size_t cap)
 {
-	char cmd[1024], line[512];
+	char cmd[2048], line[512];
 	FILE *p;
 	int found = -1;
 

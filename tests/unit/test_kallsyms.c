@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* kallsyms loader on synthetic files: lookup, module names, aliases, gaps,
+ * kptr_restrict (all zero) and malformed lines. Also the symbolizer's kernel
+ * path on those files. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "kallsyms.h"
+#include "symbolize.h"
+
+static void write_file(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK(fwrite(text, 1, len, f) == len);
+	fclose(f);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/ep-kallsyms-XXXXXX", good[64], zero[64], bad[64];
+	/* Deliberately unsorted, with aliases, a module and absolute symbols. */
+	static const char good_text[] = "ffffffff81000100 T second_func\n"
+					"ffffffff81000000 T _stext\n"
+					"ffffffff81000000 t startup_alias\n"
+					"0000000000000000 A fixed_percpu_data\n"
+					"ffffffff81000200 W weak_one\n"
+					"ffffffffc0100000 t mod_func\t[my_mod]\n"
+					"ffffffffc0100080 T mod_other\t[my_mod]\n";
+	static const char zero_text[] = "0000000000000000 T _stext\n"
+					"0000000000000000 T schedule\n"
+					"0000000000000000 t mod_func\t[my_mod]\n";
+	/* NUL in a name, overlong address, missing fields, bad module syntax. */
+	static const char bad_text[] = "ffffffff81000000 T ok_one\n"
+				       "zzzz T bad_addr\n"
+				       "ffffffff81000010 T\n"
+				       "ffffffff81000020 TT two_letter_type\n"
+				       "fffffffff81000030000 T too_long_addr\n"
+				       "ffffffff81000040 T name with spaces\n"
+				       "ffffffff81000050 t modname\t[unclosed\n"
+				       "ffffffff81000060 T nul\0name\n"
+				       "\n"
+				       "ffffffff81000100 T ok_two";
+	struct kallsyms *ks;
+	struct symbolizer *s;
+	struct symbolizer_opts o = { 0 };
+	struct sym_result r;
+	uint64_t off = 99;
+	char *big;
+
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(good, sizeof(good), "%s/good", dir);
+	snprintf(zero, sizeof(zero), "%s/zero", dir);
+	snprintf(bad, sizeof(bad), "%s/bad", dir);
+	write_file(good, good_text, sizeof(good_text) - 1);
+	write_file(zero, zero_text, sizeof(zero_text) - 1);
+	write_file(bad, bad_text, sizeof(bad_text) - 1);
+
+	CHECK_INT_EQ(kallsyms_load(good, &ks), 0);
+	if (ks) {
+		CHECK(!kallsyms_restricted(ks));
+		CHECK_INT_EQ(kallsyms_count(ks), 6); /* the absolute symbol is dropped */
+		CHECK(kallsyms_lookup(ks, 0xffffffff80ffffffull, NULL) == NULL);
+		/* Among aliases the global text symbol wins. */
+		CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffff81000010ull, &off), "_stext");
+		CHECK_INT_EQ(off, 0x10);
+		CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffff81000100ull, &off), "second_func");
+		CHECK_INT_EQ(off, 0);
+		CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffff810001ffull, NULL), "second_func");
+		CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffff81000300ull, NULL), "weak_one");
+		CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffffc0100004ull, NULL), "mod_func [my_mod]");
+		CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffffc0100090ull, NULL), "mod_other [my_mod]");
+		/* Far beyond any symbol (between core kernel and modules). */
+		CHECK(kallsyms_lookup(ks, 0xffffffffa0000000ull, NULL) == NULL);
+		kallsyms_free(ks);
+	}
+
+	CHECK_INT_EQ(kallsyms_load(zero, &ks), 0);
+	if (ks) {
+		CHECK(kallsyms_restricted(ks));
+		CHECK(kallsyms_lookup(ks, 0xffffffff81000010ull, NULL) == NULL);
+		kallsyms_free(ks);
+	}
+
+	CHECK_INT_EQ(kallsyms_load(bad, &ks), 0);
+	if (ks) {
+		CHECK_INT_EQ(kallsyms_count(ks), 2);
+		CHECK_INT_EQ(kallsyms_bad_lines(ks), 7);
+		CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffff81000050ull, NULL), "ok_one");
+		CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffff81000100ull, NULL), "ok_two");
+		kallsyms_free(ks);
+	}
+	CHECK_INT_EQ(kallsyms_load("/nonexistent/kallsyms", &ks), -ENOENT);
+	CHECK(ks == NULL);
+
+	/* A very long line is rejected, not truncated into a different name. */
+	big = malloc(100000);
+	if (big) {
+		memset(big, 'a', 100000);
+		memcpy(big, "ffffffff81000000 T ", 19);
+		big[99999] = '\n';
+		write_file(bad, big, 100000);
+		free(big);
+		CHECK_INT_EQ(kallsyms_load(bad, &ks), 0);
+		if (ks) {
+			CHECK_INT_EQ(kallsyms_count(ks), 0);
+			CHECK_INT_EQ(kallsyms_bad_lines(ks), 1);
+			CHECK(kallsyms_lookup(ks, 0xffffffff81000000ull, NULL) == NULL);
+			kallsyms_free(ks);
+		}
+	}
+
+	/* Symbolizer kernel path. */
+	o.kallsyms_path = good;
+	CHECK_INT_EQ(symbolizer_new(&s, &o), 0);
+	if (s) {
+		CHECK_INT_EQ(symbolizer_kernel(s, 0xffffffffc0100084ull, &r), 0);
+		CHECK_STR_EQ(r.name, "mod_other [my_mod]");
+		CHECK_STR_EQ(r.module, "[kernel.kallsyms]");
+		CHECK_INT_EQ(r.sym_offset, 4);
+		CHECK(r.resolved);
+		CHECK_INT_EQ(symbolizer_kernel(s, 0xffffffff80000000ull, &r), 0);
+		CHECK_STR_EQ(r.name, "[unknown] [kernel]+0xffffffff80000000");
+		CHECK(!r.resolved);
+		symbolizer_free(s);
+	}
+	o.kallsyms_path = zero;
+	CHECK_INT_EQ(symbolizer_new(&s, &o), 0);
+	if (s) {
+		struct symbolizer_stats st;
+
+		for (int i = 0; i < 3; i++) {
+			CHECK_INT_EQ(symbolizer_kernel(s, 0xffffffff81000010ull, &r), 0);
+			CHECK_STR_EQ(r.name, "[unknown] [kernel]");
+			CHECK(!r.resolved);
+		}
+		symbolizer_get_stats(s, &st);
+		CHECK_INT_EQ(st.lookups, 3);
+		CHECK_INT_EQ(st.unresolved, 3);
+		symbolizer_free(s);
+	}
+
+	unlink(good);
+	unlink(zero);
+	unlink(bad);
+	rmdir(dir);
+	return check_report("test_kallsyms");
+}

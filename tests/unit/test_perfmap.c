@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* perf map (JIT symbol file) parser: format variants, overrides, bounds,
+ * malformed lines and the file-opening rules. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "perfmap.h"
+
+static void test_parse(void)
+{
+	static const char text[] = "1000 100 first\n"
+				   "0x2000 0x10 with 0x prefix and spaces\r\n"
+				   "1000 80 first_replaced\n"	/* same start: newer wins */
+				   "3000 1000 outer\n"
+				   "3100 10 inner\n"		/* nested in outer */
+				   "zzzz 10 bad_start\n"
+				   "4000 0 zero_size\n"
+				   "4000 10\n"			/* no name */
+				   "4000 10 \n"			/* empty name */
+				   "fffffffffffffff0 100 wraps\n"
+				   "11112222333344445 10 too_long\n"
+				   "5000\n"
+				   "\n"
+				   "6000 10 nul\0inside\n"
+				   "7000 8 last_without_newline";
+	struct perfmap *pm;
+	uint64_t off = 0;
+
+	CHECK_INT_EQ(perfmap_parse(text, sizeof(text) - 1, &pm), 0);
+	if (!pm)
+		return;
+	CHECK_INT_EQ(perfmap_count(pm), 5);
+	CHECK_INT_EQ(perfmap_bad_lines(pm), 8);
+	CHECK(!perfmap_truncated(pm));
+	CHECK_STR_EQ(perfmap_lookup(pm, 0x1010, &off), "first_replaced");
+	CHECK_INT_EQ(off, 0x10);
+	/* Old entry was 0x100 long, the replacement only 0x80. */
+	CHECK(perfmap_lookup(pm, 0x1090, NULL) == NULL);
+	CHECK_STR_EQ(perfmap_lookup(pm, 0x200f, NULL), "with 0x prefix and spaces");
+	CHECK(perfmap_lookup(pm, 0x2010, NULL) == NULL);
+	CHECK(perfmap_lookup(pm, 0xfff, NULL) == NULL);
+	CHECK_STR_EQ(perfmap_lookup(pm, 0x3105, NULL), "inner");
+	CHECK_STR_EQ(perfmap_lookup(pm, 0x3200, NULL), "outer");
+	CHECK_STR_EQ(perfmap_lookup(pm, 0x7007, NULL), "last_without_newline");
+	CHECK(perfmap_lookup(pm, 0x7008, NULL) == NULL);
+	CHECK(perfmap_lookup(pm, UINT64_MAX, NULL) == NULL);
+	perfmap_free(pm);
+
+	CHECK_INT_EQ(perfmap_parse("", 0, &pm), 0);
+	if (pm) {
+		CHECK_INT_EQ(perfmap_count(pm), 0);
+		CHECK(perfmap_lookup(pm, 0x1000, NULL) == NULL);
+		perfmap_free(pm);
+	}
+}
+
+static void test_load(void)
+{
+	char dir[] = "/tmp/ep-perfmap-XXXXXX", path[64], link[64];
+	struct perfmap *pm;
+	FILE *f;
+
+	if (!mkdtemp(dir)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/perf-1.map", dir);
+	snprintf(link, sizeof(link), "%s/perf-2.map", dir);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		/* The last line is being written by the JIT: not yet complete. */
+		fputs("a000 20 jitted\nb000 20 half_writ", f);
+		fclose(f);
+	}
+	CHECK_INT_EQ(perfmap_load(path, (uid_t)-1, &pm), 0);
+	if (pm) {
+		CHECK_STR_EQ(perfmap_lookup(pm, 0xa001, NULL), "jitted");
+		CHECK(perfmap_lookup(pm, 0xb001, NULL) == NULL);
+		perfmap_free(pm);
+	}
+	/* Owned by someone other than root or the target: refused when we are
+	 * root (the file is ours, so a different expected uid must fail unless
+	 * the file is owned by root, which is always trusted). */
+	if (geteuid() != 0) {
+		CHECK_INT_EQ(perfmap_load(path, geteuid() + 1, &pm), -EPERM);
+		CHECK(pm == NULL);
+	} else {
+		CHECK_INT_EQ(perfmap_load(path, 12345, &pm), 0);
+		perfmap_free(pm);
+		if (chown(path, 4242, 4242) == 0) {
+			CHECK_INT_EQ(perfmap_load(path, 12345, &pm), -EPERM);
+			CHECK_INT_EQ(perfmap_load(path, 4242, &pm), 0);
+			perfmap_free(pm);
+		}
+	}
+	/* Symlinks are not followed (anyone can plant /tmp/perf-PID.map). */
+	CHECK(symlink(path, link) == 0);
+	CHECK_INT_EQ(perfmap_load(link, (uid_t)-1, &pm), -ELOOP);
+	CHECK_INT_EQ(perfmap_load(dir, (uid_t)-1, &pm), -EPERM);
+	CHECK_INT_EQ(perfmap_load("/nonexistent/perf-1.map", (uid_t)-1, &pm), -ENOENT);
+	unlink(link);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_bounds(void)
+{
+	/* More entries than the cap: parsing stops and says so. */
+	size_t n = PERFMAP_MAX_ENTRIES + 10, cap = n * 16 + 1, len = 0;
+	char *buf = malloc(cap);
+	struct perfmap *pm;
+
+	if (!buf) {
+		CHECK(!"malloc");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%zx 1 f\n", i + 1);
+	CHECK_INT_EQ(perfmap_parse(buf, len, &pm), 0);
+	if (pm) {
+		CHECK_INT_EQ(perfmap_count(pm), PERFMAP_MAX_ENTRIES);
+		CHECK(perfmap_truncated(pm));
+		perfmap_free(pm);
+	}
+	free(buf);
+}
+
+int main(void)
+{
+	test_parse();
+	test_load();
+	test_bounds();
+	return check_report("test_perfmap");
+}

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Symbolizer on a fake proc root: the maps file is the live symtarget's real
+ * one plus hostile entries (truncated ELF, path with spaces, replaced file
+ * with another inode, deleted file, device node, FIFO, wrapping offsets,
+ * garbage). There is no map_files directory, so files are reached through
+ * <proc_root>/PID/root, a symlink to "/", as in the non-root fallback.
+ */
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "symbolize.h"
+
+#define FAKE_PID 4242u
+#define BASE 0x800000000000ull
+
+/* Reads the target's "name 0xADDR" lines up to "ok", keeping two of them. */
+static void target_addrs(FILE *out, uint64_t *fn1, uint64_t *alpha)
+{
+	char line[256], w[64];
+	unsigned long long a;
+
+	while (fgets(line, sizeof(line), out)) {
+		if (strcmp(line, "ok\n") == 0)
+			break;
+		if (sscanf(line, "%63s %llx", w, &a) != 2)
+			continue;
+		if (strcmp(w, "symtarget_func_one") == 0)
+			*fn1 = a;
+		else if (strcmp(w, "symtest_lib_alpha") == 0)
+			*alpha = a;
+	}
+}
+
+static void expect(struct symbolizer *s, uint32_t pid, uint64_t addr, const char *name,
+		   bool resolved)
+{
+	struct sym_result r = { 0 };
+
+	CHECK_INT_EQ(symbolizer_user(s, pid, addr, &r), 0);
+	CHECK_STR_EQ(r.name, name);
+	CHECK_INT_EQ(r.resolved, resolved);
+}
+
+/* Our own vDSO: its clock_gettime must resolve (same kernel image as any
+ * target's). */
+static void test_vdso(void)
+{
+	void *h = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	void *f = h ? dlsym(h, "__vdso_clock_gettime") : NULL;
+	struct symbolizer *s;
+	struct sym_result r = { 0 };
+
+	if (!f) {
+		fprintf(stderr, "vdso check skipped: no __vdso_clock_gettime\n");
+		return;
+	}
+	CHECK_INT_EQ(symbolizer_new(&s, NULL), 0);
+	if (s) {
+		CHECK_INT_EQ(symbolizer_user(s, (uint32_t)getpid(), (uint64_t)(uintptr_t)f + 1, &r),
+			     0);
+		CHECK(r.resolved && r.name && strstr(r.name, "clock_gettime"));
+		CHECK_STR_EQ(r.module, "[vdso]");
+		symbolizer_free(s);
+	}
+	dlclose(h);
+}
+
+int main(void)
+{
+	char tmp[] = "/tmp/ep-symfake-XXXXXX", path[1200], trunc[1200], fifo[1200], cmd[4096];
+	char exe[1100], lib[1100];
+	const char *b = getenv("EP_BUILD_DIR");
+	struct symbolizer *s = NULL;
+	struct symbolizer_opts o = { 0 };
+	struct stat st_lib, st_trunc;
+	uint64_t alpha, fn1, alpha_off = 0;
+	int to[2], from[2];
+	FILE *in, *out, *maps, *m;
+	pid_t pid;
+	char line[1024];
+
+	snprintf(exe, sizeof(exe), "%s/tests/elf/symtarget", b ? b : ".");
+	snprintf(lib, sizeof(lib), "%s/tests/elf/libsymtest.so", b ? b : ".");
+	if (!mkdtemp(tmp) || stat(lib, &st_lib) < 0 || pipe(to) < 0 || pipe(from) < 0) {
+		CHECK(!"setup");
+		return check_report("test_symbolize_fake");
+	}
+	pid = fork();
+	if (pid == 0) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		close(to[1]);
+		close(from[0]);
+		execl(exe, exe, (char *)NULL);
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	in = fdopen(to[1], "w");
+	out = fdopen(from[0], "r");
+	fn1 = alpha = 0;
+	if (in && out)
+		target_addrs(out, &fn1, &alpha);
+	CHECK(fn1 && alpha);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+
+	/* Build the fake proc tree. */
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/proc/%u' && ln -s / '%s/proc/%u/root'", tmp,
+		 FAKE_PID, tmp, FAKE_PID);
+	CHECK(system(cmd) == 0);
+	snprintf(trunc, sizeof(trunc), "%s/trunc lib.so", tmp);
+	snprintf(cmd, sizeof(cmd), "head -c 2000 '%s' > '%s'", lib, trunc);
+	CHECK(system(cmd) == 0);
+	CHECK(stat(trunc, &st_trunc) == 0);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmp);
+	CHECK(mkfifo(fifo, 0600) == 0);
+
+	snprintf(cmd, sizeof(cmd), "%s/proc/%u/maps", tmp, FAKE_PID);
+	maps = fopen(cmd, "w");
+	m = fopen(path, "r");
+	CHECK(maps && m);
+	if (!maps || !m)
+		goto out;
+	while (fgets(line, sizeof(line), m)) {
+		unsigned long long lo, hi, off;
+
+		/* vsyscall sits at the very top: keep the file sorted for our lines. */
+		if (strstr(line, "[vsyscall]"))
+			continue;
+		fputs(line, maps);
+		if (sscanf(line, "%llx-%llx %*s %llx", &lo, &hi, &off) == 3 && alpha >= lo &&
+		    alpha < hi)
+			alpha_off = alpha - lo + off;
+	}
+	fclose(m);
+	m = NULL;
+	fprintf(maps, "not a maps line\n");
+	fprintf(maps, "%llx-%llx r--p 00000000 08:01 %llu %s\n", BASE, BASE + 0x1000,
+		(unsigned long long)st_trunc.st_ino, trunc);
+	fprintf(maps, "%llx-%llx r-xp 00001000 08:01 %llu %s\n", BASE + 0x1000, BASE + 0x2000,
+		(unsigned long long)st_trunc.st_ino, trunc);
+	/* libsymtest.so mapped whole at BASE+0x100000, once with its real inode
+	 * and once claiming another inode (file replaced since mapping). */
+	fprintf(maps, "%llx-%llx r-xp 00000000 08:01 %llu %s\n", BASE + 0x100000,
+		BASE + 0x100000 + 0x10000, (unsigned long long)st_lib.st_ino, lib);
+	fprintf(maps, "%llx-%llx r-xp 00000000 08:01 %llu %s\n", BASE + 0x200000,
+		BASE + 0x200000 + 0x10000, (unsigned long long)st_lib.st_ino + 1, lib);
+	fprintf(maps, "%llx-%llx r-xp 00000000 08:01 77 /nonexistent/dir/libgone.so (deleted)\n",
+		BASE + 0x300000, BASE + 0x301000);
+	fprintf(maps, "%llx-%llx r--s 00000000 00:05 4 /dev/zero\n", BASE + 0x400000,
+		BASE + 0x401000);
+	fprintf(maps, "%llx-%llx r-xp 00000000 08:01 9 %s\n", BASE + 0x500000, BASE + 0x501000,
+		fifo);
+	fprintf(maps, "%llx-%llx r-xp fffffffffffff000 08:01 9 /x/wraps.so\n", BASE + 0x600000,
+		BASE + 0x601000);
+	fprintf(maps, "%llx-%llx r-xp ffffffffffff0000 08:01 9 /x/huge.so\n", BASE + 0x700000,
+		BASE + 0x701000);
+	fclose(maps);
+
+	snprintf(cmd, sizeof(cmd), "%s/proc", tmp);
+	o.proc_root = cmd;
+	o.perfmap_dir = tmp;
+	o.reload_min_interval_ms = -1;
+	CHECK_INT_EQ(symbolizer_new(&s, &o), 0);
+	if (!s)
+		goto out;
+
+	/* Real entries reached through PID/root. */
+	expect(s, FAKE_PID, fn1, "symtarget_func_one", true);
+
+	/* Truncated ELF: file offset form, no crash. */
+	expect(s, FAKE_PID, BASE + 0x1010, "[unknown] trunc lib.so+0x1010", false);
+	expect(s, FAKE_PID, BASE + 0x10, "[unknown] trunc lib.so+0x10", false);
+
+	/* In this remap the text segment's vaddr equals its file offset (ld's
+	 * layout for shared objects), so alpha sits at BASE+its file offset. The
+	 * same address must have a name with the real inode and none with the
+	 * wrong one. */
+	CHECK(alpha_off != 0);
+	{
+		expect(s, FAKE_PID, BASE + 0x100000 + alpha_off, "symtest_lib_alpha", true);
+		snprintf(path, sizeof(path), "[unknown] libsymtest.so+0x%" PRIx64, alpha_off);
+		expect(s, FAKE_PID, BASE + 0x200000 + alpha_off, path, false);
+	}
+	{
+		struct sym_result r = { 0 };
+
+		CHECK_INT_EQ(symbolizer_user(s, FAKE_PID, BASE + 0x300010, &r), 0);
+		CHECK_STR_EQ(r.name, "[unknown] libgone.so+0x10");
+		CHECK_STR_EQ(r.module, "/nonexistent/dir/libgone.so");
+	}
+	expect(s, FAKE_PID, BASE + 0x400010, "[unknown] zero+0x10", false);
+	expect(s, FAKE_PID, BASE + 0x500010, "[unknown] fifo+0x10", false);
+	/* The wrapping line is dropped, so nothing maps this address. */
+	expect(s, FAKE_PID, BASE + 0x600010, "[unknown] 0x800000600010", false);
+	expect(s, FAKE_PID, BASE + 0x700010, "[unknown] huge.so+0xffffffffffff0010", false);
+	/* No such process under this root. */
+	expect(s, FAKE_PID + 1, 0x1000, "[unknown] 0x1000", false);
+	symbolizer_forget_pid(s, FAKE_PID + 1);
+	symbolizer_forget_pid(s, 999999); /* unknown pid: no-op */
+
+out:
+	symbolizer_free(s);
+	fprintf(in, "quit\n");
+	fclose(in);
+	fclose(out);
+	waitpid(pid, NULL, 0);
+	test_vdso();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	CHECK(system(cmd) == 0);
+	return check_report("test_symbolize_fake");
+}
