@@ -4,6 +4,7 @@
 #define EBPF_PROF_JETSON_INTERNAL_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include "jetson.h"
 #include "jetson_fs.h"
@@ -30,5 +31,14 @@ double jetson_emc_util_pct(long long mc_all, long long emc_hz);
 
 /* Milliseconds since CLOCK_MONOTONIC 0 in ns. */
 unsigned long long jetson_mono_ns(void);
+
+/* Truncating string copy (always NUL-terminates). */
+static inline void jstrcpy(char *dst, size_t n, const char *src)
+{
+	size_t len = strnlen(src, n - 1);
+
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
 
 #endif

@@ -238,7 +238,7 @@ cJSON *jetson_snapshot_json(const struct jetson_snapshot *s)
 		if (s->noc) {
 			cJSON *oc = cJSON_AddObjectToObject(root, "soctherm_oc_event_cnt");
 			for (size_t k = 0; k < s->noc; k++) {
-				char key[8];
+				char key[32];
 				snprintf(key, sizeof(key), "oc%zu", k + 1);
 				add_val(oc, key, &s->oc_event_cnt[k], (double)s->oc_event_cnt[k].v);
 			}

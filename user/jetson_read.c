@@ -150,7 +150,7 @@ static int read_str(const struct jfs *fs, const char *dir, const char *file, cha
 	n = jfs_read(fs, rel, buf, sizeof(buf));
 	if (n < 0)
 		return n;
-	snprintf(out, len, "%s", buf);
+	jstrcpy(out, len, buf);
 	return 0;
 }
 
@@ -205,8 +205,8 @@ static void probe_gpu(struct jetson_reader *r)
 		if (jfs_path(rel, sizeof(rel), "sys/class/devfreq/%s/device", ents[i]) ||
 		    jfs_resolve(&r->fs, rel, true, r->gpu_dev, sizeof(r->gpu_dev)))
 			r->gpu_dev[0] = '\0';
-		snprintf(r->gpu_name, sizeof(r->gpu_name), "%s", ents[i]);
-		snprintf(r->gpu_of_node, sizeof(r->gpu_of_node), "%s", name);
+		jstrcpy(r->gpu_name, sizeof(r->gpu_name), ents[i]);
+		jstrcpy(r->gpu_of_node, sizeof(r->gpu_of_node), name);
 		r->gpu_found = true;
 	}
 	jfs_free_list(ents, n);
@@ -226,9 +226,9 @@ static void add_rail(struct jetson_reader *r, const char *dir, const char *dev, 
 	if (r->nrails >= JETSON_MAX_RAILS)
 		return;
 	rl = &r->rails[r->nrails++];
-	snprintf(rl->dir, sizeof(rl->dir), "%s", dir);
-	snprintf(rl->device, sizeof(rl->device), "%s", dev);
-	snprintf(rl->name, sizeof(rl->name), "%s", label);
+	jstrcpy(rl->dir, sizeof(rl->dir), dir);
+	jstrcpy(rl->device, sizeof(rl->device), dev);
+	jstrcpy(rl->name, sizeof(rl->name), label);
 	rl->channel = ch;
 	rl->layout = layout;
 }
@@ -353,9 +353,9 @@ static void probe_thermal(struct jetson_reader *r)
 		if (jfs_path(rel, sizeof(rel), "sys/class/thermal/%s", ents[i]) ||
 		    jfs_resolve(&r->fs, rel, true, z->dir, sizeof(z->dir)))
 			continue;
-		snprintf(z->node, sizeof(z->node), "%s", ents[i]);
+		jstrcpy(z->node, sizeof(z->node), ents[i]);
 		if (read_str(&r->fs, z->dir, "type", z->type, sizeof(z->type)))
-			snprintf(z->type, sizeof(z->type), "%s", ents[i]);
+			jstrcpy(z->type, sizeof(z->type), ents[i]);
 		if (zone) {
 			read_trips(r, z);
 			r->nzones++;
@@ -391,7 +391,7 @@ static void probe_hwmon(struct jetson_reader *r)
 				   ntach < JETSON_MAX_FANS) {
 				jfs_path(tach[ntach++], JR_PATH, "%s/rpm", dir);
 			} else if (!strcmp(name, "soctherm_oc")) {
-				snprintf(r->oc_dir, sizeof(r->oc_dir), "%s", dir);
+				jstrcpy(r->oc_dir, sizeof(r->oc_dir), dir);
 			}
 		}
 		jfs_free_list(ents, n);
@@ -409,7 +409,7 @@ static void probe_hwmon(struct jetson_reader *r)
 	/* Pair the k-th tachometer with the k-th fan (names repeat with two fans). */
 	for (size_t k = 0; k < ntach && k < r->nfans; k++)
 		if (!r->fans[k].rpm[0] || strcmp(r->fans[k].source, "pwm-fan"))
-			snprintf(r->fans[k].rpm, sizeof(r->fans[k].rpm), "%s", tach[k]);
+			jstrcpy(r->fans[k].rpm, sizeof(r->fans[k].rpm), tach[k]);
 }
 
 size_t jetson_parse_nvpmodel_conf(const char *text, struct jetson_mode_name *out, size_t max)
@@ -430,7 +430,7 @@ size_t jetson_parse_nvpmodel_conf(const char *text, struct jetson_mode_name *out
 			if (sscanf(line, " < POWER_MODEL ID=%d NAME=%63[^ >\t] >", &id, name) == 2 &&
 			    id >= 0) {
 				out[n].id = id;
-				snprintf(out[n].name, sizeof(out[n].name), "%s", name);
+				jstrcpy(out[n].name, sizeof(out[n].name), name);
 				n++;
 			}
 		}
@@ -585,8 +585,8 @@ static void sample_gpu(struct jetson_reader *r, struct jetson_gpu *g)
 	if (!r->gpu_found)
 		return;
 	g->present = true;
-	snprintf(g->devfreq, sizeof(g->devfreq), "%s", r->gpu_name);
-	snprintf(g->of_node_name, sizeof(g->of_node_name), "%s", r->gpu_of_node);
+	jstrcpy(g->devfreq, sizeof(g->devfreq), r->gpu_name);
+	jstrcpy(g->of_node_name, sizeof(g->of_node_name), r->gpu_of_node);
 	read_str(&r->fs, r->gpu_devfreq, "governor", g->governor, sizeof(g->governor));
 	g->cur_hz = read_val(&r->fs, r->gpu_devfreq, "cur_freq", 0, JR_MAX_HZ);
 	g->min_hz = read_val(&r->fs, r->gpu_devfreq, "min_freq", 0, JR_MAX_HZ);
@@ -617,8 +617,8 @@ static void sample_rails(struct jetson_reader *r, struct jetson_snapshot *s)
 		char f[40];
 
 		memset(d, 0, sizeof(*d));
-		snprintf(d->name, sizeof(d->name), "%s", src->name);
-		snprintf(d->device, sizeof(d->device), "%s", src->device);
+		jstrcpy(d->name, sizeof(d->name), src->name);
+		jstrcpy(d->device, sizeof(d->device), src->device);
 		d->channel = src->channel;
 		d->layout = src->layout;
 		if (src->layout == JETSON_RAIL_HWMON) {
@@ -681,8 +681,8 @@ static void sample_thermal(struct jetson_reader *r, struct jetson_snapshot *s)
 		struct jetson_val t;
 
 		memset(z, 0, sizeof(*z));
-		snprintf(z->type, sizeof(z->type), "%s", src->type);
-		snprintf(z->node, sizeof(z->node), "%s", src->node);
+		jstrcpy(z->type, sizeof(z->type), src->type);
+		jstrcpy(z->node, sizeof(z->node), src->node);
 		z->ntrips = src->ntrips;
 		memcpy(z->trips, src->trips, sizeof(z->trips));
 		t = read_val(&r->fs, src->dir, "temp", -JR_MAX_MC, JR_MAX_MC);
@@ -705,8 +705,8 @@ static void sample_thermal(struct jetson_reader *r, struct jetson_snapshot *s)
 		struct jetson_cooling *c = &s->cooling[i];
 
 		memset(c, 0, sizeof(*c));
-		snprintf(c->type, sizeof(c->type), "%s", src->type);
-		snprintf(c->node, sizeof(c->node), "%s", src->node);
+		jstrcpy(c->type, sizeof(c->type), src->type);
+		jstrcpy(c->node, sizeof(c->node), src->node);
 		c->cur_state = read_val(&r->fs, src->dir, "cur_state", 0, 1LL << 40);
 		c->max_state = read_val(&r->fs, src->dir, "max_state", 0, 1LL << 40);
 		if (gone(c->cur_state.err) && dir_lost(&r->fs, src->dir))
@@ -747,11 +747,11 @@ static void sample_hwmon(struct jetson_reader *r, struct jetson_snapshot *s)
 		struct jetson_fan *f = &s->fans[i];
 
 		memset(f, 0, sizeof(*f));
-		snprintf(f->source, sizeof(f->source), "%s", r->fans[i].source);
+		jstrcpy(f->source, sizeof(f->source), r->fans[i].source);
 		f->pwm = read_file_val(&r->fs, r->fans[i].pwm, 0, 255);
 		if (!f->pwm.ok && !strcmp(r->fans[i].source, "pwm-fan")) {
 			char alt[JR_PATH + 16];
-			snprintf(alt, sizeof(alt), "%s", r->fans[i].pwm);
+			jstrcpy(alt, sizeof(alt), r->fans[i].pwm);
 			char *slash = strrchr(alt, '/');
 			if (slash) {
 				strcpy(slash + 1, "cur_pwm");
@@ -821,7 +821,7 @@ static void sample_power_mode(struct jetson_reader *r, struct jetson_snapshot *s
 	s->power_mode_id.v = id;
 	for (size_t i = 0; i < r->nmodes; i++)
 		if (r->modes[i].id == id)
-			snprintf(s->power_mode_name, sizeof(s->power_mode_name), "%s", r->modes[i].name);
+			jstrcpy(s->power_mode_name, sizeof(s->power_mode_name), r->modes[i].name);
 }
 
 int jetson_reader_sample(struct jetson_reader *r, struct jetson_snapshot *s)
@@ -905,7 +905,7 @@ size_t jetson_throttle_signals(const struct jetson_snapshot *s, struct jetson_th
 		}
 		if (worst)
 			PUSH(sg->kind = JETSON_THR_ZONE_TRIP;
-			     snprintf(sg->source, sizeof(sg->source), "%s", z->type);
+			     jstrcpy(sg->source, sizeof(sg->source), z->type);
 			     sg->value = z->temp_mc; sg->limit = worst->temp_mc;
 			     snprintf(sg->detail, sizeof(sg->detail), "%s %.3f C >= %s trip %.3f C",
 				      z->type, jetson_c(z->temp_mc), worst->type,
@@ -916,7 +916,7 @@ size_t jetson_throttle_signals(const struct jetson_snapshot *s, struct jetson_th
 
 		if (alert_cdev(c->type) && c->cur_state.ok && c->cur_state.v > 0)
 			PUSH(sg->kind = JETSON_THR_COOLING_ALERT;
-			     snprintf(sg->source, sizeof(sg->source), "%s", c->type);
+			     jstrcpy(sg->source, sizeof(sg->source), c->type);
 			     sg->value = c->cur_state.v;
 			     snprintf(sg->detail, sizeof(sg->detail), "%s %s cur_state=%lld", c->node,
 				      c->type, c->cur_state.v));

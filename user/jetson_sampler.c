@@ -86,8 +86,8 @@ static int metric_index(struct jetson_sampler *s, const char *key, const char *t
 	if (s->nmetrics >= JS_MAX_METRICS)
 		return -1;
 	struct js_metric *m = &s->metrics[s->nmetrics];
-	snprintf(m->key, sizeof(m->key), "%s", key);
-	snprintf(m->track, sizeof(m->track), "%s", track);
+	jstrcpy(m->key, sizeof(m->key), key);
+	jstrcpy(m->track, sizeof(m->track), track);
 	m->min = INFINITY;
 	m->max = -INFINITY;
 	return (int)s->nmetrics++;
@@ -153,7 +153,7 @@ static void note_throttle(struct jetson_sampler *s, const struct jetson_snapshot
 		if (j == s->nthr_src) {
 			if (s->nthr_src >= JS_MAX_THR_SOURCES)
 				continue;
-			snprintf(s->thr_src[j].name, sizeof(s->thr_src[j].name), "%s", g->source);
+			jstrcpy(s->thr_src[j].name, sizeof(s->thr_src[j].name), g->source);
 			s->thr_src[j].kind = g->kind;
 			s->thr_src[j].samples = 0;
 			s->nthr_src++;
@@ -542,7 +542,7 @@ int jetson_trace_counters(const struct jetson_sampler *s, FILE *out, uint32_t pi
 			fputs("{\"name\":", out);
 			json_str(out, name);
 			fprintf(out, ",\"cat\":\"jetson\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%u,"
-				     "\"args\":{\"value\":%.6g}}\n",
+				     "\"args\":{\"value\":%.7g}}\n",
 				(double)pt->ts / 1000.0, pid, v);
 		}
 	}

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jetson.h"
+#include "jetson_internal.h"
 
 #define TS_MAX_TOKENS 512
 #define TS_MAX_LINE 65536
@@ -101,18 +102,16 @@ static int parse_rail(const char *tok, double v[3])
 	int n = 0;
 	const char *p = tok;
 
-	while (n < 3) {
+	for (;;) {
 		const char *slash = strchr(p, '/');
 		size_t len = slash ? (size_t)(slash - p) : strlen(p);
-		if (!parse_mw(p, len, &v[n]))
-			return 0;
+		if (n == 3 || !parse_mw(p, len, &v[n]))
+			return 0; /* more than cur/avg/peak is not a rail */
 		n++;
 		if (!slash)
 			break;
 		p = slash + 1;
 	}
-	if (strchr(p, '/'))
-		return 0;
 	return n >= 2 ? n : 0;
 }
 
