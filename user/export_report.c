@@ -276,6 +276,12 @@ int export_report_json(const struct profile *p, const struct run_info *ri, FILE 
 
 	if (!root || b.failed)
 		goto out;
+	if (ri->extend_report) {
+		err = ri->extend_report(ri->extend_ctx, root);
+		if (err)
+			goto out;
+		err = -ENOMEM;
+	}
 	text = cJSON_Print(root);
 	if (!text)
 		goto out;

@@ -1,18 +1,16 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * trace.json: Chrome Trace Event / Perfetto timeline. For now it carries the
- * Jetson counter tracks; spans (probes, cycles) join it as they land.
+ * trace.json: Chrome Trace Event / Perfetto timeline. The recorder's modules
+ * supply the events (counter tracks, spans); this file frames them.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "jetson.h"
 #include "json_write.h"
 #include "report.h"
 
-int export_trace_json(const struct run_info *ri, const struct jetson_sampler *gpu, FILE *out)
+int export_trace_json(const struct run_info *ri, trace_events_fn events_fn, void *ctx, FILE *out)
 {
-	uint32_t pid = ri->ntargets ? ri->targets[0].pid : 0;
 	bool first = true;
 	int err;
 
@@ -28,8 +26,8 @@ int export_trace_json(const struct run_info *ri, const struct jetson_sampler *gp
 		json_write_strn(out, ri->targets[i].comm, strnlen(ri->targets[i].comm, sizeof(ri->targets[i].comm)));
 		fputs("}}\n", out);
 	}
-	if (gpu) {
-		err = jetson_trace_counters(gpu, out, pid, &first);
+	if (events_fn) {
+		err = events_fn(ctx, out, &first);
 		if (err)
 			return err;
 	}

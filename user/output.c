@@ -173,6 +173,11 @@ void output_dir_close(struct output_dir *od)
 	od->dirfd = -1;
 	free(od->path);
 	od->path = NULL;
+	for (size_t i = 0; i < od->nwritten; i++)
+		free(od->written[i]);
+	free(od->written);
+	od->written = NULL;
+	od->nwritten = 0;
 }
 
 static bool valid_name(const char *name)
@@ -180,6 +185,25 @@ static bool valid_name(const char *name)
 	size_t len = name ? strlen(name) : 0;
 	return len && len <= OUTPUT_NAME_MAX && !strchr(name, '/') && strcmp(name, ".") != 0 &&
 	       strcmp(name, "..") != 0;
+}
+
+/* Best effort: the list only feeds the report's file list. */
+static void record_written(struct output_dir *od, const char *name)
+{
+	char *copy;
+	char **list;
+
+	for (size_t i = 0; i < od->nwritten; i++)
+		if (!strcmp(od->written[i], name))
+			return;
+	copy = strdup(name);
+	list = copy ? realloc(od->written, (od->nwritten + 1) * sizeof(*list)) : NULL;
+	if (!list) {
+		free(copy);
+		return;
+	}
+	list[od->nwritten++] = copy;
+	od->written = list;
 }
 
 int output_write(struct output_dir *od, const char *name, output_writer_fn write_fn, void *ctx)
@@ -255,6 +279,7 @@ int output_write(struct output_dir *od, const char *name, output_writer_fn write
 		goto fail;
 	}
 	fsync(od->dirfd); /* best effort: makes the rename durable */
+	record_written(od, name);
 	return 0;
 fail:
 	if (f)

@@ -19,6 +19,8 @@ struct output_dir {
 	bool chown_to_user; /* SUDO_UID/SUDO_GID were valid */
 	uid_t uid;
 	gid_t gid;
+	char **written; /* names written so far, in order (for the report) */
+	size_t nwritten;
 };
 
 /* Creates (if needed) and opens the directory. The final component must not

@@ -17,14 +17,25 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jetson.h"
+#include "jetson_module.h"
 #include "log.h"
 #include "output.h"
 #include "proc_info.h"
+#include "rec_module.h"
 #include "profile.h"
 #include "report.h"
 #include "sampler.h"
 #include "symbolize.h"
+
+/* Data sources beside the CPU sampler; see rec_module.h. */
+static const struct rec_module *const modules[] = {
+	&jetson_rec_module,
+};
+#define NMODULES (sizeof(modules) / sizeof(modules[0]))
+
+#define for_each_module(r, i)                      \
+	for (size_t i = 0; i < NMODULES; i++)      \
+		if ((r)->mstate[i])
 
 /* How often the loop wakes to drain the ring buffer when no watermark
  * wakeup came: bounds both latency and the ring's fill between drains. */
@@ -38,8 +49,9 @@ struct recorder {
 	struct profile prof;
 	struct symbolizer *sym;
 	struct sampler *sampler;
-	struct jetson_sampler *gpu;
 	struct run_info ri;
+	struct rec_ctx mctx;
+	void *mstate[8]; /* per module in `modules`, NULL when off */
 	size_t cap_targets;
 	size_t nalive;
 	pid_t child;
@@ -267,6 +279,9 @@ static int on_event(void *ctx, const void *data, size_t size)
 		log_info("following new process %u (%s), child of %u", h->pid, comm, e->parent_pid);
 		if (add_target(r, h->pid, e->parent_pid, comm))
 			r->prof.drops[PROF_DROP_COLLECTOR]++;
+		for_each_module(r, i)
+			if (modules[i]->add_target)
+				modules[i]->add_target(r->mstate[i], h->pid);
 		break;
 	}
 	case EP_EV_EXIT: {
@@ -274,6 +289,9 @@ static int on_event(void *ctx, const void *data, size_t size)
 
 		if (t)
 			mark_exited(r, t, h->ts_ns);
+		for_each_module(r, i)
+			if (modules[i]->on_exit)
+				modules[i]->on_exit(r->mstate[i], h->pid, h->ts_ns);
 		symbolizer_forget_pid(r->sym, h->pid);
 		break;
 	}
@@ -425,6 +443,7 @@ static char *default_output_dir(uint32_t pid)
 struct export_ctx {
 	const struct profile *p;
 	const struct run_info *ri;
+	struct recorder *r;
 };
 
 static int write_speedscope(FILE *f, void *c)
@@ -448,27 +467,82 @@ static int write_report(FILE *f, void *c)
 	return export_report_json(x->p, x->ri, f);
 }
 
+static int module_trace_events(void *c, FILE *out, bool *first)
+{
+	struct recorder *r = c;
+	int err;
+
+	for_each_module(r, i) {
+		if (!modules[i]->trace_events || (modules[i]->has_trace && !modules[i]->has_trace(r->mstate[i])))
+			continue;
+		err = modules[i]->trace_events(r->mstate[i], out, first);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int write_trace(FILE *f, void *c)
 {
 	struct export_ctx *x = c;
 
-	return export_trace_json(x->ri, x->ri->gpu, f);
+	return export_trace_json(x->ri, module_trace_events, x->r, f);
+}
+
+static int module_report_json(void *c, cJSON *root)
+{
+	struct recorder *r = c;
+	int err;
+
+	for_each_module(r, i) {
+		if (!modules[i]->report_json)
+			continue;
+		err = modules[i]->report_json(r->mstate[i], root);
+		if (err) {
+			log_error("cannot add the %s section to report.json: %s", modules[i]->name,
+				  strerror(-err));
+			return err;
+		}
+	}
+	return 0;
 }
 
 static int write_outputs(struct recorder *r, struct output_dir *od)
 {
-	struct export_ctx x = { &r->prof, &r->ri };
+	struct export_ctx x = { &r->prof, &r->ri, r };
+	bool trace = false;
 	int err = 0;
 
 	/* Write every file even if one fails, so one bad exporter cannot take
-	 * the others' data with it. */
+	 * the others' data with it. report.json goes last: it lists the rest. */
 	if (output_write(od, "profile.speedscope.json", write_speedscope, &x))
 		err = -EIO;
 	if (output_write(od, "stacks.folded", write_folded, &x))
 		err = -EIO;
-	if (output_write(od, "report.json", write_report, &x))
+	for_each_module(r, i) {
+		if (modules[i]->write_files && modules[i]->write_files(r->mstate[i], od))
+			err = -EIO;
+		if (modules[i]->trace_events &&
+		    (!modules[i]->has_trace || modules[i]->has_trace(r->mstate[i])))
+			trace = true;
+	}
+	if (trace && output_write(od, "trace.json", write_trace, &x))
 		err = -EIO;
-	if (r->ri.gpu && output_write(od, "trace.json", write_trace, &x))
+	r->ri.extend_report = module_report_json;
+	r->ri.extend_ctx = r;
+	/* The list must name report.json before report.json exists. */
+	{
+		const char **names = calloc(od->nwritten + 1, sizeof(*names));
+
+		if (names) {
+			for (size_t i = 0; i < od->nwritten; i++)
+				names[i] = od->written[i];
+			names[od->nwritten] = "report.json";
+			r->ri.output_files = names;
+			r->ri.noutput_files = od->nwritten + 1;
+		}
+	}
+	if (output_write(od, "report.json", write_report, &x))
 		err = -EIO;
 	return err;
 }
@@ -565,6 +639,27 @@ int record_main(const struct cli_opts *o)
 				goto out;
 	}
 
+	r.mctx.opts = o;
+	r.mctx.targets_map_fd = sampler_targets_fd(r.sampler);
+	r.mctx.sym = r.sym;
+	r.mctx.ri = &r.ri;
+	for (size_t i = 0; i < NMODULES; i++) {
+		err = modules[i]->open(&r.mstate[i], &r.mctx);
+		if (err == -ENODEV) {
+			r.mstate[i] = NULL;
+			continue;
+		}
+		if (err) {
+			r.mstate[i] = NULL;
+			log_error("cannot start %s: %s", modules[i]->name, strerror(-err));
+			goto out;
+		}
+		for (size_t t = 0; t < r.ri.ntargets; t++)
+			if (modules[i]->add_target &&
+			    modules[i]->add_target(r.mstate[i], r.ri.targets[t].pid))
+				goto out;
+	}
+
 	outdir = o->output_dir ? strdup(o->output_dir)
 			       : default_output_dir(r.ri.targets[0].pid);
 	if (!outdir || output_dir_open(&od, outdir))
@@ -575,14 +670,9 @@ int record_main(const struct cli_opts *o)
 	r.ri.start_mono_ns = mono_ns();
 	if (sampler_attach(r.sampler))
 		goto out;
-	if (!o->no_gpu) {
-		/* Not a Jetson is the common case: the module says so under -v
-		 * and stays off. Any other failure costs only the GPU data. */
-		err = jetson_sampler_start(&r.gpu, o->sysfs_root, o->gpu_interval_ms);
-		if (err && err != -ENODEV)
-			log_warn("Jetson sampler not started: %s", strerror(-err));
-		r.ri.gpu = r.gpu;
-	}
+	for_each_module(&r, i)
+		if (modules[i]->attach && modules[i]->attach(r.mstate[i]))
+			goto out;
 	if (o->duration_s > 0)
 		deadline = r.ri.start_mono_ns + (uint64_t)(o->duration_s * 1e9);
 
@@ -624,6 +714,9 @@ int record_main(const struct cli_opts *o)
 			if (si.ssi_signo != SIGCHLD)
 				signalled = true;
 		now = mono_ns();
+		for_each_module(&r, i)
+			if (modules[i]->poll && modules[i]->poll(r.mstate[i], now) < 0)
+				r.prof.drops[PROF_DROP_COLLECTOR]++;
 		check_liveness(&r, now);
 		if (signalled) {
 			r.ri.stop_reason = "signal";
@@ -641,8 +734,9 @@ int record_main(const struct cli_opts *o)
 	r.ri.end_mono_ns = mono_ns();
 	clock_gettime(CLOCK_REALTIME, &r.ri.end_wall);
 	collect_drops(&r);
-	if (r.gpu)
-		jetson_sampler_stop(r.gpu);
+	for_each_module(&r, i)
+		if (modules[i]->stop)
+			modules[i]->stop(r.mstate[i]);
 
 	if (r.child > 0 && !r.child_reaped && !strcmp(r.ri.stop_reason, "signal")) {
 		/* A terminal Ctrl-C reaches the command too: give it a moment to
@@ -661,8 +755,12 @@ int record_main(const struct cli_opts *o)
 	r.sampler = NULL;
 
 	rc = write_outputs(&r, &od) ? 1 : 0;
-	if (o->verbosity >= 0)
+	if (o->verbosity >= 0) {
 		print_summary(&r.prof, &r.ri, stdout);
+		for_each_module(&r, i)
+			if (modules[i]->summary)
+				modules[i]->summary(r.mstate[i], stdout);
+	}
 	{
 		struct symbolizer_stats st;
 
@@ -681,7 +779,9 @@ out:
 	if (l.exec_fd >= 0)
 		close(l.exec_fd);
 	sampler_close(r.sampler);
-	jetson_sampler_free(r.gpu);
+	for_each_module(&r, i)
+		modules[i]->close(r.mstate[i]);
+	free((void *)r.ri.output_files);
 	symbolizer_free(r.sym);
 	profile_free(&r.prof);
 	output_dir_close(&od);

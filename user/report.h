@@ -13,7 +13,7 @@
 
 #include "profile.h"
 
-struct jetson_sampler;
+#include <cjson/cJSON.h>
 
 #define EBPF_PROF_VERSION "0.1.0"
 #define REPORT_SCHEMA "ebpf-prof/1"
@@ -42,14 +42,18 @@ struct run_info {
 	const char *const *output_files; /* names inside output_dir, for report/summary */
 	size_t noutput_files;
 	uint64_t first_sample_ns; /* CLOCK_MONOTONIC of the first sample, 0 if none */
-	const struct jetson_sampler *gpu; /* Jetson sampler, NULL when not running */
+	/* Lets the recorder's modules add their sections to report.json. */
+	int (*extend_report)(void *ctx, cJSON *root);
+	void *extend_ctx;
 };
 
 int export_speedscope(const struct profile *p, const struct run_info *ri, FILE *out);
 int export_folded(const struct profile *p, FILE *out);
 int export_report_json(const struct profile *p, const struct run_info *ri, FILE *out);
-/* Chrome Trace Event JSON: process names and, on a Jetson, counter tracks. */
-int export_trace_json(const struct run_info *ri, const struct jetson_sampler *gpu, FILE *out);
+/* Chrome Trace Event JSON: process names, then whatever events_fn appends
+ * (comma-separated objects; *first says whether a comma is needed). */
+typedef int (*trace_events_fn)(void *ctx, FILE *out, bool *first);
+int export_trace_json(const struct run_info *ri, trace_events_fn events_fn, void *ctx, FILE *out);
 /* Human summary: top 10 functions, samples, drops, where files went. */
 void print_summary(const struct profile *p, const struct run_info *ri, FILE *out);
 

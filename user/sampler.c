@@ -113,6 +113,11 @@ int sampler_add_target(struct sampler *s, uint32_t pid)
 	return 0;
 }
 
+int sampler_targets_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.targets);
+}
+
 int sampler_attach(struct sampler *s)
 {
 	int ncpus = libbpf_num_possible_cpus(), attached = 0, err;

@@ -29,6 +29,8 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		 void *ctx);
 /* Adds a process (tgid) to the in-kernel filter. */
 int sampler_add_target(struct sampler *s, uint32_t pid);
+/* The tgid filter map, for other BPF objects to share (bpf_map__reuse_fd). */
+int sampler_targets_fd(const struct sampler *s);
 /* Opens a cpu-clock perf event per online CPU and attaches everything. */
 int sampler_attach(struct sampler *s);
 /* Waits up to timeout_ms for a wakeup, then drains whatever is queued.

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A data source that runs beside the CPU sampler during a recording run
+ * (scheduler, memory, thermal, probes, Jetson, ...). record.c drives every
+ * module through these hooks, in this order:
+ *
+ *   open -> add_target* -> attach -> poll* (every ~10 ms, and on_fork/on_exit
+ *   as targets come and go) -> stop -> report_json / trace_events /
+ *   write_files / summary -> close
+ *
+ * A module that does not apply here (not a Jetson, tracepoint missing, not
+ * asked for) returns -ENODEV from open after logging one line at info level;
+ * the run goes on without it. Any other error from open or attach is fatal
+ * and must have been logged with context. Every hook but open and close is
+ * optional (NULL).
+ */
+#ifndef EBPF_PROF_REC_MODULE_H
+#define EBPF_PROF_REC_MODULE_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "output.h"
+#include "report.h"
+
+struct symbolizer;
+
+struct rec_ctx {
+	const struct cli_opts *opts;
+	/* The in-kernel tgid filter of the CPU sampler (bpf/profile.bpf.c
+	 * `targets`): reuse it in a module's BPF object with
+	 * bpf_map__reuse_fd() before load, so every module follows the same
+	 * processes, including children forked later. */
+	int targets_map_fd;
+	struct symbolizer *sym; /* shared symbolizer (user + kernel frames) */
+	const struct run_info *ri; /* targets, times; complete by report time */
+};
+
+struct rec_module {
+	const char *name;
+	int (*open)(void **state, const struct rec_ctx *ctx);
+	int (*add_target)(void *state, uint32_t pid);
+	int (*attach)(void *state);
+	/* Non-blocking: drain ring buffers, sample files. */
+	int (*poll)(void *state, uint64_t now_ns);
+	void (*on_exit)(void *state, uint32_t pid, uint64_t ts_ns);
+	/* Detach and drain what is left; called once, before any output. */
+	void (*stop)(void *state);
+	/* Adds the module's sections to report.json. */
+	int (*report_json)(void *state, cJSON *root);
+	/* Appends Chrome Trace events (comma-separated JSON objects; *first
+	 * says whether a comma is needed) to trace.json. */
+	int (*trace_events)(void *state, FILE *out, bool *first);
+	/* Whether trace_events has anything to say: trace.json is written
+	 * only when some module does. */
+	bool (*has_trace)(void *state);
+	/* Extra files in the bundle, each through output_write(). */
+	int (*write_files)(void *state, struct output_dir *od);
+	void (*summary)(void *state, FILE *out);
+	void (*close)(void *state);
+};
+
+#endif
