@@ -225,7 +225,8 @@ static void account(struct jetson_sampler *s, const struct jetson_snapshot *snap
 	if (pt)
 		pt->energy_j = s->energy_known ? s->energy_j : NAN;
 	note_throttle(s, snap, nsig);
-	s->samples++;
+	/* read without the lock by jetson_sampler_count() while running */
+	__atomic_store_n(&s->samples, s->samples + 1, __ATOMIC_RELAXED);
 }
 
 static void *sampler_main(void *arg)
