@@ -8,8 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* PID_MAX_LIMIT on 64-bit kernels. */
-#define EP_PID_MAX 4194304u
+/* Any positive pid_t parses: a number beyond the kernel's pid_max is a
+ * process that does not exist, which the caller reports as such. */
+#define EP_PID_MAX 2147483647ul
 
 static ssize_t read_proc_file(const char *proc_root, uint32_t pid, const char *name, char *buf,
 			      size_t len)

@@ -27,7 +27,7 @@ enum proc_state proc_get_state(const char *proc_root, uint32_t pid);
  * 0 when the line is malformed. */
 char proc_parse_stat_state(const char *stat_line, size_t len);
 
-/* Strict pid list parser for "--pid 12,34": decimal, 1..4194304, no
+/* Strict pid list parser for "--pid 12,34": decimal, 1..INT32_MAX, no
  * duplicates, at most max entries. Returns count or -EINVAL. */
 int proc_parse_pid_list(const char *s, uint32_t *pids, size_t max);
 

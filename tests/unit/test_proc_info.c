@@ -92,8 +92,8 @@ int main(void)
 	/* pid lists */
 	CHECK_INT_EQ(proc_parse_pid_list("1,22,333", pids, 4), 3);
 	CHECK_INT_EQ(pids[1], 22);
-	CHECK_INT_EQ(proc_parse_pid_list("4194304", pids, 4), 1);
-	CHECK_INT_EQ(proc_parse_pid_list("4194305", pids, 4), -EINVAL);
+	CHECK_INT_EQ(proc_parse_pid_list("2147483647", pids, 4), 1);
+	CHECK_INT_EQ(proc_parse_pid_list("2147483648", pids, 4), -EINVAL);
 	CHECK_INT_EQ(proc_parse_pid_list("1,2,3,4,5", pids, 4), -EINVAL);
 	CHECK_INT_EQ(proc_parse_pid_list(" 1", pids, 4), -EINVAL);
 	CHECK_INT_EQ(proc_parse_pid_list("1 ", pids, 4), -EINVAL);
