@@ -175,7 +175,8 @@ ep_prof_run()
 
 # ep_prof_bg ARGS...: start ebpf-prof in the background. Non-interactive bash
 # starts background jobs with SIGINT ignored; a user's Ctrl-C reaches a
-# process whose SIGINT is at default, so restore that before exec.
+# process whose SIGINT is at default, so restore that before exec (and undo
+# python's own SIG_IGN of SIGPIPE/SIGXFSZ, which exec would pass on).
 # Sets PROF_PID, PROF_OUT, PROF_ERR.
 ep_prof_bg()
 {
@@ -184,6 +185,8 @@ ep_prof_bg()
 	python3 -c 'import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
 signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
 os.execv(sys.argv[1], sys.argv[1:])' "$EP_BIN" "$@" >"$PROF_OUT" 2>"$PROF_ERR" </dev/null &
 	PROF_PID=$!
 	EP_PIDS+=("$PROF_PID")

@@ -40,9 +40,12 @@ if ! ep_is_root; then
 fi
 ep_require_root
 
-expect_rc 1 "nonexistent pid" --pid 999999999 -d 1 -o "$EP_WORK/nopid"
-grep -qi 'no such process' "$PROF_ERR" || ep_fail "--pid 999999999: stderr lacks 'no such process': $(head -c 300 "$PROF_ERR")"
-[ ! -e "$EP_WORK/nopid/report.json" ] || ep_fail "--pid 999999999 still wrote a report"
+# A pid in the valid range that names no process: a runtime error.
+FREE_PID=$(($(cat /proc/sys/kernel/pid_max) - 1))
+while [ -e "/proc/$FREE_PID" ]; do FREE_PID=$((FREE_PID - 1)); done
+expect_rc 1 "nonexistent pid $FREE_PID" --pid "$FREE_PID" -d 1 -o "$EP_WORK/nopid"
+grep -qi 'no such process' "$PROF_ERR" || ep_fail "--pid $FREE_PID: stderr lacks 'no such process': $(head -c 300 "$PROF_ERR")"
+[ ! -e "$EP_WORK/nopid/report.json" ] || ep_fail "--pid $FREE_PID still wrote a report"
 
 # Output dir that is a symlink: refuse, name it, write nothing through it
 # (root writing through an attacker-planted link is the hazard).
@@ -63,4 +66,8 @@ mkdir "$EP_WORK/out-planted"
 ln -s "$EP_WORK/victim" "$EP_WORK/out-planted/report.json"
 ep_prof_run 30 --pid "$TARGET_PID" -d 1 -o "$EP_WORK/out-planted"
 [ ! -e "$EP_WORK/victim" ] || ep_fail "a planted report.json symlink was followed (exit $PROF_RC)"
+# The contract's own example: a pid above pid_max is also "no such process"
+# (exit 1), not a usage error: the user gave a well-formed number.
+expect_rc 1 "nonexistent pid 999999999" --pid 999999999 -d 1 -o "$EP_WORK/nopid2"
+grep -qi 'no such process' "$PROF_ERR" || ep_fail "--pid 999999999: stderr lacks 'no such process': $(head -c 300 "$PROF_ERR")"
 ep_log "ok"

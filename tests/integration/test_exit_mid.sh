@@ -27,6 +27,6 @@ tot = R["samples"]["total"]
 # Attach takes part of the 3 s life; >= 1 s worth of samples (a third) shows
 # the sampler ran until the exit instead of stopping early.
 check(tot >= 1 * freq, "samples.total %d, want >= %d (1 s of the 3 s life)" % (tot, freq))
-check(folded_total(lambda fr: "spin_until_exit" in fr) >= 0.8 * tot, "spin_until_exit not in >= 80%% of stacks")
+check(folded_total(lambda fr: "spin_until_exit" in fr) >= 0.8 * tot, "spin_until_exit not in >= 80% of stacks")
 PY
 ep_log "ok (ran ${ELAPSED} ms)"

@@ -29,6 +29,14 @@ static volatile sig_atomic_t stop_requested;
 /* Sink the compiler must assume is observed, so the loops cannot be folded. */
 static volatile uint64_t sink;
 
+/*
+ * GCC 12 ignores -mno-omit-leaf-frame-pointer for leaf functions that need no
+ * stack: they get no frame, and a frame-pointer unwinder then skips their
+ * caller. Taking the frame address forces a frame, so the call tree the
+ * tests assert is exactly what a correct unwinder must report.
+ */
+#define FORCE_FRAME() __asm__ volatile("" : : "r"(__builtin_frame_address(0)))
+
 static void on_stop(int sig)
 {
 	(void)sig;
@@ -44,11 +52,13 @@ static void on_stop(int sig)
 
 __attribute__((noinline)) void burn_a(uint64_t units)
 {
+	FORCE_FRAME();
 	BURN_BODY(units * UNIT_ITERS);
 }
 
 __attribute__((noinline)) void burn_b(uint64_t units)
 {
+	FORCE_FRAME();
 	BURN_BODY(units * UNIT_ITERS);
 }
 

@@ -42,6 +42,10 @@ struct experiment {
 static volatile sig_atomic_t stop_requested;
 static volatile float sink;
 
+/* GCC 12 gives leaf functions no frame despite -mno-omit-leaf-frame-pointer;
+ * force one so frame-pointer unwinding shows main -> run_inference. */
+#define FORCE_FRAME() __asm__ volatile("" : : "r"(__builtin_frame_address(0)))
+
 static void on_stop(int sig)
 {
 	(void)sig;
@@ -79,6 +83,7 @@ __attribute__((noinline)) size_t build_prompt(struct experiment *ex, uint64_t cy
 
 __attribute__((noinline)) float run_inference(struct experiment *ex, size_t tokens)
 {
+	FORCE_FRAME();
 	float *a = ex->a;
 	const float *b = ex->b;
 	float *c = ex->c;

@@ -16,6 +16,14 @@
 
 static volatile uint64_t sink;
 
+/*
+ * GCC 12 ignores -mno-omit-leaf-frame-pointer for leaf functions that need no
+ * stack: they get no frame, and a frame-pointer unwinder then skips their
+ * caller. Taking the frame address forces a frame, so the call tree the
+ * tests assert is exactly what a correct unwinder must report.
+ */
+#define FORCE_FRAME() __asm__ volatile("" : : "r"(__builtin_frame_address(0)))
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -26,6 +34,7 @@ static uint64_t mono_ns(void)
 
 __attribute__((noinline)) void spin_until_exit(uint64_t deadline)
 {
+	FORCE_FRAME();
 	while (mono_ns() < deadline)
 		for (int i = 0; i < 10000; i++)
 			sink = sink + (uint64_t)i;

@@ -23,6 +23,14 @@
 
 static volatile sig_atomic_t stop_requested;
 
+/*
+ * GCC 12 ignores -mno-omit-leaf-frame-pointer for leaf functions that need no
+ * stack: they get no frame, and a frame-pointer unwinder then skips their
+ * caller. Taking the frame address forces a frame, so the call tree the
+ * tests assert is exactly what a correct unwinder must report.
+ */
+#define FORCE_FRAME() __asm__ volatile("" : : "r"(__builtin_frame_address(0)))
+
 static void on_stop(int sig)
 {
 	(void)sig;
@@ -31,6 +39,7 @@ static void on_stop(int sig)
 
 __attribute__((noinline)) long raw_read(int fd, void *buf, size_t len)
 {
+	FORCE_FRAME();
 #if defined(__x86_64__)
 	long ret;
 

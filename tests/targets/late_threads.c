@@ -25,6 +25,14 @@
 static volatile sig_atomic_t triggered;
 static volatile uint64_t sink;
 
+/*
+ * GCC 12 ignores -mno-omit-leaf-frame-pointer for leaf functions that need no
+ * stack: they get no frame, and a frame-pointer unwinder then skips their
+ * caller. Taking the frame address forces a frame, so the call tree the
+ * tests assert is exactly what a correct unwinder must report.
+ */
+#define FORCE_FRAME() __asm__ volatile("" : : "r"(__builtin_frame_address(0)))
+
 struct spinner {
 	pthread_t th;
 	_Atomic pid_t tid;
@@ -48,6 +56,7 @@ static uint64_t mono_ns(void)
 /* Spins until *flag is set (or, with flag NULL, until deadline). */
 __attribute__((noinline)) void main_spin(volatile sig_atomic_t *flag, uint64_t deadline)
 {
+	FORCE_FRAME();
 	while (flag ? !*flag : mono_ns() < deadline)
 		for (int i = 0; i < 10000; i++)
 			sink = sink + (uint64_t)i;
@@ -55,6 +64,7 @@ __attribute__((noinline)) void main_spin(volatile sig_atomic_t *flag, uint64_t d
 
 __attribute__((noinline)) void thread_spin(const _Atomic int *stop)
 {
+	FORCE_FRAME();
 	while (!atomic_load(stop))
 		for (int i = 0; i < 10000; i++)
 			sink = sink + (uint64_t)i;
