@@ -209,7 +209,7 @@ ep_wait_attached()
 	ep_fail "ebpf-prof (pid $pid) opened no perf_event fd within ${timeout}s"
 }
 
-# CPU time (user+sys) of a process in clock ticks.
+# CPU time (user+sys) of a process in clock ticks (getconf CLK_TCK per second).
 ep_cpu_ticks()
 {
 	local stat rest
@@ -258,6 +258,9 @@ def check(cond, msg):
         FAILS.append(msg)
         print("  check failed: %s" % msg, file=sys.stderr)
     return bool(cond)
+
+def info(msg):
+    print("[%s] %s" % (NAME, msg), file=sys.stderr)
 
 def die(msg):
     print("FAIL[%s]: %s" % (NAME, msg), file=sys.stderr)

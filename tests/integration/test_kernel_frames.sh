@@ -36,6 +36,7 @@ if ut + st > 0 and tot > 0:
     # granularity (10 ms ticks over a 3 s window, i.e. ~1%) and the window
     # edges (stat read before attach / after detach), while a profiler that
     # drops kernel samples or files them as user lands far outside.
+    info("kernel share %.3f, target system-time share %.3f" % (kern / tot, sys_share))
     check(abs(kern / tot - sys_share) <= 0.2,
           "kernel share %.2f vs the target's system-time share %.2f (+-0.2)" % (kern / tot, sys_share))
 # Kernel frames sit on top of the user stack that made the syscall.

@@ -26,10 +26,13 @@ ep_wait_exit "$PROF_PID" 30 || ep_fail "ebpf-prof did not stop after its target 
 [ "$EP_EXIT_RC" -eq 0 ] || ep_fail "ebpf-prof exited $EP_EXIT_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
 ep_check_outputs "$OUT"
 
+THREAD_CPU=$(grep -E '^thread_cpu ' "$TARGET_OUT" | tr '\n' ';') \
 FREQ=$FREQ SPIN_S=$SPIN_S PID=$TARGET_PID CREATED_NS=$CREATED_NS TID1=$TID1 TID2=$TID2 ep_py "$OUT" <<'PY'
 freq, spin_s, pid = int(os.environ["FREQ"]), int(os.environ["SPIN_S"]), int(os.environ["PID"])
 tids = [int(os.environ["TID1"]), int(os.environ["TID2"])]
 created = int(os.environ["CREATED_NS"])
+tcpu = {int(l.split()[1]): int(l.split()[2]) / 1e9 for l in os.environ["THREAD_CPU"].split(";") if l}
+check(sorted(tcpu) == sorted(tids), "late_threads printed thread_cpu for %r, want %r" % (sorted(tcpu), tids))
 check(R["stop_reason"] == "targets-exited", "stop_reason %r, want 'targets-exited'" % R["stop_reason"])
 first = (R.get("time") or {}).get("first_sample_monotonic_ns")
 if check(isinstance(first, int) and first > 0, "time.first_sample_monotonic_ns missing or 0: %r" % first):
@@ -41,10 +44,13 @@ for tid in tids:
         continue
     check(th["pid"] == pid, "thread %d reported with pid %r, want %d" % (tid, th["pid"], pid))
     check(th["comm"] == "spinner", "thread %d comm %r, want 'spinner'" % (tid, th["comm"]))
-    # Each spinner spins spin_s s on its own CPU when there are >= 3 CPUs;
-    # with 2 CPUs, 3 busy threads share them (2/3 CPU each). 40% of the
-    # one-CPU expectation allows that sharing plus scheduling noise.
-    check(th["samples"] >= 0.4 * spin_s * freq, "thread %d has %d samples, want >= %d" % (tid, th["samples"], 0.4 * spin_s * freq))
+    # The thread lived entirely under the profiler: all of the CPU it got
+    # (its own CLOCK_THREAD_CPUTIME_ID) must be sampled at FREQ. +-25% as in
+    # test_pid_mode.
+    exp = tcpu.get(tid, 0) * freq
+    info("tid %d: samples %d, expected %.0f" % (tid, th["samples"], exp))
+    check(abs(th["samples"] - exp) <= 0.25 * exp,
+          "thread %d has %d samples, expected %.0f +-25%% (%.2f s CPU)" % (tid, th["samples"], exp, tcpu.get(tid, 0)))
     profs = [p for p in S["profiles"] if re.search(r"tid %d\)$" % tid, p["name"])]
     if check(len(profs) == 1, "speedscope has %d profiles for tid %d, want 1" % (len(profs), tid)):
         fnames = S["shared"]["frames"]

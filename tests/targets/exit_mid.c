@@ -3,8 +3,8 @@
  * Exits on its own, with a distinctive status, while being profiled.
  * usage: exit_mid [MS]   (default 500)
  * Prints "ready <pid>", spins in spin_until_exit for MS milliseconds of wall
- * time, then exits with status 3 (3 so a profiler that reports 0 or 1 for
- * "exited" is caught).
+ * time, prints "done cpu_ns=<process CPU time>", then exits with status 3
+ * (3 so a profiler that reports 0 or 1 for "exited" is caught).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -51,5 +51,12 @@ int main(int argc, char **argv)
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	spin_until_exit(mono_ns() + (uint64_t)ms * 1000000ull);
+	/* CPU actually received: tests derive expected sample counts from it,
+	 * so a loaded machine does not fail them. */
+	struct timespec cpu;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+	printf("done cpu_ns=%llu\n", (unsigned long long)cpu.tv_sec * 1000000000ull +
+					     (unsigned long long)cpu.tv_nsec);
 	return EXIT_MID_STATUS;
 }

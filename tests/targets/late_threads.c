@@ -7,7 +7,9 @@
  * Prints "ready <pid>", then main busy-spins in main_spin (so the profiler has
  * samples from before the threads exist) until SIGUSR1. On SIGUSR1 it prints
  * "threads <monotonic_ns_before_create> <tid1> <tid2>", runs two "spinner"
- * threads in thread_spin plus main_spin in main for SECONDS, then exits 0.
+ * threads in thread_spin plus main_spin in main for SECONDS, prints
+ * "thread_cpu <tid> <cpu_ns>" per thread (the CPU each really got, from which
+ * tests derive expected sample counts), then exits 0.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -36,6 +38,7 @@ static volatile uint64_t sink;
 struct spinner {
 	pthread_t th;
 	_Atomic pid_t tid;
+	uint64_t cpu_ns; /* thread CPU time at its end */
 	const _Atomic int *stop;
 };
 
@@ -78,6 +81,10 @@ static void *thread_main(void *arg)
 	pthread_setname_np(pthread_self(), "spinner");
 	atomic_store(&s->tid, gettid());
 	thread_spin(s->stop);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	s->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	return NULL;
 }
 
@@ -119,7 +126,9 @@ int main(int argc, char **argv)
 
 	main_spin(NULL, mono_ns() + (uint64_t)(seconds * 1e9));
 	atomic_store(&stop, 1);
-	for (int i = 0; i < NTHREADS; i++)
+	for (int i = 0; i < NTHREADS; i++) {
 		pthread_join(sp[i].th, NULL);
+		printf("thread_cpu %d %llu\n", (int)sp[i].tid, (unsigned long long)sp[i].cpu_ns);
+	}
 	return 0;
 }
