@@ -19,7 +19,7 @@ static char *folded(const struct profile *p)
 int main(void)
 {
 	struct profile p;
-	struct synth_frames fr;
+	struct synth_frames fr = { 0 };
 	CHECK_INT_EQ(synth_build(&p, &fr), 0);
 	char *out = folded(&p);
 	/* Worked out from the sample list in synth_profile.h:

@@ -61,7 +61,7 @@ static const cJSON *top_fn(const cJSON *arr, const char *name)
 static void test_full(void)
 {
 	struct profile p;
-	struct synth_frames fr;
+	struct synth_frames fr = { 0 };
 	CHECK_INT_EQ(synth_build(&p, &fr), 0);
 	p.drops[PROF_DROP_RINGBUF_FULL] = 3;
 	p.drops[PROF_DROP_USER_STACK] = 2;

@@ -98,7 +98,7 @@ static double weight(const cJSON *prof, int i)
 static void test_synth(void)
 {
 	struct profile p;
-	struct synth_frames fr;
+	struct synth_frames fr = { 0 };
 	CHECK_INT_EQ(synth_build(&p, &fr), 0);
 	struct report_target tg = { .pid = 100, .comm = "app" };
 	struct run_info ri = { .targets = &tg, .ntargets = 1, .start_mono_ns = 500 };

@@ -20,7 +20,7 @@ static char *summary(const struct profile *p, const struct run_info *ri)
 int main(void)
 {
 	struct profile p;
-	struct synth_frames fr;
+	struct synth_frames fr = { 0 };
 	CHECK_INT_EQ(synth_build(&p, &fr), 0);
 	p.drops[PROF_DROP_KERN_STACK] = 4;
 	struct report_target tg = { .pid = 100, .comm = "app" };
