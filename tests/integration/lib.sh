@@ -1,4 +1,7 @@
 # shellcheck shell=bash
+# Globals set here (TARGET_PID, PROF_RC, EP_EXIT_RC, ...) are the helpers'
+# outputs, read by the sourcing test.
+# shellcheck disable=SC2034
 # Shared helpers for the integration tests: source it, then call ep_init.
 #
 # Contract with ctest (tests/CMakeLists.txt): EP_BIN is the ebpf-prof binary,
@@ -66,11 +69,13 @@ ep_stop_pid()
 	local pid=$1 kids i
 	ep_pid_alive "$pid" || return 0
 	kids=$(ps -o pid= --ppid "$pid" 2>/dev/null || true)
+	# shellcheck disable=SC2086 # $kids is a list of pids
 	kill -TERM "$pid" $kids 2>/dev/null || true
 	for ((i = 0; i < 60; i++)); do
 		ep_pid_alive "$pid" || break
 		sleep 0.05
 	done
+	# shellcheck disable=SC2086
 	ep_pid_alive "$pid" && kill -KILL "$pid" $kids 2>/dev/null
 	wait "$pid" 2>/dev/null || true
 }
@@ -169,8 +174,9 @@ ep_prof_run()
 	PROF_RC=0
 	timeout -k 5 "$timeout" "$EP_BIN" "$@" >"$PROF_OUT" 2>"$PROF_ERR" </dev/null || PROF_RC=$?
 	PROF_MS=$(($(ep_now_ms) - t0))
-	[ "$PROF_RC" -ne 124 ] && [ "$PROF_RC" -ne 137 ] ||
+	if [ "$PROF_RC" -eq 124 ] || [ "$PROF_RC" -eq 137 ]; then
 		ep_fail "ebpf-prof $* did not finish within ${timeout}s (stderr: $(tail -n 5 "$PROF_ERR"))"
+	fi
 }
 
 # ep_prof_bg ARGS...: start ebpf-prof in the background. Non-interactive bash
@@ -216,6 +222,7 @@ ep_cpu_ticks()
 	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
 	rest=${stat##*) }
 	# fields after "(comm) ": state is field 3, utime 14, stime 15
+	# shellcheck disable=SC2086 # split into fields on purpose
 	set -- $rest
 	echo $((${12} + ${13}))
 }

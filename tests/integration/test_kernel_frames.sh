@@ -9,7 +9,6 @@ ep_init
 FREQ=499
 ep_start_target kernel_heavy 120
 PID=$TARGET_PID
-HZ=$(getconf CLK_TCK)
 
 # Measure the target's own user/sys split over the same window the profiler
 # sees, so the expected kernel share comes from the kernel's accounting, not

@@ -76,6 +76,7 @@ echo "workload: $WORKLOAD --cycles $CYCLES; $RUNS runs per configuration; $(npro
 CFGS=("base 0" "ebpf-prof@99 99" "ebpf-prof@999 999" "perf@99 99" "perf@999 999")
 for ((r = 1; r <= RUNS; r++)); do
 	for c in "${CFGS[@]}"; do
+		# shellcheck disable=SC2086 # "name hz" pair
 		set -- $c
 		run_cfg "$1" "$2"
 	done
