@@ -229,7 +229,8 @@ static int sweep_zone(const struct thr_event *const *ev, size_t n, const struct 
 				x = &tr[e->idx];
 			switch (e->type) {
 			case THR_EV_TRIP_DEF:
-				if (!x)
+				/* x86_pkg_temp leaves unset trips at 0 mC: disabled. */
+				if (!x || e->a <= 0)
 					break;
 				x->def = true;
 				x->fallback = x->pending = false;

@@ -97,6 +97,8 @@ static void test_no_throttling(void)
 	busy(t, 0, 0, RUN_END, 1000);
 	zone_ev(t, 0, THR_EV_TRIP_DEF, 0, 0, 80000, 2000, THR_TRIP_PASSIVE);
 	zone_ev(t, S(1), THR_EV_TEMP, 0, 0, 60000, 0, 0);
+	/* An unset x86_pkg_temp trip reads 0 mC: disabled, not "always hot". */
+	zone_ev(t, 0, THR_EV_TRIP_DEF, 0, 1, 0, 0, THR_TRIP_PASSIVE);
 	zone_ev(t, S(5), THR_EV_TEMP, 0, 0, 79000, 0, 0);
 	/* A fan at full speed is cooling, not throttling. */
 	named(t, S(2), THR_EV_CDEV, "pwm-fan", 3, 0);
