@@ -1,4 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Compact /proc/kallsyms table. The file is read line by line (never held
+ * whole), only text symbols are kept (sampled IPs are code, so a data symbol
+ * must never name one), and each kept symbol costs 12 bytes plus its name in
+ * one arena: two parallel arrays (address, name offset) rather than an array
+ * of padded structs. Arrays grow geometrically and are shrunk to size at the
+ * end; sorting is an in-place heapsort, so no temporary copy exists at the
+ * peak (qsort may allocate a full-size buffer).
+ */
 #include "kallsyms.h"
 
 #include <errno.h>
@@ -12,36 +21,25 @@
 /* Kernel symbols have no size; no kernel function is this large, so an address
  * this far past the closest symbol is in a gap, not in that symbol. */
 #define KSYMS_MAX_SYM_SPAN (1u << 20)
-
-struct ksym {
-	uint64_t addr;
-	uint32_t name_off;
-	uint32_t rank; /* lower is preferred among aliases at the same address */
-	uint32_t idx;
-};
+/* While loading, the top two bits of a name offset hold the alias rank; the
+ * arena is therefore limited to 1 GiB (real files need a few MiB). */
+#define RANK_SHIFT 30
+#define OFF_MASK ((1u << RANK_SHIFT) - 1)
+#define READ_BUF (64u << 10)
 
 struct kallsyms {
-	struct ksym *syms;
+	uint64_t *addrs;
+	uint32_t *offs; /* name offsets into names */
 	size_t n;
 	char *names;
 	size_t names_len;
 	size_t bad_lines;
+	size_t skipped;
 	bool restricted;
 };
 
-static int ksym_cmp(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	/* The lookup takes the last of equal addresses: put the preferred one last. */
-	if (x->rank != y->rank)
-		return x->rank > y->rank ? -1 : 1;
-	return x->idx > y->idx ? -1 : (x->idx < y->idx);
-}
-
-static uint32_t type_rank(char t)
+/* Lower is preferred among aliases at one address: global text first. */
+static int type_rank(char t)
 {
 	switch (t) {
 	case 'T':
@@ -52,7 +50,7 @@ static uint32_t type_rank(char t)
 	case 'w':
 		return 2;
 	default:
-		return 3;
+		return -1; /* not code: dropped */
 	}
 }
 
@@ -107,13 +105,126 @@ static int parse_line(char *line, uint64_t *addr, char *type, char *name, size_t
 	return 0;
 }
 
+static int grow(void **p, size_t *cap, size_t elem, size_t init)
+{
+	size_t nc = *cap ? *cap * 2 : init;
+	void *np = realloc(*p, nc * elem);
+
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+static int add_sym(struct kallsyms *ks, size_t *syms_cap, size_t *names_cap, uint64_t addr,
+		   int rank, const char *name)
+{
+	size_t nlen = strlen(name) + 1;
+	int err;
+
+	if (ks->n == *syms_cap) {
+		size_t c = *syms_cap;
+
+		err = grow((void **)&ks->addrs, &c, sizeof(*ks->addrs), 4096);
+		if (!err)
+			err = grow((void **)&ks->offs, syms_cap, sizeof(*ks->offs), 4096);
+		if (err)
+			return err;
+	}
+	while (ks->names_len + nlen > *names_cap) {
+		if (*names_cap * 2 > OFF_MASK + 1u)
+			return -EFBIG;
+		err = grow((void **)&ks->names, names_cap, 1, 65536);
+		if (err)
+			return err;
+	}
+	memcpy(ks->names + ks->names_len, name, nlen);
+	ks->addrs[ks->n] = addr;
+	ks->offs[ks->n] = (uint32_t)ks->names_len | (uint32_t)rank << RANK_SHIFT;
+	ks->names_len += nlen;
+	ks->n++;
+	return 0;
+}
+
+static void swap_syms(struct kallsyms *ks, size_t i, size_t j)
+{
+	uint64_t a = ks->addrs[i];
+	uint32_t o = ks->offs[i];
+
+	ks->addrs[i] = ks->addrs[j];
+	ks->offs[i] = ks->offs[j];
+	ks->addrs[j] = a;
+	ks->offs[j] = o;
+}
+
+static void sift_down(struct kallsyms *ks, size_t root, size_t n)
+{
+	for (;;) {
+		size_t c = 2 * root + 1;
+
+		if (c >= n)
+			return;
+		if (c + 1 < n && ks->addrs[c + 1] > ks->addrs[c])
+			c++;
+		if (ks->addrs[root] >= ks->addrs[c])
+			return;
+		swap_syms(ks, root, c);
+		root = c;
+	}
+}
+
+/* By address only: alias order within one address is settled by dedup(). */
+static void sort_by_addr(struct kallsyms *ks)
+{
+	for (size_t i = ks->n / 2; i-- > 0;)
+		sift_down(ks, i, ks->n);
+	for (size_t end = ks->n; end > 1; end--) {
+		swap_syms(ks, 0, end - 1);
+		sift_down(ks, 0, end - 1);
+	}
+}
+
+/* Keeps one symbol per address: lowest rank, then earliest in the file (a
+ * smaller name offset was read first). Also strips the rank bits. */
+static void dedup(struct kallsyms *ks)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < ks->n;) {
+		uint32_t best = ks->offs[i];
+		size_t j = i + 1;
+
+		for (; j < ks->n && ks->addrs[j] == ks->addrs[i]; j++) {
+			uint32_t o = ks->offs[j];
+
+			if ((o >> RANK_SHIFT) < (best >> RANK_SHIFT) ||
+			    ((o >> RANK_SHIFT) == (best >> RANK_SHIFT) && o < best))
+				best = o;
+		}
+		ks->addrs[w] = ks->addrs[i];
+		ks->offs[w] = best & OFF_MASK;
+		w++;
+		i = j;
+	}
+	ks->n = w;
+}
+
+static void shrink(void **p, size_t bytes)
+{
+	void *np = realloc(*p, bytes ? bytes : 1);
+
+	if (np)
+		*p = np;
+}
+
 int kallsyms_load(const char *path, struct kallsyms **out)
 {
 	struct kallsyms *ks;
 	size_t syms_cap = 0, names_cap = 0, lines = 0;
 	char *line = NULL, name[KSYMS_MAX_NAME];
 	size_t line_cap = 0;
-	bool any_nonzero = false;
+	bool sorted = true, any_text = false;
 	FILE *f;
 	int err = 0;
 
@@ -121,6 +232,8 @@ int kallsyms_load(const char *path, struct kallsyms **out)
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
+	/* Fewer read() calls: each one makes the kernel re-walk its seq_file. */
+	setvbuf(f, NULL, _IOFBF, READ_BUF);
 	ks = calloc(1, sizeof(*ks));
 	if (!ks) {
 		fclose(f);
@@ -130,7 +243,7 @@ int kallsyms_load(const char *path, struct kallsyms **out)
 		ssize_t r = getline(&line, &line_cap, f);
 		uint64_t addr;
 		char type;
-		size_t nlen;
+		int rank;
 
 		if (r < 0)
 			break;
@@ -145,46 +258,22 @@ int kallsyms_load(const char *path, struct kallsyms **out)
 			ks->bad_lines++;
 			continue;
 		}
-		/* Absolute and undefined symbols are not code locations. */
-		if (type == 'a' || type == 'A' || type == 'U')
+		rank = type_rank(type);
+		if (rank < 0) {
+			ks->skipped++;
 			continue;
-		if (addr)
-			any_nonzero = true;
-		nlen = strlen(name) + 1;
-		if (ks->n == syms_cap) {
-			size_t nc = syms_cap ? syms_cap * 2 : 4096;
-			struct ksym *ns = realloc(ks->syms, nc * sizeof(*ns));
-
-			if (!ns) {
-				err = -ENOMEM;
-				break;
-			}
-			ks->syms = ns;
-			syms_cap = nc;
 		}
-		if (ks->names_len + nlen > names_cap) {
-			size_t nc = names_cap ? names_cap * 2 : 65536;
-			char *nn;
-
-			if (nc > UINT32_MAX) {
-				err = -EFBIG;
-				break;
-			}
-			nn = realloc(ks->names, nc);
-			if (!nn) {
-				err = -ENOMEM;
-				break;
-			}
-			ks->names = nn;
-			names_cap = nc;
+		any_text = true;
+		/* Address 0 is never kernel text: it means kptr_restrict hides it. */
+		if (!addr) {
+			ks->skipped++;
+			continue;
 		}
-		memcpy(ks->names + ks->names_len, name, nlen);
-		ks->syms[ks->n] = (struct ksym){ .addr = addr,
-						 .name_off = (uint32_t)ks->names_len,
-						 .rank = type_rank(type),
-						 .idx = (uint32_t)ks->n };
-		ks->names_len += nlen;
-		ks->n++;
+		if (ks->n && addr < ks->addrs[ks->n - 1])
+			sorted = false;
+		err = add_sym(ks, &syms_cap, &names_cap, addr, rank, name);
+		if (err)
+			break;
 	}
 	if (!err && ferror(f))
 		err = -EIO;
@@ -194,9 +283,15 @@ int kallsyms_load(const char *path, struct kallsyms **out)
 		kallsyms_free(ks);
 		return err;
 	}
-	ks->restricted = ks->n > 0 && !any_nonzero;
-	if (ks->n)
-		qsort(ks->syms, ks->n, sizeof(*ks->syms), ksym_cmp);
+	ks->restricted = any_text && ks->n == 0;
+	/* The core kernel is listed in address order; modules and BPF programs
+	 * may not be. */
+	if (!sorted)
+		sort_by_addr(ks);
+	dedup(ks);
+	shrink((void **)&ks->addrs, ks->n * sizeof(*ks->addrs));
+	shrink((void **)&ks->offs, ks->n * sizeof(*ks->offs));
+	shrink((void **)&ks->names, ks->names_len);
 	*out = ks;
 	return 0;
 }
@@ -205,7 +300,8 @@ void kallsyms_free(struct kallsyms *ks)
 {
 	if (!ks)
 		return;
-	free(ks->syms);
+	free(ks->addrs);
+	free(ks->offs);
 	free(ks->names);
 	free(ks);
 }
@@ -225,26 +321,34 @@ size_t kallsyms_bad_lines(const struct kallsyms *ks)
 	return ks->bad_lines;
 }
 
+size_t kallsyms_skipped(const struct kallsyms *ks)
+{
+	return ks->skipped;
+}
+
+size_t kallsyms_bytes(const struct kallsyms *ks)
+{
+	return ks->n * (sizeof(*ks->addrs) + sizeof(*ks->offs)) + ks->names_len;
+}
+
 const char *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, uint64_t *sym_off)
 {
 	size_t lo = 0, hi = ks->n;
-	const struct ksym *s;
 
-	if (ks->restricted || ks->n == 0 || addr < ks->syms[0].addr)
+	if (ks->restricted || ks->n == 0 || addr < ks->addrs[0])
 		return NULL;
 	/* Find the last symbol with start <= addr. */
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (ks->syms[mid].addr <= addr)
+		if (ks->addrs[mid] <= addr)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	s = &ks->syms[lo];
-	if (addr - s->addr >= KSYMS_MAX_SYM_SPAN)
+	if (addr - ks->addrs[lo] >= KSYMS_MAX_SYM_SPAN)
 		return NULL;
 	if (sym_off)
-		*sym_off = addr - s->addr;
-	return ks->names + s->name_off;
+		*sym_off = addr - ks->addrs[lo];
+	return ks->names + ks->offs[lo];
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* kallsyms loader on synthetic files: lookup, module names, aliases, gaps,
- * kptr_restrict (all zero) and malformed lines. Also the symbolizer's kernel
- * path on those files. */
+ * kptr_restrict (all zero), malformed lines, non-text symbols, and a large
+ * shuffled file checked against an independent reference. Also the
+ * symbolizer's kernel path on those files. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,107 @@ static void write_file(const char *path, const char *text, size_t len)
 		return;
 	CHECK(fwrite(text, 1, len, f) == len);
 	fclose(f);
+}
+
+/* Data, rodata and bss symbols sit between functions in real files; a code
+ * address after one of them belongs to the preceding function. */
+static void test_non_text(const char *path)
+{
+	static const char text[] = "ffffffff81000000 T func_a\n"
+				   "ffffffff81000080 D data_in_text\n"
+				   "ffffffff81000100 t func_b\n"
+				   "ffffffff81000180 r rodata_sym\n"
+				   "ffffffff81000200 b bss_sym\n"
+				   "ffffffff81000280 B big_bss\n"
+				   "ffffffff81000300 W weak_func\n"
+				   "ffffffff81000380 d local_data\n"
+				   "ffffffff81000400 V weak_object\n"
+				   "ffffffff81000480 w weak_local\n"
+				   "ffffffff81000500 R ro_global\n"
+				   "0000000000000000 T zero_text\n";
+	struct kallsyms *ks;
+	uint64_t off = 0;
+
+	write_file(path, text, sizeof(text) - 1);
+	CHECK_INT_EQ(kallsyms_load(path, &ks), 0);
+	if (!ks)
+		return;
+	CHECK_INT_EQ(kallsyms_count(ks), 4);
+	CHECK_INT_EQ(kallsyms_skipped(ks), 8);
+	CHECK(!kallsyms_restricted(ks));
+	CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffff81000090ull, &off), "func_a");
+	CHECK_INT_EQ(off, 0x90);
+	CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffff81000190ull, NULL), "func_b");
+	CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffff81000280ull, NULL), "func_b");
+	CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffff81000390ull, NULL), "weak_func");
+	CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffff81000400ull, NULL), "weak_func");
+	CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffff81000500ull, NULL), "weak_local");
+	/* 12 bytes per symbol plus the names: nothing proportional to the file. */
+	CHECK(kallsyms_bytes(ks) <= 4 * 12 + sizeof("func_a") + sizeof("func_b") +
+					    sizeof("weak_func") + sizeof("weak_local"));
+	kallsyms_free(ks);
+}
+
+/* Many symbols in shuffled order (as module symbols are), each at a unique
+ * address with an alias of lower preference listed elsewhere in the file. */
+static void test_shuffled(const char *path)
+{
+	enum { N = 20000 };
+	uint32_t *perm = malloc(N * sizeof(*perm));
+	struct kallsyms *ks;
+	uint64_t seed = 12345, off = 0;
+	FILE *f;
+	char want[32];
+
+	CHECK(perm != NULL);
+	if (!perm)
+		return;
+	for (uint32_t i = 0; i < N; i++)
+		perm[i] = i;
+	for (uint32_t i = N - 1; i > 0; i--) {
+		uint32_t j, t;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		j = (uint32_t)((seed >> 33) % (i + 1));
+		t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f) {
+		free(perm);
+		return;
+	}
+	/* Symbol k lives at BASE + 0x40*k; the "t" alias of the odd ones comes
+	 * first in the file but must lose to the "T" symbol. */
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t k = perm[i];
+
+		if (k & 1)
+			fprintf(f, "%016llx t alias_%u\n", 0xffffffff81000000ull + 0x40ull * k, k);
+	}
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t k = perm[N - 1 - i];
+
+		fprintf(f, "%016llx T sym_%u\n", 0xffffffff81000000ull + 0x40ull * k, k);
+	}
+	fclose(f);
+	free(perm);
+	CHECK_INT_EQ(kallsyms_load(path, &ks), 0);
+	if (!ks)
+		return;
+	CHECK_INT_EQ(kallsyms_count(ks), N);
+	for (uint32_t k = 0; k < N; k++) {
+		const char *got = kallsyms_lookup(ks, 0xffffffff81000000ull + 0x40ull * k + 7, &off);
+
+		snprintf(want, sizeof(want), "sym_%u", k);
+		if (!got || strcmp(got, want) != 0 || off != 7) {
+			CHECK_STR_EQ(got, want);
+			break;
+		}
+	}
+	kallsyms_free(ks);
 }
 
 int main(void)
@@ -67,7 +169,10 @@ int main(void)
 	CHECK_INT_EQ(kallsyms_load(good, &ks), 0);
 	if (ks) {
 		CHECK(!kallsyms_restricted(ks));
-		CHECK_INT_EQ(kallsyms_count(ks), 6); /* the absolute symbol is dropped */
+		/* The absolute symbol is dropped, and of the two aliases at _stext
+		 * only the preferred one is kept. */
+		CHECK_INT_EQ(kallsyms_count(ks), 5);
+		CHECK_INT_EQ(kallsyms_skipped(ks), 1);
 		CHECK(kallsyms_lookup(ks, 0xffffffff80ffffffull, NULL) == NULL);
 		/* Among aliases the global text symbol wins. */
 		CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffff81000010ull, &off), "_stext");
@@ -117,6 +222,9 @@ int main(void)
 			kallsyms_free(ks);
 		}
 	}
+
+	test_non_text(bad);
+	test_shuffled(bad);
 
 	/* Symbolizer kernel path. */
 	o.kallsyms_path = good;
