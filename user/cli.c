@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probes.h"
 #include "proc_info.h"
 
 void cli_usage(FILE *out)
@@ -38,6 +39,17 @@ void cli_usage(FILE *out)
 	      "                           10..60000); off by itself on machines that are not Jetsons\n"
 	      "      --no-gpu             do not sample Jetson sysfs\n"
 	      "      --sysfs-root DIR     read sysfs/procfs files under DIR (testing, chroots)\n"
+	      "      --probes LIST        function-call probes: llama, sqlite, all or none\n"
+	      "                           (default llama,sqlite: whatever the process has mapped,\n"
+	      "                           including libraries loaded later; docs/probes.md)\n"
+	      "      --probe LIB:SYMBOL[,label=NAME][,count]\n"
+	      "                           time every call of SYMBOL in the mapped library LIB\n"
+	      "                           (path or name prefix); ,count counts calls only\n"
+	      "      --probe usdt:PATH:PROVIDER:NAME[,label=NAME]\n"
+	      "                           count a USDT point (repeatable, up to 32 --probe)\n"
+	      "      --probe-count-only SYM[,SYM...]\n"
+	      "                           count these probed functions without timing them\n"
+	      "                           (for calls made millions of times per second)\n"
 	      "  -q, --quiet              print nothing but errors\n"
 	      "  -v, --verbose            more detail; -vv adds libbpf and verifier messages\n"
 	      "  -V, --version            print the version\n"
@@ -94,7 +106,8 @@ static int parse_duration(const char *s, double *out)
 
 int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 {
-	enum { OPT_NO_KERNEL = 256, OPT_PROC_ROOT, OPT_GPU_INTERVAL, OPT_NO_GPU, OPT_SYSFS_ROOT };
+	enum { OPT_NO_KERNEL = 256, OPT_PROC_ROOT, OPT_GPU_INTERVAL, OPT_NO_GPU, OPT_SYSFS_ROOT, OPT_PROBES, OPT_PROBE,
+	       OPT_PROBE_COUNT_ONLY };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -109,6 +122,9 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "gpu-interval", required_argument, NULL, OPT_GPU_INTERVAL },
 		{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
 		{ "sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT },
+		{ "probes", required_argument, NULL, OPT_PROBES },
+		{ "probe", required_argument, NULL, OPT_PROBE },
+		{ "probe-count-only", required_argument, NULL, OPT_PROBE_COUNT_ONLY },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, n;
@@ -192,6 +208,42 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			break;
 		case OPT_NO_GPU:
 			o->no_gpu = true;
+			break;
+		case OPT_PROBES: {
+			uint32_t mask;
+
+			if (probe_parse_presets(optarg, &mask)) {
+				fprintf(err,
+					"ebpf-prof: invalid --probes '%s': expected none, all, or a "
+					"list of llama,sqlite\n",
+					optarg);
+				return 2;
+			}
+			o->probe_presets = optarg;
+			break;
+		}
+		case OPT_PROBE: {
+			struct probe_def def;
+			char why[256];
+
+			if (o->nprobe_specs == CLI_MAX_PROBES) {
+				fprintf(err, "ebpf-prof: at most %d --probe options\n", CLI_MAX_PROBES);
+				return 2;
+			}
+			if (probe_parse_spec(optarg, &def, why, sizeof(why))) {
+				fprintf(err, "ebpf-prof: invalid --probe %s\n", why);
+				return 2;
+			}
+			free(def.owned);
+			o->probe_specs[o->nprobe_specs++] = optarg;
+			break;
+		}
+		case OPT_PROBE_COUNT_ONLY:
+			if (!*optarg) {
+				fprintf(err, "ebpf-prof: --probe-count-only needs SYMBOL[,SYMBOL...]\n");
+				return 2;
+			}
+			o->probe_count_only = optarg;
 			break;
 		case OPT_SYSFS_ROOT:
 			if (!*optarg) {

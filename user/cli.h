@@ -14,6 +14,8 @@
 #define CLI_MAX_FREQ 100000
 /* See docs/jetson.md for the measured cost behind this default. */
 #define CLI_DEFAULT_GPU_INTERVAL_MS 200
+/* --probe may be repeated this many times. */
+#define CLI_MAX_PROBES 32
 
 struct cli_opts {
 	uint32_t pids[CLI_MAX_PIDS];
@@ -31,6 +33,10 @@ struct cli_opts {
 	const char *sysfs_root; /* --sysfs-root: read sysfs (Jetson) under DIR */
 	uint32_t gpu_interval_ms; /* Jetson sampler period */
 	bool no_gpu;
+	const char *probe_presets; /* --probes; NULL: llama,sqlite */
+	const char *probe_specs[CLI_MAX_PROBES]; /* --probe, in order */
+	int nprobe_specs;
+	const char *probe_count_only; /* --probe-count-only SYM[,SYM...] */
 };
 
 /* Returns 0 on success or 2 (usage error, message already printed to err). */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "jetson_module.h"
+#include "probes.h"
 #include "log.h"
 #include "output.h"
 #include "proc_info.h"
@@ -30,6 +31,7 @@
 /* Data sources beside the CPU sampler; see rec_module.h. */
 static const struct rec_module *const modules[] = {
 	&jetson_rec_module,
+	&probes_rec_module,
 };
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))
 

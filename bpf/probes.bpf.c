@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: Dual BSD/GPL
+/*
+ * Call spans for user-space functions (uprobe + uretprobe) and USDT points.
+ * One entry and one return program serve every probe: each attachment
+ * carries its probe id, kind and mode in the attach cookie. Entry pushes a
+ * frame on a per-thread stack; return pops the matching frame and streams
+ * one span to the collector, so nesting and recursion pair exactly.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+
+#include "events.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* The CPU sampler's tgid filter, shared through bpf_map__reuse_fd(). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EP_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* 4 MiB holds ~75k spans: at the 200k spans/s design rate that is ~370 ms
+ * of slack over the collector's 10 ms drain period. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} probe_events SEC(".maps");
+
+/* One stack per thread of a traced process that entered a probe. 8192
+ * threads x 528 B = 4.3 MiB; a thread whose slot cannot be created is
+ * counted (EP_PDROP_NO_THREAD_SLOT). Entries go away when the thread exits
+ * with nothing open. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct ep_probe_thread);
+} probe_threads SEC(".maps");
+
+/* Calls entered, per probe id: exact even when spans are dropped, and the
+ * only data in count-only mode. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EP_PROBE_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} probe_counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EP_PDROP__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} probe_drops SEC(".maps");
+
+/* A zeroed stack to create a thread's slot from (map values cannot live on
+ * the 512-byte BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ep_probe_thread);
+} probe_zero SEC(".maps");
+
+static __always_inline void count_drop(__u32 reason)
+{
+	__u64 *v = bpf_map_lookup_elem(&probe_drops, &reason);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline bool traced(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+static __always_inline void count_call(__u32 id)
+{
+	__u64 *v = bpf_map_lookup_elem(&probe_counts, &id);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline struct ep_probe_thread *thread_slot(__u32 tid, __u32 tgid)
+{
+	struct ep_probe_thread *t = bpf_map_lookup_elem(&probe_threads, &tid);
+	__u32 zero = 0;
+
+	if (t)
+		return t;
+	t = bpf_map_lookup_elem(&probe_zero, &zero);
+	if (!t)
+		return NULL;
+	if (bpf_map_update_elem(&probe_threads, &tid, t, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&probe_threads, &tid))
+		return NULL;
+	t = bpf_map_lookup_elem(&probe_threads, &tid);
+	if (t)
+		t->tgid = tgid;
+	return t;
+}
+
+static __always_inline bool is_sql_kind(__u32 kind)
+{
+	return kind >= EP_PK_SQL_PREPARE_V2 && kind <= EP_PK_SQL_STMT;
+}
+
+SEC("uprobe")
+int probe_entry(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, probe = EP_PROBE_COOKIE_ID(cookie);
+	__u32 kind = EP_PROBE_COOKIE_KIND(cookie);
+	struct ep_probe_thread *t;
+	struct ep_probe_frame *f;
+	__u32 d;
+	__u16 flags = 0;
+
+	if (!traced(tgid))
+		return 0;
+	count_call(probe);
+	if (EP_PROBE_COOKIE_MODE(cookie) == EP_PM_COUNT)
+		return 0;
+	t = thread_slot(tid, tgid);
+	if (!t) {
+		count_drop(EP_PDROP_NO_THREAD_SLOT);
+		return 0;
+	}
+	d = t->depth;
+	if (d >= EP_PROBE_STACK_DEPTH) {
+		t->overflow++;
+		count_drop(EP_PDROP_STACK_FULL);
+		return 0;
+	}
+	/* Recursion: the inner call's time is already inside the outer one. */
+	for (__u32 i = 0; i < EP_PROBE_STACK_DEPTH; i++) {
+		if (i >= d)
+			break;
+		if (t->f[i].probe_id == probe)
+			flags |= EP_SPAN_F_NESTED_SAME;
+		if (is_sql_kind(kind) && is_sql_kind(t->f[i].kind))
+			flags |= EP_SPAN_F_NESTED_SQL;
+	}
+	f = &t->f[d & (EP_PROBE_STACK_DEPTH - 1)];
+	f->probe_id = probe;
+	f->flags = flags;
+	f->kind = kind;
+	f->nbyte = -1;
+	f->arg1 = 0;
+	switch (kind) {
+	case EP_PK_SQL_PREPARE_V2:
+		f->arg0 = PT_REGS_PARM2(ctx);
+		f->nbyte = (__s32)PT_REGS_PARM3(ctx);
+		f->arg1 = PT_REGS_PARM4(ctx);
+		break;
+	case EP_PK_SQL_PREPARE_V3:
+		f->arg0 = PT_REGS_PARM2(ctx);
+		f->nbyte = (__s32)PT_REGS_PARM3(ctx);
+		f->arg1 = PT_REGS_PARM5(ctx);
+		break;
+	case EP_PK_SQL_EXEC:
+		f->arg0 = PT_REGS_PARM2(ctx);
+		break;
+	case EP_PK_SQL_STMT:
+		f->arg0 = PT_REGS_PARM1(ctx);
+		break;
+	default:
+		f->arg0 = 0;
+	}
+	t->depth = d + 1;
+	/* Last, so the time spent above is not charged to the call. */
+	f->start_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline void fill_span(struct ep_span *s, __u64 pid_tgid,
+				      const struct ep_probe_frame *f, __u64 now, __s64 ret,
+				      __u32 depth)
+{
+	s->hdr.type = EP_EV_SPAN;
+	s->hdr.pid = pid_tgid >> 32;
+	s->hdr.tid = (__u32)pid_tgid;
+	s->hdr.cpu = bpf_get_smp_processor_id();
+	s->hdr.ts_ns = f->start_ns;
+	s->dur_ns = now - f->start_ns;
+	s->ret = ret;
+	s->obj = f->arg0;
+	s->probe_id = f->probe_id;
+	s->flags = f->flags;
+	s->depth = depth;
+}
+
+SEC("uretprobe")
+int probe_return(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, probe = EP_PROBE_COOKIE_ID(cookie);
+	struct ep_probe_thread *t;
+	struct ep_probe_frame *f;
+	__s64 ret = (__s64)PT_REGS_RC(ctx);
+	__u32 d, top;
+
+	if (!traced(tgid))
+		return 0;
+	t = bpf_map_lookup_elem(&probe_threads, &tid);
+	if (!t) {
+		count_drop(EP_PDROP_UNMATCHED_RET);
+		return 0;
+	}
+	/* Calls beyond the stack depth return first (they are innermost). */
+	if (t->overflow) {
+		t->overflow--;
+		return 0;
+	}
+	d = t->depth;
+	if (d == 0 || d > EP_PROBE_STACK_DEPTH) {
+		count_drop(EP_PDROP_UNMATCHED_RET);
+		return 0;
+	}
+	/* Normally the top frame is ours. If not, frames above ours belong to
+	 * calls whose return was skipped (longjmp, exceptions): drop them. */
+	top = d - 1;
+	for (__u32 i = 0; i < EP_PROBE_STACK_DEPTH; i++) {
+		if (t->f[top & (EP_PROBE_STACK_DEPTH - 1)].probe_id == probe)
+			break;
+		if (top == 0) {
+			count_drop(EP_PDROP_UNMATCHED_RET);
+			return 0;
+		}
+		top--;
+		count_drop(EP_PDROP_LOST_RET);
+	}
+	f = &t->f[top & (EP_PROBE_STACK_DEPTH - 1)];
+	t->depth = top;
+
+	if (f->kind == EP_PK_SQL_PREPARE_V2 || f->kind == EP_PK_SQL_PREPARE_V3 ||
+	    f->kind == EP_PK_SQL_EXEC) {
+		struct ep_span_sql *s = bpf_ringbuf_reserve(&probe_events, sizeof(*s), 0);
+		__u64 stmt = 0;
+		long n;
+
+		if (!s) {
+			count_drop(EP_PDROP_RINGBUF_FULL);
+			return 0;
+		}
+		fill_span(&s->span, id, f, now, ret, top);
+		s->span.hdr.type = EP_EV_SPAN_SQL;
+		if (f->arg1 && bpf_probe_read_user(&stmt, sizeof(stmt), (void *)f->arg1))
+			stmt = 0;
+		s->span.obj = stmt;
+		s->nbyte = f->nbyte;
+		n = bpf_probe_read_user_str(s->sql, sizeof(s->sql), (void *)f->arg0);
+		if (n < 0) {
+			count_drop(EP_PDROP_SQL_READ);
+			s->sql[0] = '\0';
+		} else if (n == sizeof(s->sql)) {
+			s->span.flags |= EP_SPAN_F_SQL_TRUNC;
+		}
+		s->sql_len = (__s32)n;
+		bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
+		return 0;
+	}
+
+	{
+		struct ep_span *s = bpf_ringbuf_reserve(&probe_events, sizeof(*s), 0);
+
+		if (!s) {
+			count_drop(EP_PDROP_RINGBUF_FULL);
+			return 0;
+		}
+		fill_span(s, id, f, now, ret, top);
+		/* The collector drains every 10 ms on its own; a wakeup per
+		 * span would cost the traced thread more than the span. */
+		bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
+	}
+	return 0;
+}
+
+SEC("usdt")
+int probe_usdt(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_usdt_cookie(ctx);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, probe = EP_PROBE_COOKIE_ID(cookie);
+	struct ep_span *s;
+	long arg = 0;
+
+	if (!traced(tgid))
+		return 0;
+	count_call(probe);
+	if (EP_PROBE_COOKIE_MODE(cookie) == EP_PM_COUNT)
+		return 0;
+	s = bpf_ringbuf_reserve(&probe_events, sizeof(*s), 0);
+	if (!s) {
+		count_drop(EP_PDROP_RINGBUF_FULL);
+		return 0;
+	}
+	if (bpf_usdt_arg_cnt(ctx) > 0 && bpf_usdt_arg(ctx, 0, &arg))
+		arg = 0;
+	s->hdr.type = EP_EV_SPAN;
+	s->hdr.pid = tgid;
+	s->hdr.tid = (__u32)id;
+	s->hdr.cpu = bpf_get_smp_processor_id();
+	s->hdr.ts_ns = bpf_ktime_get_ns();
+	s->dur_ns = 0;
+	s->ret = arg;
+	s->obj = 0;
+	s->probe_id = probe;
+	s->flags = 0;
+	s->depth = 0;
+	bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* ld.so calls _dl_debug_state() whenever its link map changed (startup,
+ * dlopen, dlclose): the cue to look for newly mapped libraries now instead
+ * of at the next periodic rescan. */
+SEC("uprobe")
+int probe_ldso(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ep_event_hdr *e;
+
+	if (!traced(id >> 32))
+		return 0;
+	e = bpf_ringbuf_reserve(&probe_events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(EP_PDROP_RINGBUF_FULL);
+		return 0;
+	}
+	e->type = EP_EV_LIBLOAD;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->cpu = bpf_get_smp_processor_id();
+	e->ts_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* A thread that leaves with nothing open frees its slot; one that leaves
+ * mid-call keeps it, so the collector reports those calls as open. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(probe_thread_exit, struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
+	struct ep_probe_thread *t;
+
+	if (!traced(tgid))
+		return 0;
+	t = bpf_map_lookup_elem(&probe_threads, &tid);
+	if (t && t->depth == 0 && t->overflow == 0)
+		bpf_map_delete_elem(&probe_threads, &tid);
+	return 0;
+}

@@ -1,0 +1,727 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The probes recording module: finds probed functions in what each traced
+ * process has mapped, attaches uprobes/uretprobes (one link per process,
+ * file and function; the probe id travels in the attach cookie), drains the
+ * span ring buffer and aggregates it (probes_stats.c).
+ *
+ * Attachment is per process, not system-wide: a uprobe on libsqlite3 with
+ * pid -1 would trap in every process on the machine that uses SQLite. The
+ * in-kernel `targets` filter is still checked, so a child forked by a
+ * target (which inherits the breakpoints in its copied memory) is covered
+ * exactly when the sampler follows it, and re-scanned on add_target.
+ *
+ * New libraries are found by re-reading /proc/PID/maps when ld.so reports a
+ * link-map change (a uprobe on _dl_debug_state, called after every dlopen
+ * and at startup) and, as a backstop for loaders that bypass ld.so, every
+ * RESCAN_PERIOD_NS.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "probes.h"
+#include "probes.skel.h"
+#include "proc_info.h"
+#include "proc_maps.h"
+#include "uprobe_discovery.h"
+
+/* A maps re-read of a 300-line process costs ~60 us (docs/probes.md); the
+ * ld.so trigger catches dlopen within one 10 ms poll, so the timer only
+ * covers exotic loaders and can be slow. */
+#define RESCAN_PERIOD_NS (500 * 1000000ull)
+#define MAX_MAPS_BYTES (64u << 20)
+#define MAX_EXEC_FILES 4096
+#define MAX_TRACE_SPANS (1u << 20) /* ~48 MiB of spans kept for trace.json */
+#define MAX_SQL_STATEMENTS 2048
+
+#define LDSO_SYMBOL "_dl_debug_state"
+
+struct file_cache {
+	uint64_t dev, inode;
+	uint64_t *offsets; /* per m->names; NULL if the file was unusable */
+};
+
+struct id_ent {
+	uint64_t dev, inode;
+	size_t def;
+	uint32_t id;
+};
+
+struct ptarget {
+	uint32_t pid;
+	bool exited, rescan;
+	uint64_t (*seen)[2]; /* (dev, inode) already looked at */
+	size_t nseen, capseen;
+	struct bpf_link **links;
+	size_t nlinks, caplinks;
+};
+
+struct probes_mod {
+	const struct rec_ctx *ctx;
+	struct probe_specs specs;
+	const char **names; /* distinct function names to look up */
+	size_t nnames;
+	size_t *def_name; /* def -> index in names */
+	size_t ldso_name;
+	bool *def_matched, *def_warned;
+	struct probes_bpf *skel;
+	struct ring_buffer *rb;
+	struct probe_stats *st;
+	struct file_cache *fc;
+	size_t nfc;
+	struct id_ent *ids;
+	size_t nids;
+	struct ptarget *tg;
+	size_t ntg;
+	uint64_t next_rescan_ns;
+	uint64_t nrescans, rescan_ns;
+	size_t nattached;
+	bool stopped;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int push(void **arr, size_t *n, size_t *cap, size_t elem, const void *v)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 8;
+		void *p = realloc(*arr, c * elem);
+
+		if (!p)
+			return -ENOMEM;
+		*arr = p;
+		*cap = c;
+	}
+	memcpy((char *)*arr + *n * elem, v, elem);
+	(*n)++;
+	return 0;
+}
+
+static int add_name(struct probes_mod *m, const char *name, size_t *idx)
+{
+	const char **p;
+
+	for (size_t i = 0; i < m->nnames; i++)
+		if (!strcmp(m->names[i], name)) {
+			*idx = i;
+			return 0;
+		}
+	p = realloc(m->names, (m->nnames + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	m->names = p;
+	m->names[m->nnames] = name;
+	*idx = m->nnames++;
+	return 0;
+}
+
+/* Where the user's trace goes when a process has the library mapped but
+ * not the function: once per definition. */
+static void not_found(struct probes_mod *m, size_t d, const char *path)
+{
+	const struct probe_def *def = &m->specs.defs[d];
+	char probe[512], reason[1024];
+
+	if (m->def_warned[d])
+		return;
+	m->def_warned[d] = true;
+	snprintf(probe, sizeof(probe), "%s:%s", def->lib, def->symbol);
+	snprintf(reason, sizeof(reason), "symbol %s not found in %s (searched .symtab and .dynsym)",
+		 def->symbol, path);
+	log_warn("probe %s: %s", probe, reason);
+	probe_stats_add_not_found(m->st, probe, reason);
+}
+
+static struct file_cache *file_lookup(struct probes_mod *m, uint32_t pid, const struct ud_file *f,
+				      char *path, size_t pathlen)
+{
+	struct file_cache *fc = NULL, nf = { f->dev, f->inode, NULL };
+	size_t cap = m->nfc;
+	int fd, n;
+
+	/* The attach path is needed for each process anyway. */
+	fd = ud_open_mapped(m->ctx->opts->proc_root, pid, f, path, pathlen);
+	for (size_t i = 0; i < m->nfc; i++)
+		if (m->fc[i].dev == f->dev && m->fc[i].inode == f->inode)
+			fc = &m->fc[i];
+	if (fc || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		if (fd < 0 && !fc)
+			log_debug("probes: pid %u: cannot open %s: %s", pid, f->path, strerror(-fd));
+		return fd < 0 ? NULL : fc;
+	}
+	nf.offsets = calloc(m->nnames ? m->nnames : 1, sizeof(*nf.offsets));
+	if (nf.offsets) {
+		n = ud_find_functions(fd, m->names, m->nnames, nf.offsets);
+		if (n < 0) {
+			log_debug("probes: %s: not a usable ELF file: %s", f->path, strerror(-n));
+			free(nf.offsets);
+			nf.offsets = NULL;
+		}
+	}
+	close(fd);
+	if (push((void **)&m->fc, &m->nfc, &cap, sizeof(nf), &nf)) {
+		free(nf.offsets);
+		return NULL;
+	}
+	return &m->fc[m->nfc - 1];
+}
+
+static int probe_id_for(struct probes_mod *m, size_t d, const struct ud_file *f, uint32_t *id)
+{
+	struct id_ent e = { f->dev, f->inode, d, (uint32_t)m->nids };
+	size_t cap = m->nids;
+	int err;
+
+	for (size_t i = 0; i < m->nids; i++)
+		if (m->ids[i].def == d && m->ids[i].dev == f->dev && m->ids[i].inode == f->inode) {
+			*id = m->ids[i].id;
+			return 0;
+		}
+	if (m->nids >= EP_PROBE_MAX)
+		return -E2BIG;
+	err = probe_stats_set_probe(m->st, e.id, &m->specs.defs[d], f->path);
+	if (err)
+		return err;
+	err = push((void **)&m->ids, &m->nids, &cap, sizeof(e), &e);
+	if (err)
+		return err;
+	*id = e.id;
+	return 0;
+}
+
+static int keep_link(struct ptarget *t, struct bpf_link *l)
+{
+	return push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l);
+}
+
+static int attach_uprobe(struct ptarget *t, const struct bpf_program *prog,
+			 const char *path, uint64_t off, uint64_t cookie, bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = cookie, .retprobe = ret);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, (pid_t)t->pid, path, off, &o);
+	int err;
+
+	if (!l)
+		return -errno;
+	err = keep_link(t, l);
+	if (err)
+		bpf_link__destroy(l);
+	return err;
+}
+
+static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const struct ud_file *f,
+		       const char *path, uint64_t off)
+{
+	const struct probe_def *def = &m->specs.defs[d];
+	uint32_t id;
+	uint64_t cookie;
+	size_t before = t->nlinks;
+	int err = probe_id_for(m, d, f, &id);
+
+	if (err) {
+		log_warn("probes: cannot add %s in %s: %s", def->label, f->path, strerror(-err));
+		return;
+	}
+	cookie = EP_PROBE_COOKIE(id, def->kind, def->mode);
+	if (def->usdt_provider) {
+		LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = cookie);
+		/* libbpf matches the path against /proc/PID/maps for shared
+		 * libraries, so it needs the name as mapped. */
+		struct bpf_link *l = bpf_program__attach_usdt(m->skel->progs.probe_usdt,
+							      (pid_t)t->pid, f->path,
+							      def->usdt_provider, def->symbol, &uo);
+
+		err = l ? keep_link(t, l) : -errno;
+		if (err && l)
+			bpf_link__destroy(l);
+	} else {
+		err = attach_uprobe(t, m->skel->progs.probe_entry, path, off, cookie, false);
+		if (!err && def->mode == EP_PM_LATENCY)
+			err = attach_uprobe(t, m->skel->progs.probe_return, path, off, cookie,
+					    true);
+	}
+	if (err) {
+		while (t->nlinks > before)
+			bpf_link__destroy(t->links[--t->nlinks]);
+		log_warn("probes: cannot attach %s in %s (pid %u): %s", def->label, f->path, t->pid,
+			 strerror(-err));
+		return;
+	}
+	m->nattached++;
+	log_info("probes: pid %u: %s in %s (%s)", t->pid, def->label, f->path,
+		 def->mode == EP_PM_COUNT ? "count only" : "latency");
+}
+
+static bool preset_lib(const char *path, enum probe_group g)
+{
+	if (g == PG_LLAMA)
+		return ud_lib_matches("libllama", path) || !strncmp(proc_maps_basename(path), "libggml", 7);
+	return ud_lib_matches("libsqlite3", path);
+}
+
+static void scan_file(struct probes_mod *m, struct ptarget *t, const struct ud_file *f)
+{
+	char path[512], missing[512];
+	struct file_cache *fc = NULL;
+	bool need_elf = false;
+
+	for (size_t d = 0; d < m->specs.n && !need_elf; d++) {
+		const struct probe_def *def = &m->specs.defs[d];
+
+		need_elf = !def->lib || (!def->usdt_provider && ud_lib_matches(def->lib, f->path));
+	}
+	need_elf = need_elf || !strncmp(proc_maps_basename(f->path), "ld-", 3);
+	if (need_elf) {
+		fc = file_lookup(m, t->pid, f, path, sizeof(path));
+		if (!fc)
+			return;
+	} else {
+		snprintf(path, sizeof(path), "%s", f->path);
+	}
+	for (int g = PG_LLAMA; g <= PG_SQLITE; g++) {
+		bool any = false, relevant = preset_lib(f->path, g);
+		size_t len = 0;
+
+		missing[0] = '\0';
+		for (size_t d = 0; d < m->specs.n; d++) {
+			const struct probe_def *def = &m->specs.defs[d];
+
+			if (def->group != (enum probe_group)g)
+				continue;
+			if (fc && fc->offsets && fc->offsets[m->def_name[d]]) {
+				any = true;
+				attach_def(m, t, d, f, path, fc->offsets[m->def_name[d]]);
+			} else if (len < sizeof(missing) - 1) {
+				int n = snprintf(missing + len, sizeof(missing) - len, "%s%s",
+						 len ? ", " : "", def->symbol);
+
+				len += n > 0 ? (size_t)n : 0;
+			}
+		}
+		/* Say which preset functions a llama/SQLite library lacks (an
+		 * older or newer API), once per file and process. */
+		if ((any || relevant) && missing[0] && fc && fc->offsets)
+			log_info("probes: %s: not found in %s: %s", g == PG_LLAMA ? "llama" : "sqlite",
+				 f->path, missing);
+	}
+	for (size_t d = 0; d < m->specs.n; d++) {
+		const struct probe_def *def = &m->specs.defs[d];
+
+		if (def->group != PG_USER || !ud_lib_matches(def->lib, f->path))
+			continue;
+		m->def_matched[d] = true;
+		if (def->usdt_provider)
+			attach_def(m, t, d, f, path, 0);
+		else if (fc && fc->offsets && fc->offsets[m->def_name[d]])
+			attach_def(m, t, d, f, path, fc->offsets[m->def_name[d]]);
+		else
+			not_found(m, d, f->path);
+	}
+	if (fc && fc->offsets && fc->offsets[m->ldso_name] &&
+	    !strncmp(proc_maps_basename(f->path), "ld-", 3)) {
+		int err = attach_uprobe(t, m->skel->progs.probe_ldso, path,
+					fc->offsets[m->ldso_name], 0, false);
+
+		if (err)
+			log_debug("probes: pid %u: no dlopen trigger in %s: %s", t->pid, f->path,
+				  strerror(-err));
+	}
+}
+
+static bool seen_file(struct ptarget *t, const struct ud_file *f)
+{
+	uint64_t k[2] = { f->dev, f->inode };
+
+	for (size_t i = 0; i < t->nseen; i++)
+		if (t->seen[i][0] == f->dev && t->seen[i][1] == f->inode)
+			return true;
+	push((void **)&t->seen, &t->nseen, &t->capseen, sizeof(k), k);
+	return false;
+}
+
+static void scan_target(struct probes_mod *m, struct ptarget *t)
+{
+	struct proc_maps pm = { 0 };
+	struct ud_file *files;
+	char path[128], *buf = NULL;
+	size_t len, n;
+	uint64_t t0 = mono_ns();
+
+	t->rescan = false;
+	snprintf(path, sizeof(path), "%s/%u/maps", m->ctx->opts->proc_root, t->pid);
+	if (proc_maps_read_file(path, MAX_MAPS_BYTES, &buf, &len))
+		return; /* gone: on_exit follows */
+	if (proc_maps_parse_buf(buf, len, 1u << 20, &pm)) {
+		free(buf);
+		return;
+	}
+	free(buf);
+	files = calloc(MAX_EXEC_FILES, sizeof(*files));
+	if (files) {
+		n = ud_exec_files(&pm, files, MAX_EXEC_FILES);
+		for (size_t i = 0; i < n; i++)
+			if (!seen_file(t, &files[i]))
+				scan_file(m, t, &files[i]);
+		free(files);
+	}
+	proc_maps_free(&pm);
+	m->nrescans++;
+	m->rescan_ns += mono_ns() - t0;
+}
+
+static struct ptarget *find_target(struct probes_mod *m, uint32_t pid)
+{
+	for (size_t i = 0; i < m->ntg; i++)
+		if (m->tg[i].pid == pid)
+			return &m->tg[i];
+	return NULL;
+}
+
+static void thread_name(struct probes_mod *m, uint32_t pid, uint32_t tid)
+{
+	char path[128], name[EP_COMM_LEN + 8] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%u/task/%u/comm", m->ctx->opts->proc_root, pid, tid);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(name, sizeof(name), f))
+			name[strcspn(name, "\n")] = '\0';
+		fclose(f);
+	}
+	if (!name[0])
+		snprintf(name, sizeof(name), "tid %u", tid);
+	probe_stats_set_thread_name(m->st, pid, tid, name);
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct probes_mod *m = ctx;
+	const struct ep_event_hdr *h = data;
+
+	if (size < sizeof(*h))
+		return 0;
+	if (h->type == EP_EV_LIBLOAD) {
+		struct ptarget *t = find_target(m, h->pid);
+
+		if (t)
+			t->rescan = true;
+		return 0;
+	}
+	if (!probe_stats_add_event(m->st, data, size) && !probe_stats_knows_thread(m->st, h->tid))
+		thread_name(m, h->pid, h->tid);
+	return 0;
+}
+
+static void pm_close(void *state);
+
+static int pm_open(void **state, const struct rec_ctx *ctx)
+{
+	const struct cli_opts *o = ctx->opts;
+	struct probes_mod *m;
+	uint32_t mask = PROBE_PRESET_ALL;
+	char err[256] = "";
+	int rc;
+
+	*state = NULL;
+	if (o->probe_presets && probe_parse_presets(o->probe_presets, &mask))
+		return -EINVAL; /* cli_parse has validated it */
+	if (!mask && !o->nprobe_specs)
+		return -ENODEV;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->ctx = ctx;
+	rc = probe_specs_build(&m->specs, mask, (const char *const *)o->probe_specs,
+			       (size_t)o->nprobe_specs, o->probe_count_only, err, sizeof(err));
+	if (rc) {
+		log_error("probes: %s", err[0] ? err : strerror(-rc));
+		goto fail;
+	}
+	rc = -ENOMEM;
+	m->def_name = calloc(m->specs.n + 1, sizeof(*m->def_name));
+	m->def_matched = calloc(m->specs.n + 1, sizeof(bool));
+	m->def_warned = calloc(m->specs.n + 1, sizeof(bool));
+	m->st = probe_stats_new(MAX_TRACE_SPANS, MAX_SQL_STATEMENTS);
+	if (!m->def_name || !m->def_matched || !m->def_warned || !m->st)
+		goto fail;
+	for (size_t d = 0; d < m->specs.n; d++)
+		if (!m->specs.defs[d].usdt_provider &&
+		    add_name(m, m->specs.defs[d].symbol, &m->def_name[d]))
+			goto fail;
+	if (add_name(m, LDSO_SYMBOL, &m->ldso_name))
+		goto fail;
+
+	/* Probes are an addition to the CPU profile: a kernel that cannot
+	 * load them costs the probe data, not the run. */
+	m->skel = probes_bpf__open();
+	if (!m->skel) {
+		log_warn("probes disabled: cannot open the BPF object: %s", strerror(errno));
+		rc = -ENODEV;
+		goto fail;
+	}
+	rc = bpf_map__reuse_fd(m->skel->maps.targets, ctx->targets_map_fd);
+	if (!rc)
+		rc = probes_bpf__load(m->skel);
+	if (rc) {
+		log_warn("probes disabled: cannot load the BPF programs: %s (run with -vv for the "
+			 "verifier log)",
+			 strerror(-rc));
+		rc = -ENODEV;
+		goto fail;
+	}
+	m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.probe_events), on_event, m, NULL);
+	if (!m->rb) {
+		rc = -errno;
+		log_error("probes: cannot set up the ring buffer: %s", strerror(-rc));
+		goto fail;
+	}
+	m->skel->links.probe_thread_exit = bpf_program__attach(m->skel->progs.probe_thread_exit);
+	if (!m->skel->links.probe_thread_exit) {
+		rc = -errno;
+		log_error("probes: cannot attach the thread-exit tracepoint: %s", strerror(-rc));
+		goto fail;
+	}
+	*state = m;
+	return 0;
+fail:
+	pm_close(m);
+	return rc;
+}
+
+static int pm_add_target(void *state, uint32_t pid)
+{
+	struct probes_mod *m = state;
+	struct ptarget t = { .pid = pid, .rescan = true };
+	size_t cap = m->ntg;
+
+	if (find_target(m, pid))
+		return 0;
+	if (push((void **)&m->tg, &m->ntg, &cap, sizeof(t), &t))
+		return -ENOMEM;
+	/* A forked child is scanned at the next poll, after record.c
+	 * registered it; before attach, the first scan happens in attach. */
+	return 0;
+}
+
+static int pm_attach(void *state)
+{
+	struct probes_mod *m = state;
+	bool any_preset = false;
+
+	for (size_t i = 0; i < m->ntg; i++)
+		scan_target(m, &m->tg[i]);
+	for (size_t d = 0; d < m->specs.n; d++)
+		any_preset = any_preset || m->specs.defs[d].group != PG_USER;
+	if (!m->nattached && any_preset)
+		log_info("probes: no llama.cpp or SQLite functions mapped yet; they are probed if "
+			 "a library that has them is loaded later");
+	m->next_rescan_ns = mono_ns() + RESCAN_PERIOD_NS;
+	return 0;
+}
+
+static int pm_poll(void *state, uint64_t now)
+{
+	struct probes_mod *m = state;
+	bool timer = now >= m->next_rescan_ns;
+	int n;
+
+	if (m->stopped)
+		return 0;
+	n = ring_buffer__consume(m->rb);
+	if (timer)
+		m->next_rescan_ns = now + RESCAN_PERIOD_NS;
+	for (size_t i = 0; i < m->ntg; i++)
+		if (!m->tg[i].exited && (m->tg[i].rescan || timer))
+			scan_target(m, &m->tg[i]);
+	return n < 0 ? n : 0;
+}
+
+static void destroy_links(struct ptarget *t)
+{
+	for (size_t i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	t->nlinks = 0;
+}
+
+static void pm_on_exit(void *state, uint32_t pid, uint64_t ts)
+{
+	struct probes_mod *m = state;
+	struct ptarget *t = find_target(m, pid);
+
+	(void)ts;
+	if (!t)
+		return;
+	/* Its spans are in the ring already; the links only hold a dead
+	 * task's perf events from now on. */
+	ring_buffer__consume(m->rb);
+	t->exited = true;
+	destroy_links(t);
+}
+
+static void read_counters(struct probes_mod *m)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *v, drops[EP_PDROP__COUNT] = { 0 };
+	int fd;
+
+	if (ncpu <= 0)
+		return;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (!v)
+		return;
+	fd = bpf_map__fd(m->skel->maps.probe_counts);
+	for (uint32_t id = 0; id < m->nids; id++) {
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_elem(fd, &id, v))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			sum += v[c];
+		probe_stats_set_calls(m->st, id, sum);
+	}
+	fd = bpf_map__fd(m->skel->maps.probe_drops);
+	for (uint32_t r = 0; r < EP_PDROP__COUNT; r++) {
+		if (bpf_map_lookup_elem(fd, &r, v))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			drops[r] += v[c];
+	}
+	probe_stats_set_drops(m->st, drops);
+	free(v);
+}
+
+static void collect_open_calls(struct probes_mod *m, uint64_t end)
+{
+	int fd = bpf_map__fd(m->skel->maps.probe_threads);
+	uint32_t key, next, *prev = NULL;
+	struct ep_probe_thread t;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &t))
+			continue;
+		for (uint32_t i = 0; i < t.depth && i < EP_PROBE_STACK_DEPTH; i++)
+			probe_stats_add_open(m->st, t.tgid, key, t.f[i].probe_id, t.f[i].start_ns,
+					     end);
+	}
+}
+
+static void pm_stop(void *state)
+{
+	struct probes_mod *m = state;
+	uint64_t end = mono_ns();
+
+	if (m->stopped)
+		return;
+	for (size_t i = 0; i < m->ntg; i++)
+		destroy_links(&m->tg[i]);
+	ring_buffer__consume(m->rb);
+	read_counters(m);
+	collect_open_calls(m, end);
+	for (size_t d = 0; d < m->specs.n; d++) {
+		const struct probe_def *def = &m->specs.defs[d];
+		char probe[512];
+
+		if (def->group != PG_USER || m->def_matched[d])
+			continue;
+		snprintf(probe, sizeof(probe), "%s%s%s:%s", def->usdt_provider ? "usdt:" : "",
+			 def->lib, def->usdt_provider ? ":" : "",
+			 def->usdt_provider ? def->usdt_provider : def->symbol);
+		if (def->usdt_provider)
+			snprintf(probe + strlen(probe), sizeof(probe) - strlen(probe), ":%s",
+				 def->symbol);
+		log_warn("probe %s: no traced process mapped a file matching '%s'", probe, def->lib);
+		probe_stats_add_not_found(m->st, probe, "library never mapped by a traced process");
+	}
+	if (m->nrescans)
+		log_info("probes: %" PRIu64 " maps scans, %.1f us each on average", m->nrescans,
+			 (double)m->rescan_ns / 1e3 / (double)m->nrescans);
+	m->stopped = true;
+}
+
+static int pm_report(void *state, cJSON *root)
+{
+	struct probes_mod *m = state;
+
+	return probe_stats_report_json(m->st, root);
+}
+
+static int pm_trace(void *state, FILE *out, bool *first)
+{
+	struct probes_mod *m = state;
+
+	return probe_stats_trace_events(m->st, out, first);
+}
+
+static bool pm_has_trace(void *state)
+{
+	struct probes_mod *m = state;
+
+	return probe_stats_has_trace(m->st);
+}
+
+static void pm_summary(void *state, FILE *out)
+{
+	struct probes_mod *m = state;
+
+	probe_stats_summary(m->st, out);
+}
+
+static void pm_close(void *state)
+{
+	struct probes_mod *m = state;
+
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->ntg; i++) {
+		destroy_links(&m->tg[i]);
+		free(m->tg[i].links);
+		free(m->tg[i].seen);
+	}
+	free(m->tg);
+	ring_buffer__free(m->rb);
+	probes_bpf__destroy(m->skel);
+	for (size_t i = 0; i < m->nfc; i++)
+		free(m->fc[i].offsets);
+	free(m->fc);
+	free(m->ids);
+	free(m->names);
+	free(m->def_name);
+	free(m->def_matched);
+	free(m->def_warned);
+	probe_stats_free(m->st);
+	probe_specs_free(&m->specs);
+	free(m);
+}
+
+const struct rec_module probes_rec_module = {
+	.name = "probes",
+	.open = pm_open,
+	.add_target = pm_add_target,
+	.attach = pm_attach,
+	.poll = pm_poll,
+	.on_exit = pm_on_exit,
+	.stop = pm_stop,
+	.report_json = pm_report,
+	.trace_events = pm_trace,
+	.has_trace = pm_has_trace,
+	.summary = pm_summary,
+	.close = pm_close,
+};

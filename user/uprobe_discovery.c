@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "uprobe_discovery.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+/* File offset of virtual address v, through the PT_LOAD segment holding
+ * it; 0 if none does (the symbol is not in the file's code). */
+static uint64_t vaddr_to_offset(Elf *elf, size_t nphdr, uint64_t v, uint64_t file_size)
+{
+	for (size_t i = 0; i < nphdr; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (v < ph.p_vaddr || v - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		if (ph.p_offset > file_size || v - ph.p_vaddr > file_size - ph.p_offset)
+			return 0;
+		return v - ph.p_vaddr + ph.p_offset;
+	}
+	return 0;
+}
+
+static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, size_t nphdr,
+			uint64_t file_size, const char *const *names, size_t n, uint64_t *offsets,
+			size_t *found)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t count;
+
+	if (!data || !sh->sh_entsize || sh->sh_entsize > data->d_size)
+		return;
+	count = data->d_size / sh->sh_entsize;
+	for (size_t i = 0; i < count && *found < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		/* An IFUNC symbol's address is its resolver, not the function. */
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_value)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			uint64_t off;
+
+			if (offsets[k] || name[0] != names[k][0] || strcmp(name, names[k]))
+				continue;
+			off = vaddr_to_offset(elf, nphdr, sym.st_value, file_size);
+			if (off) {
+				offsets[k] = off;
+				(*found)++;
+			}
+			break;
+		}
+	}
+}
+
+int ud_find_functions(int fd, const char *const *names, size_t n, uint64_t *offsets)
+{
+	struct stat st;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t nphdr, found = 0;
+	GElf_Ehdr eh;
+
+	for (size_t i = 0; i < n; i++)
+		offsets[i] = 0;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	if ((uint64_t)st.st_size > UD_MAX_ELF_BYTES)
+		return -EFBIG;
+	elf_version(EV_CURRENT);
+	/* ELF_C_READ copies the file in: a target truncating a file it
+	 * mapped cannot SIGBUS us as it could through mmap. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    (eh.e_type != ET_DYN && eh.e_type != ET_EXEC) || elf_getphdrnum(elf, &nphdr)) {
+		elf_end(elf);
+		return -ENOEXEC;
+	}
+	/* .symtab first: it also holds the local functions of a static
+	 * build; .dynsym fills what a stripped file still exports. */
+	for (int pass = 0; pass < 2 && found < n; pass++) {
+		scn = NULL;
+		while ((scn = elf_nextscn(elf, scn)) && found < n) {
+			GElf_Shdr sh;
+
+			if (!gelf_getshdr(scn, &sh))
+				continue;
+			if (sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB))
+				continue;
+			scan_symtab(elf, scn, &sh, nphdr, (uint64_t)st.st_size, names, n, offsets,
+				    &found);
+		}
+	}
+	elf_end(elf);
+	return (int)found;
+}
+
+size_t ud_exec_files(const struct proc_maps *m, struct ud_file *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->n && n < max; i++) {
+		const struct proc_map *p = &m->maps[i];
+		uint64_t dev = makedev(p->dev_major, p->dev_minor);
+		bool dup = false;
+
+		if (p->kind != PROC_MAP_FILE || p->perms[2] != 'x' || !p->inode)
+			continue;
+		for (size_t k = 0; k < n && !dup; k++)
+			dup = out[k].dev == dev && out[k].inode == p->inode;
+		if (dup)
+			continue;
+		out[n] = (struct ud_file){ .dev = dev, .inode = p->inode, .start = p->start,
+					   .end = p->end, .path = p->path, .deleted = p->deleted };
+		n++;
+	}
+	return n;
+}
+
+static int open_checked(const char *path, const struct ud_file *f)
+{
+	struct stat st;
+	int fd;
+
+	/* stat first: opening a device node a target mapped could block. */
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_ino != f->inode ||
+	    (uint64_t)st.st_dev != f->dev) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+int ud_open_mapped(const char *proc_root, uint32_t pid, const struct ud_file *f, char *path_out,
+		   size_t path_len)
+{
+	int fd, n;
+
+	n = snprintf(path_out, path_len, "%s/%u/map_files/%" PRIx64 "-%" PRIx64, proc_root, pid,
+		     f->start, f->end);
+	if (n < 0 || (size_t)n >= path_len)
+		return -ENAMETOOLONG;
+	fd = open_checked(path_out, f);
+	if (fd >= 0 || f->deleted)
+		return fd;
+	n = snprintf(path_out, path_len, "%s/%u/root%s", proc_root, pid, f->path);
+	if (n < 0 || (size_t)n >= path_len)
+		return -ENAMETOOLONG;
+	return open_checked(path_out, f);
+}
+
+int ud_lib_matches(const char *pattern, const char *path)
+{
+	const char *base;
+	size_t len;
+
+	if (!pattern || !*pattern || !path || !*path)
+		return 0;
+	if (strchr(pattern, '/'))
+		return strcmp(pattern, path) == 0;
+	base = proc_maps_basename(path);
+	len = strlen(pattern);
+	if (strncmp(base, pattern, len))
+		return 0;
+	return base[len] == '\0' || base[len] == '.' || base[len] == '-' || base[len] == '_';
+}
