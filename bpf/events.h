@@ -161,3 +161,143 @@ struct ep_probe_thread {
 };
 
 #endif /* EBPF_PROF_EVENTS_PROBES_H */
+
+/* ---- sched (bpf/sched.bpf.c, user/sched_module.c, user/sched_view.c): on/off-CPU ---- */
+/* Own guard: this section sits after the file's #endif. */
+#ifndef EBPF_PROF_EVENTS_SCHED_H
+#define EBPF_PROF_EVENTS_SCHED_H
+
+/* Where an off-CPU interval of a thread goes. The per-thread off_ns[]
+ * entries add up to the thread's whole off-CPU time. */
+enum ep_off_reason {
+	EP_OFF_SLEEP = 0,   /* TASK_INTERRUPTIBLE: waiting for an event, until woken */
+	EP_OFF_BLOCKED = 1, /* TASK_UNINTERRUPTIBLE (D): disk I/O, page-in, some locks */
+	EP_OFF_PREEMPTED = 2, /* switched out while still runnable, until back on CPU */
+	EP_OFF_RUNQ = 3,    /* woken (or new), waiting for a CPU */
+	EP_OFF_OTHER = 4,   /* stopped, traced, parked, frozen */
+	EP_OFF__COUNT
+};
+
+/* Run-queue latency per thread, in the kernel: log-linear buckets, 8 per
+ * power of two (half a bucket = 6.25% error), values >= 2^36 ns (69 s) in
+ * the last one; 272 u32 = 1088 bytes per thread. */
+#define EP_SCHED_HIST_SUB_BITS 3
+#define EP_SCHED_HIST_MAX_EXP 35
+#define EP_SCHED_HIST_BUCKETS ((EP_SCHED_HIST_MAX_EXP - EP_SCHED_HIST_SUB_BITS + 2) << EP_SCHED_HIST_SUB_BITS)
+
+/* Threads of traced processes followed at once (all processes together).
+ * ML jobs run tens to a few hundred threads per process; full: counted. */
+#define EP_SCHED_MAX_THREADS 8192
+
+enum ep_sched_tstate {
+	EP_TS_SEEDED = 0, /* entered by the collector from /proc before attach */
+	EP_TS_ON = 1,
+	EP_TS_OFF = 2,
+	EP_TS_DEAD = 3, /* switched out for the last time */
+};
+
+struct ep_sched_thread {
+	__u64 last_ts; /* start of the current on- or off-CPU interval */
+	__u64 out_ts;  /* switch-out that began the current off-CPU episode */
+	__u64 on_ns;
+	__u64 off_ns[EP_OFF__COUNT];
+	__u64 nvcsw;  /* switched out blocking (sleep, D, other) */
+	__u64 nivcsw; /* switched out while runnable */
+	__u64 rq_count, rq_sum_ns, rq_max_ns;
+	__u64 episodes_long; /* off-CPU episodes >= the stack threshold */
+	__u32 pid;	     /* tgid */
+	__u8 state;	     /* enum ep_sched_tstate */
+	__u8 reason;	     /* enum ep_off_reason of the current off interval */
+	__u8 out_reason;     /* reason at the switch-out of the current episode */
+	__u8 ustack_ok;	     /* the user stack slot holds this episode's stack */
+	char comm[EP_COMM_LEN]; /* as of the last switch-out */
+	__u32 rq_hist[EP_SCHED_HIST_BUCKETS];
+};
+
+/* User stack taken at a blocking switch-out, kept until the switch-in says
+ * whether the episode was long enough to report. */
+struct ep_sched_ustack {
+	__s32 size; /* bytes from bpf_get_stack, or negative errno */
+	__u32 _pad;
+	__u64 ips[EP_MAX_STACK_DEPTH];
+};
+
+enum ep_sched_event_type {
+	EP_EV_OFFCPU = 32, /* struct ep_offcpu */
+};
+
+/* One off-CPU episode >= the threshold; hdr.ts_ns is its switch-in. */
+struct ep_offcpu {
+	struct ep_event_hdr hdr;
+	__u64 dur_ns; /* switch-out to switch-in */
+	__u32 reason; /* enum ep_off_reason at the switch-out */
+	__s32 kstack_sz;
+	__s32 ustack_sz;
+	__u32 _pad;
+	char comm[EP_COMM_LEN];
+	__u64 kstack[EP_MAX_STACK_DEPTH];
+	__u64 ustack[EP_MAX_STACK_DEPTH];
+};
+
+enum ep_sched_drop {
+	EP_SDROP_THREAD_MAP_FULL = 0, /* a thread could not be followed */
+	EP_SDROP_RINGBUF_FULL = 1,    /* a long episode's stack not delivered */
+	EP_SDROP_USER_STACK = 2,      /* episode delivered without user frames */
+	EP_SDROP_KERN_STACK = 3,      /* episode delivered without kernel frames */
+	EP_SDROP_USTACK_SLOT = 4,     /* no slot to keep the user stack in */
+	EP_SDROP__COUNT
+};
+
+#endif /* EBPF_PROF_EVENTS_SCHED_H */
+
+/* ---- sysmon: memory, CPU frequency, thermal (bpf/sysmon.bpf.c) ---- */
+/* Own guard: this section sits after the file's #endif. */
+#ifndef EBPF_PROF_EVENTS_SYSMON_H
+#define EBPF_PROF_EVENTS_SYSMON_H
+enum ep_sysmon_type {
+	EP_SM_RSS = 1,        /* a traced mm's RSS moved by at least rss_step */
+	EP_SM_OOM = 2,        /* oom/mark_victim of a traced process */
+	EP_SM_FREQ = 3,       /* power/cpu_frequency */
+	EP_SM_FREQ_LIMITS = 4, /* power/cpu_frequency_limits */
+	EP_SM_TEMP = 5,       /* thermal/thermal_temperature */
+	EP_SM_TRIP = 6,       /* thermal/thermal_zone_trip */
+	EP_SM_CDEV = 7,       /* thermal/cdev_update */
+	EP_SM_EXEC = 8,       /* sched/sched_process_exec of a traced process: new mm */
+};
+
+enum ep_sysmon_drop {
+	EP_SM_DROP_RINGBUF_FULL = 0, /* event not delivered */
+	EP_SM_DROP_MM_MAP_FULL = 1,  /* a traced mm could not be tracked (peak lost) */
+	EP_SM_DROP__COUNT
+};
+
+#define EP_SM_NAME_LEN 32
+/* MM_FILEPAGES, MM_ANONPAGES, MM_SWAPENTS, MM_SHMEMPAGES (kmem/rss_stat member) */
+#define EP_SM_RSS_MEMBERS 4
+
+struct ep_sysmon_event {
+	__u32 type; /* enum ep_sysmon_type */
+	__u32 pid;  /* RSS, OOM: tgid (OOM: the victim's pid) */
+	__u64 ts_ns; /* CLOCK_MONOTONIC */
+	/* RSS: bytes per member; OOM: total_vm, anon_rss, file_rss, shmem_rss
+	 * (kB); FREQ: cpu, kHz; FREQ_LIMITS: cpu, min kHz, max kHz; TEMP: zone
+	 * id, mC, previous mC; TRIP: zone id, trip index, trip type; CDEV:
+	 * target state. */
+	__s64 v[4];
+	__s64 peak; /* RSS: highest RSS (bytes) of this mm seen in the kernel */
+	__u32 mm_id; /* RSS: kmem/rss_stat mm_id */
+	__u32 _pad;
+	char name[EP_SM_NAME_LEN]; /* zone / cooling device type, OOM comm */
+};
+
+/* Per-mm RSS state kept in the kernel so the peak is exact at fault
+ * granularity even when events are coalesced. */
+struct ep_sysmon_mm {
+	__u32 tgid;
+	__u32 _pad;
+	__s64 size[EP_SM_RSS_MEMBERS];
+	__s64 peak;
+	__s64 last_emit;
+};
+
+#endif /* EBPF_PROF_EVENTS_SYSMON_H */

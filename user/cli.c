@@ -22,6 +22,7 @@ void cli_usage(FILE *out)
 	      "  trace.json                Jetson counters timeline (Perfetto / chrome://tracing),\n"
 	      "                            written only on a Jetson\n"
 	      "  stacks.folded             flamegraph.pl / speedscope / inferno input\n"
+	      "  offcpu.folded             where threads blocked, in microseconds (folded format)\n"
 	      "  report.json               machine-readable summary (docs/report-schema.md)\n"
 	      "\n"
 	      "Target (one of):\n"
@@ -50,6 +51,11 @@ void cli_usage(FILE *out)
 	      "      --probe-count-only SYM[,SYM...]\n"
 	      "                           count these probed functions without timing them\n"
 	      "                           (for calls made millions of times per second)\n"
+	      "      --offcpu-min-us US   report off-CPU episodes (blocked at least US us) with their\n"
+	      "                           stacks in offcpu.folded and the speedscope file\n"
+	      "                           (default 1000)\n"
+	      "      --no-offcpu-stacks   scheduler times and counts only, no off-CPU stacks\n"
+	      "      --no-sched           no scheduler accounting (on/off-CPU time, run-queue latency)\n"
 	      "  -q, --quiet              print nothing but errors\n"
 	      "  -v, --verbose            more detail; -vv adds libbpf and verifier messages\n"
 	      "  -V, --version            print the version\n"
@@ -106,7 +112,8 @@ static int parse_duration(const char *s, double *out)
 
 int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 {
-	enum { OPT_NO_KERNEL = 256, OPT_PROC_ROOT, OPT_GPU_INTERVAL, OPT_NO_GPU, OPT_SYSFS_ROOT, OPT_PROBES, OPT_PROBE,
+	enum { OPT_NO_KERNEL = 256, OPT_PROC_ROOT, OPT_GPU_INTERVAL, OPT_NO_GPU, OPT_SYSFS_ROOT,
+	       OPT_NO_SCHED, OPT_NO_OFFCPU_STACKS, OPT_OFFCPU_MIN_US, OPT_PROBES, OPT_PROBE,
 	       OPT_PROBE_COUNT_ONLY };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -122,6 +129,9 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "gpu-interval", required_argument, NULL, OPT_GPU_INTERVAL },
 		{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
 		{ "sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT },
+		{ "no-sched", no_argument, NULL, OPT_NO_SCHED },
+		{ "no-offcpu-stacks", no_argument, NULL, OPT_NO_OFFCPU_STACKS },
+		{ "offcpu-min-us", required_argument, NULL, OPT_OFFCPU_MIN_US },
 		{ "probes", required_argument, NULL, OPT_PROBES },
 		{ "probe", required_argument, NULL, OPT_PROBE },
 		{ "probe-count-only", required_argument, NULL, OPT_PROBE_COUNT_ONLY },
@@ -135,6 +145,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	o->proc_root = "/proc";
 	o->sysfs_root = "/";
 	o->gpu_interval_ms = CLI_DEFAULT_GPU_INTERVAL_MS;
+	o->offcpu_min_us = CLI_DEFAULT_OFFCPU_MIN_US;
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option so "-- cmd -x" and "cmd -x" keep
@@ -208,6 +219,20 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			break;
 		case OPT_NO_GPU:
 			o->no_gpu = true;
+			break;
+		case OPT_NO_SCHED:
+			o->no_sched = true;
+			break;
+		case OPT_NO_OFFCPU_STACKS:
+			o->no_offcpu_stacks = true;
+			break;
+		case OPT_OFFCPU_MIN_US:
+			if (parse_u32(optarg, 1, CLI_MAX_OFFCPU_MIN_US, &o->offcpu_min_us)) {
+				fprintf(err,
+					"ebpf-prof: invalid --offcpu-min-us '%s': expected 1..%d us\n",
+					optarg, CLI_MAX_OFFCPU_MIN_US);
+				return 2;
+			}
 			break;
 		case OPT_PROBES: {
 			uint32_t mask;

@@ -16,6 +16,9 @@
 #define CLI_DEFAULT_GPU_INTERVAL_MS 200
 /* --probe may be repeated this many times. */
 #define CLI_MAX_PROBES 32
+/* See docs/performance.md (sched) for the measurements behind it. */
+#define CLI_DEFAULT_OFFCPU_MIN_US 1000
+#define CLI_MAX_OFFCPU_MIN_US 60000000
 
 struct cli_opts {
 	uint32_t pids[CLI_MAX_PIDS];
@@ -33,6 +36,9 @@ struct cli_opts {
 	const char *sysfs_root; /* --sysfs-root: read sysfs (Jetson) under DIR */
 	uint32_t gpu_interval_ms; /* Jetson sampler period */
 	bool no_gpu;
+	bool no_sched;		/* no scheduler accounting (sched_switch) */
+	bool no_offcpu_stacks;	/* sched accounting without off-CPU stacks */
+	uint32_t offcpu_min_us; /* shortest off-CPU episode reported with its stack */
 	const char *probe_presets; /* --probes; NULL: llama,sqlite */
 	const char *probe_specs[CLI_MAX_PROBES]; /* --probe, in order */
 	int nprobe_specs;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json_write.h"
@@ -59,15 +60,21 @@ static void write_frames(FILE *out, const struct profile *p)
 	fputs("]}", out);
 }
 
+/* remap: frame index in the written table per index in p (NULL: same);
+ * label: prefix of the profile name, or NULL. */
 static void write_thread(FILE *out, const struct profile *p, const struct prof_thread *t,
-			 uint64_t start_ns, bool multi_pid)
+			 uint64_t start_ns, bool multi_pid, const uint32_t *remap, const char *label)
 {
-	char name[96];
+	char name[160];
+	const char *lsep = label ? ": " : "";
+	if (!label)
+		label = "";
 	if (multi_pid)
-		snprintf(name, sizeof(name), "%s (pid %" PRIu32 ", tid %" PRIu32 ")", t->comm,
-			 t->pid, t->tid);
+		snprintf(name, sizeof(name), "%.40s%s%s (pid %" PRIu32 ", tid %" PRIu32 ")", label,
+			 lsep, t->comm, t->pid, t->tid);
 	else
-		snprintf(name, sizeof(name), "%s (tid %" PRIu32 ")", t->comm, t->tid);
+		snprintf(name, sizeof(name), "%.40s%s%s (tid %" PRIu32 ")", label, lsep, t->comm,
+			 t->tid);
 
 	uint64_t start = t->first_ts_ns > start_ns ? t->first_ts_ns - start_ns : 0;
 	uint64_t sum = 0;
@@ -83,7 +90,8 @@ static void write_thread(FILE *out, const struct profile *p, const struct prof_t
 		const struct prof_stack *s = &p->stacks[t->runs[r].stack];
 		fputs(r ? ",[" : "[", out);
 		for (uint32_t i = 0; i < s->depth; i++)
-			fprintf(out, i ? ",%" PRIu32 : "%" PRIu32, s->frames[i]);
+			fprintf(out, i ? ",%" PRIu32 : "%" PRIu32,
+				remap ? remap[s->frames[i]] : s->frames[i]);
 		fputc(']', out);
 	}
 	fputs("],\n\"weights\":[", out);
@@ -133,8 +141,108 @@ int export_speedscope(const struct profile *p, const struct run_info *ri, FILE *
 			continue;
 		if (k++)
 			fputs(",\n", out);
-		write_thread(out, p, t, start_ns, multi_pid);
+		write_thread(out, p, t, start_ns, multi_pid, NULL, NULL);
 	}
 	fputs("]}\n", out);
 	return ferror(out) ? -EIO : 0;
+}
+
+static void write_frame_table(FILE *out, const struct prof_frame *frames, size_t n)
+{
+	fputs("\"shared\":{\"frames\":[", out);
+	for (size_t i = 0; i < n; i++) {
+		const struct prof_frame *f = &frames[i];
+		const char *file = f->module;
+		if (!file && f->kernel)
+			file = "[kernel.kallsyms]";
+		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
+		json_write_str(out, f->name);
+		if (file) {
+			fputs(",\"file\":", out);
+			json_write_str(out, file);
+		}
+		fputc('}', out);
+	}
+	fputs("]}", out);
+}
+
+int export_speedscope_multi(const struct speedscope_part *parts, size_t n,
+			    const struct run_info *ri, FILE *out)
+{
+	struct profile table;
+	uint32_t **remap;
+	bool multi_pid = false;
+	size_t active = 0, nprof = 0;
+	uint64_t best = 0;
+	uint32_t first_pid = 0;
+	uint64_t start_ns = ri ? ri->start_mono_ns : 0;
+	int err = -ENOMEM;
+
+	if (!parts || !n)
+		return -EINVAL;
+	/* The shared table: every part's frames interned once, through a
+	 * scratch profile (only its frame index is used). */
+	if (profile_init(&table, 1))
+		return -ENOMEM;
+	remap = calloc(n, sizeof(*remap));
+	if (!remap)
+		goto out;
+	for (size_t k = 0; k < n; k++) {
+		const struct profile *p = parts[k].p;
+		remap[k] = malloc((p->nframes ? p->nframes : 1) * sizeof(**remap));
+		if (!remap[k])
+			goto out;
+		for (size_t i = 0; i < p->nframes; i++) {
+			int64_t fi = profile_intern_frame(&table, p->frames[i].name,
+							  p->frames[i].module, p->frames[i].kernel);
+			if (fi < 0)
+				goto out;
+			remap[k][i] = (uint32_t)fi;
+		}
+		for (size_t i = 0; i < p->nthreads; i++) {
+			const struct prof_thread *t = &p->threads[i];
+			if (!t->samples)
+				continue;
+			if (nprof && t->pid != first_pid)
+				multi_pid = true;
+			first_pid = nprof ? first_pid : t->pid;
+			if (k == 0 && t->samples > best) {
+				best = t->samples;
+				active = nprof;
+			}
+			nprof++;
+		}
+	}
+
+	fputs("{\"$schema\":\"" SPEEDSCOPE_SCHEMA "\",\n", out);
+	fputs("\"exporter\":\"ebpf-prof@" EBPF_PROF_VERSION "\",\n\"name\":", out);
+	write_group_name(out, ri);
+	fprintf(out, ",\n\"activeProfileIndex\":%zu,\n", active);
+	write_frame_table(out, table.frames, table.nframes);
+	fputs(",\n\"profiles\":[", out);
+	if (!nprof)
+		fputs("{\"type\":\"sampled\",\"name\":\"no samples\",\"unit\":\"nanoseconds\","
+		      "\"startValue\":0,\"endValue\":0,\"samples\":[],\"weights\":[]}",
+		      out);
+	size_t w = 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct profile *p = parts[k].p;
+		for (size_t i = 0; i < p->nthreads; i++) {
+			const struct prof_thread *t = &p->threads[i];
+			if (!t->samples)
+				continue;
+			if (w++)
+				fputs(",\n", out);
+			write_thread(out, p, t, start_ns, multi_pid, remap[k], parts[k].label);
+		}
+	}
+	fputs("]}\n", out);
+	err = ferror(out) ? -EIO : 0;
+out:
+	if (remap)
+		for (size_t k = 0; k < n; k++)
+			free(remap[k]);
+	free(remap);
+	profile_free(&table);
+	return err;
 }

@@ -255,6 +255,49 @@ int profile_add_sample(struct profile *p, uint32_t thread, uint64_t ts_ns, const
 	return 0;
 }
 
+int profile_add_weighted(struct profile *p, uint32_t thread, uint64_t ts_ns,
+			 const uint32_t *frames, uint32_t depth, uint32_t nkernel, uint64_t weight)
+{
+	if (thread >= p->nthreads || nkernel > depth || (depth && !frames) || !weight)
+		return -EINVAL;
+	for (uint32_t i = 0; i < depth; i++)
+		if (frames[i] >= p->nframes)
+			return -EINVAL;
+
+	struct stack_key k = { frames, depth, nkernel };
+	int64_t sid = intern_stack(p, &k);
+	if (sid < 0)
+		return (int)sid;
+
+	struct prof_thread *t = &p->threads[thread];
+	uint64_t left = weight;
+	/* A run counts in u32: a weight beyond it spills into further runs. */
+	while (left) {
+		struct prof_run *last = t->nruns ? &t->runs[t->nruns - 1] : NULL;
+		uint64_t room = last && last->stack == (uint32_t)sid ? UINT32_MAX - last->count : 0;
+		if (room) {
+			uint64_t n = left < room ? left : room;
+			last->count += (uint32_t)n;
+			left -= n;
+			continue;
+		}
+		if (ensure_cap((void **)&t->runs, &t->cap_runs, t->nruns + 1, sizeof(*t->runs)))
+			return -ENOMEM;
+		uint32_t n = left < UINT32_MAX ? (uint32_t)left : UINT32_MAX;
+		t->runs[t->nruns++] =
+			(struct prof_run){ .first_ts_ns = ts_ns, .stack = (uint32_t)sid, .count = n };
+		left -= n;
+	}
+	p->stacks[sid].count += weight;
+	if (!t->samples || ts_ns < t->first_ts_ns)
+		t->first_ts_ns = ts_ns;
+	if (!t->samples || ts_ns > t->last_ts_ns)
+		t->last_ts_ns = ts_ns;
+	t->samples += weight;
+	p->total_samples += weight;
+	return 0;
+}
+
 static int cmp_stat(const void *a, const void *b, void *arg)
 {
 	const struct profile *p = arg;

@@ -102,6 +102,13 @@ int profile_add_sample(struct profile *p, uint32_t thread, uint64_t ts_ns,
 		       const uint32_t *frames, uint32_t depth, uint32_t nkernel,
 		       bool in_kernel);
 
+/* Adds weight units of time for one stack (e.g. an off-CPU episode in a
+ * profile whose period_ns is the unit): like profile_add_sample with a
+ * count of weight, in_kernel not counted. Returns 0 or -errno. */
+int profile_add_weighted(struct profile *p, uint32_t thread, uint64_t ts_ns,
+			 const uint32_t *frames, uint32_t depth, uint32_t nkernel,
+			 uint64_t weight);
+
 /* Per-function self/total counts, sorted by self desc, then total desc,
  * then name. *out is malloc'ed (caller frees). Returns 0 or -ENOMEM. */
 int profile_func_stats(const struct profile *p, struct prof_func_stat **out,

@@ -49,6 +49,17 @@ struct run_info {
 
 int export_speedscope(const struct profile *p, const struct run_info *ri, FILE *out);
 int export_folded(const struct profile *p, FILE *out);
+/* One profile of a speedscope file that holds several (e.g. CPU and
+ * off-CPU): label, when not NULL, prefixes its thread names ("off-CPU: ..."). */
+struct speedscope_part {
+	const struct profile *p;
+	const char *label;
+};
+/* Like export_speedscope, with the threads of every part in one file and
+ * one frame table shared by all; the first part's busiest thread is shown
+ * first. n >= 1. */
+int export_speedscope_multi(const struct speedscope_part *parts, size_t n,
+			    const struct run_info *ri, FILE *out);
 int export_report_json(const struct profile *p, const struct run_info *ri, FILE *out);
 /* Chrome Trace Event JSON: process names, then whatever events_fn appends
  * (comma-separated objects; *first says whether a comma is needed). */

@@ -70,6 +70,16 @@ int main(void)
 	CHECK_STR_EQ(o.sysfs_root, "/x");
 	CHECK_INT_EQ(parse(&o, ARGS("--no-gpu", "--pid", "1")), 0);
 	CHECK(o.no_gpu);
+	CHECK(!o.no_sched && !o.no_offcpu_stacks);
+	CHECK_INT_EQ(o.offcpu_min_us, CLI_DEFAULT_OFFCPU_MIN_US);
+	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-min-us", "250", "--no-offcpu-stacks", "--pid", "1")), 0);
+	CHECK_INT_EQ(o.offcpu_min_us, 250);
+	CHECK(o.no_offcpu_stacks);
+	CHECK_INT_EQ(parse(&o, ARGS("--no-sched", "--pid", "1")), 0);
+	CHECK(o.no_sched);
+	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-min-us", "0", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-min-us", "60000001", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-min-us", "1ms", "--pid", "1")), 2);
 
 	/* Usage errors. */
 	CHECK_INT_EQ(parse(&o, ARGS("--gpu-interval", "5", "--pid", "1")), 2);

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: Dual BSD/GPL
+/*
+ * Scheduler view of the traced processes: per-thread on-CPU time, off-CPU
+ * time by reason, context switches and run-queue latency, all accumulated
+ * here (bpf/sched_acct.h) so nothing is streamed per switch. Only off-CPU
+ * episodes of at least offcpu_min_ns go to the collector, with their
+ * stacks: the user stack is taken at the blocking switch-out (the only
+ * moment it can be read: a user stack cannot be read across tasks) into a
+ * per-thread slot; the kernel stack is read at the switch-in from the
+ * sleeping task, which is still parked in __schedule, so the kernel unwind
+ * is paid only for episodes that are reported.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "events.h"
+#include "sched_acct.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define EP_ENOENT 2 /* errno values; vmlinux.h has no <errno.h> */
+#define EP_EFAULT 14
+
+/* Set by the collector before load. */
+const volatile __u64 offcpu_min_ns = 1000000;
+const volatile bool capture_stacks = true;
+const volatile bool capture_kernel = true;
+/* Ring fill (bytes) above which a submit wakes the collector early; below
+ * it the collector drains on its 10 ms timer (a wakeup per event would cost
+ * the traced thread more than the accounting itself). */
+const volatile __u64 wakeup_watermark = 1 << 20;
+
+/* Zeroed templates for new hash entries: both values are larger than the
+ * 512-byte BPF stack. */
+const struct ep_sched_thread zero_thread = {};
+const struct ep_sched_ustack zero_ustack = {};
+
+/* Traced processes, by tgid: the CPU sampler's map, shared through
+ * bpf_map__reuse_fd() before load (same definition as profile.bpf.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EP_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* Per-thread accounting, by tid. Preallocated (the default): a switch must
+ * never wait on an allocator. The collector removes exited threads. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EP_SCHED_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct ep_sched_thread);
+} threads SEC(".maps");
+
+/* One user stack per thread, from its last blocking switch-out. Shrunk to
+ * one entry by the collector when stacks are off. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EP_SCHED_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct ep_sched_ustack);
+} ustacks SEC(".maps");
+
+/* Long off-CPU episodes (2 KiB each). At the 1 ms default a thread sends at
+ * most 1000/s; 4 MiB holds 2000 of them between two 10 ms drains. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} offcpu_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EP_SDROP__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} sched_drops SEC(".maps");
+
+/* Kernels before 5.14 name the field `state`. */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline void count_drop(__u32 reason)
+{
+	__u64 *v = bpf_map_lookup_elem(&sched_drops, &reason);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline __u32 task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return (__u32)BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+}
+
+static __always_inline bool is_target(struct task_struct *t, __u32 *tgid)
+{
+	*tgid = BPF_CORE_READ(t, tgid);
+	return bpf_map_lookup_elem(&targets, tgid) != NULL;
+}
+
+/* A thread first seen now (not in /proc when the collector seeded the map,
+ * e.g. created between seeding and attach): it starts ON at now. */
+static __always_inline struct ep_sched_thread *get_thread(__u32 tid, __u32 tgid, __u64 now)
+{
+	struct ep_sched_thread *t = bpf_map_lookup_elem(&threads, &tid);
+
+	if (t)
+		return t;
+	if (bpf_map_update_elem(&threads, &tid, &zero_thread, BPF_NOEXIST)) {
+		t = bpf_map_lookup_elem(&threads, &tid);
+		if (!t)
+			count_drop(EP_SDROP_THREAD_MAP_FULL);
+		return t;
+	}
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t)
+		return NULL;
+	t->pid = tgid;
+	t->state = EP_TS_ON;
+	t->last_ts = now;
+	return t;
+}
+
+static __always_inline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thread *t)
+{
+	struct ep_sched_ustack *s = bpf_map_lookup_elem(&ustacks, &tid);
+
+	if (!s) {
+		bpf_map_update_elem(&ustacks, &tid, &zero_ustack, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&ustacks, &tid);
+		if (!s) {
+			count_drop(EP_SDROP_USTACK_SLOT);
+			return;
+		}
+	}
+	s->size = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
+	t->ustack_ok = 1;
+}
+
+static __always_inline __u64 submit_flags(void)
+{
+	if (bpf_ringbuf_query(&offcpu_events, BPF_RB_AVAIL_DATA) >= wakeup_watermark)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void emit_episode(struct task_struct *task, __u32 tid, __u32 tgid,
+					 struct ep_sched_thread *t, __u64 dur, __u64 now)
+{
+	struct ep_offcpu *e = bpf_ringbuf_reserve(&offcpu_events, sizeof(*e), 0);
+	struct ep_sched_ustack *s;
+
+	if (!e) {
+		count_drop(EP_SDROP_RINGBUF_FULL);
+		return;
+	}
+	e->hdr.type = EP_EV_OFFCPU;
+	e->hdr.pid = tgid;
+	e->hdr.tid = tid;
+	e->hdr.cpu = bpf_get_smp_processor_id();
+	e->hdr.ts_ns = now;
+	e->dur_ns = dur;
+	e->reason = t->out_reason;
+	e->_pad = 0;
+	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+
+	e->kstack_sz = 0;
+	if (capture_kernel) {
+		e->kstack_sz = bpf_get_task_stack(task, e->kstack, sizeof(e->kstack), 0);
+		if (e->kstack_sz < 0)
+			count_drop(EP_SDROP_KERN_STACK);
+	}
+	e->ustack_sz = -EP_ENOENT;
+	s = t->ustack_ok ? bpf_map_lookup_elem(&ustacks, &tid) : NULL;
+	/* The whole slot, whatever the stack's depth: a constant size keeps
+	 * the verifier simple, and this runs only for long episodes. */
+	if (s) {
+		e->ustack_sz = s->size;
+		if (s->size > 0 && bpf_probe_read_kernel(e->ustack, sizeof(e->ustack), s->ips))
+			e->ustack_sz = -EP_EFAULT;
+	}
+	if (e->ustack_sz < 0)
+		count_drop(EP_SDROP_USER_STACK);
+	bpf_ringbuf_submit(e, submit_flags());
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct ep_sched_thread *t;
+	__u64 now = 0, ep, rq;
+	__u32 tgid, tid;
+	__u8 reason;
+
+	if (is_target(prev, &tgid)) {
+		now = bpf_ktime_get_ns();
+		tid = BPF_CORE_READ(prev, pid);
+		t = get_thread(tid, tgid, now);
+		if (t) {
+			reason = ep_sched_classify(task_state(prev), preempt);
+			ep_acct_switch_out(t, now, reason);
+			bpf_get_current_comm(t->comm, sizeof(t->comm));
+			/* A preempted thread is not blocked anywhere: its stack
+			 * is a CPU sample's, and it is not reported. */
+			if (capture_stacks && reason != EP_OFF_PREEMPTED && reason != EP_OFF_DEAD)
+				save_user_stack(ctx, tid, t);
+		}
+	}
+	if (is_target(next, &tgid)) {
+		if (!now)
+			now = bpf_ktime_get_ns();
+		tid = BPF_CORE_READ(next, pid);
+		t = get_thread(tid, tgid, now);
+		if (!t)
+			return 0;
+		reason = t->out_reason;
+		ep = ep_acct_switch_in(t, now, &rq);
+		if (rq != EP_ACCT_NO_RQ)
+			ep_acct_rq(t, rq);
+		if (ep && ep >= offcpu_min_ns && reason != EP_OFF_PREEMPTED) {
+			t->episodes_long++;
+			if (capture_stacks)
+				emit_episode(next, tid, tgid, t, ep, now);
+		}
+	}
+	return 0;
+}
+
+static __always_inline void on_wakeup(struct task_struct *p, bool new_task)
+{
+	struct ep_sched_thread *t;
+	__u32 tgid, tid;
+	__u64 now;
+
+	if (!is_target(p, &tgid))
+		return;
+	now = bpf_ktime_get_ns();
+	tid = BPF_CORE_READ(p, pid);
+	if (new_task) {
+		t = get_thread(tid, tgid, now);
+		if (!t)
+			return;
+		/* Runnable from birth: the wait for its first CPU is run-queue
+		 * latency like any other. */
+		t->state = EP_TS_OFF;
+		t->reason = EP_OFF_RUNQ;
+		t->out_reason = EP_OFF_RUNQ;
+		t->out_ts = 0;
+		t->last_ts = now;
+		BPF_CORE_READ_STR_INTO(&t->comm, p, comm);
+		return;
+	}
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (t)
+		ep_acct_wakeup(t, now);
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(on_sched_wakeup, struct task_struct *p)
+{
+	on_wakeup(p, false);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(on_sched_wakeup_new, struct task_struct *p)
+{
+	on_wakeup(p, true);
+	return 0;
+}
+
+/* Per thread, in the exiting thread's context. No target check: only
+ * traced threads have entries, and the CPU sampler may already have dropped
+ * the tgid from `targets` when this is the process's last thread. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_sched_exit, struct task_struct *task)
+{
+	__u32 tid = BPF_CORE_READ(task, pid);
+	struct ep_sched_thread *t = bpf_map_lookup_elem(&threads, &tid);
+
+	if (t)
+		ep_acct_exit(t, bpf_ktime_get_ns());
+	return 0;
+}

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Per-thread on/off-CPU accounting as pure functions over struct
+ * ep_sched_thread. The BPF program (bpf/sched.bpf.c) runs exactly this code
+ * on every context switch and wakeup; the collector and the unit tests
+ * (tests/unit/test_sched.c) run it too, so the rules are tested where they
+ * are defined. No loops, no helpers: it must pass the verifier as is.
+ *
+ * A thread is ON (running), OFF (not running, off_ns[reason] grows),
+ * SEEDED (found in /proc before attach: last_ts is the attach time and
+ * reason is what /proc said, PREEMPTED standing for "R") or DEAD.
+ * Events that do not fit the state (a switch-in of a thread believed ON:
+ * an event was missed) restart the interval without charging it anywhere,
+ * so a lost event costs one interval, never a wrong total.
+ */
+#ifndef EBPF_PROF_SCHED_ACCT_H
+#define EBPF_PROF_SCHED_ACCT_H
+
+#ifdef __VMLINUX_H__
+#define EP_ACCT_INLINE static __always_inline
+#else
+#include <stdbool.h>
+#define EP_ACCT_INLINE static inline
+#endif
+
+/* events.h is included by the user of this header, not here: its probes
+ * section is outside any include guard, so a second inclusion breaks. */
+#ifndef EBPF_PROF_EVENTS_SCHED_H
+#error "include events.h before sched_acct.h"
+#endif
+
+/* classify() result for a task that switches out for the last time. */
+#define EP_OFF_DEAD 0xff
+/* *rq_ns from ep_acct_switch_in when the interval was not a run-queue wait. */
+#define EP_ACCT_NO_RQ (~0ull)
+
+/* Kernel task state bits (include/linux/sched.h; stable ABI of /proc and
+ * the sched_switch tracepoint's prev_state). */
+#define EP_TASK_INTERRUPTIBLE 0x0001
+#define EP_TASK_UNINTERRUPTIBLE 0x0002
+#define EP_TASK_DEAD 0x0080
+#define EP_TASK_RTLOCK_WAIT 0x1000
+
+/* Why prev leaves the CPU. preempt: the scheduler took the CPU away (the
+ * task stays on the run queue whatever its state says). */
+EP_ACCT_INLINE __u8 ep_sched_classify(__u32 state, bool preempt)
+{
+	if (preempt || state == 0)
+		return EP_OFF_PREEMPTED;
+	if (state & EP_TASK_DEAD)
+		return EP_OFF_DEAD;
+	if (state & EP_TASK_INTERRUPTIBLE)
+		return EP_OFF_SLEEP;
+	/* TASK_KILLABLE and TASK_IDLE include the UNINTERRUPTIBLE bit; an
+	 * rt-mutex "spinlock" wait on PREEMPT_RT blocks the same way. */
+	if (state & (EP_TASK_UNINTERRUPTIBLE | EP_TASK_RTLOCK_WAIT))
+		return EP_OFF_BLOCKED;
+	return EP_OFF_OTHER;
+}
+
+/* Maps a /proc/PID/stat state letter to the seeded reason. */
+EP_ACCT_INLINE __u8 ep_sched_seed_reason(char c)
+{
+	switch (c) {
+	case 'R':
+		return EP_OFF_PREEMPTED;
+	case 'S':
+		return EP_OFF_SLEEP;
+	case 'D':
+		return EP_OFF_BLOCKED;
+	default:
+		return EP_OFF_OTHER;
+	}
+}
+
+EP_ACCT_INLINE __u32 ep_sched_log2(__u64 v)
+{
+	__u32 r = 0, s;
+
+	s = (v > 0xffffffffull) << 5;
+	v >>= s;
+	r |= s;
+	s = (v > 0xffff) << 4;
+	v >>= s;
+	r |= s;
+	s = (v > 0xff) << 3;
+	v >>= s;
+	r |= s;
+	s = (v > 0xf) << 2;
+	v >>= s;
+	r |= s;
+	s = (v > 0x3) << 1;
+	v >>= s;
+	r |= s;
+	r |= (__u32)(v >> 1);
+	return r;
+}
+
+/* Bucket of v in the kernel's run-queue histogram (events.h). */
+EP_ACCT_INLINE __u32 ep_sched_hist_bucket(__u64 v)
+{
+	const __u32 sub = 1u << EP_SCHED_HIST_SUB_BITS;
+	__u32 e;
+
+	if (v < sub)
+		return (__u32)v;
+	e = ep_sched_log2(v);
+	if (e > EP_SCHED_HIST_MAX_EXP)
+		return EP_SCHED_HIST_BUCKETS - 1;
+	return ((e - EP_SCHED_HIST_SUB_BITS + 1) << EP_SCHED_HIST_SUB_BITS) |
+	       (__u32)((v >> (e - EP_SCHED_HIST_SUB_BITS)) & (sub - 1));
+}
+
+/* A reason read back from a map entry, bounded for the verifier. */
+EP_ACCT_INLINE __u32 ep_off_idx(__u8 reason)
+{
+	__u32 r = reason;
+
+	return r < EP_OFF__COUNT ? r : EP_OFF_OTHER;
+}
+
+/* [lo, hi] of a bucket of ep_sched_hist_bucket() (collector side). */
+EP_ACCT_INLINE void ep_sched_hist_range(__u32 b, __u64 *lo, __u64 *hi)
+{
+	const __u32 sub = 1u << EP_SCHED_HIST_SUB_BITS;
+	__u32 e;
+
+	if (b >= EP_SCHED_HIST_BUCKETS)
+		b = EP_SCHED_HIST_BUCKETS - 1;
+	if (b < sub) {
+		*lo = *hi = b;
+		return;
+	}
+	e = (b >> EP_SCHED_HIST_SUB_BITS) + EP_SCHED_HIST_SUB_BITS - 1;
+	*lo = (1ull << e) + (__u64)(b & (sub - 1)) * (1ull << (e - EP_SCHED_HIST_SUB_BITS));
+	*hi = *lo + (1ull << (e - EP_SCHED_HIST_SUB_BITS)) - 1;
+}
+
+/* prev leaves the CPU at now; reason from ep_sched_classify(). */
+EP_ACCT_INLINE void ep_acct_switch_out(struct ep_sched_thread *t, __u64 now, __u8 reason)
+{
+	if (t->state == EP_TS_DEAD)
+		return; /* the last switch-out after sched_process_exit */
+	/* ON, or SEEDED: a thread's first event being a switch-out means it
+	 * ran from the attach until now. */
+	if ((t->state == EP_TS_ON || t->state == EP_TS_SEEDED) && now > t->last_ts)
+		t->on_ns += now - t->last_ts;
+	if (reason == EP_OFF_PREEMPTED)
+		t->nivcsw++;
+	else
+		t->nvcsw++;
+	t->last_ts = now;
+	t->out_ts = now;
+	t->ustack_ok = 0;
+	if (reason == EP_OFF_DEAD) {
+		t->state = EP_TS_DEAD;
+		return;
+	}
+	t->state = EP_TS_OFF;
+	t->reason = reason;
+	t->out_reason = reason;
+}
+
+/* The thread is made runnable at now (sched_wakeup / sched_wakeup_new).
+ * The blocked part ends here; the wait for a CPU starts. */
+EP_ACCT_INLINE void ep_acct_wakeup(struct ep_sched_thread *t, __u64 now)
+{
+	if (t->state == EP_TS_ON || t->state == EP_TS_DEAD)
+		return; /* woken before it got off the CPU: nothing was blocked */
+	if (t->reason == EP_OFF_RUNQ || t->reason == EP_OFF_PREEMPTED)
+		return; /* already runnable (a seeded "R" included) */
+	if (now > t->last_ts)
+		t->off_ns[ep_off_idx(t->reason)] += now - t->last_ts;
+	if (t->state == EP_TS_SEEDED) {
+		/* The episode began before the attach: no stack, no length. */
+		t->out_ts = 0;
+		t->state = EP_TS_OFF;
+	}
+	t->last_ts = now;
+	t->reason = EP_OFF_RUNQ;
+}
+
+/* next gets the CPU at now. Returns the length of the off-CPU episode that
+ * ends here (0 when its start was not seen); *rq_ns is the run-queue wait
+ * to record, or EP_ACCT_NO_RQ. */
+EP_ACCT_INLINE __u64 ep_acct_switch_in(struct ep_sched_thread *t, __u64 now, __u64 *rq_ns)
+{
+	__u64 d = now > t->last_ts ? now - t->last_ts : 0, ep = 0;
+
+	*rq_ns = EP_ACCT_NO_RQ;
+	if (t->state == EP_TS_OFF || t->state == EP_TS_SEEDED) {
+		t->off_ns[ep_off_idx(t->reason)] += d;
+		/* A seeded wait began before the attach: its length is unknown,
+		 * so it is not a latency sample. */
+		if (t->state == EP_TS_OFF &&
+		    (t->reason == EP_OFF_RUNQ || t->reason == EP_OFF_PREEMPTED))
+			*rq_ns = d;
+		if (t->state == EP_TS_OFF && t->out_ts && now > t->out_ts)
+			ep = now - t->out_ts;
+	}
+	t->state = EP_TS_ON;
+	t->last_ts = now;
+	return ep;
+}
+
+/* The thread exits (sched_process_exit, in its own context: it is on
+ * CPU). Nothing after this is charged to it. */
+EP_ACCT_INLINE void ep_acct_exit(struct ep_sched_thread *t, __u64 now)
+{
+	if ((t->state == EP_TS_ON || t->state == EP_TS_SEEDED) && now > t->last_ts)
+		t->on_ns += now - t->last_ts;
+	t->state = EP_TS_DEAD;
+	t->last_ts = now;
+}
+
+EP_ACCT_INLINE void ep_acct_rq(struct ep_sched_thread *t, __u64 rq_ns)
+{
+	__u32 b = ep_sched_hist_bucket(rq_ns);
+
+	if (b < EP_SCHED_HIST_BUCKETS)
+		t->rq_hist[b]++;
+	t->rq_count++;
+	t->rq_sum_ns += rq_ns;
+	if (rq_ns > t->rq_max_ns)
+		t->rq_max_ns = rq_ns;
+}
+
+/* Closes the open interval at the end of the run (on a copy: the kernel's
+ * entry keeps going). A seeded thread that never switched is taken as
+ * running if /proc said "R" (a spinning thread is never switched out on
+ * an idle CPU) and as still blocked otherwise. */
+EP_ACCT_INLINE void ep_acct_finish(struct ep_sched_thread *t, __u64 now)
+{
+	__u64 d = now > t->last_ts ? now - t->last_ts : 0;
+
+	if (t->state == EP_TS_ON ||
+	    (t->state == EP_TS_SEEDED && t->reason == EP_OFF_PREEMPTED))
+		t->on_ns += d;
+	else if (t->state != EP_TS_DEAD)
+		t->off_ns[ep_off_idx(t->reason)] += d;
+	t->last_ts = now;
+}
+
+#endif

@@ -1,0 +1,105 @@
+#!/bin/bash
+# Scheduler view against a target with known proportions (tests/targets/
+# offcpu_mix.c): a thread that sleeps, one blocked on a pipe, one doing
+# synchronous disk writes, one spinning. Checks off-CPU time by reason per
+# thread, the off-CPU stacks (offcpu.folded and the speedscope off-CPU
+# profiles) against those times, and that nothing was dropped.
+#
+# Tolerances, and why:
+#  - sleeper/piper: >= 90% of their observed time is "sleep" (they do a few
+#    us of work per 10-20 ms period; the rest is wakeup latency).
+#  - disker: >= 30% "uninterruptible" (fdatasync waits for the disk; the
+#    share depends on the device, the rest is CPU for the writes).
+#  - spinner: never blocks: sleep + uninterruptible < 2% of its time.
+#  - per thread, on + off covers the run: within 10% of the traced window.
+#  - stacks: the off-CPU profile of sleep_phase() holds >= 85% of the
+#    sleeper's blocked time (episodes are >= 10 ms, all above the 1 ms
+#    threshold; the part below is the run-queue wait after each wakeup and
+#    the last, unfinished episode).
+. "$(dirname "$0")/lib.sh"
+ep_require_root
+ep_init
+
+SECS=3
+ep_prof_run 60 -o "$EP_WORK/out" -- "$EP_TARGETS_DIR/offcpu_mix" --seconds "$SECS" --dir "$EP_WORK"
+[ "$PROF_RC" -eq 0 ] || ep_fail "ebpf-prof exited $PROF_RC: $(tail -n 5 "$PROF_ERR")"
+grep -q "scheduler view off" "$PROF_ERR" && ep_fail "sched module did not run: $(grep 'scheduler view' "$PROF_ERR")"
+grep -q '^Scheduler:' "$PROF_OUT" || ep_fail "summary has no Scheduler line"
+
+SECS=$SECS ep_py "$EP_WORK/out" <<'PY'
+validate_all()
+secs = float(os.environ["SECS"])
+sc = R.get("sched")
+if not check(isinstance(sc, dict), "report.sched missing"):
+    sys.exit(1)
+check(sc["dropped"]["total"] == 0, "sched drops: %r" % sc["dropped"])
+th = {t["comm"]: t for t in sc["threads"]}
+for name in ("sleeper", "piper", "feeder", "disker", "spinner"):
+    check(name in th, "no sched entry for thread %s (have %s)" % (name, sorted(th)))
+if FAILS:
+    sys.exit(1)
+
+def span(t):
+    return t["on_cpu_ns"] + t["off_cpu_ns"]
+
+def frac(t, reason):
+    return t["off_cpu_by_reason"][reason] / max(1, span(t))
+
+for name, t in th.items():
+    check(sum(t["off_cpu_by_reason"].values()) == t["off_cpu_ns"],
+          "%s: reasons do not add up to off_cpu_ns" % name)
+for name in ("sleeper", "piper", "feeder", "disker", "spinner"):
+    t = th[name]
+    check(0.9 * secs * 1e9 <= span(t) <= 1.1 * (secs + 1) * 1e9,
+          "%s: on+off = %.3f s, run was ~%.1f s" % (name, span(t) / 1e9, secs))
+    info("%-8s on %.3f s, off %s, cs %d, rq p99 %d ns" % (name, t["on_cpu_ns"] / 1e9,
+         {k: round(v / 1e9, 3) for k, v in t["off_cpu_by_reason"].items()},
+         t["context_switches"], t["runqueue_latency_ns"]["p99"]))
+
+check(frac(th["sleeper"], "sleep") >= 0.9, "sleeper: sleep share %.3f < 0.9" % frac(th["sleeper"], "sleep"))
+check(frac(th["piper"], "sleep") >= 0.9, "piper: sleep share %.3f < 0.9" % frac(th["piper"], "sleep"))
+check(frac(th["disker"], "uninterruptible") >= 0.3,
+      "disker: uninterruptible share %.3f < 0.3" % frac(th["disker"], "uninterruptible"))
+sp = th["spinner"]
+check(frac(sp, "sleep") + frac(sp, "uninterruptible") < 0.02,
+      "spinner blocked: %r" % sp["off_cpu_by_reason"])
+check(sp["on_cpu_ns"] >= 0.4 * span(sp), "spinner on-CPU only %.3f of its time" % (sp["on_cpu_ns"] / span(sp)))
+# ~100 sleeps/s of 10 ms: about secs*100 voluntary switches
+check(0.5 * secs * 100 <= th["sleeper"]["voluntary_switches"] <= 1.2 * secs * 100,
+      "sleeper voluntary switches %d, expected ~%d" % (th["sleeper"]["voluntary_switches"], secs * 100))
+check(th["sleeper"]["runqueue_latency_ns"]["count"] >= 0.5 * secs * 100, "sleeper: few run-queue samples")
+
+# Off-CPU stacks: offcpu.folded (microseconds).
+OF = load_folded("offcpu.folded")
+def us_with(fn):
+    return sum(c for fr, c in OF if fn in fr)
+sl = th["sleeper"]
+blocked_us = (sl["off_cpu_by_reason"]["sleep"]) / 1000.0
+got = us_with("sleep_phase")
+check(0.85 * blocked_us <= got <= 1.15 * (blocked_us + sl["off_cpu_by_reason"]["runqueue"] / 1000.0),
+      "sleep_phase off-CPU %d us vs sleeper sleep time %d us" % (got, blocked_us))
+pw = [fr for fr, c in OF if "pipe_wait" in fr]
+check(pw, "no off-CPU stack through pipe_wait")
+check(any(any(x.startswith("pipe_read") for x in fr) for fr in pw),
+      "pipe_wait stacks lack the kernel pipe_read frame: %r" % pw[:2])
+check(any(any("schedule" in x for x in fr) for fr in pw), "pipe_wait stacks do not end in schedule")
+dk = us_with("disk_phase")
+check(dk >= 0.5 * th["disker"]["off_cpu_by_reason"]["uninterruptible"] / 1000.0,
+      "disk_phase off-CPU %d us vs disker D time %d us" % (dk, th["disker"]["off_cpu_by_reason"]["uninterruptible"] / 1000))
+check(us_with("spin_phase") <= 0.05 * sp["on_cpu_ns"] / 1000.0, "spin_phase shows as blocking")
+check(sc["offcpu_stacks"]["episodes"] > 0 and sc["offcpu_stacks"]["file"] == "offcpu.folded",
+      "offcpu_stacks: %r" % sc["offcpu_stacks"])
+check(abs(sum(c for _, c in OF) - sc["offcpu_stacks"]["episodes_ns"] / 1000.0) <= sc["offcpu_stacks"]["episodes"] + 1,
+      "offcpu.folded total != offcpu_stacks.episodes_ns")
+check("offcpu.folded" in R.get("output_files", R.get("files", ["offcpu.folded"])), "report does not list offcpu.folded")
+
+# The same profile in speedscope, in nanoseconds.
+offp = [p for p in S["profiles"] if p["name"].startswith("off-CPU: sleeper ")]
+if check(len(offp) == 1, "speedscope has %d off-CPU sleeper profiles" % len(offp)):
+    p = offp[0]
+    check(p["unit"] == "nanoseconds", "off-CPU unit %r" % p["unit"])
+    names = [f["name"] for f in S["shared"]["frames"]]
+    w = sum(wt for st, wt in zip(p["samples"], p["weights"]) if any(names[i] == "sleep_phase" for i in st))
+    check(abs(w - got * 1000) <= 1000 * len(p["weights"]), "speedscope sleep_phase %d ns vs folded %d us" % (w, got))
+PY
+ep_log "ok"

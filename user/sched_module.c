@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Runs bpf/sched.bpf.c as a recording module (see sched_view.h). */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "proc_info.h"
+#include "report.h"
+#include "sched_view.h"
+#include "sched_acct.h"
+#include "sched.skel.h"
+#include "symbolize.h"
+
+/* Exited threads are moved out of the kernel map this often, so a job that
+ * keeps creating short-lived threads does not fill it. */
+#define HARVEST_PERIOD_NS (1000 * 1000000ull)
+#define OFFCPU_FOLDED "offcpu.folded"
+
+struct sched_mod {
+	const struct rec_ctx *ctx;
+	struct sched_bpf *skel;
+	struct ring_buffer *rb;
+	struct profile off; /* weights in microseconds (period_ns = 1000) */
+	bool stacks;
+	bool attached;
+	uint32_t *pids; /* targets to seed from /proc at attach */
+	size_t npids, cap_pids;
+	struct sched_thread_rec *recs; /* harvested (exited), then all at stop */
+	size_t nrecs, cap_recs;
+	struct sched_stats st;
+	uint64_t next_harvest_ns;
+	int64_t unavailable_frame;
+	uint32_t frames[2 * EP_MAX_STACK_DEPTH + 1];
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int push_rec(struct sched_mod *m, uint32_t tid, const struct ep_sched_thread *t)
+{
+	if (m->nrecs == m->cap_recs) {
+		size_t cap = m->cap_recs ? m->cap_recs * 2 : 64;
+		void *p = realloc(m->recs, cap * sizeof(*m->recs));
+
+		if (!p)
+			return -ENOMEM;
+		m->recs = p;
+		m->cap_recs = cap;
+	}
+	m->recs[m->nrecs].tid = tid;
+	m->recs[m->nrecs].t = *t;
+	m->nrecs++;
+	return 0;
+}
+
+static int handle_episode(struct sched_mod *m, const struct ep_offcpu *e)
+{
+	int nuser = e->ustack_sz > 0 ? e->ustack_sz / 8 : 0;
+	int nkern = e->kstack_sz > 0 ? e->kstack_sz / 8 : 0;
+	uint32_t depth = 0, nkernel = 0;
+	char comm[EP_COMM_LEN + 1];
+	struct sym_result res;
+	int64_t thread, fi;
+
+	if (nuser > EP_MAX_STACK_DEPTH)
+		nuser = EP_MAX_STACK_DEPTH;
+	if (nkern > EP_MAX_STACK_DEPTH)
+		nkern = EP_MAX_STACK_DEPTH;
+	memcpy(comm, e->comm, EP_COMM_LEN);
+	comm[EP_COMM_LEN] = '\0';
+	thread = profile_thread(&m->off, e->hdr.pid, e->hdr.tid, comm);
+	if (thread < 0)
+		return (int)thread;
+	/* Leaf first from the kernel; root first in the profile. Return
+	 * addresses are looked up at address - 1 (see record.c). */
+	for (int i = nuser - 1; i >= 0; i--) {
+		uint64_t addr = e->ustack[i];
+
+		if (!addr || symbolizer_user(m->ctx->sym, e->hdr.pid, i ? addr - 1 : addr, &res))
+			continue;
+		fi = profile_intern_frame(&m->off, res.name, res.module, false);
+		if (fi < 0)
+			return (int)fi;
+		m->frames[depth++] = (uint32_t)fi;
+	}
+	for (int i = nkern - 1; i >= 0; i--) {
+		uint64_t addr = e->kstack[i];
+
+		/* A sleeping task's saved stack: every entry is a return
+		 * address, the leaf included. */
+		if (!addr || symbolizer_kernel(m->ctx->sym, addr - 1, &res))
+			continue;
+		fi = profile_intern_frame(&m->off, res.name, res.module, true);
+		if (fi < 0)
+			return (int)fi;
+		m->frames[depth++] = (uint32_t)fi;
+		nkernel++;
+	}
+	if (!depth) {
+		if (m->unavailable_frame < 0) {
+			m->unavailable_frame =
+				profile_intern_frame(&m->off, "[stack unavailable]", NULL, false);
+			if (m->unavailable_frame < 0)
+				return (int)m->unavailable_frame;
+		}
+		m->frames[depth++] = (uint32_t)m->unavailable_frame;
+	}
+	return profile_add_weighted(&m->off, (uint32_t)thread, e->hdr.ts_ns, m->frames, depth,
+				    nkernel, sched_episode_weight_us(e->dur_ns));
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct sched_mod *m = ctx;
+	const struct ep_offcpu *e = data;
+
+	if (size < sizeof(*e) || e->hdr.type != EP_EV_OFFCPU) {
+		m->st.collector_drops++;
+		return 0;
+	}
+	if (handle_episode(m, e)) {
+		m->st.collector_drops++; /* counted, not fatal */
+		return 0;
+	}
+	m->st.episodes++;
+	m->st.episode_ns += e->dur_ns;
+	return 0;
+}
+
+static bool have_tracepoint(const char *name)
+{
+	return libbpf_find_vmlinux_btf_id(name, BPF_TRACE_RAW_TP) > 0;
+}
+
+static int sm_open(void **state, const struct rec_ctx *ctx)
+{
+	static const char *const tps[] = { "sched_switch", "sched_wakeup", "sched_wakeup_new",
+					   "sched_process_exit" };
+	const struct cli_opts *o = ctx->opts;
+	struct sched_mod *m;
+	int err;
+
+	if (o->no_sched)
+		return -ENODEV;
+	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++)
+		if (!have_tracepoint(tps[i])) {
+			log_info("scheduler view off: this kernel has no BTF tracepoint %s", tps[i]);
+			return -ENODEV;
+		}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->ctx = ctx;
+	m->unavailable_frame = -1;
+	m->stacks = !o->no_offcpu_stacks;
+	m->st.stacks = m->stacks;
+	m->st.offcpu_min_us = o->offcpu_min_us;
+	/* 1e6 "Hz": one count of the off-CPU profile is one microsecond. */
+	err = profile_init(&m->off, 1000000);
+	if (err)
+		goto fail;
+
+	m->skel = sched_bpf__open();
+	if (!m->skel) {
+		err = -errno;
+		log_warn("scheduler view off: cannot open its BPF object: %s", strerror(-err));
+		err = -ENODEV;
+		goto fail;
+	}
+	m->skel->rodata->offcpu_min_ns = (uint64_t)o->offcpu_min_us * 1000;
+	m->skel->rodata->capture_stacks = m->stacks;
+	m->skel->rodata->capture_kernel = o->kernel_stacks;
+	if (!m->stacks)
+		bpf_map__set_max_entries(m->skel->maps.ustacks, 1);
+	err = bpf_map__reuse_fd(m->skel->maps.targets, ctx->targets_map_fd);
+	if (!err)
+		err = sched_bpf__load(m->skel);
+	if (err) {
+		/* The CPU profile does not need this: go on without it. */
+		log_warn("scheduler view off: cannot load its BPF programs: %s (-v for the "
+			 "verifier log)",
+			 strerror(-err));
+		err = -ENODEV;
+		goto fail;
+	}
+	m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.offcpu_events), on_event, m, NULL);
+	if (!m->rb) {
+		err = -errno;
+		log_error("scheduler view: cannot set up its ring buffer: %s", strerror(-err));
+		goto fail;
+	}
+	*state = m;
+	return 0;
+fail:
+	ring_buffer__free(m->rb);
+	sched_bpf__destroy(m->skel);
+	profile_free(&m->off);
+	free(m);
+	return err;
+}
+
+static int sm_add_target(void *state, uint32_t pid)
+{
+	struct sched_mod *m = state;
+
+	/* Processes followed later were born after the attach: their threads
+	 * enter the map through sched_wakeup_new. */
+	if (m->attached)
+		return 0;
+	if (m->npids == m->cap_pids) {
+		size_t cap = m->cap_pids ? m->cap_pids * 2 : 8;
+		void *p = realloc(m->pids, cap * sizeof(*m->pids));
+
+		if (!p)
+			return -ENOMEM;
+		m->pids = p;
+		m->cap_pids = cap;
+	}
+	m->pids[m->npids++] = pid;
+	return 0;
+}
+
+/* Reads a small /proc file (the traced process may have exited: ENOENT). */
+static int read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* Enters every thread of pid as SEEDED with the state /proc shows, so a
+ * thread that never switches during the run (a spinner alone on its CPU)
+ * is still accounted, and so is one that blocks the whole run. */
+static void seed_pid(struct sched_mod *m, uint32_t pid, uint64_t now)
+{
+	const char *root = m->ctx->opts->proc_root;
+	int fd = bpf_map__fd(m->skel->maps.threads);
+	char path[512], buf[1024];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%u/task", root, pid);
+	d = opendir(path);
+	if (!d) {
+		log_debug("sched: cannot list %s: %s", path, strerror(errno));
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct ep_sched_thread t;
+		char *end, state, *lp, *rp;
+		unsigned long tid;
+		int n;
+
+		errno = 0;
+		tid = strtoul(de->d_name, &end, 10);
+		if (errno || *end || !tid || tid > UINT32_MAX)
+			continue;
+		snprintf(path, sizeof(path), "%s/%u/task/%lu/stat", root, pid, tid);
+		n = read_small(path, buf, sizeof(buf));
+		if (n <= 0)
+			continue;
+		state = proc_parse_stat_state(buf, (size_t)n);
+		if (!state)
+			continue;
+		memset(&t, 0, sizeof(t));
+		t.pid = pid;
+		t.state = EP_TS_SEEDED;
+		t.reason = ep_sched_seed_reason(state);
+		t.out_reason = t.reason;
+		t.last_ts = now;
+		/* comm is between the first '(' and the last ')'. */
+		lp = strchr(buf, '(');
+		rp = strrchr(buf, ')');
+		if (lp && rp && rp > lp) {
+			size_t len = (size_t)(rp - lp - 1);
+
+			memcpy(t.comm, lp + 1, len < EP_COMM_LEN - 1 ? len : EP_COMM_LEN - 1);
+		}
+		uint32_t key = (uint32_t)tid;
+
+		if (bpf_map_update_elem(fd, &key, &t, BPF_NOEXIST) && errno != EEXIST)
+			m->st.drops[EP_SDROP_THREAD_MAP_FULL]++;
+	}
+	closedir(d);
+}
+
+static int sm_attach(void *state)
+{
+	struct sched_mod *m = state;
+	uint64_t now = mono_ns();
+	int err;
+
+	for (size_t i = 0; i < m->npids; i++)
+		seed_pid(m, m->pids[i], now);
+	err = sched_bpf__attach(m->skel);
+	if (err) {
+		log_error("scheduler view: cannot attach to the sched tracepoints: %s",
+			  strerror(-err));
+		return err;
+	}
+	m->attached = true;
+	m->next_harvest_ns = now + HARVEST_PERIOD_NS;
+	return 0;
+}
+
+/* Moves exited threads out of the kernel map (all of them when all is set,
+ * closing each open interval at now). */
+static int harvest(struct sched_mod *m, bool all, uint64_t now)
+{
+	int fd = bpf_map__fd(m->skel->maps.threads);
+	uint32_t key, next, *prev = NULL;
+	struct ep_sched_thread t;
+	size_t first = m->nrecs;
+	int err;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &t))
+			continue;
+		if (!all && t.state != EP_TS_DEAD)
+			continue;
+		if (all)
+			ep_acct_finish(&t, now);
+		err = push_rec(m, key, &t);
+		if (err)
+			return err;
+	}
+	/* Deleted after the walk: deleting the key get_next_key stands on
+	 * would restart it from the first key. */
+	if (!all)
+		for (size_t i = first; i < m->nrecs; i++)
+			bpf_map_delete_elem(fd, &m->recs[i].tid);
+	return 0;
+}
+
+static int sm_poll(void *state, uint64_t now_ns)
+{
+	struct sched_mod *m = state;
+	int n = ring_buffer__consume(m->rb);
+
+	if (now_ns >= m->next_harvest_ns) {
+		m->next_harvest_ns = now_ns + HARVEST_PERIOD_NS;
+		if (harvest(m, false, now_ns))
+			return -ENOMEM;
+	}
+	return n < 0 ? n : 0;
+}
+
+static void sm_stop(void *state)
+{
+	struct sched_mod *m = state;
+	uint64_t end;
+	int ncpu = libbpf_num_possible_cpus();
+
+	sched_bpf__detach(m->skel);
+	end = mono_ns();
+	ring_buffer__consume(m->rb);
+	if (harvest(m, true, end))
+		m->st.collector_drops++;
+	if (ncpu > 0) {
+		uint64_t *v = calloc((size_t)ncpu, sizeof(*v));
+
+		for (uint32_t k = 0; v && k < EP_SDROP__COUNT; k++) {
+			if (bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.sched_drops), &k, v))
+				continue;
+			for (int c = 0; c < ncpu; c++)
+				m->st.drops[k] += v[c];
+		}
+		free(v);
+	}
+	if (m->stacks)
+		m->st.folded_file = OFFCPU_FOLDED;
+}
+
+static int sm_report(void *state, cJSON *root)
+{
+	struct sched_mod *m = state;
+	cJSON *o = sched_report_json(m->recs, m->nrecs, &m->st);
+
+	if (!o)
+		return -ENOMEM;
+	cJSON_AddItemToObject(root, "sched", o);
+	return 0;
+}
+
+static int write_folded(FILE *f, void *ctx)
+{
+	return export_folded(ctx, f);
+}
+
+static int sm_write_files(void *state, struct output_dir *od)
+{
+	struct sched_mod *m = state;
+
+	if (!m->stacks)
+		return 0;
+	return output_write(od, OFFCPU_FOLDED, write_folded, &m->off);
+}
+
+static void sm_summary(void *state, FILE *out)
+{
+	struct sched_mod *m = state;
+
+	sched_print_summary(m->recs, m->nrecs, &m->st, out);
+}
+
+static void sm_close(void *state)
+{
+	struct sched_mod *m = state;
+
+	if (!m)
+		return;
+	ring_buffer__free(m->rb);
+	sched_bpf__destroy(m->skel);
+	profile_free(&m->off);
+	free(m->pids);
+	free(m->recs);
+	free(m);
+}
+
+const struct profile *sched_offcpu_profile(void *state)
+{
+	struct sched_mod *m = state;
+
+	return m && m->stacks ? &m->off : NULL;
+}
+
+const struct rec_module sched_rec_module = {
+	.name = "sched",
+	.open = sm_open,
+	.add_target = sm_add_target,
+	.attach = sm_attach,
+	.poll = sm_poll,
+	.stop = sm_stop,
+	.report_json = sm_report,
+	.write_files = sm_write_files,
+	.summary = sm_summary,
+	.close = sm_close,
+};
