@@ -27,10 +27,12 @@
 #include "report.h"
 #include "sampler.h"
 #include "symbolize.h"
+#include "sysmon_module.h"
 
 /* Data sources beside the CPU sampler; see rec_module.h. */
 static const struct rec_module *const modules[] = {
 	&jetson_rec_module,
+	&sysmon_rec_module,
 	&probes_rec_module,
 };
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: Dual BSD/GPL
+/*
+ * System monitors beside the CPU sampler: RSS of traced processes
+ * (kmem/rss_stat), OOM kills of traced processes (oom/mark_victim), and the
+ * machine's CPU frequency and thermal events (power/cpu_frequency*,
+ * thermal tracepoints). Frequency and thermal events are per CPU / per zone, not per
+ * process, so they are not filtered by target. Design: docs/thermal.md.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "events.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* rss_stat fires on every counter change (each page fault): an event goes
+ * out only when a mm's RSS moved this far from the last one sent. The peak
+ * is kept exactly in mm_states regardless. Set before load. */
+const volatile __s64 rss_step = 512 << 10;
+/* Same watermark rule as the CPU sampler: no wakeup per event. */
+const volatile __u64 wakeup_watermark = 256 << 10;
+
+/* Shared with the CPU sampler through bpf_map__reuse_fd (same definition). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EP_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* One entry per traced mm: a process and the image it exec'd into may both
+ * be alive for a moment, hence twice the target bound. Userspace deletes
+ * entries of exited processes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 2 * EP_MAX_TARGETS);
+	__type(key, __u32); /* rss_stat mm_id */
+	__type(value, struct ep_sysmon_mm);
+} mm_states SEC(".maps");
+
+/* Events are ~100 bytes; RSS events are bounded by rss_step and thermal
+ * ones come at the zones' polling rates, so 1 MiB holds seconds of the
+ * worst case between two 10 ms drains. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} sm_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EP_SM_DROP__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} sm_drops SEC(".maps");
+
+static __always_inline void count_drop(__u32 reason)
+{
+	__u64 *v = bpf_map_lookup_elem(&sm_drops, &reason);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline struct ep_sysmon_event *reserve(__u32 type)
+{
+	struct ep_sysmon_event *e = bpf_ringbuf_reserve(&sm_events, sizeof(*e), 0);
+
+	if (!e) {
+		count_drop(EP_SM_DROP_RINGBUF_FULL);
+		return NULL;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->ts_ns = bpf_ktime_get_ns();
+	return e;
+}
+
+static __always_inline void submit(struct ep_sysmon_event *e)
+{
+	__u64 f = bpf_ringbuf_query(&sm_events, BPF_RB_AVAIL_DATA) >= wakeup_watermark
+			  ? BPF_RB_FORCE_WAKEUP
+			  : BPF_RB_NO_WAKEUP;
+
+	bpf_ringbuf_submit(e, f);
+}
+
+/* A __data_loc string: offset in the low 16 bits, relative to the record. */
+static __always_inline void read_loc_str(void *ctx, __u32 loc, char *dst)
+{
+	bpf_probe_read_kernel_str(dst, EP_SM_NAME_LEN, (char *)ctx + (loc & 0xffff));
+}
+
+SEC("tracepoint/kmem/rss_stat")
+int on_rss_stat(struct trace_event_raw_rss_stat *ctx)
+{
+	__u32 mm_id = ctx->mm_id;
+	int member = ctx->member;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct ep_sysmon_mm *st;
+	struct ep_sysmon_event *e;
+	__s64 rss, d;
+
+	if (member < 0 || member >= EP_SM_RSS_MEMBERS)
+		return 0;
+	st = bpf_map_lookup_elem(&mm_states, &mm_id);
+	if (st && ctx->curr && st->tgid != tgid) {
+		/* The hashed mm pointer was reused by another process. */
+		bpf_map_delete_elem(&mm_states, &mm_id);
+		st = NULL;
+	}
+	if (!st) {
+		struct ep_sysmon_mm init = { .tgid = tgid };
+		long err;
+
+		/* Only a traced process touching its own mm starts tracking;
+		 * later updates from elsewhere (reclaim, exit) find the entry. */
+		if (!ctx->curr || !bpf_map_lookup_elem(&targets, &tgid))
+			return 0;
+		err = bpf_map_update_elem(&mm_states, &mm_id, &init, BPF_NOEXIST);
+		if (err && err != -17 /* EEXIST: another CPU won the race */) {
+			count_drop(EP_SM_DROP_MM_MAP_FULL);
+			return 0;
+		}
+		st = bpf_map_lookup_elem(&mm_states, &mm_id);
+		if (!st)
+			return 0;
+	}
+	/* Threads of one process may race here; each write is a fresh reading
+	 * of the kernel's counter, so the worst case is one stale member. */
+	st->size[member & (EP_SM_RSS_MEMBERS - 1)] = ctx->size;
+	rss = st->size[0] + st->size[1] + st->size[3]; /* file + anon + shmem */
+	if (rss > st->peak)
+		st->peak = rss;
+	d = rss - st->last_emit;
+	if (d < rss_step && -d < rss_step)
+		return 0;
+	st->last_emit = rss;
+	e = reserve(EP_SM_RSS);
+	if (!e)
+		return 0;
+	e->pid = st->tgid;
+	e->mm_id = mm_id;
+	e->v[0] = st->size[0];
+	e->v[1] = st->size[1];
+	e->v[2] = st->size[2];
+	e->v[3] = st->size[3];
+	e->peak = st->peak;
+	submit(e);
+	return 0;
+}
+
+SEC("tracepoint/oom/mark_victim")
+int on_mark_victim(struct trace_event_raw_mark_victim *ctx)
+{
+	__u32 pid = ctx->pid;
+	struct ep_sysmon_event *e;
+
+	/* The victim is picked by process; its pid is the tgid for the usual
+	 * single-mm case. */
+	if (!bpf_map_lookup_elem(&targets, &pid))
+		return 0;
+	e = reserve(EP_SM_OOM);
+	if (!e)
+		return 0;
+	e->pid = pid;
+	e->v[0] = ctx->total_vm;
+	e->v[1] = ctx->anon_rss;
+	e->v[2] = ctx->file_rss;
+	e->v[3] = ctx->shmem_rss;
+	read_loc_str(ctx, ctx->__data_loc_comm, e->name);
+	submit(e);
+	return 0;
+}
+
+SEC("tracepoint/power/cpu_frequency")
+int on_cpu_frequency(struct trace_event_raw_cpu *ctx)
+{
+	struct ep_sysmon_event *e = reserve(EP_SM_FREQ);
+
+	if (!e)
+		return 0;
+	e->v[0] = ctx->cpu_id;
+	e->v[1] = ctx->state;
+	submit(e);
+	return 0;
+}
+
+SEC("tracepoint/power/cpu_frequency_limits")
+int on_cpu_frequency_limits(struct trace_event_raw_cpu_frequency_limits *ctx)
+{
+	struct ep_sysmon_event *e = reserve(EP_SM_FREQ_LIMITS);
+
+	if (!e)
+		return 0;
+	e->v[0] = ctx->cpu_id;
+	e->v[1] = ctx->min_freq;
+	e->v[2] = ctx->max_freq;
+	submit(e);
+	return 0;
+}
+
+SEC("tracepoint/thermal/thermal_temperature")
+int on_thermal_temperature(struct trace_event_raw_thermal_temperature *ctx)
+{
+	struct ep_sysmon_event *e = reserve(EP_SM_TEMP);
+
+	if (!e)
+		return 0;
+	e->v[0] = ctx->id;
+	e->v[1] = ctx->temp;
+	e->v[2] = ctx->temp_prev;
+	read_loc_str(ctx, ctx->__data_loc_thermal_zone, e->name);
+	submit(e);
+	return 0;
+}
+
+SEC("tracepoint/thermal/thermal_zone_trip")
+int on_thermal_zone_trip(struct trace_event_raw_thermal_zone_trip *ctx)
+{
+	struct ep_sysmon_event *e = reserve(EP_SM_TRIP);
+
+	if (!e)
+		return 0;
+	e->v[0] = ctx->id;
+	e->v[1] = ctx->trip;
+	e->v[2] = ctx->trip_type;
+	read_loc_str(ctx, ctx->__data_loc_thermal_zone, e->name);
+	submit(e);
+	return 0;
+}
+
+SEC("tracepoint/thermal/cdev_update")
+int on_cdev_update(struct trace_event_raw_cdev_update *ctx)
+{
+	struct ep_sysmon_event *e = reserve(EP_SM_CDEV);
+
+	if (!e)
+		return 0;
+	e->v[0] = ctx->target;
+	read_loc_str(ctx, ctx->__data_loc_type, e->name);
+	submit(e);
+	return 0;
+}
+
+/* A new image means a new mm: the memory figures restart (docs/thermal.md). */
+SEC("tracepoint/sched/sched_process_exec")
+int on_exec(struct trace_event_raw_sched_process_exec *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct ep_sysmon_event *e;
+
+	if (!bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	e = reserve(EP_SM_EXEC);
+	if (!e)
+		return 0;
+	e->pid = tgid;
+	bpf_get_current_comm(e->name, sizeof(e->name));
+	submit(e);
+	return 0;
+}
