@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Loads a library after the profiler attached: "ready <pid>", SIGUSR1 ->
+ * dlopen(argv[1]) and "loaded", SIGUSR1 -> N_CALLS calls of late_work()
+ * from it, "done". The pause between loading and calling lets the test
+ * wait for the probe to be attached instead of racing it.
+ */
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#define N_CALLS 123
+
+int main(int argc, char **argv)
+{
+	sigset_t set;
+	int sig;
+	void *h;
+	int (*fn)(int);
+	long sum = 0;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: dlopen_late LIBRARY\n");
+		return 2;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	printf("ready %d\n", getpid());
+	fflush(stdout);
+	if (sigwait(&set, &sig))
+		return 1;
+	h = dlopen(argv[1], RTLD_NOW);
+	if (!h) {
+		fprintf(stderr, "dlopen: %s\n", dlerror());
+		return 1;
+	}
+	*(void **)&fn = dlsym(h, "late_work");
+	if (!fn)
+		return 1;
+	printf("loaded\n");
+	fflush(stdout);
+	if (sigwait(&set, &sig))
+		return 1;
+	for (int i = 0; i < N_CALLS; i++)
+		sum += fn(i);
+	printf("sum %ld\ndone\n", sum);
+	fflush(stdout);
+	return 0;
+}
