@@ -6,9 +6,15 @@
  * which every file-backed mapping group is reported with dwfl_report_module,
  * the JIT perf map, and a cache addr -> result. Names handed out are interned
  * in a symbolizer-wide string table, so they outlive the per-pid state.
+ *
+ * Shared across pids: a cache (build-id, file offset) -> name, so a process
+ * mapping a library another process already used gets its names without its
+ * own libdwfl session loading that ELF file. The build-id of a mapped file is
+ * read from its note once per file identity (dev, inode, size, mtime, ctime).
  */
 #include "symbolize.h"
 
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hashmap.h"
 #include "kallsyms.h"
 #include "log.h"
 #include "perfmap.h"
@@ -36,6 +43,16 @@
 #define PID_BUCKETS 256u
 #define DEFAULT_RELOAD_MS 250
 #define VDSO_MAX_SIZE (1u << 20)
+/* Build-id cache bounds. Entries are 32 bytes plus 12 bytes per index slot:
+ * at most about 7 MiB. When full it is emptied and refilled. */
+#define BID_CACHE_MAX (1u << 17)
+/* Distinct build-ids and file identities remembered; files beyond that are
+ * symbolized per pid as without the cache. */
+#define BID_MAX_IDS 4096u
+#define FILE_ID_MAX 16384u
+#define BID_MAX_LEN 64u
+#define KCACHE_INIT_CAP 256u
+#define KCACHE_MAX_CAP (1u << 15)
 
 /* ---- string interning ---- */
 
@@ -109,6 +126,42 @@ static void strtab_free(struct strtab *t)
 	free(t->hashes);
 }
 
+/* ---- build-id tables (shared by all pids) ---- */
+
+enum { BID_UNKNOWN = -2, BID_NONE = -1 };
+
+struct build_id {
+	uint32_t len;
+	unsigned char b[BID_MAX_LEN];
+};
+
+/* What identifies file content without reading it. */
+struct file_id {
+	uint64_t dev, ino, size;
+	int64_t mtime_s, mtime_ns, ctime_s, ctime_ns;
+	int32_t bid; /* index into bids, or BID_NONE (no usable build-id note) */
+};
+
+struct bid_ent {
+	uint64_t foff;
+	uint32_t bid;
+	bool resolved;
+	const char *name; /* interned; NULL if unresolved */
+	uint64_t sym_off;
+};
+
+struct bid_tables {
+	struct build_id *ids;
+	size_t n_ids, cap_ids;
+	struct hashmap ids_idx;
+	struct file_id *files;
+	size_t n_files, cap_files;
+	struct hashmap files_idx;
+	struct bid_ent *ents;
+	size_t n_ents, cap_ents;
+	struct hashmap ents_idx;
+};
+
 /* ---- per-pid state ---- */
 
 struct cache_ent {
@@ -116,6 +169,12 @@ struct cache_ent {
 	struct sym_result res;
 	bool used;
 	bool retry; /* unresolved for a reason a reload might fix */
+};
+
+/* Open-addressing table addr -> result (power-of-two capacity). */
+struct addr_cache {
+	struct cache_ent *e;
+	size_t cap, n, max_cap;
 };
 
 struct pid_state;
@@ -135,9 +194,9 @@ struct pid_state {
 	struct symbolizer *s;
 	Dwfl *dwfl;
 	struct proc_maps maps;
+	int32_t *map_bid; /* per maps entry: build-id index, BID_NONE or BID_UNKNOWN */
 	struct mod_ctx *mods;
-	struct cache_ent *cache;
-	size_t cache_cap, cache_n;
+	struct addr_cache cache;
 	uint64_t last_reload_ns;
 	bool same_root; /* /proc/PID/root is our own root: plain paths work */
 	struct perfmap *pm;
@@ -152,7 +211,10 @@ struct symbolizer {
 	int64_t reload_ns;
 	Dwfl_Callbacks cb; /* libdwfl keeps a pointer to it: must not move */
 	struct pid_state *pids[PID_BUCKETS];
+	struct pid_state *last_ps; /* samples come in runs from one pid */
 	struct strtab strs;
+	struct bid_tables bt;
+	struct addr_cache kcache; /* kernel addr -> result */
 	struct kallsyms *ks;
 	bool ks_tried;
 	unsigned char *vdso_img; /* copy of our own vDSO: the kernel's image is the same */
@@ -233,12 +295,37 @@ static int open_regular(const char *path, uint64_t want_inode)
 	return fd;
 }
 
+/* Opens the file mapped at [start, end) of ps as the target sees it: the
+ * same rules for libdwfl and for reading build-ids, so both see one file. */
+static int open_mapped(struct pid_state *ps, uint64_t start, uint64_t end, const char *path,
+		       uint64_t inode, bool deleted)
+{
+	char *mf;
+	int fd;
+
+	/* map_files names exactly the mapped file, even if deleted or replaced
+	 * on disk since, and in any mount namespace; it needs CAP_SYS_ADMIN. */
+	mf = xasprintf("%s/%u/map_files/%" PRIx64 "-%" PRIx64, ps->s->proc_root, ps->pid, start,
+		       end);
+	fd = mf ? open_regular(mf, 0) : -1;
+	free(mf);
+	if (fd < 0 && !deleted) {
+		/* The inode check rejects a file replaced on disk since it was mapped:
+		 * its symbols would give wrong names. */
+		char *p = xasprintf("%s/%u/root%s", ps->s->proc_root, ps->pid, path);
+
+		fd = p ? open_regular(p, inode) : -1;
+		free(p);
+	}
+	return fd;
+}
+
 static int sym_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			char **file_name, Elf **elfp)
 {
 	struct mod_ctx *mc = *userdata;
 	struct pid_state *ps;
-	char *mf, *rp;
+	char *rp;
 	int fd;
 
 	(void)mod;
@@ -263,20 +350,7 @@ static int sym_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, 
 		     : xasprintf("%s/%u/root%s", ps->s->proc_root, ps->pid, mc->path);
 	if (!rp)
 		return -1;
-	/* map_files names exactly the mapped file, even if deleted or replaced
-	 * on disk since, and in any mount namespace; it needs CAP_SYS_ADMIN. */
-	mf = xasprintf("%s/%u/map_files/%" PRIx64 "-%" PRIx64, ps->s->proc_root, ps->pid,
-		       mc->start, mc->end);
-	fd = mf ? open_regular(mf, 0) : -1;
-	free(mf);
-	if (fd < 0 && !mc->deleted) {
-		/* The inode check rejects a file replaced on disk since it was mapped:
-		 * its symbols would give wrong names. */
-		char *p = xasprintf("%s/%u/root%s", ps->s->proc_root, ps->pid, mc->path);
-
-		fd = p ? open_regular(p, mc->inode) : -1;
-		free(p);
-	}
+	fd = open_mapped(ps, mc->start, mc->end, mc->path, mc->inode, mc->deleted);
 	if (fd < 0) {
 		log_debug("symbolize: pid %u: cannot open %s%s (no map_files access?)", ps->pid,
 			  mc->path, mc->deleted ? " (deleted)" : "");
@@ -285,16 +359,273 @@ static int sym_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, 
 	}
 	/* The name is where libdwfl looks for .gnu_debuglink siblings. */
 	*file_name = rp;
+	ps->s->st.elf_opens++;
 	return fd;
+}
+
+/* ---- build-id cache ---- */
+
+static bool bid_id_eq(uint32_t idx, const void *key, const void *ctx)
+{
+	const struct bid_tables *bt = ctx;
+	const struct build_id *k = key;
+
+	return bt->ids[idx].len == k->len && memcmp(bt->ids[idx].b, k->b, k->len) == 0;
+}
+
+static bool file_id_eq(uint32_t idx, const void *key, const void *ctx)
+{
+	const struct bid_tables *bt = ctx;
+	const struct file_id *a = &bt->files[idx], *b = key;
+
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_s == b->mtime_s && a->mtime_ns == b->mtime_ns && a->ctime_s == b->ctime_s &&
+	       a->ctime_ns == b->ctime_ns;
+}
+
+struct bid_key {
+	uint64_t foff;
+	uint32_t bid;
+};
+
+static bool bid_ent_eq(uint32_t idx, const void *key, const void *ctx)
+{
+	const struct bid_tables *bt = ctx;
+	const struct bid_key *k = key;
+
+	return bt->ents[idx].foff == k->foff && bt->ents[idx].bid == k->bid;
+}
+
+static uint64_t file_id_hash(const struct file_id *f)
+{
+	uint64_t v[7] = { f->dev,
+			  f->ino,
+			  f->size,
+			  (uint64_t)f->mtime_s,
+			  (uint64_t)f->mtime_ns,
+			  (uint64_t)f->ctime_s,
+			  (uint64_t)f->ctime_ns };
+
+	return hashmap_hash_finish(hashmap_hash_bytes(v, sizeof(v), HASHMAP_SEED));
+}
+
+static uint64_t bid_key_hash(const struct bid_key *k)
+{
+	uint64_t v[2] = { k->foff, k->bid };
+
+	return hashmap_hash_finish(hashmap_hash_bytes(v, sizeof(v), HASHMAP_SEED));
+}
+
+/* Makes room for one more element of size elem in *arr. */
+static int grow_for_one(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	size_t nc;
+	void *na;
+
+	if (n < *cap)
+		return 0;
+	nc = *cap ? *cap * 2 : 64;
+	na = realloc(*arr, nc * elem);
+	if (!na)
+		return -ENOMEM;
+	*arr = na;
+	*cap = nc;
+	return 0;
+}
+
+/* Index of the interned build-id, or BID_NONE if the table is full. */
+static int32_t bid_intern(struct bid_tables *bt, const void *id, size_t len)
+{
+	struct build_id k = { .len = (uint32_t)len };
+	uint64_t h;
+	int64_t i;
+
+	memcpy(k.b, id, len);
+	h = hashmap_hash_finish(hashmap_hash_bytes(k.b, len, HASHMAP_SEED));
+	i = hashmap_find(&bt->ids_idx, h, &k, bid_id_eq, bt);
+	if (i >= 0)
+		return (int32_t)i;
+	if (bt->n_ids >= BID_MAX_IDS ||
+	    grow_for_one((void **)&bt->ids, &bt->cap_ids, bt->n_ids, sizeof(*bt->ids)) < 0 ||
+	    hashmap_insert(&bt->ids_idx, h, (uint32_t)bt->n_ids) < 0)
+		return BID_NONE;
+	bt->ids[bt->n_ids] = k;
+	return (int32_t)bt->n_ids++;
+}
+
+/* The GNU build-id note of an opened ELF file; 0 if it has none. The file is
+ * outside input: libelf bounds-checks the notes against the file size. */
+static ssize_t read_build_id(int fd, unsigned char *out, size_t cap)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *id = NULL;
+	ssize_t n;
+
+	if (!elf)
+		return 0;
+	n = elf_kind(elf) == ELF_K_ELF ? dwelf_elf_gnu_build_id(elf, &id) : 0;
+	/* Too short to identify a build, or longer than any real one. */
+	if (n < 8 || (size_t)n > cap)
+		n = 0;
+	else
+		memcpy(out, id, (size_t)n);
+	elf_end(elf);
+	return n;
+}
+
+/* Build-id index of the file behind maps entry idx, computed once per entry
+ * and, across pids, once per file identity. */
+static int32_t map_build_id(struct pid_state *ps, size_t idx)
+{
+	struct symbolizer *s = ps->s;
+	struct bid_tables *bt = &s->bt;
+	const struct proc_map *m = &ps->maps.maps[idx];
+	unsigned char id[BID_MAX_LEN];
+	struct file_id k = { 0 };
+	struct stat st;
+	int32_t bid = BID_NONE;
+	uint64_t h;
+	int64_t fi;
+	ssize_t n;
+	int fd;
+
+	if (!ps->map_bid)
+		return BID_NONE;
+	if (ps->map_bid[idx] != BID_UNKNOWN)
+		return ps->map_bid[idx];
+	fd = open_mapped(ps, m->start, m->end, m->path, m->inode, m->deleted);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		goto out;
+	k.dev = (uint64_t)st.st_dev;
+	k.ino = (uint64_t)st.st_ino;
+	k.size = (uint64_t)st.st_size;
+	k.mtime_s = st.st_mtim.tv_sec;
+	k.mtime_ns = st.st_mtim.tv_nsec;
+	k.ctime_s = st.st_ctim.tv_sec;
+	k.ctime_ns = st.st_ctim.tv_nsec;
+	h = file_id_hash(&k);
+	fi = hashmap_find(&bt->files_idx, h, &k, file_id_eq, bt);
+	if (fi >= 0) {
+		bid = bt->files[fi].bid;
+		goto out;
+	}
+	s->st.buildid_reads++;
+	n = read_build_id(fd, id, sizeof(id));
+	if (n > 0)
+		bid = bid_intern(bt, id, (size_t)n);
+	k.bid = bid;
+	if (bt->n_files < FILE_ID_MAX &&
+	    grow_for_one((void **)&bt->files, &bt->cap_files, bt->n_files, sizeof(*bt->files)) == 0 &&
+	    hashmap_insert(&bt->files_idx, h, (uint32_t)bt->n_files) == 0)
+		bt->files[bt->n_files++] = k;
+out:
+	if (fd >= 0)
+		close(fd);
+	ps->map_bid[idx] = bid;
+	return bid;
+}
+
+static const struct bid_ent *bid_cache_find(const struct bid_tables *bt, uint32_t bid,
+					    uint64_t foff)
+{
+	struct bid_key k = { .foff = foff, .bid = bid };
+	int64_t i = hashmap_find(&bt->ents_idx, bid_key_hash(&k), &k, bid_ent_eq, bt);
+
+	return i >= 0 ? &bt->ents[i] : NULL;
+}
+
+static void bid_cache_put(struct symbolizer *s, uint32_t bid, uint64_t foff, const char *name,
+			  uint64_t sym_off)
+{
+	struct bid_tables *bt = &s->bt;
+	struct bid_key k = { .foff = foff, .bid = bid };
+	uint64_t h = bid_key_hash(&k);
+
+	if (bt->n_ents >= BID_CACHE_MAX) {
+		/* Start over rather than grow past the bound. */
+		hashmap_free(&bt->ents_idx);
+		bt->n_ents = 0;
+		s->st.buildid_resets++;
+	}
+	/* A failed insert only costs a later libdwfl lookup. */
+	if (grow_for_one((void **)&bt->ents, &bt->cap_ents, bt->n_ents, sizeof(*bt->ents)) < 0 ||
+	    hashmap_insert(&bt->ents_idx, h, (uint32_t)bt->n_ents) < 0)
+		return;
+	bt->ents[bt->n_ents++] = (struct bid_ent){
+		.foff = foff, .bid = bid, .resolved = name != NULL, .name = name, .sym_off = sym_off
+	};
+}
+
+static void bid_tables_free(struct bid_tables *bt)
+{
+	free(bt->ids);
+	free(bt->files);
+	free(bt->ents);
+	hashmap_free(&bt->ids_idx);
+	hashmap_free(&bt->files_idx);
+	hashmap_free(&bt->ents_idx);
 }
 
 /* ---- maps (re)loading ---- */
 
-static void cache_clear(struct pid_state *ps)
+static void cache_clear(struct addr_cache *c)
 {
-	if (ps->cache)
-		memset(ps->cache, 0, ps->cache_cap * sizeof(*ps->cache));
-	ps->cache_n = 0;
+	if (c->e)
+		memset(c->e, 0, c->cap * sizeof(*c->e));
+	c->n = 0;
+}
+
+static int cache_init(struct addr_cache *c, size_t cap, size_t max_cap)
+{
+	c->e = calloc(cap, sizeof(*c->e));
+	c->cap = cap;
+	c->max_cap = max_cap;
+	c->n = 0;
+	return c->e ? 0 : -ENOMEM;
+}
+
+/* The entry for addr, or the empty slot where it belongs. O(1) expected: the
+ * load factor stays below 3/4. */
+static struct cache_ent *cache_slot(const struct addr_cache *c, uint64_t addr)
+{
+	size_t mask = c->cap - 1;
+	size_t j = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 20) & mask;
+
+	while (c->e[j].used && c->e[j].addr != addr)
+		j = (j + 1) & mask;
+	return &c->e[j];
+}
+
+static void cache_put(struct addr_cache *c, uint64_t addr, const struct sym_result *r, bool retry)
+{
+	struct cache_ent *e;
+
+	if ((c->n + 1) * 4 > c->cap * 3) {
+		size_t ncap = c->cap * 2;
+		struct cache_ent *nc = ncap <= c->max_cap ? calloc(ncap, sizeof(*nc)) : NULL;
+
+		if (nc) {
+			struct cache_ent *old = c->e;
+			size_t ocap = c->cap;
+
+			c->e = nc;
+			c->cap = ncap;
+			for (size_t i = 0; i < ocap; i++)
+				if (old[i].used)
+					*cache_slot(c, old[i].addr) = old[i];
+			free(old);
+		} else {
+			/* At the size limit (or out of memory) start over rather than grow. */
+			cache_clear(c);
+		}
+	}
+	e = cache_slot(c, addr);
+	if (!e->used)
+		c->n++;
+	e->used = true;
+	e->addr = addr;
+	e->res = *r;
+	e->retry = retry;
 }
 
 static struct mod_ctx *mod_ctx_new(struct pid_state *ps, const struct proc_map *m)
@@ -379,9 +710,15 @@ static int load_maps(struct pid_state *ps)
 	free(path);
 
 	if (!file_maps_unchanged(&ps->maps, &nm))
-		cache_clear(ps);
+		cache_clear(&ps->cache);
 	proc_maps_free(&ps->maps);
 	ps->maps = nm;
+	/* Recomputed lazily: one open per entry, the file identity cache spares
+	 * re-reading notes. Without the array the build-id cache is skipped. */
+	free(ps->map_bid);
+	ps->map_bid = nm.n ? malloc(nm.n * sizeof(*ps->map_bid)) : NULL;
+	for (i = 0; ps->map_bid && i < nm.n; i++)
+		ps->map_bid[i] = BID_UNKNOWN;
 
 	dwfl_report_begin(ps->dwfl);
 	for (i = 0; i < nm.n;) {
@@ -429,8 +766,9 @@ static void pid_state_free(struct pid_state *ps)
 		ps->mods = n;
 	}
 	proc_maps_free(&ps->maps);
+	free(ps->map_bid);
 	perfmap_free(ps->pm);
-	free(ps->cache);
+	free(ps->cache.e);
 	free(ps);
 }
 
@@ -450,18 +788,21 @@ static struct pid_state *get_pid(struct symbolizer *s, uint32_t pid)
 {
 	struct pid_state **bucket = &s->pids[pid % PID_BUCKETS], *ps;
 
-	for (ps = *bucket; ps; ps = ps->next)
-		if (ps->pid == pid)
+	if (s->last_ps && s->last_ps->pid == pid)
+		return s->last_ps;
+	for (ps = *bucket; ps; ps = ps->next) {
+		if (ps->pid == pid) {
+			s->last_ps = ps;
 			return ps;
+		}
+	}
 	ps = calloc(1, sizeof(*ps));
 	if (!ps)
 		return NULL;
 	ps->pid = pid;
 	ps->s = s;
-	ps->cache_cap = CACHE_INIT_CAP;
-	ps->cache = calloc(ps->cache_cap, sizeof(*ps->cache));
 	ps->dwfl = dwfl_begin(&s->cb);
-	if (!ps->cache || !ps->dwfl) {
+	if (cache_init(&ps->cache, CACHE_INIT_CAP, CACHE_MAX_CAP) < 0 || !ps->dwfl) {
 		pid_state_free(ps);
 		return NULL;
 	}
@@ -471,6 +812,7 @@ static struct pid_state *get_pid(struct symbolizer *s, uint32_t pid)
 	ps->last_reload_ns = now_ns();
 	ps->next = *bucket;
 	*bucket = ps;
+	s->last_ps = ps;
 	return ps;
 }
 
@@ -575,17 +917,24 @@ static int set_unknown(struct symbolizer *s, struct sym_result *out, const char 
 	return set_result(s, out, buf, module, offset, 0, false);
 }
 
-/* Name of the symbol containing addr, or NULL; never the symbol before a gap. */
-static const char *dwfl_name(struct pid_state *ps, uint64_t addr, uint64_t *sym_off)
+/* Name of the symbol containing addr, or NULL; never the symbol before a gap.
+ * *have_elf says whether the module's ELF was found, i.e. whether a NULL is
+ * a property of the file rather than of this pid's access to it. */
+static const char *dwfl_name(struct pid_state *ps, uint64_t addr, uint64_t *sym_off,
+			     bool *have_elf)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(ps->dwfl, addr);
 	GElf_Off off = 0;
+	GElf_Addr bias;
 	GElf_Sym sym;
 	const char *name;
 
+	*have_elf = false;
 	if (!mod)
 		return NULL;
 	name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+	/* Already loaded by addrinfo: this does not open anything. */
+	*have_elf = dwfl_module_getelf(mod, &bias) != NULL;
 	if (!name || !*name)
 		return NULL;
 	/* Sized symbols must contain addr; a sizeless one is only believed for
@@ -603,19 +952,40 @@ static int resolve_user(struct pid_state *ps, uint64_t addr, struct sym_result *
 	const struct proc_map *m = proc_maps_find(&ps->maps, addr);
 	const char *name;
 	uint64_t soff = 0;
+	bool have_elf;
 	char buf[64];
 
 	*retry = false;
 	if (m && m->kind == PROC_MAP_FILE) {
 		uint64_t foff = addr - m->start + m->pgoff;
+		int32_t bid = map_build_id(ps, (size_t)(m - ps->maps.maps));
+		int err;
 
-		name = dwfl_name(ps, addr, &soff);
+		if (bid >= 0) {
+			const struct bid_ent *be = bid_cache_find(&s->bt, (uint32_t)bid, foff);
+
+			if (be) {
+				s->st.buildid_hits++;
+				if (be->resolved)
+					return set_result(s, out, be->name, m->path, foff,
+							  be->sym_off, true);
+				return set_unknown(s, out, proc_maps_basename(m->path), m->path,
+						   foff);
+			}
+		}
+		name = dwfl_name(ps, addr, &soff, &have_elf);
 		if (name)
-			return set_result(s, out, name, m->path, foff, soff, true);
-		return set_unknown(s, out, proc_maps_basename(m->path), m->path, foff);
+			err = set_result(s, out, name, m->path, foff, soff, true);
+		else
+			err = set_unknown(s, out, proc_maps_basename(m->path), m->path, foff);
+		/* "No symbol here" is only shared if the file was actually read. */
+		if (!err && bid >= 0 && (name || have_elf))
+			bid_cache_put(s, (uint32_t)bid, foff, name ? out->name : NULL,
+				      out->sym_offset);
+		return err;
 	}
 	if (m && m->kind == PROC_MAP_VDSO) {
-		name = dwfl_name(ps, addr, &soff);
+		name = dwfl_name(ps, addr, &soff, &have_elf);
 		if (name)
 			return set_result(s, out, name, "[vdso]", addr - m->start, soff, true);
 		return set_unknown(s, out, "[vdso]", "[vdso]", addr - m->start);
@@ -637,48 +1007,6 @@ static int resolve_user(struct pid_state *ps, uint64_t addr, struct sym_result *
 	return set_unknown(s, out, m->path[0] == '[' ? m->path : "[anon]", NULL, addr - m->start);
 }
 
-static struct cache_ent *cache_slot(struct pid_state *ps, uint64_t addr)
-{
-	size_t mask = ps->cache_cap - 1;
-	size_t j = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 20) & mask;
-
-	while (ps->cache[j].used && ps->cache[j].addr != addr)
-		j = (j + 1) & mask;
-	return &ps->cache[j];
-}
-
-static void cache_put(struct pid_state *ps, uint64_t addr, const struct sym_result *r, bool retry)
-{
-	struct cache_ent *e;
-
-	if ((ps->cache_n + 1) * 4 > ps->cache_cap * 3) {
-		size_t ncap = ps->cache_cap * 2;
-		struct cache_ent *nc = ncap <= CACHE_MAX_CAP ? calloc(ncap, sizeof(*nc)) : NULL;
-
-		if (nc) {
-			struct cache_ent *old = ps->cache;
-			size_t ocap = ps->cache_cap;
-
-			ps->cache = nc;
-			ps->cache_cap = ncap;
-			for (size_t i = 0; i < ocap; i++)
-				if (old[i].used)
-					*cache_slot(ps, old[i].addr) = old[i];
-			free(old);
-		} else {
-			/* At the size limit (or out of memory) start over rather than grow. */
-			cache_clear(ps);
-		}
-	}
-	e = cache_slot(ps, addr);
-	if (!e->used)
-		ps->cache_n++;
-	e->used = true;
-	e->addr = addr;
-	e->res = *r;
-	e->retry = retry;
-}
-
 static bool may_reload(const struct pid_state *ps, uint64_t now)
 {
 	return ps->s->reload_ns < 0 || now - ps->last_reload_ns >= (uint64_t)ps->s->reload_ns;
@@ -695,7 +1023,7 @@ int symbolizer_user(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sy
 	ps = get_pid(s, pid);
 	if (!ps)
 		return -ENOMEM;
-	e = cache_slot(ps, addr);
+	e = cache_slot(&ps->cache, addr);
 	if (e->used && (!e->retry || !may_reload(ps, now_ns()))) {
 		s->st.cache_hits++;
 		*out = e->res;
@@ -724,19 +1052,18 @@ int symbolizer_user(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sy
 				return err;
 		}
 	}
-	cache_put(ps, addr, out, retry);
+	cache_put(&ps->cache, addr, out, retry);
 	if (!out->resolved)
 		s->st.unresolved++;
 	return 0;
 }
 
-int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out)
+static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out)
 {
 	const char *name;
 	uint64_t off = 0;
 	char buf[64];
 
-	s->st.lookups++;
 	if (!s->ks_tried) {
 		int err = kallsyms_load(s->kallsyms_path, &s->ks);
 
@@ -749,16 +1076,35 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *ou
 				 "will show as [unknown] [kernel]",
 				 s->kallsyms_path);
 	}
-	if (!s->ks || kallsyms_restricted(s->ks)) {
-		s->st.unresolved++;
+	if (!s->ks || kallsyms_restricted(s->ks))
 		return set_result(s, out, "[unknown] [kernel]", "[kernel.kallsyms]", addr, 0, false);
-	}
 	name = kallsyms_lookup(s->ks, addr, &off);
 	if (name)
 		return set_result(s, out, name, "[kernel.kallsyms]", addr, off, true);
-	s->st.unresolved++;
 	snprintf(buf, sizeof(buf), "[unknown] [kernel]+0x%" PRIx64, addr);
 	return set_result(s, out, buf, "[kernel.kallsyms]", addr, 0, false);
+}
+
+int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out)
+{
+	struct cache_ent *e;
+	int err;
+
+	s->st.lookups++;
+	/* A hash probe instead of a binary search plus interning the name. */
+	e = cache_slot(&s->kcache, addr);
+	if (e->used) {
+		s->st.cache_hits++;
+		*out = e->res;
+	} else {
+		err = resolve_kernel(s, addr, out);
+		if (err)
+			return err;
+		cache_put(&s->kcache, addr, out, false);
+	}
+	if (!out->resolved)
+		s->st.unresolved++;
+	return 0;
 }
 
 /* ---- lifecycle ---- */
@@ -785,7 +1131,8 @@ int symbolizer_new(struct symbolizer **out, const struct symbolizer_opts *opts)
 	if (opts->debuginfo_path)
 		s->debuginfo_path = strdup(opts->debuginfo_path);
 	if (!s->proc_root || !s->kallsyms_path || !s->perfmap_dir ||
-	    (opts->debuginfo_path && !s->debuginfo_path)) {
+	    (opts->debuginfo_path && !s->debuginfo_path) ||
+	    cache_init(&s->kcache, KCACHE_INIT_CAP, KCACHE_MAX_CAP) < 0) {
 		symbolizer_free(s);
 		return -ENOMEM;
 	}
@@ -812,6 +1159,8 @@ void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid)
 			struct pid_state *ps = *pp;
 
 			*pp = ps->next;
+			if (s->last_ps == ps)
+				s->last_ps = NULL;
 			pid_state_free(ps);
 			return;
 		}
@@ -831,6 +1180,8 @@ void symbolizer_free(struct symbolizer *s)
 		}
 	}
 	kallsyms_free(s->ks);
+	free(s->kcache.e);
+	bid_tables_free(&s->bt);
 	strtab_free(&s->strs);
 	free(s->vdso_img);
 	free(s->proc_root);

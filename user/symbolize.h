@@ -48,7 +48,8 @@ void symbolizer_free(struct symbolizer *s);
 int symbolizer_user(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sym_result *out);
 int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);
 
-/* The process exited: drop its maps, libdwfl session and cache. */
+/* The process exited: drop its maps, libdwfl session and cache. Names it
+ * contributed to the build-id cache stay for other processes. */
 void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid);
 
 struct symbolizer_stats {
@@ -56,6 +57,11 @@ struct symbolizer_stats {
 	uint64_t cache_hits;
 	uint64_t unresolved; /* results with resolved == false */
 	uint64_t reloads;    /* maps re-reads after the first one, for any pid */
+	/* Shared (build-id, file offset) cache, see docs/symbolization.md. */
+	uint64_t buildid_hits;	 /* user lookups answered by it (per-pid cache misses) */
+	uint64_t buildid_reads;	 /* build-id notes read (file identity not seen before) */
+	uint64_t buildid_resets; /* times it reached its bound and was emptied */
+	uint64_t elf_opens;	 /* ELF files opened for libdwfl, each loading its symbols */
 };
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *st);
 

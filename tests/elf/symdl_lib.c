@@ -3,7 +3,13 @@
  * stripped with separate debuginfo, deleted after loading). */
 #include <stdint.h>
 
-static __attribute__((noinline)) int symdl_hidden(int x)
+/* A second build (libsymdl_b.so) renames only this static function: same
+ * code at the same file offsets, another build-id, another name. */
+#ifndef SYMDL_HIDDEN
+#define SYMDL_HIDDEN symdl_hidden
+#endif
+
+static __attribute__((noinline)) int SYMDL_HIDDEN(int x)
 {
 	__asm__ volatile("" ::: "memory");
 	return x ^ 0x5a;
@@ -12,10 +18,10 @@ static __attribute__((noinline)) int symdl_hidden(int x)
 __attribute__((noinline)) int symdl_func(int x)
 {
 	__asm__ volatile("" ::: "memory");
-	return symdl_hidden(x) + 7;
+	return SYMDL_HIDDEN(x) + 7;
 }
 
 uintptr_t symdl_hidden_addr(void)
 {
-	return (uintptr_t)&symdl_hidden;
+	return (uintptr_t)&SYMDL_HIDDEN;
 }

@@ -4,7 +4,8 @@
  * linking libsymtest.so, plus copies of libsymdl.so dlopen'ed on request
  * after the first lookups (plain, stripped with build-id debuginfo, stripped
  * with .gnu_debuglink, stripped without debuginfo, deleted after loading).
- * Expected names come from the target's own function pointers.
+ * Expected names come from the target's own function pointers. Also the
+ * build-id cache shared across processes, and two builds of one path.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -126,6 +127,9 @@ static void stop_target(struct target *t)
 		fclose(t->out);
 	if (t->pid > 0 && waitpid(t->pid, &st, 0) < 0)
 		kill(t->pid, SIGKILL);
+	/* Safe to call again. */
+	t->in = t->out = NULL;
+	t->pid = 0;
 }
 
 static int run(const char *cmd)
@@ -239,6 +243,137 @@ static void test_kernel(void)
 	symbolizer_free(s);
 }
 
+/* Two processes of one PIE linking one library: after the first is
+ * symbolized, the second gets the same names from the build-id cache,
+ * without opening any ELF file for libdwfl. */
+static void test_buildid_shared(const char *exe)
+{
+	static const char *const fns[] = { "symtarget_func_one", "symtarget_static_two",
+					   "main",		 "symtest_lib_alpha",
+					   "symtest_lib_beta",	 "symtest_static_helper",
+					   "symtest_padded" };
+	enum { NF = sizeof(fns) / sizeof(fns[0]) };
+	struct symbolizer_opts o = { .reload_min_interval_ms = -1 };
+	struct target a = { 0 }, b = { 0 };
+	struct symbolizer_stats st0, st1;
+	struct sym_result ra[NF + 1], rb;
+	struct symbolizer *s;
+	uint64_t pa, pb;
+
+	CHECK_INT_EQ(symbolizer_new(&s, &o), 0);
+	if (!s)
+		return;
+	if (start_target(&a, exe) < 0 || start_target(&b, exe) < 0) {
+		CHECK(!"cannot start two symtargets");
+		goto out;
+	}
+	/* Mid-function addresses, and one no symbol covers (past the 1-byte
+	 * symtest_padded): unresolved answers are shared too. */
+	for (int i = 0; i <= NF; i++) {
+		pa = i < NF ? val(&a, fns[i], 0) + (i & 1) : val(&a, "symtest_padded", 0) + 32;
+		sym(s, a.pid, pa, &ra[i]);
+		CHECK_INT_EQ(ra[i].resolved, i < NF);
+		if (i < NF)
+			CHECK_STR_EQ(ra[i].name, fns[i]);
+	}
+	symbolizer_get_stats(s, &st0);
+	/* The PIE and libsymtest.so were read for the first process. */
+	CHECK(st0.elf_opens >= 2);
+	CHECK(st0.buildid_reads >= 2);
+	for (int i = 0; i <= NF; i++) {
+		pb = i < NF ? val(&b, fns[i], 0) + (i & 1) : val(&b, "symtest_padded", 0) + 32;
+		pa = i < NF ? val(&a, fns[i], 0) + (i & 1) : val(&a, "symtest_padded", 0) + 32;
+		/* Same file offsets, else the comparison says nothing. */
+		CHECK_INT_EQ(file_offset(b.pid, pb), file_offset(a.pid, pa));
+		sym(s, b.pid, pb, &rb);
+		CHECK_STR_EQ(rb.name, ra[i].name);
+		CHECK_STR_EQ(rb.module, ra[i].module);
+		CHECK_INT_EQ(rb.offset, ra[i].offset);
+		CHECK_INT_EQ(rb.sym_offset, ra[i].sym_offset);
+		CHECK_INT_EQ(rb.resolved, ra[i].resolved);
+	}
+	symbolizer_get_stats(s, &st1);
+	CHECK_INT_EQ(st1.buildid_hits - st0.buildid_hits, NF + 1);
+	CHECK_INT_EQ(st1.elf_opens, st0.elf_opens);
+	/* The second process's files have known identities: no note re-read. */
+	CHECK_INT_EQ(st1.buildid_reads, st0.buildid_reads);
+	fprintf(stderr, "build-id cache: %llu hits, %llu ELF opens, %llu notes read\n",
+		(unsigned long long)st1.buildid_hits, (unsigned long long)st1.elf_opens,
+		(unsigned long long)st1.buildid_reads);
+out:
+	stop_target(&a);
+	stop_target(&b);
+	symbolizer_free(s);
+}
+
+/* libsymdl_b.so is libsymdl.so with its static function renamed: same code
+ * offsets, another build-id. Installed at one path in turn, the builds must
+ * not share names; identical content at that path later must again. */
+static void test_buildid_differs(const char *dir, const char *exe, const char *tmp)
+{
+	struct symbolizer_opts o = { .reload_min_interval_ms = -1 };
+	char la[1100], lb[1100], same[1100], cmd[8192], ida[128], idb[128];
+	struct target a = { 0 }, b = { 0 }, c = { 0 };
+	struct symbolizer_stats st0, st1;
+	struct symbolizer *s = NULL;
+	struct sym_result r;
+	uint64_t off_a = 0;
+
+	snprintf(la, sizeof(la), "%s/libsymdl.so", dir);
+	snprintf(lb, sizeof(lb), "%s/libsymdl_b.so", dir);
+	snprintf(same, sizeof(same), "%s/libsame.so", tmp);
+	CHECK(build_id(la, ida, sizeof(ida)) == 0);
+	CHECK(build_id(lb, idb, sizeof(idb)) == 0);
+	CHECK(strcmp(ida, idb) != 0);
+	CHECK_INT_EQ(symbolizer_new(&s, &o), 0);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", la, same);
+	if (!s || run(cmd) != 0 || start_target(&a, exe) < 0 || command(&a, "dlopen %s", same)) {
+		CHECK(!"setup for build A");
+		goto out;
+	}
+	check_name(s, a.pid, val(&a, "dl", 1), "symdl_hidden");
+	check_name(s, a.pid, val(&a, "dl", 0) + 1, "symdl_func");
+	off_a = file_offset(a.pid, val(&a, "dl", 1));
+
+	/* Replaced by rename, as package managers do: a new inode. */
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s.new' && mv '%s.new' '%s'", lb, same, same, same);
+	if (run(cmd) != 0 || start_target(&b, exe) < 0 || command(&b, "dlopen %s", same)) {
+		CHECK(!"setup for build B");
+		goto out;
+	}
+	CHECK_INT_EQ(file_offset(b.pid, val(&b, "dl", 1)), off_a);
+	symbolizer_get_stats(s, &st0);
+	check_name(s, b.pid, val(&b, "dl", 1), "symdl_hidden_b");
+	check_name(s, b.pid, val(&b, "dl", 0) + 1, "symdl_func");
+	symbolizer_get_stats(s, &st1);
+	CHECK_INT_EQ(st1.buildid_hits, st0.buildid_hits);
+	CHECK(st1.elf_opens > st0.elf_opens);
+	/* Both processes still answer for their own build. */
+	check_name(s, a.pid, val(&a, "dl", 1), "symdl_hidden");
+	stop_target(&b);
+
+	/* Build A written over B's inode in place, with another mtime: the file
+	 * identity changes although dev and inode do not, so its build-id is
+	 * read again and matches A's cached names. */
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && touch -d @1000000000 '%s'", la, same, same);
+	if (run(cmd) != 0 || start_target(&c, exe) < 0 || command(&c, "dlopen %s", same)) {
+		CHECK(!"setup for build A again");
+		goto out;
+	}
+	symbolizer_get_stats(s, &st0);
+	sym(s, c.pid, val(&c, "dl", 1), &r);
+	CHECK_STR_EQ(r.name, "symdl_hidden");
+	CHECK_STR_EQ(r.module, same);
+	symbolizer_get_stats(s, &st1);
+	CHECK_INT_EQ(st1.buildid_hits - st0.buildid_hits, 1);
+	CHECK_INT_EQ(st1.elf_opens, st0.elf_opens);
+out:
+	stop_target(&a);
+	stop_target(&b);
+	stop_target(&c);
+	symbolizer_free(s);
+}
+
 int main(void)
 {
 	char dir[1024], exe[1100], lib[1100], tmp[] = "/tmp/ep-symtest-XXXXXX", cmd[32768];
@@ -337,13 +472,24 @@ int main(void)
 	sym(s, t.pid, val(&t, "dl", 0), &r);
 	CHECK_STR_EQ(r.module, p_plain);
 
+	/* Every copy below has libsymdl.so's build-id, so a symbolizer that has
+	 * seen one copy names the others from its build-id cache. How each
+	 * copy's own symbols are found is therefore tested with a fresh
+	 * symbolizer (and no build-id cache hit). */
+
 	/* Stripped: symdl_hidden is only in the separate debuginfo. */
 	CHECK(command(&t, "dlopen %s", p_bid) == 0);
+	symbolizer_free(s);
+	CHECK_INT_EQ(symbolizer_new(&s, &o), 0);
 	check_name(s, t.pid, val(&t, "dl", 1), "symdl_hidden");
 	check_name(s, t.pid, val(&t, "dl", 0), "symdl_func");
+	symbolizer_get_stats(s, &st1);
+	CHECK_INT_EQ(st1.buildid_hits, 0);
 	CHECK(command(&t, "dlopen %s", p_link) == 0);
 	check_name(s_nodbg, t.pid, val(&t, "dl", 1), "symdl_hidden");
 	CHECK(command(&t, "dlopen %s", p_none) == 0);
+	symbolizer_free(s_nodbg);
+	CHECK_INT_EQ(symbolizer_new(&s_nodbg, &o_nodbg), 0);
 	a = val(&t, "dl", 1);
 	sym(s_nodbg, t.pid, a, &r);
 	snprintf(cmd, sizeof(cmd), "[unknown] libnone.so+0x%" PRIx64, file_offset(t.pid, a));
@@ -354,6 +500,8 @@ int main(void)
 	/* Deleted after loading: only /proc/PID/map_files still reaches it. */
 	CHECK(command(&t, "dlopen %s", p_del) == 0);
 	CHECK(unlink(p_del) == 0);
+	symbolizer_free(s);
+	CHECK_INT_EQ(symbolizer_new(&s, &o), 0);
 	a = val(&t, "dl", 0);
 	sym(s, t.pid, a, &r);
 	CHECK_STR_EQ(r.module, p_del);
@@ -435,6 +583,8 @@ out:
 	symbolizer_free(s);
 
 	test_kernel();
+	test_buildid_shared(exe);
+	test_buildid_differs(dir, exe, tmp);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	run(cmd);
