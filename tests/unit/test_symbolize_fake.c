@@ -3,10 +3,12 @@
  * Symbolizer on a fake proc root: the maps file is the live symtarget's real
  * one plus hostile entries (truncated ELF, path with spaces, replaced file
  * with another inode, deleted file, device node, FIFO, wrapping offsets,
- * garbage). There is no map_files directory, so files are reached through
- * <proc_root>/PID/root, a symlink to "/", as in the non-root fallback.
+ * garbage, ELF files with hostile build-id notes). There is no map_files
+ * directory, so files are reached through <proc_root>/PID/root, a symlink to
+ * "/", as in the non-root fallback.
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,10 +77,91 @@ static void test_vdso(void)
 	dlclose(h);
 }
 
+/* Copy of src at dst with its build-id notes made hostile: how = 0 points
+ * every PT_NOTE and SHT_NOTE (libdw reads either) far past the end of the
+ * file, how = 1 keeps them in place
+ * but claims a huge descriptor size in each note header. Returns the new
+ * file's inode, 0 on failure. */
+static uint64_t hostile_notes(const char *src, const char *dst, int how)
+{
+	FILE *f = fopen(src, "rb");
+	unsigned char *buf = malloc(1u << 20);
+	size_t len = f && buf ? fread(buf, 1, 1u << 20, f) : 0;
+	Elf64_Ehdr eh;
+	struct stat st;
+	int patched = 0;
+
+	if (f)
+		fclose(f);
+	if (len < sizeof(eh)) {
+		free(buf);
+		return 0;
+	}
+	memcpy(&eh, buf, sizeof(eh));
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		size_t at = eh.e_phoff + (size_t)i * sizeof(Elf64_Phdr);
+		Elf64_Phdr ph;
+
+		if (at + sizeof(ph) > len)
+			break;
+		memcpy(&ph, buf + at, sizeof(ph));
+		if (ph.p_type != PT_NOTE)
+			continue;
+		if (how == 0) {
+			ph.p_offset = 0xfffffffffff00000ull;
+			ph.p_filesz = 0x7fffffffull;
+			memcpy(buf + at, &ph, sizeof(ph));
+			patched++;
+		} else if (ph.p_offset + sizeof(Elf64_Nhdr) <= len) {
+			Elf64_Nhdr nh;
+
+			memcpy(&nh, buf + ph.p_offset, sizeof(nh));
+			nh.n_descsz = 0xfffffff0u;
+			memcpy(buf + ph.p_offset, &nh, sizeof(nh));
+			patched++;
+		}
+	}
+	for (unsigned i = 0; how == 0 && i < eh.e_shnum; i++) {
+		size_t at = eh.e_shoff + (size_t)i * sizeof(Elf64_Shdr);
+		Elf64_Shdr sh;
+
+		if (at + sizeof(sh) > len)
+			break;
+		memcpy(&sh, buf + at, sizeof(sh));
+		if (sh.sh_type != SHT_NOTE)
+			continue;
+		sh.sh_offset = 0xfffffffffff00000ull;
+		sh.sh_size = 0x7fffffffull;
+		memcpy(buf + at, &sh, sizeof(sh));
+	}
+	f = fopen(dst, "wb");
+	if (f) {
+		fwrite(buf, 1, len, f);
+		fclose(f);
+	}
+	free(buf);
+	return patched && stat(dst, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/* A hostile note must neither crash nor produce a build-id that would share
+ * names: the lookup gives the file's own answer (its symbols are intact). */
+static void expect_own_answer(struct symbolizer *s, uint64_t addr, const char *good,
+			      const char *unknown)
+{
+	struct sym_result r = { 0 };
+
+	CHECK_INT_EQ(symbolizer_user(s, FAKE_PID, addr, &r), 0);
+	CHECK(r.name && (strcmp(r.name, good) == 0 || strcmp(r.name, unknown) == 0));
+	CHECK_INT_EQ(r.resolved, r.name && strcmp(r.name, good) == 0);
+}
+
 int main(void)
 {
 	char tmp[] = "/tmp/ep-symfake-XXXXXX", path[1200], trunc[1200], fifo[1200], cmd[4096];
-	char exe[1100], lib[1100];
+	char exe[1100], lib[1100], garbage[1200], note0[1200], note1[1200];
+	uint64_t ino_note0, ino_note1;
+	struct stat st_garbage;
+	struct symbolizer_stats sst0, sst1;
 	const char *b = getenv("EP_BUILD_DIR");
 	struct symbolizer *s = NULL;
 	struct symbolizer_opts o = { 0 };
@@ -124,6 +207,15 @@ int main(void)
 	CHECK(stat(trunc, &st_trunc) == 0);
 	snprintf(fifo, sizeof(fifo), "%s/fifo", tmp);
 	CHECK(mkfifo(fifo, 0600) == 0);
+	snprintf(garbage, sizeof(garbage), "%s/garbage.so", tmp);
+	snprintf(cmd, sizeof(cmd), "head -c 8192 /dev/urandom > '%s'", garbage);
+	CHECK(system(cmd) == 0);
+	CHECK(stat(garbage, &st_garbage) == 0);
+	snprintf(note0, sizeof(note0), "%s/note0.so", tmp);
+	snprintf(note1, sizeof(note1), "%s/note1.so", tmp);
+	ino_note0 = hostile_notes(lib, note0, 0);
+	ino_note1 = hostile_notes(lib, note1, 1);
+	CHECK(ino_note0 && ino_note1);
 
 	snprintf(cmd, sizeof(cmd), "%s/proc/%u/maps", tmp, FAKE_PID);
 	maps = fopen(cmd, "w");
@@ -165,6 +257,12 @@ int main(void)
 		BASE + 0x601000);
 	fprintf(maps, "%llx-%llx r-xp ffffffffffff0000 08:01 9 /x/huge.so\n", BASE + 0x700000,
 		BASE + 0x701000);
+	fprintf(maps, "%llx-%llx r-xp 00000000 08:01 %llu %s\n", BASE + 0x800000, BASE + 0x802000,
+		(unsigned long long)st_garbage.st_ino, garbage);
+	fprintf(maps, "%llx-%llx r-xp 00000000 08:01 %llu %s\n", BASE + 0x900000,
+		BASE + 0x900000 + 0x10000, (unsigned long long)ino_note0, note0);
+	fprintf(maps, "%llx-%llx r-xp 00000000 08:01 %llu %s\n", BASE + 0xa00000,
+		BASE + 0xa00000 + 0x10000, (unsigned long long)ino_note1, note1);
 	fclose(maps);
 
 	snprintf(cmd, sizeof(cmd), "%s/proc", tmp);
@@ -204,6 +302,19 @@ int main(void)
 	/* The wrapping line is dropped, so nothing maps this address. */
 	expect(s, FAKE_PID, BASE + 0x600010, "[unknown] 0x800000600010", false);
 	expect(s, FAKE_PID, BASE + 0x700010, "[unknown] huge.so+0xffffffffffff0010", false);
+	/* Hostile build-id notes and a file that is no ELF at all. */
+	symbolizer_get_stats(s, &sst0);
+	expect(s, FAKE_PID, BASE + 0x800010, "[unknown] garbage.so+0x10", false);
+	snprintf(path, sizeof(path), "[unknown] note0.so+0x%" PRIx64, alpha_off);
+	expect_own_answer(s, BASE + 0x900000 + alpha_off, "symtest_lib_alpha", path);
+	snprintf(path, sizeof(path), "[unknown] note1.so+0x%" PRIx64, alpha_off);
+	expect_own_answer(s, BASE + 0xa00000 + alpha_off, "symtest_lib_alpha", path);
+	symbolizer_get_stats(s, &sst1);
+	/* The three files were opened and their notes looked at... */
+	CHECK_INT_EQ(sst1.buildid_reads - sst0.buildid_reads, 3);
+	/* ...and none of them matched libsymtest.so's cached names. */
+	CHECK_INT_EQ(sst1.buildid_hits, sst0.buildid_hits);
+
 	/* No such process under this root. */
 	expect(s, FAKE_PID + 1, 0x1000, "[unknown] 0x1000", false);
 	symbolizer_forget_pid(s, FAKE_PID + 1);
