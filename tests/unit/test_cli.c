@@ -106,5 +106,22 @@ int main(void)
 	CHECK_INT_EQ(parse(&o, ARGS("--pid")), 2);          /* missing value */
 	CHECK_INT_EQ(parse(&o, ARGS("-o", "", "--pid", "1")), 2);
 
+	/* Probes: defaults, presets, repeated --probe, and bad values. */
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1")), 0);
+	CHECK(o.probe_presets == NULL && o.nprobe_specs == 0 && o.probe_count_only == NULL);
+	CHECK_INT_EQ(parse(&o, ARGS("--probes", "sqlite", "--probe", "libfoo:bar,label=B",
+				    "--probe", "usdt:/bin/x:p:n", "--probe-count-only", "sqlite3_step",
+				    "--pid", "1")),
+		     0);
+	CHECK_STR_EQ(o.probe_presets, "sqlite");
+	CHECK_INT_EQ(o.nprobe_specs, 2);
+	CHECK_STR_EQ(o.probe_specs[1], "usdt:/bin/x:p:n");
+	CHECK_STR_EQ(o.probe_count_only, "sqlite3_step");
+	CHECK_INT_EQ(parse(&o, ARGS("--probes", "mysql", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--probes", "", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--probe", "nosymbol", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--probe", "lib:f,weird", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--probe-count-only", "", "--pid", "1")), 2);
+
 	return check_report("test_cli");
 }
