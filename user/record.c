@@ -26,6 +26,7 @@
 #include "profile.h"
 #include "report.h"
 #include "sampler.h"
+#include "sched_view.h"
 #include "symbolize.h"
 #include "sysmon_module.h"
 
@@ -33,6 +34,7 @@
 static const struct rec_module *const modules[] = {
 	&jetson_rec_module,
 	&sysmon_rec_module,
+	&sched_rec_module,
 	&probes_rec_module,
 };
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))
@@ -453,8 +455,15 @@ struct export_ctx {
 static int write_speedscope(FILE *f, void *c)
 {
 	struct export_ctx *x = c;
+	struct speedscope_part parts[2] = { { x->p, NULL } };
+	size_t n = 1;
 
-	return export_speedscope(x->p, x->ri, f);
+	/* The off-CPU profile, if any, goes in the same file (one frame table). */
+	for_each_module(x->r, i)
+		if (modules[i] == &sched_rec_module && sched_offcpu_profile(x->r->mstate[i]))
+			parts[n++] = (struct speedscope_part){ sched_offcpu_profile(x->r->mstate[i]),
+							       "off-CPU" };
+	return export_speedscope_multi(parts, n, x->ri, f);
 }
 
 static int write_folded(FILE *f, void *c)
