@@ -6,10 +6,11 @@
 # profiles) against those times, and that nothing was dropped.
 #
 # Tolerances, and why:
-#  - sleeper/piper: >= 90% of their observed time is "sleep" (they do a few
-#    us of work per 10-20 ms period; the rest is wakeup latency).
-#  - disker: >= 30% "uninterruptible" (fdatasync waits for the disk; the
-#    share depends on the device, the rest is CPU for the writes). Its waits
+#  - sleeper/piper: >= 95% of their observed time off-CPU, and of the time
+#    they were blocked (not runnable) >= 98% is "sleep"; the run-queue part
+#    depends on the machine's load, so it is not bounded beyond sleep >= 60%.
+#  - disker: of its blocked time >= 90% "uninterruptible" (fdatasync waits for
+#    the disk), and >= 10% of its whole time (device dependent). Its waits
 #    are mostly under the 1 ms stack threshold: its stacks must exist and
 #    stay within its off-CPU time, no more.
 #  - spinner: never blocks: sleep + uninterruptible < 2% of its time.
@@ -58,14 +59,25 @@ for name in ("sleeper", "piper", "feeder", "disker", "spinner"):
          {k: round(v / 1e9, 3) for k, v in t["off_cpu_by_reason"].items()},
          t["context_switches"], t["runqueue_latency_ns"]["p99"]))
 
-check(frac(th["sleeper"], "sleep") >= 0.9, "sleeper: sleep share %.3f < 0.9" % frac(th["sleeper"], "sleep"))
-check(frac(th["piper"], "sleep") >= 0.9, "piper: sleep share %.3f < 0.9" % frac(th["piper"], "sleep"))
-check(frac(th["disker"], "uninterruptible") >= 0.3,
-      "disker: uninterruptible share %.3f < 0.3" % frac(th["disker"], "uninterruptible"))
+def blocked(t):
+    r = t["off_cpu_by_reason"]
+    return r["sleep"] + r["uninterruptible"] + r["other"]
+
+# How long a woken thread waits for a CPU depends on the machine's load (ctest
+# runs tests in parallel): the checks split "blocked" from "runnable" so
+# that only the blocking reason, not the contention, is asserted.
+for name in ("sleeper", "piper"):
+    t = th[name]
+    check(t["off_cpu_ns"] >= 0.95 * span(t), "%s: off-CPU %.3f of its time" % (name, t["off_cpu_ns"] / span(t)))
+    check(t["off_cpu_by_reason"]["sleep"] >= 0.98 * blocked(t), "%s: blocked, but not sleeping: %r" % (name, t["off_cpu_by_reason"]))
+    check(frac(t, "sleep") >= 0.6, "%s: sleep share %.3f < 0.6" % (name, frac(t, "sleep")))
+dkr = th["disker"]
+check(dkr["off_cpu_by_reason"]["uninterruptible"] >= 0.9 * blocked(dkr),
+      "disker: blocked, but not in D: %r" % dkr["off_cpu_by_reason"])
+check(frac(dkr, "uninterruptible") >= 0.1, "disker: uninterruptible share %.3f < 0.1" % frac(dkr, "uninterruptible"))
 sp = th["spinner"]
-check(frac(sp, "sleep") + frac(sp, "uninterruptible") < 0.02,
-      "spinner blocked: %r" % sp["off_cpu_by_reason"])
-check(sp["on_cpu_ns"] >= 0.4 * span(sp), "spinner on-CPU only %.3f of its time" % (sp["on_cpu_ns"] / span(sp)))
+check(blocked(sp) < 0.02 * span(sp), "spinner blocked: %r" % sp["off_cpu_by_reason"])
+check(sp["on_cpu_ns"] >= 0.25 * span(sp), "spinner on-CPU only %.3f of its time" % (sp["on_cpu_ns"] / span(sp)))
 # ~100 sleeps/s of 10 ms: about secs*100 voluntary switches
 check(0.5 * secs * 100 <= th["sleeper"]["voluntary_switches"] <= 1.2 * secs * 100,
       "sleeper voluntary switches %d, expected ~%d" % (th["sleeper"]["voluntary_switches"], secs * 100))
