@@ -22,6 +22,7 @@ enum ep_event_type {
 	EP_EV_SAMPLE = 1,
 	EP_EV_FORK = 2, /* a traced process created a new process */
 	EP_EV_EXIT = 3, /* the last thread of a traced process exited */
+	EP_EV_EXEC = 4, /* a traced process replaced its image: new maps, new comm */
 };
 
 /* Why a sample, or part of it, was lost. Indexes the per-CPU drop counters. */

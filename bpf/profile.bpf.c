@@ -154,6 +154,19 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/* After exec every address means something else: the collector must drop
+ * what it knows of the old image before symbolizing the next sample. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+
+	if (!bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	emit_task_event(EP_EV_EXEC, task, 0, 0);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task)
 {

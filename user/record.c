@@ -162,14 +162,15 @@ static void mark_exited(struct recorder *r, struct report_target *t, uint64_t ts
 }
 
 /* A launched command and forked children are registered before they exec,
- * under the parent's name; the main thread's comm changing is the cheap sign
- * that an exec happened, so re-read name and command line then. */
-static void refresh_target_after_exec(struct recorder *r, uint32_t pid, const char *comm)
+ * under the parent's name. The exec event says so; a main-thread comm change
+ * is the backstop should that event be lost. */
+static void refresh_target_after_exec(struct recorder *r, uint32_t pid, const char *comm,
+				      bool force)
 {
 	struct report_target *t = find_target(r, pid);
 	char *cmdline = NULL;
 
-	if (!t || !strncmp(t->comm, comm, sizeof(t->comm) - 1))
+	if (!t || (!force && !strncmp(t->comm, comm, sizeof(t->comm) - 1)))
 		return;
 	memcpy(t->comm, comm, sizeof(t->comm) - 1);
 	t->comm[sizeof(t->comm) - 1] = '\0';
@@ -204,7 +205,7 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s)
 	memcpy(comm, s->comm, EP_COMM_LEN);
 	comm[EP_COMM_LEN] = '\0';
 	if (s->hdr.pid == s->hdr.tid)
-		refresh_target_after_exec(r, s->hdr.pid, comm);
+		refresh_target_after_exec(r, s->hdr.pid, comm, false);
 	thread = profile_thread(&r->prof, s->hdr.pid, s->hdr.tid, comm);
 	if (thread < 0)
 		return (int)thread;
@@ -288,6 +289,18 @@ static int on_event(void *ctx, const void *data, size_t size)
 		for_each_module(r, i)
 			if (modules[i]->add_target)
 				modules[i]->add_target(r->mstate[i], h->pid);
+		break;
+	}
+	case EP_EV_EXEC: {
+		const struct ep_task_event *e = data;
+		char comm[EP_COMM_LEN + 1];
+
+		if (size < sizeof(*e))
+			break;
+		memcpy(comm, e->comm, EP_COMM_LEN);
+		comm[EP_COMM_LEN] = '\0';
+		symbolizer_forget_pid(r->sym, h->pid);
+		refresh_target_after_exec(r, h->pid, comm, true);
 		break;
 	}
 	case EP_EV_EXIT: {
@@ -751,6 +764,18 @@ int record_main(const struct cli_opts *o)
 		if (modules[i]->stop)
 			modules[i]->stop(r.mstate[i]);
 
+	if (r.child > 0 && !r.child_reaped && !strcmp(r.ri.stop_reason, "targets-exited")) {
+		/* The kernel reported the child's last thread gone; it becomes a
+		 * zombie right after, so this wait is short and gives the report
+		 * its exit status. */
+		int status;
+
+		if (waitpid(r.child, &status, 0) == r.child) {
+			r.child_reaped = true;
+			r.ri.exit_status = WIFEXITED(status) ? WEXITSTATUS(status)
+							     : 128 + WTERMSIG(status);
+		}
+	}
 	if (r.child > 0 && !r.child_reaped && !strcmp(r.ri.stop_reason, "signal")) {
 		/* A terminal Ctrl-C reaches the command too: give it a moment to
 		 * exit so its status makes the report. If it keeps running (we alone
