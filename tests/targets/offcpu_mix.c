@@ -5,7 +5,7 @@
  *   sleeper  nanosleep 10 ms in a loop          -> off-CPU, "sleep", in sleep_phase()
  *   piper    blocked in read() on a pipe that    -> off-CPU, "sleep", in pipe_wait()
  *            the feeder thread writes every 20 ms
- *   disker   write 64 KiB + fdatasync in a loop  -> off-CPU, "uninterruptible", in disk_phase()
+ *   disker   write 4 KiB + fdatasync in a loop    -> off-CPU, "uninterruptible", in disk_phase()
  *   spinner  busy loop                           -> on-CPU (or preempted), in spin_phase()
  * Usage: offcpu_mix [--seconds S] [--dir DIR]. Prints "ready <pid>" once every
  * thread runs, "done" at the end, and exits after S seconds (default 3).
@@ -124,7 +124,7 @@ static void __attribute__((noinline)) disk_phase(int fd, const char *buf, size_t
 
 static void *disker(void *arg)
 {
-	static char buf[64 * 1024];
+	static char buf[4096]; /* small: the test needs D time, not bandwidth */
 	struct mix *m = arg;
 	unsigned k = 0;
 
