@@ -7,6 +7,7 @@
 #include "jetson.h"
 #include "jetson_module.h"
 #include "log.h"
+#include "throttle_feed.h"
 
 struct jetson_mod {
 	struct jetson_sampler *s;
@@ -28,11 +29,26 @@ static int jm_open(void **state, const struct rec_ctx *ctx)
 	return 0;
 }
 
+/* Runs on the sampler thread: only the feed is touched here. */
+static void jm_on_sample(void *ctx, const struct jetson_snapshot *snap,
+			 const struct jetson_throttle_signal *sig, size_t nsig)
+{
+	struct jetson_mod *m = ctx;
+
+	if (m->ctx->throttle)
+		throttle_feed_push(m->ctx->throttle, snap->mono_ns, sig, nsig);
+}
+
 static int jm_attach(void *state)
 {
 	struct jetson_mod *m = state;
-	int err = jetson_sampler_start(&m->s, m->ctx->opts->sysfs_root,
-				       m->ctx->opts->gpu_interval_ms);
+	struct jetson_sampler_opts so = {
+		.sysfs_root = m->ctx->opts->sysfs_root,
+		.interval_ms = m->ctx->opts->gpu_interval_ms,
+		.on_sample = jm_on_sample,
+		.cb_ctx = m,
+	};
+	int err = jetson_sampler_start_opts(&m->s, &so);
 
 	/* Not a Jetson is the common case (already said under -v); any other
 	 * failure costs only the GPU data, never the run. */

@@ -27,6 +27,7 @@
 #include "report.h"
 
 struct symbolizer;
+struct throttle_feed;
 
 struct rec_ctx {
 	const struct cli_opts *opts;
@@ -37,6 +38,9 @@ struct rec_ctx {
 	int targets_map_fd;
 	struct symbolizer *sym; /* shared symbolizer (user + kernel frames) */
 	const struct run_info *ri; /* targets, times; complete by report time */
+	/* Throttling evidence from sampler threads (Jetson) to the detector
+	 * (sysmon); thread-safe, see throttle_feed.h. */
+	struct throttle_feed *throttle;
 };
 
 struct rec_module {

@@ -28,6 +28,7 @@
 #include "sampler.h"
 #include "sched_view.h"
 #include "symbolize.h"
+#include "throttle_feed.h"
 #include "sysmon_module.h"
 
 /* Data sources beside the CPU sampler; see rec_module.h. */
@@ -669,6 +670,10 @@ int record_main(const struct cli_opts *o)
 	r.mctx.targets_map_fd = sampler_targets_fd(r.sampler);
 	r.mctx.sym = r.sym;
 	r.mctx.ri = &r.ri;
+	if (throttle_feed_new(&r.mctx.throttle)) {
+		log_error("out of memory");
+		goto out;
+	}
 	for (size_t i = 0; i < NMODULES; i++) {
 		err = modules[i]->open(&r.mstate[i], &r.mctx);
 		if (err == -ENODEV) {
@@ -819,6 +824,7 @@ out:
 	sampler_close(r.sampler);
 	for_each_module(&r, i)
 		modules[i]->close(r.mstate[i]);
+	throttle_feed_free(r.mctx.throttle);
 	free((void *)r.ri.output_files);
 	symbolizer_free(r.sym);
 	profile_free(&r.prof);

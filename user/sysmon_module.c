@@ -23,6 +23,7 @@
 #include "sysfs_seed.h"
 #include "sysmon.skel.h"
 #include "thermal.h"
+#include "throttle_feed.h"
 #include "throttle.h"
 
 enum { TP_RSS, TP_OOM, TP_FREQ, TP_LIMITS, TP_TEMP, TP_TRIP, TP_CDEV, TP_EXEC, NTP };
@@ -360,9 +361,20 @@ static int sm_attach(void *state)
 	return 0;
 }
 
+static void sm_on_jetson(void *ctx, uint64_t ts, const struct jetson_throttle_signal *sig,
+			 size_t nsig)
+{
+	struct sysmon *m = ctx;
+
+	thermal_tl_jetson(&m->tl, ts, sig, nsig);
+}
+
 static int sm_poll(void *state, uint64_t now)
 {
 	struct sysmon *m = state;
+
+	if (m->ctx->throttle)
+		throttle_feed_drain(m->ctx->throttle, sm_on_jetson, m);
 
 	if (m->rb)
 		ring_buffer__consume(m->rb);
@@ -451,6 +463,10 @@ static void sm_stop(void *state)
 	}
 	sample_busy(m, now);
 	sample_counters(m, now);
+	/* The Jetson module stops first (modules[] order), so its last
+	 * samples are queued by now. */
+	if (m->ctx->throttle)
+		throttle_feed_drain(m->ctx->throttle, sm_on_jetson, m);
 	thermal_tl_flush(&m->tl);
 	o.start_ns = ri->start_mono_ns;
 	o.end_ns = ri->end_mono_ns > ri->start_mono_ns ? ri->end_mono_ns : now;
