@@ -63,6 +63,10 @@ struct rec_module {
 	bool (*has_trace)(void *state);
 	/* Extra files in the bundle, each through output_write(). */
 	int (*write_files)(void *state, struct output_dir *od);
+	/* A second profile for profile.speedscope.json (e.g. off-CPU time),
+	 * sharing its frame table; *label prefixes its thread names. NULL when
+	 * the module has none this run. */
+	const struct profile *(*speedscope_profile)(void *state, const char **label);
 	void (*summary)(void *state, FILE *out);
 	void (*close)(void *state);
 };

@@ -469,14 +469,21 @@ struct export_ctx {
 static int write_speedscope(FILE *f, void *c)
 {
 	struct export_ctx *x = c;
-	struct speedscope_part parts[2] = { { x->p, NULL } };
+	struct speedscope_part parts[1 + NMODULES] = { { x->p, NULL } };
 	size_t n = 1;
 
-	/* The off-CPU profile, if any, goes in the same file (one frame table). */
-	for_each_module(x->r, i)
-		if (modules[i] == &sched_rec_module && sched_offcpu_profile(x->r->mstate[i]))
-			parts[n++] = (struct speedscope_part){ sched_offcpu_profile(x->r->mstate[i]),
-							       "off-CPU" };
+	/* Modules' profiles (off-CPU time) go in the same file: one frame
+	 * table, so a function is one frame whichever view shows it. */
+	for_each_module(x->r, i) {
+		const char *label = NULL;
+		const struct profile *p;
+
+		if (!modules[i]->speedscope_profile)
+			continue;
+		p = modules[i]->speedscope_profile(x->r->mstate[i], &label);
+		if (p)
+			parts[n++] = (struct speedscope_part){ p, label };
+	}
 	return export_speedscope_multi(parts, n, x->ri, f);
 }
 

@@ -446,6 +446,12 @@ const struct profile *sched_offcpu_profile(void *state)
 	return m && m->stacks ? &m->off : NULL;
 }
 
+static const struct profile *sm_speedscope_profile(void *state, const char **label)
+{
+	*label = "off-CPU";
+	return sched_offcpu_profile(state);
+}
+
 const struct rec_module sched_rec_module = {
 	.name = "sched",
 	.open = sm_open,
@@ -455,6 +461,7 @@ const struct rec_module sched_rec_module = {
 	.stop = sm_stop,
 	.report_json = sm_report,
 	.write_files = sm_write_files,
+	.speedscope_profile = sm_speedscope_profile,
 	.summary = sm_summary,
 	.close = sm_close,
 };
