@@ -240,6 +240,25 @@ static void test_kernel(void)
 		CHECK_INT_EQ(r.sym_offset, 4);
 		CHECK(r.resolved);
 	}
+	/* Repeated kernel lookups are cache hits; the rate is reported only. */
+	{
+		struct symbolizer_stats k0, k1;
+		struct timespec t0, t1;
+		const int n = 1000000;
+
+		symbolizer_get_stats(s, &k0);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (int i = 0; i < n; i++)
+			symbolizer_kernel(s, addr + 4, &r);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		symbolizer_get_stats(s, &k1);
+		CHECK_INT_EQ(k1.cache_hits - k0.cache_hits, n);
+		if (addr)
+			CHECK_STR_EQ(r.name, "schedule");
+		fprintf(stderr, "cached kernel lookups: %.1f M/s\n",
+			n / ((double)(t1.tv_sec - t0.tv_sec) +
+			     (double)(t1.tv_nsec - t0.tv_nsec) / 1e9) / 1e6);
+	}
 	symbolizer_free(s);
 }
 
