@@ -51,9 +51,12 @@ struct ep_sample {
 	__s32 ustack_sz;
 	__u32 flags; /* EP_SAMPLE_F_* */
 	__u32 _pad;
-	__u64 kstack[EP_MAX_STACK_DEPTH];
-	__u64 ustack[EP_MAX_STACK_DEPTH];
+	/* Kernel frames (kstack_sz bytes, leaf first), then user frames
+	 * (ustack_sz bytes, leaf first). Only the used part travels through
+	 * the ring: a typical sample is a few hundred bytes, not 2 KiB. */
+	__u64 stack[2 * EP_MAX_STACK_DEPTH];
 };
+#define EP_SAMPLE_HDR_SIZE ((unsigned long)&((struct ep_sample *)0)->stack)
 
 #define EP_SAMPLE_F_USER_MODE 1u /* interrupted in user mode */
 
@@ -211,7 +214,12 @@ struct ep_sched_thread {
 	__u8 reason;	     /* enum ep_off_reason of the current off interval */
 	__u8 out_reason;     /* reason at the switch-out of the current episode */
 	__u8 ustack_ok;	     /* the user stack slot holds this episode's stack */
-	char comm[EP_COMM_LEN]; /* as of the last switch-out */
+	__u8 last_long;	     /* the last blocking episode was >= the stack threshold */
+	__u8 walk_ctr;	     /* blocking switch-outs since the last sampled stack walk */
+	__u16 _pad2;
+	__u32 _pad3;
+	char comm[EP_COMM_LEN]; /* at creation, then at exit (the collector reads /proc for
+				 * threads alive at the end) */
 	__u32 rq_hist[EP_SCHED_HIST_BUCKETS];
 };
 
@@ -248,6 +256,13 @@ enum ep_sched_drop {
 	EP_SDROP_USTACK_SLOT = 4,     /* no slot to keep the user stack in */
 	EP_SDROP__COUNT
 };
+
+/* Not a drop (a designed trade-off, see docs/performance.md): a long episode
+ * reported with its kernel stack only, because its user stack was not walked
+ * at the switch-out (the thread's previous blocking episode was short and
+ * this switch-out was not one of the 1-in-N samples). Same per-CPU array. */
+#define EP_SSTAT_USTACK_SKIPPED EP_SDROP__COUNT
+#define EP_SCHED_COUNTERS (EP_SDROP__COUNT + 1)
 
 #endif /* EBPF_PROF_EVENTS_SCHED_H */
 

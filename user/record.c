@@ -3,6 +3,7 @@
 
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <signal.h>
@@ -186,18 +187,26 @@ static int64_t intern_symbol(struct recorder *r, const struct sym_result *res, b
 	return profile_intern_frame(&r->prof, res->name, res->module, kernel);
 }
 
-static int handle_sample(struct recorder *r, const struct ep_sample *s)
+static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t size)
 {
 	uint32_t depth = 0, nkernel = 0;
-	int nuser = s->ustack_sz > 0 ? s->ustack_sz / 8 : 0;
 	int nkern = s->kstack_sz > 0 ? s->kstack_sz / 8 : 0;
+	int nuser = s->ustack_sz > 0 ? s->ustack_sz / 8 : 0;
+	size_t avail = (size - EP_SAMPLE_HDR_SIZE) / 8;
+	const __u64 *kstack = s->stack, *ustack;
 	struct sym_result res;
 	int64_t thread, fi;
 
-	if (nuser > EP_MAX_STACK_DEPTH)
-		nuser = EP_MAX_STACK_DEPTH;
+	/* Trust the record's size, not its length fields. */
 	if (nkern > EP_MAX_STACK_DEPTH)
 		nkern = EP_MAX_STACK_DEPTH;
+	if ((size_t)nkern > avail)
+		nkern = (int)avail;
+	ustack = s->stack + nkern;
+	if (nuser > EP_MAX_STACK_DEPTH)
+		nuser = EP_MAX_STACK_DEPTH;
+	if ((size_t)nuser > avail - (size_t)nkern)
+		nuser = (int)(avail - (size_t)nkern);
 	if (!r->ri.first_sample_ns)
 		r->ri.first_sample_ns = s->hdr.ts_ns;
 
@@ -215,7 +224,7 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s)
 	 * but the leaf is a return address: look up address - 1 so a call at
 	 * the very end of a function is not blamed on the next one. */
 	for (int i = nuser - 1; i >= 0; i--) {
-		uint64_t addr = s->ustack[i];
+		uint64_t addr = ustack[i];
 
 		if (!addr)
 			continue;
@@ -227,7 +236,7 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s)
 		r->frames[depth++] = (uint32_t)fi;
 	}
 	for (int i = nkern - 1; i >= 0; i--) {
-		uint64_t addr = s->kstack[i];
+		uint64_t addr = kstack[i];
 
 		if (!addr)
 			continue;
@@ -265,11 +274,11 @@ static int on_event(void *ctx, const void *data, size_t size)
 	}
 	switch (h->type) {
 	case EP_EV_SAMPLE:
-		if (size < sizeof(struct ep_sample)) {
+		if (size < EP_SAMPLE_HDR_SIZE) {
 			r->prof.drops[PROF_DROP_COLLECTOR]++;
 			return 0;
 		}
-		err = handle_sample(r, data);
+		err = handle_sample(r, data, size);
 		if (err) {
 			/* Counted, not fatal: one sample must not end the run. */
 			r->prof.drops[PROF_DROP_COLLECTOR]++;
@@ -682,6 +691,10 @@ int record_main(const struct cli_opts *o)
 		goto out;
 	}
 	for (size_t i = 0; i < NMODULES; i++) {
+		/* Each BPF object load parses the kernel's BTF (~11 MB) and frees
+		 * it; returning that heap between loads keeps the peak at one
+		 * parse instead of one per module. */
+		malloc_trim(0);
 		err = modules[i]->open(&r.mstate[i], &r.mctx);
 		if (err == -ENODEV) {
 			r.mstate[i] = NULL;
@@ -708,9 +721,11 @@ int record_main(const struct cli_opts *o)
 	r.ri.start_mono_ns = mono_ns();
 	if (sampler_attach(r.sampler))
 		goto out;
-	for_each_module(&r, i)
+	for_each_module(&r, i) {
 		if (modules[i]->attach && modules[i]->attach(r.mstate[i]))
 			goto out;
+		malloc_trim(0);
+	}
 	if (o->duration_s > 0)
 		deadline = r.ri.start_mono_ns + (uint64_t)(o->duration_s * 1e9);
 

@@ -39,13 +39,15 @@ static int open_cpu_clock(uint32_t freq, int cpu)
 
 /* Half a second of samples from every CPU at full rate: the collector drains
  * every 10 ms, so this only matters while it stalls (first load of a large
- * library's symbols). Sized per machine because a fixed ring is either too
- * small for 64 CPUs or a waste of resident memory on 2. */
+ * library's symbols). Records carry only the frames they use; 1 KiB is a
+ * deep stack (64 user + 64 kernel frames), typical ones are a few hundred
+ * bytes. Sized per machine because a fixed ring is either too small for 64
+ * CPUs or a waste of resident memory on 2. */
 static size_t ring_bytes(uint32_t freq_hz)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	uint64_t want = (uint64_t)(ncpus > 0 ? ncpus : 1) * freq_hz *
-			(sizeof(struct ep_sample) + 8) / 2;
+			1024 / 2;
 	size_t sz = 1u << 20;
 
 	while (sz < want && sz < (64u << 20))
