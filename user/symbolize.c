@@ -198,6 +198,8 @@ struct pid_state {
 	struct mod_ctx *mods;
 	struct addr_cache cache;
 	uint64_t last_reload_ns;
+	dev_t exe_dev; /* identity of /proc/PID/exe when the state was built: */
+	ino_t exe_ino; /* a change means exec, and every cached answer is stale */
 	bool same_root; /* /proc/PID/root is our own root: plain paths work */
 	struct perfmap *pm;
 	bool pm_tried;
@@ -784,6 +786,22 @@ static bool same_root(const char *proc_root, uint32_t pid)
 	return r;
 }
 
+/* stat() through /proc/PID/exe names the executable's file; 0/0 when it
+ * cannot be read (kernel thread, gone, no permission). */
+static void exe_identity(const struct symbolizer *s, uint32_t pid, dev_t *dev, ino_t *ino)
+{
+	char *path = xasprintf("%s/%u/exe", s->proc_root, pid);
+	struct stat st;
+
+	*dev = 0;
+	*ino = 0;
+	if (path && stat(path, &st) == 0) {
+		*dev = st.st_dev;
+		*ino = st.st_ino;
+	}
+	free(path);
+}
+
 static struct pid_state *get_pid(struct symbolizer *s, uint32_t pid)
 {
 	struct pid_state **bucket = &s->pids[pid % PID_BUCKETS], *ps;
@@ -807,6 +825,7 @@ static struct pid_state *get_pid(struct symbolizer *s, uint32_t pid)
 		return NULL;
 	}
 	ps->same_root = same_root(s->proc_root, pid);
+	exe_identity(s, pid, &ps->exe_dev, &ps->exe_ino);
 	/* A process that cannot be read yields unresolved frames, not an error. */
 	load_maps(ps);
 	ps->last_reload_ns = now_ns();
@@ -1037,6 +1056,22 @@ int symbolizer_user(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sy
 	if (retry) {
 		uint64_t now = now_ns();
 
+		/* Outside every known mapping and too soon to reload: if the
+		 * process exec'ed since its state was built (a launched command
+		 * symbolized once before exec, or by another module's stack),
+		 * start over now rather than answer from the old image. */
+		if (!may_reload(ps, now) && !proc_maps_find(&ps->maps, addr)) {
+			dev_t dev;
+			ino_t ino;
+
+			exe_identity(s, pid, &dev, &ino);
+			if (dev != ps->exe_dev || ino != ps->exe_ino) {
+				symbolizer_forget_pid(s, pid);
+				s->st.reloads++;
+				s->st.lookups--; /* counted again below */
+				return symbolizer_user(s, pid, addr, out);
+			}
+		}
 		if (may_reload(ps, now)) {
 			const struct proc_map *m = proc_maps_find(&ps->maps, addr);
 

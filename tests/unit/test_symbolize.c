@@ -393,6 +393,49 @@ out:
 	symbolizer_free(s);
 }
 
+/* A process symbolized before exec (the recorder sees a launched command
+ * first as a fork of itself) must be symbolized against its new image right
+ * after exec, well inside the maps-reload rate limit. */
+static void test_exec(const char *exe)
+{
+	struct symbolizer *s = NULL;
+	struct sym_result r;
+	struct target t = { 0 };
+	int go[2], to[2], from[2];
+	char c;
+
+	if (symbolizer_new(&s, NULL) || pipe(go) || pipe(to) || pipe(from)) {
+		CHECK(!"setup");
+		symbolizer_free(s);
+		return;
+	}
+	t.pid = fork();
+	if (t.pid == 0) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		execl(exe, exe, (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	close(to[0]);
+	close(from[1]);
+	/* Before exec the child is this test program. */
+	CHECK_INT_EQ(symbolizer_user(s, (uint32_t)t.pid, (uint64_t)(uintptr_t)&test_exec, &r), 0);
+	CHECK_STR_EQ(r.name, "test_exec");
+	CHECK(write(go[1], "g", 1) == 1);
+	close(go[1]);
+	t.in = fdopen(to[1], "w");
+	t.out = fdopen(from[0], "r");
+	CHECK(t.in && t.out && read_reply(&t) == 0);
+	CHECK_INT_EQ(symbolizer_user(s, (uint32_t)t.pid, val(&t, "symtarget_func_one", 0), &r), 0);
+	CHECK_STR_EQ(r.name, "symtarget_func_one");
+	stop_target(&t);
+	symbolizer_free(s);
+}
+
 int main(void)
 {
 	char dir[1024], exe[1100], lib[1100], tmp[] = "/tmp/ep-symtest-XXXXXX", cmd[32768];
@@ -411,6 +454,7 @@ int main(void)
 	snprintf(exe, sizeof(exe), "%s/symtarget", dir);
 	snprintf(lib, sizeof(lib), "%s/libsymdl.so", dir);
 	CHECK(access(exe, X_OK) == 0);
+	test_exec(exe);
 	if (!mkdtemp(tmp)) {
 		perror("mkdtemp");
 		return 1;
