@@ -31,10 +31,15 @@ const volatile bool capture_kernel = true;
  * it the collector drains on its 10 ms timer (a wakeup per event would cost
  * the traced thread more than the accounting itself). */
 const volatile __u64 wakeup_watermark = 1 << 20;
+/* Off-CPU user stacks are walked at a blocking switch-out only when the
+ * thread's previous blocking episode was long (>= offcpu_min_ns), plus one
+ * switch-out in ustack_sample_every otherwise, so that a thread whose long
+ * waits follow short ones still gets some. A walk costs ~1 us here; a
+ * switch-heavy thread with short waits (the common case) pays for 1/N. */
+const volatile __u8 ustack_sample_every = 32;
 
-/* Zeroed templates for new hash entries: both values are larger than the
- * 512-byte BPF stack. */
-const struct ep_sched_thread zero_thread = {};
+/* Zeroed template for new ustacks entries: larger than the 512-byte BPF
+ * stack. */
 const struct ep_sched_ustack zero_ustack = {};
 
 /* Traced processes, by tgid: the CPU sampler's map, shared through
@@ -46,8 +51,22 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
-/* Per-thread accounting, by tid. Preallocated (the default): a switch must
- * never wait on an allocator. The collector removes exited threads. */
+/* Per-thread accounting while the thread lives: task-local storage, found
+ * from the task_struct the tracepoint hands over (no hash of the tid per
+ * switch, and no targets lookup for a thread already traced), allocated on
+ * the thread's first traced event and freed with the task. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ep_sched_thread);
+} tls SEC(".maps");
+
+/* What the collector reads, by tid: /proc seeds (moved to `tls` at the
+ * thread's first switch), threads at their exit (copied from `tls`), and all
+ * live ones when the collector runs flush_threads at the end. Preallocated
+ * (the default): the exit path must never wait on an allocator. The
+ * collector removes exited threads every second. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, EP_SCHED_MAX_THREADS);
@@ -73,7 +92,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, EP_SDROP__COUNT);
+	__uint(max_entries, EP_SCHED_COUNTERS); /* drops + EP_SSTAT_USTACK_SKIPPED */
 	__type(key, __u32);
 	__type(value, __u64);
 } sched_drops SEC(".maps");
@@ -91,39 +110,52 @@ static __always_inline void count_drop(__u32 reason)
 		*v += 1;
 }
 
+/* The tp_btf arguments are trusted BTF pointers: their fields are read with
+ * plain (CO-RE relocated) loads, no bpf_probe_read_kernel call per field. */
 static __always_inline __u32 task_state(struct task_struct *t)
 {
 	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
-	return (__u32)BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+		return t->__state;
+	return (__u32)((struct task_struct___pre514 *)t)->state;
 }
 
+/* tgid 0 is the idle task: half of all switches on an idle-ish machine,
+ * never a target, no map lookup. */
 static __always_inline bool is_target(struct task_struct *t, __u32 *tgid)
 {
-	*tgid = BPF_CORE_READ(t, tgid);
-	return bpf_map_lookup_elem(&targets, tgid) != NULL;
+	*tgid = t->tgid;
+	return *tgid && bpf_map_lookup_elem(&targets, tgid) != NULL;
 }
 
-/* A thread first seen now (not in /proc when the collector seeded the map,
- * e.g. created between seeding and attach): it starts ON at now. */
-static __always_inline struct ep_sched_thread *get_thread(__u32 tid, __u32 tgid, __u64 now)
+/* The state of a traced thread that switched since the attach, in its own
+ * task_struct (see `tls`). A thread without one is looked up in `targets`
+ * once per switch until it is traced; then its /proc seed, if any, is moved
+ * here, else it starts ON now (created between seeding and attach). */
+static __always_inline struct ep_sched_thread *get_thread(struct task_struct *task)
 {
-	struct ep_sched_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	struct ep_sched_thread *t = bpf_task_storage_get(&tls, task, NULL, 0), *seed;
+	__u32 tgid, tid;
 
-	if (t)
+	if (t || !is_target(task, &tgid))
 		return t;
-	if (bpf_map_update_elem(&threads, &tid, &zero_thread, BPF_NOEXIST)) {
-		t = bpf_map_lookup_elem(&threads, &tid);
-		if (!t)
-			count_drop(EP_SDROP_THREAD_MAP_FULL);
+	t = bpf_task_storage_get(&tls, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		count_drop(EP_SDROP_THREAD_MAP_FULL);
+		return NULL;
+	}
+	tid = task->pid;
+	seed = bpf_map_lookup_elem(&threads, &tid);
+	/* A DEAD entry is an earlier thread with this tid, not yet harvested. */
+	if (seed && seed->state == EP_TS_SEEDED && seed->pid == tgid &&
+	    !bpf_probe_read_kernel(t, sizeof(*t), seed)) {
+		bpf_map_delete_elem(&threads, &tid);
 		return t;
 	}
-	t = bpf_map_lookup_elem(&threads, &tid);
-	if (!t)
-		return NULL;
 	t->pid = tgid;
 	t->state = EP_TS_ON;
-	t->last_ts = now;
+	t->last_ts = bpf_ktime_get_ns();
+	/* Once per thread: the name is refreshed at exit, not per switch. */
+	bpf_probe_read_kernel_str(t->comm, sizeof(t->comm), task->comm);
 	return t;
 }
 
@@ -177,7 +209,14 @@ static __always_inline void emit_episode(struct task_struct *task, __u32 tid, __
 			count_drop(EP_SDROP_KERN_STACK);
 	}
 	e->ustack_sz = -EP_ENOENT;
-	s = t->ustack_ok ? bpf_map_lookup_elem(&ustacks, &tid) : NULL;
+	if (!t->ustack_ok) {
+		/* Not walked at the switch-out (predicted short): kernel
+		 * frames only, counted apart from the failures. */
+		count_drop(EP_SSTAT_USTACK_SKIPPED);
+		bpf_ringbuf_submit(e, submit_flags());
+		return;
+	}
+	s = bpf_map_lookup_elem(&ustacks, &tid);
 	/* The whole slot, whatever the stack's depth: a constant size keeps
 	 * the verifier simple, and this runs only for long episodes. */
 	if (s) {
@@ -195,38 +234,38 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 {
 	struct ep_sched_thread *t;
 	__u64 now = 0, ep, rq;
-	__u32 tgid, tid;
+	__u32 tid;
 	__u8 reason;
 
-	if (is_target(prev, &tgid)) {
+	t = get_thread(prev);
+	if (t) {
 		now = bpf_ktime_get_ns();
-		tid = BPF_CORE_READ(prev, pid);
-		t = get_thread(tid, tgid, now);
-		if (t) {
-			reason = ep_sched_classify(task_state(prev), preempt);
-			ep_acct_switch_out(t, now, reason);
-			bpf_get_current_comm(t->comm, sizeof(t->comm));
-			/* A preempted thread is not blocked anywhere: its stack
-			 * is a CPU sample's, and it is not reported. */
-			if (capture_stacks && reason != EP_OFF_PREEMPTED && reason != EP_OFF_DEAD)
-				save_user_stack(ctx, tid, t);
+		tid = prev->pid;
+		reason = ep_sched_classify(task_state(prev), preempt);
+		ep_acct_switch_out(t, now, reason);
+		/* A preempted thread is not blocked anywhere: its stack is a
+		 * CPU sample's, and it is not reported. */
+		if (capture_stacks && reason != EP_OFF_PREEMPTED && reason != EP_OFF_DEAD &&
+		    (t->last_long || ++t->walk_ctr >= ustack_sample_every)) {
+			t->walk_ctr = 0;
+			save_user_stack(ctx, tid, t);
 		}
 	}
-	if (is_target(next, &tgid)) {
+	t = get_thread(next);
+	if (t) {
 		if (!now)
 			now = bpf_ktime_get_ns();
-		tid = BPF_CORE_READ(next, pid);
-		t = get_thread(tid, tgid, now);
-		if (!t)
-			return 0;
+		tid = next->pid;
 		reason = t->out_reason;
 		ep = ep_acct_switch_in(t, now, &rq);
 		if (rq != EP_ACCT_NO_RQ)
 			ep_acct_rq(t, rq);
+		if (ep && reason != EP_OFF_PREEMPTED)
+			t->last_long = ep >= offcpu_min_ns;
 		if (ep && ep >= offcpu_min_ns && reason != EP_OFF_PREEMPTED) {
 			t->episodes_long++;
 			if (capture_stacks)
-				emit_episode(next, tid, tgid, t, ep, now);
+				emit_episode(next, tid, t->pid, t, ep, now);
 		}
 	}
 	return 0;
@@ -234,18 +273,13 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 
 static __always_inline void on_wakeup(struct task_struct *p, bool new_task)
 {
-	struct ep_sched_thread *t;
-	__u32 tgid, tid;
+	struct ep_sched_thread *t = get_thread(p);
 	__u64 now;
 
-	if (!is_target(p, &tgid))
+	if (!t)
 		return;
 	now = bpf_ktime_get_ns();
-	tid = BPF_CORE_READ(p, pid);
 	if (new_task) {
-		t = get_thread(tid, tgid, now);
-		if (!t)
-			return;
 		/* Runnable from birth: the wait for its first CPU is run-queue
 		 * latency like any other. */
 		t->state = EP_TS_OFF;
@@ -253,12 +287,9 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new_task)
 		t->out_reason = EP_OFF_RUNQ;
 		t->out_ts = 0;
 		t->last_ts = now;
-		BPF_CORE_READ_STR_INTO(&t->comm, p, comm);
 		return;
 	}
-	t = bpf_map_lookup_elem(&threads, &tid);
-	if (t)
-		ep_acct_wakeup(t, now);
+	ep_acct_wakeup(t, now);
 }
 
 SEC("tp_btf/sched_wakeup")
@@ -281,10 +312,42 @@ int BPF_PROG(on_sched_wakeup_new, struct task_struct *p)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_sched_exit, struct task_struct *task)
 {
-	__u32 tid = BPF_CORE_READ(task, pid);
-	struct ep_sched_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	struct ep_sched_thread *t = bpf_task_storage_get(&tls, task, NULL, 0);
+	__u32 tid = task->pid;
 
-	if (t)
-		ep_acct_exit(t, bpf_ktime_get_ns());
+	if (!t) {
+		/* Seeded, never switched since the attach. */
+		t = bpf_map_lookup_elem(&threads, &tid);
+		if (t)
+			ep_acct_exit(t, bpf_ktime_get_ns());
+		return 0;
+	}
+	ep_acct_exit(t, bpf_ktime_get_ns());
+	/* Its final name (pthread_setname_np after creation). */
+	bpf_get_current_comm(t->comm, sizeof(t->comm));
+	/* `tls` goes with the task: the record moves to where the collector
+	 * reads it. */
+	if (bpf_map_update_elem(&threads, &tid, t, BPF_ANY))
+		count_drop(EP_SDROP_THREAD_MAP_FULL);
+	return 0;
+}
+
+/* Run by the collector at the end (bpf_iter_create): copies every live
+ * traced thread's `tls` into `threads`. Not auto-attached. */
+SEC("iter/task")
+int flush_threads(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct ep_sched_thread *t;
+	__u32 tid;
+
+	if (!task)
+		return 0;
+	t = bpf_task_storage_get(&tls, task, NULL, 0);
+	if (!t)
+		return 0;
+	tid = task->pid;
+	if (bpf_map_update_elem(&threads, &tid, t, BPF_ANY))
+		count_drop(EP_SDROP_THREAD_MAP_FULL);
 	return 0;
 }

@@ -184,6 +184,8 @@ static int sm_open(void **state, const struct rec_ctx *ctx)
 	m->skel->rodata->capture_kernel = o->kernel_stacks;
 	if (!m->stacks)
 		bpf_map__set_max_entries(m->skel->maps.ustacks, 1);
+	/* Run once at the end (flush_tls), not attached with the tracepoints. */
+	bpf_program__set_autoattach(m->skel->progs.flush_threads, false);
 	err = bpf_map__reuse_fd(m->skel->maps.targets, ctx->targets_map_fd);
 	if (!err)
 		err = sched_bpf__load(m->skel);
@@ -323,6 +325,25 @@ static int sm_attach(void *state)
 	return 0;
 }
 
+/* The kernel takes a thread's name at its creation and at its exit, not
+ * per switch (too costly): a live thread renamed since is read here. */
+static void refresh_comm(struct sched_mod *m, uint32_t tid, struct ep_sched_thread *t)
+{
+	char path[512], buf[EP_COMM_LEN + 2];
+	int n;
+
+	snprintf(path, sizeof(path), "%s/%u/task/%u/comm", m->ctx->opts->proc_root, t->pid, tid);
+	n = read_small(path, buf, sizeof(buf));
+	if (n <= 0)
+		return; /* exited meanwhile: keep the kernel's */
+	if (buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	if (n > EP_COMM_LEN - 1)
+		n = EP_COMM_LEN - 1;
+	memset(t->comm, 0, sizeof(t->comm));
+	memcpy(t->comm, buf, (size_t)n);
+}
+
 /* Moves exited threads out of the kernel map (all of them when all is set,
  * closing each open interval at now). */
 static int harvest(struct sched_mod *m, bool all, uint64_t now)
@@ -340,8 +361,11 @@ static int harvest(struct sched_mod *m, bool all, uint64_t now)
 			continue;
 		if (!all && t.state != EP_TS_DEAD)
 			continue;
-		if (all)
+		if (all) {
 			ep_acct_finish(&t, now);
+			if (t.state != EP_TS_DEAD)
+				refresh_comm(m, key, &t);
+		}
 		err = push_rec(m, key, &t);
 		if (err)
 			return err;
@@ -367,25 +391,66 @@ static int sm_poll(void *state, uint64_t now_ns)
 	return n < 0 ? n : 0;
 }
 
+/* Copies the kernel's task-local state of every live traced thread into the
+ * `threads` map (the BPF iterator flush_threads), where harvest() reads it. */
+static int flush_tls(struct sched_mod *m)
+{
+	struct bpf_link *link = bpf_program__attach_iter(m->skel->progs.flush_threads, NULL);
+	char buf[64];
+	ssize_t n;
+	int fd, err = 0;
+
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+		bpf_link__destroy(link);
+		return err;
+	}
+	/* The program writes nothing: reading to the end runs it on every task. */
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0)
+		err = -errno;
+	close(fd);
+	bpf_link__destroy(link);
+	return err;
+}
+
 static void sm_stop(void *state)
 {
 	struct sched_mod *m = state;
 	uint64_t end;
-	int ncpu = libbpf_num_possible_cpus();
+	int ncpu = libbpf_num_possible_cpus(), err;
 
 	sched_bpf__detach(m->skel);
 	end = mono_ns();
 	ring_buffer__consume(m->rb);
+	err = flush_tls(m);
+	if (err) {
+		/* Live threads keep only their /proc seed or nothing: say so. */
+		log_warn("scheduler view: cannot read the state of live threads: %s "
+			 "(their totals are missing)",
+			 strerror(-err));
+		m->st.collector_drops++;
+	}
 	if (harvest(m, true, end))
 		m->st.collector_drops++;
 	if (ncpu > 0) {
 		uint64_t *v = calloc((size_t)ncpu, sizeof(*v));
 
-		for (uint32_t k = 0; v && k < EP_SDROP__COUNT; k++) {
+		for (uint32_t k = 0; v && k < EP_SCHED_COUNTERS; k++) {
+			uint64_t sum = 0;
+
 			if (bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.sched_drops), &k, v))
 				continue;
 			for (int c = 0; c < ncpu; c++)
-				m->st.drops[k] += v[c];
+				sum += v[c];
+			if (k < EP_SDROP__COUNT)
+				m->st.drops[k] += sum;
+			else
+				m->st.ustack_skipped += sum;
 		}
 		free(v);
 	}

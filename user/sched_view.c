@@ -223,6 +223,7 @@ cJSON *sched_report_json(const struct sched_thread_rec *recs, size_t n,
 	if (!sub || !cJSON_AddBoolToObject(sub, "enabled", st->stacks) ||
 	    !add_u64(sub, "min_us", st->offcpu_min_us) || !add_u64(sub, "episodes", st->episodes) ||
 	    !add_u64(sub, "episodes_ns", st->episode_ns) ||
+	    !add_u64(sub, "user_stack_skipped", st->ustack_skipped) ||
 	    !(st->folded_file ? cJSON_AddStringToObject(sub, "file", st->folded_file)
 			      : cJSON_AddNullToObject(sub, "file")))
 		goto fail;
@@ -309,6 +310,11 @@ void sched_print_summary(const struct sched_thread_rec *recs, size_t n,
 		fprintf(out, "  off-CPU episodes >= %" PRIu32 " us: %" PRIu64 " (%s)%s%s\n",
 			st->offcpu_min_us, st->episodes, a, st->folded_file ? " -> " : "",
 			st->folded_file ? st->folded_file : "");
+		if (st->ustack_skipped)
+			fprintf(out,
+				"  of which %" PRIu64 " without user frames (user stack walked only "
+				"after a long wait, or 1 in 32)\n",
+				st->ustack_skipped);
 	}
 	if (drops) {
 		fprintf(out, "  dropped: %" PRIu64 " (", drops);
