@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "jetson.h"
+#include "json_write.h"
 #include "jetson_internal.h"
 #include "log.h"
 
@@ -505,20 +506,6 @@ int jetson_report_json(const struct jetson_sampler *s, cJSON *report)
 	return 0;
 }
 
-static void json_str(FILE *out, const char *str)
-{
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
-
 int jetson_trace_counters(const struct jetson_sampler *s, FILE *out, uint32_t pid, bool *first)
 {
 	for (size_t k = 0; k < s->tl_len; k++) {
@@ -541,7 +528,7 @@ int jetson_trace_counters(const struct jetson_sampler *s, FILE *out, uint32_t pi
 				fputc(',', out);
 			*first = false;
 			fputs("{\"name\":", out);
-			json_str(out, name);
+			json_write_str(out, name);
 			fprintf(out, ",\"cat\":\"jetson\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%u,"
 				     "\"args\":{\"value\":%.7g}}\n",
 				(double)pt->ts / 1000.0, pid, v);
