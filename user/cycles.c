@@ -1,0 +1,877 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Per-cycle attribution (see cycles.h). Pure: no I/O, no clocks. */
+#include "cycles.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hashmap.h"
+
+struct bev {
+	uint64_t ts;
+	uint32_t tid;
+	uint32_t is_end;
+};
+
+struct ispan {
+	uint64_t start, end; /* end == 0: return missing */
+	uint32_t tid, kind;
+	uint64_t tokens;
+	uint32_t name, detail; /* string ids + 1; 0 = none */
+};
+
+struct isample {
+	uint64_t ts;
+	uint32_t tid;
+	uint32_t func; /* string id + 1 */
+};
+
+struct ioff {
+	uint64_t start, end;
+	uint32_t tid, reason;
+};
+
+struct ipoint {
+	uint64_t ts;
+	double v;
+};
+
+struct iint {
+	uint64_t start, end;
+};
+
+#define VEC(T)                                                                                     \
+	struct {                                                                                   \
+		T *v;                                                                              \
+		size_t n, cap;                                                                     \
+	}
+
+struct cycles_input {
+	VEC(struct bev) bevs;
+	VEC(struct bev) entries;
+	VEC(struct ispan) spans;
+	VEC(struct isample) samples;
+	VEC(struct ioff) offs;
+	VEC(struct ipoint) rss;
+	VEC(struct ipoint) freq;
+	VEC(struct iint) throttle;
+	VEC(struct cyc_gpu_sample) gpu;
+	VEC(char *) strs;
+	struct hashmap strmap;
+};
+
+static int vec_grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 64;
+	if (nc > SIZE_MAX / elem)
+		return -ENOMEM;
+	void *p = realloc(*v, nc * elem);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = nc;
+	return 0;
+}
+
+#define VEC_PUSH(vec, val)                                                                         \
+	({                                                                                         \
+		int _r = vec_grow((void **)&(vec).v, &(vec).cap, (vec).n, sizeof(*(vec).v));       \
+		if (!_r)                                                                           \
+			(vec).v[(vec).n++] = (val);                                                \
+		_r;                                                                                \
+	})
+
+struct cycles_input *cycles_input_new(void)
+{
+	struct cycles_input *in = calloc(1, sizeof(*in));
+	if (in)
+		hashmap_init(&in->strmap);
+	return in;
+}
+
+void cycles_input_free(struct cycles_input *in)
+{
+	if (!in)
+		return;
+	free(in->bevs.v);
+	free(in->entries.v);
+	free(in->spans.v);
+	free(in->samples.v);
+	free(in->offs.v);
+	free(in->rss.v);
+	free(in->freq.v);
+	free(in->throttle.v);
+	free(in->gpu.v);
+	for (size_t i = 0; i < in->strs.n; i++)
+		free(in->strs.v[i]);
+	free(in->strs.v);
+	hashmap_free(&in->strmap);
+	free(in);
+}
+
+static bool str_eq(uint32_t idx, const void *key, const void *ctx)
+{
+	const struct cycles_input *in = ctx;
+	return strcmp(in->strs.v[idx], key) == 0;
+}
+
+/* Interns s; *id = index + 1, or 0 for NULL. */
+static int intern(struct cycles_input *in, const char *s, uint32_t *id)
+{
+	*id = 0;
+	if (!s)
+		return 0;
+	uint64_t h = hashmap_hash_finish(hashmap_hash_bytes(s, strlen(s), HASHMAP_SEED));
+	int64_t f = hashmap_find(&in->strmap, h, s, str_eq, in);
+	if (f >= 0) {
+		*id = (uint32_t)f + 1;
+		return 0;
+	}
+	if (in->strs.n >= UINT32_MAX - 1)
+		return -ENOMEM;
+	char *c = strdup(s);
+	if (!c)
+		return -ENOMEM;
+	if (VEC_PUSH(in->strs, c)) {
+		free(c);
+		return -ENOMEM;
+	}
+	uint32_t idx = (uint32_t)(in->strs.n - 1);
+	if (hashmap_insert(&in->strmap, h, idx)) {
+		in->strs.n--;
+		free(c);
+		return -ENOMEM;
+	}
+	*id = idx + 1;
+	return 0;
+}
+
+static const char *str_of(const struct cycles_input *in, uint32_t id)
+{
+	return id ? in->strs.v[id - 1] : NULL;
+}
+
+int cycles_add_begin(struct cycles_input *in, uint64_t ts_ns, uint32_t tid)
+{
+	return VEC_PUSH(in->bevs, ((struct bev){ ts_ns, tid, 0 }));
+}
+
+int cycles_add_end(struct cycles_input *in, uint64_t ts_ns, uint32_t tid)
+{
+	return VEC_PUSH(in->bevs, ((struct bev){ ts_ns, tid, 1 }));
+}
+
+int cycles_add_entry(struct cycles_input *in, uint64_t ts_ns, uint32_t tid)
+{
+	return VEC_PUSH(in->entries, ((struct bev){ ts_ns, tid, 0 }));
+}
+
+int cycles_add_span(struct cycles_input *in, const struct cyc_span *s)
+{
+	if (!s || s->kind >= CYC_SPAN__COUNT)
+		return -EINVAL;
+	struct ispan is = { .start = s->start_ns,
+			    .end = s->end_ns,
+			    .tid = s->tid,
+			    .kind = s->kind,
+			    .tokens = s->tokens };
+	/* A return before its entry is garbage; keep the call, drop the end. */
+	if (is.end && is.end < is.start)
+		is.end = 0;
+	int r = intern(in, s->name, &is.name);
+	if (!r)
+		r = intern(in, s->detail, &is.detail);
+	if (!r)
+		r = VEC_PUSH(in->spans, is);
+	return r;
+}
+
+int cycles_add_sample(struct cycles_input *in, uint64_t ts_ns, uint32_t tid, const char *func)
+{
+	struct isample s = { ts_ns, tid, 0 };
+	int r = intern(in, func, &s.func);
+	return r ? r : VEC_PUSH(in->samples, s);
+}
+
+int cycles_add_offcpu(struct cycles_input *in, uint64_t start_ns, uint64_t end_ns, uint32_t tid,
+		      unsigned reason)
+{
+	if (end_ns < start_ns)
+		return -EINVAL;
+	if (reason >= CYC_OFF_REASONS)
+		reason = CYC_OFF_OTHER;
+	return VEC_PUSH(in->offs, ((struct ioff){ start_ns, end_ns, tid, reason }));
+}
+
+int cycles_add_rss(struct cycles_input *in, uint64_t ts_ns, uint64_t rss_bytes)
+{
+	return VEC_PUSH(in->rss, ((struct ipoint){ ts_ns, (double)rss_bytes }));
+}
+
+int cycles_add_freq(struct cycles_input *in, uint64_t ts_ns, double mhz)
+{
+	if (!(mhz >= 0))
+		return -EINVAL;
+	return VEC_PUSH(in->freq, ((struct ipoint){ ts_ns, mhz }));
+}
+
+int cycles_add_throttle(struct cycles_input *in, uint64_t start_ns, uint64_t end_ns)
+{
+	if (end_ns && end_ns < start_ns)
+		return -EINVAL;
+	return VEC_PUSH(in->throttle, ((struct iint){ start_ns, end_ns }));
+}
+
+int cycles_add_gpu(struct cycles_input *in, const struct cyc_gpu_sample *g)
+{
+	if (!g)
+		return -EINVAL;
+	return VEC_PUSH(in->gpu, *g);
+}
+
+/* ---- sorting helpers ---- */
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_bev(const void *a, const void *b)
+{
+	const struct bev *x = a, *y = b;
+	int c = cmp_u64(x->ts, y->ts);
+	if (c)
+		return c;
+	/* At the same instant an end closes the old cycle before a begin opens
+	 * the next one. */
+	return (int)y->is_end - (int)x->is_end;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	return cmp_u64(((const struct ispan *)a)->start, ((const struct ispan *)b)->start);
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+	return cmp_u64(((const struct isample *)a)->ts, ((const struct isample *)b)->ts);
+}
+
+static int cmp_off(const void *a, const void *b)
+{
+	return cmp_u64(((const struct ioff *)a)->start, ((const struct ioff *)b)->start);
+}
+
+static int cmp_point(const void *a, const void *b)
+{
+	return cmp_u64(((const struct ipoint *)a)->ts, ((const struct ipoint *)b)->ts);
+}
+
+static int cmp_gpu(const void *a, const void *b)
+{
+	return cmp_u64(((const struct cyc_gpu_sample *)a)->ts_ns,
+		       ((const struct cyc_gpu_sample *)b)->ts_ns);
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct cycle_row *x = a, *y = b;
+	int c = cmp_u64(x->start_ns, y->start_ns);
+	return c ? c : (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static void *dup_sorted(const void *v, size_t n, size_t sz, int (*cmp)(const void *, const void *))
+{
+	void *c = malloc(n ? n * sz : 1);
+	if (!c)
+		return NULL;
+	if (n)
+		memcpy(c, v, n * sz);
+	qsort(c, n, sz, cmp);
+	return c;
+}
+
+/* ---- cycle boundaries ---- */
+
+struct open_cycle {
+	uint32_t tid;
+	uint64_t start;
+};
+
+static int push_row(struct cycle_table *t, size_t *cap, uint64_t s, uint64_t e, uint32_t tid,
+		    bool trunc)
+{
+	if (vec_grow((void **)&t->rows, cap, t->n, sizeof(*t->rows)))
+		return -ENOMEM;
+	struct cycle_row *r = &t->rows[t->n++];
+	memset(r, 0, sizeof(*r));
+	r->start_ns = s;
+	r->end_ns = e < s ? s : e;
+	r->wall_ns = r->end_ns - s;
+	r->tid = tid;
+	r->truncated = trunc;
+	return 0;
+}
+
+static int build_boundaries(const struct cycles_input *in, const struct cycles_cfg *cfg,
+			    struct cycle_table *t)
+{
+	size_t cap = 0;
+	int err = 0;
+
+	if (in->entries.n) {
+		struct bev *e = dup_sorted(in->entries.v, in->entries.n, sizeof(*e), cmp_bev);
+		if (!e)
+			return -ENOMEM;
+		for (size_t i = 0; i < in->entries.n && !err; i++) {
+			uint64_t end = i + 1 < in->entries.n ? e[i + 1].ts : cfg->run_end_ns;
+			err = push_row(t, &cap, e[i].ts, end, e[i].tid, false);
+		}
+		free(e);
+		return err;
+	}
+	if (in->bevs.n) {
+		struct bev *b = dup_sorted(in->bevs.v, in->bevs.n, sizeof(*b), cmp_bev);
+		struct open_cycle *open = calloc(in->bevs.n, sizeof(*open));
+		size_t nopen = 0;
+		if (!b || !open) {
+			free(b);
+			free(open);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < in->bevs.n && !err; i++) {
+			size_t k = 0;
+			while (k < nopen && open[k].tid != b[i].tid)
+				k++;
+			if (b[i].is_end) {
+				if (k == nopen) {
+					t->unmatched_ends++;
+					continue;
+				}
+				err = push_row(t, &cap, open[k].start, b[i].ts, b[i].tid, false);
+				open[k] = open[--nopen];
+				continue;
+			}
+			if (k < nopen) {
+				/* Missing return: the new begin closes the old cycle. */
+				err = push_row(t, &cap, open[k].start, b[i].ts, b[i].tid, true);
+				open[k].start = b[i].ts;
+				continue;
+			}
+			open[nopen++] = (struct open_cycle){ b[i].tid, b[i].ts };
+		}
+		for (size_t k = 0; k < nopen && !err; k++) {
+			uint64_t end = cfg->run_end_ns > open[k].start ? cfg->run_end_ns
+								      : open[k].start;
+			err = push_row(t, &cap, open[k].start, end, open[k].tid, true);
+		}
+		free(b);
+		free(open);
+		if (!err && t->n > 1)
+			qsort(t->rows, t->n, sizeof(*t->rows), cmp_row);
+		return err;
+	}
+	t->whole_run = true;
+	return push_row(t, &cap, cfg->run_start_ns, cfg->run_end_ns, 0, false);
+}
+
+/* ---- interval sweep ---- */
+
+struct cls_iv {
+	uint64_t start, end;
+	uint32_t cls;
+};
+
+struct edge {
+	uint64_t ts;
+	int32_t delta;
+	uint32_t cls;
+};
+
+static int cmp_edge(const void *a, const void *b)
+{
+	return cmp_u64(((const struct edge *)a)->ts, ((const struct edge *)b)->ts);
+}
+
+#define SWEEP_MAX_CLS 16
+
+/* Partitions [lo, hi) among the classes: each instant goes to the smallest
+ * class covering it; out[ncls] gets what no class covers. */
+static int sweep(const struct cls_iv *iv, size_t n, uint32_t ncls, uint64_t lo, uint64_t hi,
+		 uint64_t *out)
+{
+	memset(out, 0, (ncls + 1) * sizeof(*out));
+	if (hi <= lo)
+		return 0;
+	struct edge *e = malloc((2 * n + 1) * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	size_t ne = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t s = iv[i].start < lo ? lo : iv[i].start;
+		uint64_t f = iv[i].end > hi ? hi : iv[i].end;
+		if (f <= s)
+			continue;
+		e[ne++] = (struct edge){ s, 1, iv[i].cls };
+		e[ne++] = (struct edge){ f, -1, iv[i].cls };
+	}
+	qsort(e, ne, sizeof(*e), cmp_edge);
+	int64_t cnt[SWEEP_MAX_CLS] = { 0 };
+	uint64_t prev = lo;
+	size_t i = 0;
+	for (;;) {
+		uint64_t next = i < ne ? e[i].ts : hi;
+		if (next > prev) {
+			uint32_t c = 0;
+			while (c < ncls && cnt[c] <= 0)
+				c++;
+			out[c] += next - prev;
+			prev = next;
+		}
+		if (i >= ne)
+			break;
+		for (; i < ne && e[i].ts == next; i++)
+			cnt[e[i].cls] += e[i].delta;
+	}
+	free(e);
+	return 0;
+}
+
+/* ---- per-cycle attribution ---- */
+
+struct ctx {
+	const struct cycles_input *in;
+	const struct cycles_cfg *cfg;
+	struct ispan *spans;	/* by start */
+	uint64_t *span_maxend;	/* prefix max of effective end */
+	struct isample *samples;
+	struct ioff *offs;
+	uint64_t *off_maxend;
+	struct ipoint *rss, *freq;
+	struct cyc_gpu_sample *gpu;
+	struct cls_iv *scratch; /* per-cycle partition intervals */
+	size_t scratch_cap;
+	uint64_t *func_count;	/* per string id, reset per cycle */
+	uint32_t *func_touched;
+};
+
+/* First index whose key is >= v in a sorted array of n elements. */
+#define LOWER_BOUND(arr, n, field, v)                                                              \
+	({                                                                                         \
+		size_t _lo = 0, _hi = (n);                                                         \
+		while (_lo < _hi) {                                                                \
+			size_t _m = _lo + (_hi - _lo) / 2;                                         \
+			if ((arr)[_m] field < (v))                                                 \
+				_lo = _m + 1;                                                      \
+			else                                                                       \
+				_hi = _m;                                                          \
+		}                                                                                  \
+		_lo;                                                                               \
+	})
+
+/* First index whose prefix-max end exceeds t: every interval before it ended
+ * at or before t. */
+static size_t first_live(const uint64_t *maxend, size_t n, uint64_t t)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (maxend[m] <= t)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
+static uint64_t overlap(uint64_t s, uint64_t e, uint64_t lo, uint64_t hi)
+{
+	uint64_t a = s > lo ? s : lo, b = e < hi ? e : hi;
+	return b > a ? b - a : 0;
+}
+
+static int scratch_push(struct ctx *c, size_t *n, uint64_t s, uint64_t e, uint32_t cls)
+{
+	if (vec_grow((void **)&c->scratch, &c->scratch_cap, *n, sizeof(*c->scratch)))
+		return -ENOMEM;
+	c->scratch[(*n)++] = (struct cls_iv){ s, e, cls };
+	return 0;
+}
+
+enum { P_GC, P_SQL, P_INF, P_PROBE, P_OFF0 };
+#define P_COUNT (P_OFF0 + CYC_OFF_REASONS)
+
+static int do_spans(struct ctx *c, struct cycle_row *r, size_t *np)
+{
+	const struct cycles_input *in = c->in;
+	size_t n = in->spans.n;
+	size_t i = first_live(c->span_maxend, n, r->start_ns);
+	for (; i < n && c->spans[i].start < r->end_ns; i++) {
+		const struct ispan *s = &c->spans[i];
+		bool missing = s->end == 0;
+		uint64_t end = missing ? r->end_ns : s->end;
+		bool starts_here = s->start >= r->start_ns && s->start < r->end_ns;
+		/* A span with no return only counts in the cycle it started in. */
+		if (missing && !starts_here)
+			continue;
+		uint64_t ov = overlap(s->start, end, r->start_ns, r->end_ns);
+		if (!ov && !starts_here)
+			continue;
+		if (missing)
+			r->incomplete_spans++;
+		switch (s->kind) {
+		case CYC_SPAN_INFERENCE:
+			r->inference_ns += ov;
+			r->inference_calls += starts_here;
+			/* Tokens are counted where the call returned (or started, when
+			 * the return is missing). */
+			if ((missing && starts_here) ||
+			    (!missing && end > r->start_ns && end <= r->end_ns))
+				r->tokens += s->tokens;
+			break;
+		case CYC_SPAN_SQL:
+			r->sql_ns += ov;
+			r->sql_count += starts_here;
+			if (ov > r->sql_slowest_ns) {
+				const char *d = str_of(in, s->detail);
+				char *dup = d ? strdup(d) : NULL;
+				if (d && !dup)
+					return -ENOMEM;
+				free(r->sql_slowest);
+				r->sql_slowest = dup;
+				r->sql_slowest_ns = ov;
+			}
+			break;
+		case CYC_SPAN_GC:
+			r->gc_ns += ov;
+			r->gc_count += starts_here;
+			break;
+		default:
+			r->probe_other_ns += ov;
+			r->probe_other_calls += starts_here;
+			break;
+		}
+		static const uint32_t prio[CYC_SPAN__COUNT] = { P_INF, P_SQL, P_PROBE, P_GC };
+		if (ov && scratch_push(c, np, s->start, end, prio[s->kind]))
+			return -ENOMEM;
+	}
+	if (r->inference_ns)
+		r->tokens_per_s = (double)r->tokens * 1e9 / (double)r->inference_ns;
+	return 0;
+}
+
+static int do_offcpu(struct ctx *c, struct cycle_row *r, size_t *np)
+{
+	size_t n = c->in->offs.n;
+	uint32_t tid = r->tid ? r->tid : c->cfg->main_tid;
+	for (size_t i = first_live(c->off_maxend, n, r->start_ns);
+	     i < n && c->offs[i].start < r->end_ns; i++) {
+		const struct ioff *o = &c->offs[i];
+		if (tid && o->tid != tid)
+			continue;
+		uint64_t ov = overlap(o->start, o->end, r->start_ns, r->end_ns);
+		if (!ov)
+			continue;
+		r->off_cpu_ns[o->reason] += ov;
+		r->off_cpu_total_ns += ov;
+		/* Without a thread, a union of every thread's waits says nothing
+		 * about where the cycle's time went. */
+		if (tid && scratch_push(c, np, o->start, o->end, P_OFF0 + o->reason))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int do_samples(struct ctx *c, struct cycle_row *r)
+{
+	size_t n = c->in->samples.n;
+	size_t ntouched = 0;
+	for (size_t i = LOWER_BOUND(c->samples, n, .ts, r->start_ns);
+	     i < n && c->samples[i].ts < r->end_ns; i++) {
+		r->samples++;
+		uint32_t f = c->samples[i].func;
+		if (!f)
+			continue;
+		if (!c->func_count[f - 1]++)
+			c->func_touched[ntouched++] = f - 1;
+	}
+	r->on_cpu_ns = r->samples * c->cfg->period_ns;
+	for (size_t k = 0; k < ntouched; k++) {
+		uint32_t id = c->func_touched[k];
+		uint64_t cnt = c->func_count[id];
+		c->func_count[id] = 0;
+		/* Insert into the top list: by count, then name for stable output. */
+		const char *name = c->in->strs.v[id];
+		uint32_t pos = r->n_top;
+		while (pos > 0 && (r->top[pos - 1].samples < cnt ||
+				   (r->top[pos - 1].samples == cnt &&
+				    strcmp(r->top[pos - 1].name, name) > 0)))
+			pos--;
+		if (pos >= CYC_TOP_FUNCS)
+			continue;
+		char *dup = strdup(name);
+		if (!dup) {
+			for (size_t j = k + 1; j < ntouched; j++)
+				c->func_count[c->func_touched[j]] = 0;
+			return -ENOMEM;
+		}
+		if (r->n_top == CYC_TOP_FUNCS)
+			free(r->top[CYC_TOP_FUNCS - 1].name);
+		else
+			r->n_top++;
+		memmove(&r->top[pos + 1], &r->top[pos], (r->n_top - 1 - pos) * sizeof(r->top[0]));
+		r->top[pos] = (struct cycle_func){ dup, cnt };
+	}
+	return 0;
+}
+
+/* Mean and min of the points inside [lo, hi); without any, the last value
+ * before lo (a frequency or GPU reading holds until the next one). */
+static bool point_stats(const struct ipoint *p, size_t n, uint64_t lo, uint64_t hi, double *mean,
+			double *min)
+{
+	size_t i = LOWER_BOUND(p, n, .ts, lo);
+	double sum = 0, mn = 0;
+	size_t cnt = 0;
+	for (size_t k = i; k < n && p[k].ts < hi; k++) {
+		if (!cnt || p[k].v < mn)
+			mn = p[k].v;
+		sum += p[k].v;
+		cnt++;
+	}
+	if (!cnt) {
+		if (i == 0)
+			return false;
+		*mean = *min = p[i - 1].v;
+		return true;
+	}
+	*mean = sum / (double)cnt;
+	*min = mn;
+	return true;
+}
+
+static void do_rss(struct ctx *c, struct cycle_row *r)
+{
+	size_t n = c->in->rss.n;
+	if (!n)
+		return;
+	size_t e = LOWER_BOUND(c->rss, n, .ts, r->end_ns + 1); /* first > end */
+	if (e == 0)
+		return;
+	size_t s = LOWER_BOUND(c->rss, n, .ts, r->start_ns + 1);
+	/* Value at the start: last reading at or before it, else the first
+	 * reading inside the cycle. */
+	double start_v = s > 0 ? c->rss[s - 1].v : c->rss[0].v;
+	double end_v = c->rss[e - 1].v;
+	r->has_rss = true;
+	r->rss_end_bytes = (uint64_t)end_v;
+	r->rss_delta_bytes = (int64_t)end_v - (int64_t)start_v;
+}
+
+static void do_gpu(struct ctx *c, struct cycle_row *r)
+{
+	size_t n = c->in->gpu.n;
+	size_t i = LOWER_BOUND(c->gpu, n, .ts_ns, r->start_ns);
+	double load = 0, pw = 0, temp = 0;
+	size_t cnt = 0;
+	for (size_t k = i; k < n && c->gpu[k].ts_ns < r->end_ns; k++, cnt++) {
+		load += c->gpu[k].load_pct;
+		pw += c->gpu[k].power_mw;
+		temp += c->gpu[k].temp_c;
+	}
+	if (!cnt) {
+		if (i == 0)
+			return;
+		load = c->gpu[i - 1].load_pct;
+		pw = c->gpu[i - 1].power_mw;
+		temp = c->gpu[i - 1].temp_c;
+		cnt = 1;
+	}
+	r->has_gpu = true;
+	r->gpu_load_pct = load / (double)cnt;
+	r->gpu_power_mw = pw / (double)cnt;
+	r->gpu_temp_c = temp / (double)cnt;
+	r->gpu_energy_mj = r->gpu_power_mw * (double)r->wall_ns / 1e9;
+}
+
+static int do_throttle(struct ctx *c, struct cycle_row *r)
+{
+	const struct cycles_input *in = c->in;
+	if (!in->throttle.n || !r->wall_ns)
+		return 0;
+	struct cls_iv *iv = malloc(in->throttle.n * sizeof(*iv));
+	if (!iv)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->throttle.n; i++) {
+		uint64_t e = in->throttle.v[i].end ? in->throttle.v[i].end : UINT64_MAX;
+		iv[i] = (struct cls_iv){ in->throttle.v[i].start, e, 0 };
+	}
+	uint64_t out[2];
+	int err = sweep(iv, in->throttle.n, 1, r->start_ns, r->end_ns, out);
+	free(iv);
+	if (!err)
+		r->throttled_share = (double)out[0] / (double)r->wall_ns;
+	return err;
+}
+
+static int attribute(struct ctx *c, struct cycle_row *r)
+{
+	size_t np = 0;
+	int err = do_spans(c, r, &np);
+	if (!err)
+		err = do_offcpu(c, r, &np);
+	if (!err)
+		err = do_samples(c, r);
+	if (!err)
+		err = do_throttle(c, r);
+	if (err)
+		return err;
+	uint64_t part[P_COUNT + 1];
+	err = sweep(c->scratch, np, P_COUNT, r->start_ns, r->end_ns, part);
+	if (err)
+		return err;
+	r->part_gc_ns = part[P_GC];
+	r->part_sql_ns = part[P_SQL];
+	r->part_inference_ns = part[P_INF];
+	r->part_probe_ns = part[P_PROBE];
+	for (int k = 0; k < CYC_OFF_REASONS; k++)
+		r->part_off_cpu_ns[k] = part[P_OFF0 + k];
+	r->other_ns = part[P_COUNT];
+	double mn;
+	r->has_freq = point_stats(c->freq, c->in->freq.n, r->start_ns, r->end_ns, &r->mhz_mean,
+				  &mn);
+	if (r->has_freq)
+		r->mhz_min = mn;
+	do_rss(c, r);
+	do_gpu(c, r);
+	return 0;
+}
+
+static void free_ctx(struct ctx *c)
+{
+	free(c->spans);
+	free(c->span_maxend);
+	free(c->samples);
+	free(c->offs);
+	free(c->off_maxend);
+	free(c->rss);
+	free(c->freq);
+	free(c->gpu);
+	free(c->scratch);
+	free(c->func_count);
+	free(c->func_touched);
+}
+
+void cycle_table_free(struct cycle_table *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->rows[i].sql_slowest);
+		for (uint32_t k = 0; k < t->rows[i].n_top; k++)
+			free(t->rows[i].top[k].name);
+	}
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Effective end of a span for the live-interval index: a missing return
+ * reaches at most the end of the run. */
+static uint64_t span_end_bound(const struct ispan *s, const struct cycles_cfg *cfg)
+{
+	if (s->end)
+		return s->end;
+	return cfg->run_end_ns > s->start ? cfg->run_end_ns : s->start;
+}
+
+int cycles_compute(const struct cycles_input *in, const struct cycles_cfg *cfg,
+		   struct cycle_table *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!in || !cfg)
+		return -EINVAL;
+	out->period_ns = cfg->period_ns;
+	int err = build_boundaries(in, cfg, out);
+	if (err) {
+		cycle_table_free(out);
+		return err;
+	}
+
+	struct ctx c = { .in = in, .cfg = cfg };
+	size_t ns = in->spans.n, no = in->offs.n, nstr = in->strs.n;
+	c.spans = dup_sorted(in->spans.v, ns, sizeof(*c.spans), cmp_span);
+	c.span_maxend = malloc((ns ? ns : 1) * sizeof(uint64_t));
+	c.samples = dup_sorted(in->samples.v, in->samples.n, sizeof(*c.samples), cmp_sample);
+	c.offs = dup_sorted(in->offs.v, no, sizeof(*c.offs), cmp_off);
+	c.off_maxend = malloc((no ? no : 1) * sizeof(uint64_t));
+	c.rss = dup_sorted(in->rss.v, in->rss.n, sizeof(*c.rss), cmp_point);
+	c.freq = dup_sorted(in->freq.v, in->freq.n, sizeof(*c.freq), cmp_point);
+	c.gpu = dup_sorted(in->gpu.v, in->gpu.n, sizeof(*c.gpu), cmp_gpu);
+	c.func_count = calloc(nstr ? nstr : 1, sizeof(uint64_t));
+	c.func_touched = calloc(nstr ? nstr : 1, sizeof(uint32_t));
+	if (!c.spans || !c.span_maxend || !c.samples || !c.offs || !c.off_maxend || !c.rss ||
+	    !c.freq || !c.gpu || !c.func_count || !c.func_touched) {
+		err = -ENOMEM;
+		goto out;
+	}
+	uint64_t m = 0;
+	for (size_t i = 0; i < ns; i++) {
+		uint64_t e = span_end_bound(&c.spans[i], cfg);
+		m = e > m ? e : m;
+		c.span_maxend[i] = m;
+	}
+	m = 0;
+	for (size_t i = 0; i < no; i++) {
+		m = c.offs[i].end > m ? c.offs[i].end : m;
+		c.off_maxend[i] = m;
+	}
+	for (size_t i = 0; i < out->n && !err; i++) {
+		out->rows[i].index = (uint32_t)i;
+		err = attribute(&c, &out->rows[i]);
+	}
+out:
+	free_ctx(&c);
+	if (err)
+		cycle_table_free(out);
+	return err;
+}
+
+static int cmp_u64p(const void *a, const void *b)
+{
+	return cmp_u64(*(const uint64_t *)a, *(const uint64_t *)b);
+}
+
+uint64_t cycles_wall_percentile(const struct cycle_table *t, double pct)
+{
+	if (!t || !t->n)
+		return 0;
+	uint64_t *w = malloc(t->n * sizeof(*w));
+	if (!w)
+		return 0;
+	for (size_t i = 0; i < t->n; i++)
+		w[i] = t->rows[i].wall_ns;
+	qsort(w, t->n, sizeof(*w), cmp_u64p);
+	if (pct < 0)
+		pct = 0;
+	if (pct > 100)
+		pct = 100;
+	/* Nearest rank: the smallest value with at least pct% at or below it. */
+	size_t rank = (size_t)((pct / 100.0) * (double)t->n + 0.999999999);
+	if (rank < 1)
+		rank = 1;
+	if (rank > t->n)
+		rank = t->n;
+	uint64_t v = w[rank - 1];
+	free(w);
+	return v;
+}
+
+const char *cycles_off_reason_name(unsigned reason)
+{
+	static const char *const names[CYC_OFF_REASONS] = { "sleep", "uninterruptible",
+							     "preempted", "runqueue", "other" };
+	return reason < CYC_OFF_REASONS ? names[reason] : "unknown";
+}
