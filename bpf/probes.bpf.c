@@ -24,11 +24,13 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
-/* 4 MiB holds ~75k spans: at the 200k spans/s design rate that is ~370 ms
- * of slack over the collector's 10 ms drain period. */
+/* 1 MiB holds ~18k spans: at the 200k spans/s design rate that is ~90 ms
+ * of slack over the collector's 10 ms drain period. Not larger: a ring is
+ * mapped (twice) into the collector and counts fully in its resident memory
+ * from the start. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
+	__uint(max_entries, 1 << 20);
 } probe_events SEC(".maps");
 
 /* One stack per thread of a traced process that entered a probe. 8192

@@ -84,10 +84,12 @@ struct {
 } ustacks SEC(".maps");
 
 /* Long off-CPU episodes (2 KiB each). At the 1 ms default a thread sends at
- * most 1000/s; 4 MiB holds 2000 of them between two 10 ms drains. */
+ * most 10 per 10 ms drain; 1 MiB holds 500, i.e. 50 threads all blocking in
+ * 1 ms waits. Not larger: a ring is mapped (twice) into the collector and
+ * counts fully in its resident memory from the start. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
+	__uint(max_entries, 1 << 20);
 } offcpu_events SEC(".maps");
 
 struct {
