@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Each rule of findings.c with a table that must trigger it and one that
+ * must not. Tables are built by hand (no attribution involved). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "findings.h"
+
+#define MS 1000000ull
+#define MB (1024ull * 1024)
+
+/* n cycles of 100 ms, all "other". */
+static struct cycle_table mk(size_t n)
+{
+	struct cycle_table t = { 0 };
+	t.rows = calloc(n, sizeof(*t.rows));
+	t.n = n;
+	for (size_t i = 0; i < n; i++) {
+		t.rows[i].index = (uint32_t)i;
+		t.rows[i].start_ns = i * 100 * MS;
+		t.rows[i].end_ns = (i + 1) * 100 * MS;
+		t.rows[i].wall_ns = 100 * MS;
+		t.rows[i].other_ns = 100 * MS;
+	}
+	return t;
+}
+
+/* Moves part of a row's "other" into another part, keeping the sum. */
+static void set_part(struct cycle_row *r, uint64_t *part, uint64_t ns)
+{
+	r->other_ns -= ns;
+	*part += ns;
+}
+
+static const struct finding *find(const struct findings *f, const char *rule)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (strcmp(f->v[i].rule, rule) == 0)
+			return &f->v[i];
+	return NULL;
+}
+
+static bool has_cycle(const struct finding *f, uint32_t c)
+{
+	for (size_t i = 0; f && i < f->ncycles; i++)
+		if (f->cycles[i] == c)
+			return true;
+	return false;
+}
+
+static struct findings eval(const struct cycle_table *t, const struct findings_ctx *ctx)
+{
+	struct findings_cfg cfg;
+	findings_default_cfg(&cfg);
+	struct findings f;
+	CHECK_INT_EQ(findings_evaluate(t, &cfg, ctx, &f), 0);
+	/* No finding without evidence. */
+	for (size_t i = 0; i < f.n; i++) {
+		CHECK(f.v[i].evidence && f.v[i].evidence[0]);
+		CHECK(f.v[i].recommendation && f.v[i].recommendation[0]);
+		CHECK(f.v[i].title && f.v[i].title[0]);
+	}
+	return f;
+}
+
+static void free_table(struct cycle_table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->rows[i].sql_slowest);
+	free(t->rows);
+}
+
+static void test_inference(void)
+{
+	struct cycle_table t = mk(4);
+	for (size_t i = 0; i < 4; i++) {
+		set_part(&t.rows[i], &t.rows[i].part_inference_ns, (i == 0 ? 90 : 60) * MS);
+		t.rows[i].inference_ns = t.rows[i].part_inference_ns;
+		t.rows[i].tokens = 10;
+	}
+	/* 270/400 = 67.5% > 60%: only cycle 0 is above on its own. */
+	struct findings f = eval(&t, NULL);
+	const struct finding *x = find(&f, "inference_dominates");
+	CHECK(x != NULL);
+	if (x) {
+		CHECK_NEAR(x->value, 0.675, 1e-9);
+		CHECK_INT_EQ(x->ncycles, 1);
+		CHECK(has_cycle(x, 0));
+		CHECK(strstr(x->evidence, "tokens/s") != NULL);
+		CHECK(strstr(x->recommendation, "quantization") != NULL);
+	}
+	findings_free(&f);
+	/* 0 + 3*60 / 400 = 45%: silent. */
+	t.rows[0].other_ns += t.rows[0].part_inference_ns;
+	t.rows[0].part_inference_ns = 0;
+	f = eval(&t, NULL);
+	CHECK(find(&f, "inference_dominates") == NULL);
+	findings_free(&f);
+	free_table(&t);
+}
+
+static void test_sql(void)
+{
+	struct cycle_table t = mk(3);
+	for (size_t i = 0; i < 3; i++) {
+		set_part(&t.rows[i], &t.rows[i].part_sql_ns, 20 * MS);
+		t.rows[i].sql_count = 4;
+	}
+	t.rows[1].sql_slowest = strdup("INSERT INTO log VALUES (?)");
+	t.rows[1].sql_slowest_ns = 12 * MS;
+	t.rows[2].sql_slowest = strdup("SELECT * FROM big");
+	t.rows[2].sql_slowest_ns = 15 * MS;
+	struct findings f = eval(&t, NULL);
+	const struct finding *x = find(&f, "database_overhead");
+	CHECK(x != NULL);
+	if (x) {
+		CHECK_NEAR(x->value, 0.20, 1e-9);
+		/* Worst statement first. */
+		const char *a = strstr(x->evidence, "SELECT * FROM big");
+		const char *b = strstr(x->evidence, "INSERT INTO log");
+		CHECK(a && b && a < b);
+		CHECK(strstr(x->evidence, "12 statements") != NULL);
+		CHECK(strstr(x->recommendation, "transaction") != NULL);
+	}
+	findings_free(&f);
+	for (size_t i = 0; i < 3; i++) {
+		t.rows[i].part_sql_ns = 10 * MS;
+		t.rows[i].other_ns = 90 * MS;
+	}
+	f = eval(&t, NULL);
+	CHECK(find(&f, "database_overhead") == NULL);
+	findings_free(&f);
+	free_table(&t);
+}
+
+static void test_other(void)
+{
+	struct cycle_table t = mk(3);
+	struct findings f = eval(&t, NULL);
+	const struct finding *x = find(&f, "unattributed_time");
+	CHECK(x != NULL);
+	if (x)
+		CHECK_INT_EQ(x->ncycles, 3);
+	findings_free(&f);
+	for (size_t i = 0; i < 3; i++)
+		set_part(&t.rows[i], &t.rows[i].part_probe_ns, 95 * MS);
+	f = eval(&t, NULL);
+	CHECK(find(&f, "unattributed_time") == NULL);
+	findings_free(&f);
+	free_table(&t);
+}
+
+/* Five cycles of 100 ms with 30 ms SQL and 60 ms inference; cycle 3 grows
+ * to 300 ms by its SQL, cycle 4 to 250 ms by run-queue wait. */
+static void test_slow(void)
+{
+	struct cycle_table t = mk(6);
+	for (size_t i = 0; i < 6; i++) {
+		set_part(&t.rows[i], &t.rows[i].part_sql_ns, 30 * MS);
+		set_part(&t.rows[i], &t.rows[i].part_inference_ns, 60 * MS);
+	}
+	t.rows[3].wall_ns = 300 * MS;
+	t.rows[3].part_sql_ns += 200 * MS;
+	t.rows[4].wall_ns = 250 * MS;
+	t.rows[4].part_off_cpu_ns[CYC_OFF_RUNQ] = 150 * MS;
+	t.rows[5].wall_ns = 140 * MS; /* 140% of the median: not slow */
+	t.rows[5].other_ns += 40 * MS;
+	struct findings f = eval(&t, NULL);
+	const struct finding *x = find(&f, "slow_cycles");
+	CHECK(x != NULL);
+	if (x) {
+		CHECK_INT_EQ(x->ncycles, 2);
+		CHECK(has_cycle(x, 3));
+		CHECK(has_cycle(x, 4));
+		CHECK(!has_cycle(x, 5));
+		CHECK(strstr(x->evidence, "cycle 3: 300.0 ms") != NULL);
+		CHECK(strstr(x->evidence, "SQL +200.0 ms") != NULL);
+		CHECK(strstr(x->evidence, "run-queue wait +150.0 ms") != NULL);
+		CHECK(strstr(x->recommendation, "batch writes") != NULL);
+		CHECK_NEAR(x->value, 3.0, 1e-9);
+	}
+	findings_free(&f);
+
+	struct cycle_table even = mk(5);
+	even.rows[2].wall_ns = 149 * MS;
+	f = eval(&even, NULL);
+	CHECK(find(&f, "slow_cycles") == NULL);
+	findings_free(&f);
+	/* Two cycles are too few for a median. */
+	even.n = 2;
+	even.rows[1].wall_ns = 900 * MS;
+	f = eval(&even, NULL);
+	CHECK(find(&f, "slow_cycles") == NULL);
+	findings_free(&f);
+	even.n = 5;
+	free_table(&even);
+	free_table(&t);
+}
+
+static void test_slow_explained_by_throttling(void)
+{
+	struct cycle_table t = mk(4);
+	t.rows[2].wall_ns = 200 * MS;
+	t.rows[2].other_ns = 110 * MS;
+	t.rows[2].throttled_share = 0.9;
+	struct findings f = eval(&t, NULL);
+	const struct finding *x = find(&f, "slow_cycles");
+	CHECK(x && strstr(x->evidence, "throttling +180.0 ms") != NULL);
+	findings_free(&f);
+	free_table(&t);
+}
+
+static void test_memory_pressure(void)
+{
+	struct cycle_table t = mk(3);
+	for (size_t i = 0; i < 3; i++) {
+		t.rows[i].has_rss = true;
+		t.rows[i].rss_end_bytes = (i == 1 ? 900 : 700) * MB;
+	}
+	struct findings_ctx ctx = { .mem_total_bytes = 1000 * MB };
+	struct findings f = eval(&t, &ctx);
+	const struct finding *x = find(&f, "memory_pressure");
+	CHECK(x != NULL);
+	if (x) {
+		CHECK_INT_EQ(x->severity, FIND_CRITICAL);
+		CHECK(has_cycle(x, 1));
+		CHECK_NEAR(x->value, 0.9, 1e-9);
+	}
+	/* Critical findings come first. */
+	CHECK(f.n > 0 && f.v[0].severity == FIND_CRITICAL);
+	findings_free(&f);
+	ctx.mem_total_bytes = 2000 * MB;
+	f = eval(&t, &ctx);
+	CHECK(find(&f, "memory_pressure") == NULL);
+	findings_free(&f);
+	/* RAM unknown: no claim. */
+	f = eval(&t, NULL);
+	CHECK(find(&f, "memory_pressure") == NULL);
+	findings_free(&f);
+	free_table(&t);
+}
+
+static void test_fit(void)
+{
+	double x[] = { 0, 1, 2, 3 }, y[] = { 1, 3, 5, 7 }, r2;
+	CHECK_NEAR(findings_fit_slope(x, y, 4, &r2), 2.0, 1e-12);
+	CHECK_NEAR(r2, 1.0, 1e-12);
+	double yn[] = { 1, 3, 1, 3 };
+	/* Slope of the alternating series: cov(x,y)/var(x) = 0.4; r2 0.2. */
+	CHECK_NEAR(findings_fit_slope(x, yn, 4, &r2), 0.4, 1e-12);
+	CHECK_NEAR(r2, 0.2, 1e-12);
+	CHECK_NEAR(findings_fit_slope(x, y, 1, &r2), 0, 0);
+	double xs[] = { 2, 2 };
+	CHECK_NEAR(findings_fit_slope(xs, y, 2, &r2), 0, 0);
+}
+
+static void test_leak(void)
+{
+	struct cycle_table t = mk(10);
+	for (size_t i = 0; i < 10; i++) {
+		t.rows[i].has_rss = true;
+		t.rows[i].rss_end_bytes = (100 + 2 * i) * MB;
+	}
+	struct findings_ctx ctx = { .mem_total_bytes = 1000 * MB };
+	struct findings f = eval(&t, &ctx);
+	const struct finding *x = find(&f, "memory_growth");
+	CHECK(x != NULL);
+	if (x) {
+		CHECK_NEAR(x->value, 2.0, 1e-9);
+		CHECK(strstr(x->evidence, "2.00 MB/cycle") != NULL);
+		/* (1000 - 118) / 2 = 441 cycles left. */
+		CHECK(strstr(x->evidence, "about 441 more cycles") != NULL);
+	}
+	findings_free(&f);
+	/* Up and down by 20 MB with no trend. */
+	for (size_t i = 0; i < 10; i++)
+		t.rows[i].rss_end_bytes = (i % 2 ? 120 : 100) * MB;
+	f = eval(&t, &ctx);
+	CHECK(find(&f, "memory_growth") == NULL);
+	findings_free(&f);
+	/* A clean trend over too few cycles is not a leak yet. */
+	for (size_t i = 0; i < 10; i++)
+		t.rows[i].rss_end_bytes = (100 + 5 * i) * MB;
+	t.n = 4;
+	f = eval(&t, &ctx);
+	CHECK(find(&f, "memory_growth") == NULL);
+	findings_free(&f);
+	t.n = 10;
+	free_table(&t);
+}
+
+static void test_throttle(void)
+{
+	struct cycle_table t = mk(4);
+	for (size_t i = 0; i < 4; i++) {
+		t.rows[i].has_freq = true;
+		t.rows[i].mhz_mean = i >= 2 ? 1000 : 2000;
+	}
+	t.rows[2].throttled_share = 0.5;
+	t.rows[2].wall_ns = 150 * MS;
+	t.rows[3].throttled_share = 0.5;
+	t.rows[3].wall_ns = 150 * MS;
+	struct findings f = eval(&t, NULL);
+	const struct finding *x = find(&f, "throttling");
+	CHECK(x != NULL);
+	if (x) {
+		CHECK_INT_EQ(x->ncycles, 2);
+		CHECK(has_cycle(x, 2) && has_cycle(x, 3));
+		CHECK(strstr(x->evidence, "cost +50.0 ms/cycle") != NULL);
+		CHECK(strstr(x->evidence, "1000 MHz throttled vs 2000 MHz") != NULL);
+		CHECK_NEAR(x->value, 150.0, 1e-9); /* ms throttled in total */
+	}
+	findings_free(&f);
+	t.rows[2].throttled_share = 0.005;
+	t.rows[3].throttled_share = 0;
+	f = eval(&t, NULL);
+	CHECK(find(&f, "throttling") == NULL);
+	findings_free(&f);
+	free_table(&t);
+}
+
+static void test_oversub(void)
+{
+	struct cycle_table t = mk(3);
+	t.rows[1].off_cpu_ns[CYC_OFF_RUNQ] = 30 * MS;
+	struct findings f = eval(&t, NULL); /* 30/300 = 10% > 5% */
+	const struct finding *x = find(&f, "cpu_oversubscription");
+	CHECK(x != NULL);
+	if (x) {
+		CHECK_INT_EQ(x->ncycles, 1);
+		CHECK(has_cycle(x, 1));
+	}
+	findings_free(&f);
+	t.rows[1].off_cpu_ns[CYC_OFF_RUNQ] = 3 * MS;
+	f = eval(&t, NULL);
+	CHECK(find(&f, "cpu_oversubscription") == NULL);
+	findings_free(&f);
+	struct findings_ctx ctx = { .ncpus = 4, .max_runnable = 8 };
+	f = eval(&t, &ctx);
+	x = find(&f, "cpu_oversubscription");
+	CHECK(x && strstr(x->evidence, "8 runnable threads on 4 CPUs") != NULL);
+	findings_free(&f);
+	ctx = (struct findings_ctx){ .ncpus = 4, .max_runnable = 4, .runq_p99_ns = 5 * MS };
+	f = eval(&t, &ctx);
+	CHECK(find(&f, "cpu_oversubscription") == NULL);
+	findings_free(&f);
+	ctx.runq_p99_ns = 25 * MS;
+	f = eval(&t, &ctx);
+	CHECK(find(&f, "cpu_oversubscription") != NULL);
+	findings_free(&f);
+	free_table(&t);
+}
+
+static void test_no_cycles_and_empty(void)
+{
+	struct cycle_table t = mk(1);
+	t.whole_run = true;
+	struct findings f = eval(&t, NULL);
+	const struct finding *x = find(&f, "no_cycles");
+	CHECK(x && x->severity == FIND_INFO && strstr(x->recommendation, "--cycle") != NULL);
+	findings_free(&f);
+	t.whole_run = false;
+	f = eval(&t, NULL);
+	CHECK(find(&f, "no_cycles") == NULL);
+	findings_free(&f);
+	free_table(&t);
+
+	struct cycle_table empty = { 0 };
+	f = eval(&empty, NULL);
+	CHECK_INT_EQ(f.n, 0);
+	findings_free(&f);
+	struct findings_cfg cfg;
+	findings_default_cfg(&cfg);
+	CHECK_INT_EQ(findings_evaluate(NULL, &cfg, NULL, &f), -EINVAL);
+	CHECK_STR_EQ(finding_severity_name(FIND_WARNING), "warning");
+}
+
+int main(void)
+{
+	test_inference();
+	test_sql();
+	test_other();
+	test_slow();
+	test_slow_explained_by_throttling();
+	test_memory_pressure();
+	test_fit();
+	test_leak();
+	test_throttle();
+	test_oversub();
+	test_no_cycles_and_empty();
+	return check_report("test_findings");
+}

@@ -1,0 +1,713 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Bottleneck rules over the per-cycle table (see findings.h). */
+#include "findings.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MB_D (1024.0 * 1024.0)
+
+void findings_default_cfg(struct findings_cfg *cfg)
+{
+	*cfg = (struct findings_cfg){
+		.inference_share = 0.60,
+		.sql_share = 0.15,
+		.other_share = 0.10,
+		.slow_factor = 1.5,
+		.slow_min_cycles = 3,
+		.mem_pressure = 0.80,
+		.leak_mb_per_cycle = 0.5,
+		.leak_min_r2 = 0.6,
+		.leak_min_cycles = 5,
+		.throttle_share = 0.01,
+		.runq_share = 0.05,
+		.runq_p99_ns = 10000000,
+		.max_listed = 10,
+	};
+}
+
+const char *finding_severity_name(enum finding_severity s)
+{
+	switch (s) {
+	case FIND_INFO:
+		return "info";
+	case FIND_WARNING:
+		return "warning";
+	case FIND_CRITICAL:
+		return "critical";
+	}
+	return "unknown";
+}
+
+double findings_fit_slope(const double *x, const double *y, size_t n, double *r2)
+{
+	*r2 = 0;
+	if (n < 2)
+		return 0;
+	double mx = 0, my = 0;
+	for (size_t i = 0; i < n; i++) {
+		mx += x[i];
+		my += y[i];
+	}
+	mx /= (double)n;
+	my /= (double)n;
+	double sxx = 0, sxy = 0, syy = 0;
+	for (size_t i = 0; i < n; i++) {
+		sxx += (x[i] - mx) * (x[i] - mx);
+		sxy += (x[i] - mx) * (y[i] - my);
+		syy += (y[i] - my) * (y[i] - my);
+	}
+	if (sxx <= 0)
+		return 0;
+	double b = sxy / sxx;
+	/* A flat series is perfectly explained by a flat line. */
+	*r2 = syy > 0 ? (sxy * sxy) / (sxx * syy) : 1.0;
+	return b;
+}
+
+/* ---- growable text ---- */
+
+struct sbuf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+__attribute__((format(printf, 2, 3))) static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	if (b->oom)
+		return;
+	for (;;) {
+		va_list ap;
+		va_start(ap, fmt);
+		size_t room = b->cap - b->len;
+		int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = true;
+			return;
+		}
+		if ((size_t)n < room) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t nc = (b->cap ? b->cap : 128);
+		while (nc <= b->len + (size_t)n)
+			nc *= 2;
+		char *p = realloc(b->s, nc);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->s = p;
+		b->cap = nc;
+	}
+}
+
+static char *sb_take(struct sbuf *b)
+{
+	if (b->oom || !b->s) {
+		free(b->s);
+		return b->oom ? NULL : strdup("");
+	}
+	return b->s;
+}
+
+/* ---- finding list ---- */
+
+struct flist {
+	struct findings *out;
+	size_t cap;
+	int err;
+};
+
+/* Adds a finding; takes ownership of cycles (freed on failure). */
+static struct finding *add(struct flist *fl, const char *rule, enum finding_severity sev,
+			   struct sbuf *title, struct sbuf *evidence, struct sbuf *rec, double value,
+			   double threshold, uint32_t *cycles, size_t ncycles)
+{
+	char *t = sb_take(title), *e = sb_take(evidence), *r = sb_take(rec);
+	if (fl->err || !t || !e || !r)
+		goto fail;
+	if (fl->out->n == fl->cap) {
+		size_t nc = fl->cap ? fl->cap * 2 : 8;
+		struct finding *p = realloc(fl->out->v, nc * sizeof(*p));
+		if (!p)
+			goto fail;
+		fl->out->v = p;
+		fl->cap = nc;
+	}
+	struct finding *f = &fl->out->v[fl->out->n++];
+	*f = (struct finding){ rule, sev, t, e, r, value, threshold, cycles, ncycles };
+	return f;
+fail:
+	free(t);
+	free(e);
+	free(r);
+	free(cycles);
+	fl->err = -ENOMEM;
+	return NULL;
+}
+
+static void list_cycles(struct sbuf *b, const uint32_t *c, size_t n, uint32_t max)
+{
+	for (size_t i = 0; i < n && i < max; i++)
+		sb_printf(b, "%s%u", i ? ", " : "", c[i]);
+	if (n > max)
+		sb_printf(b, " and %zu more", n - max);
+}
+
+static double ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+/* ---- helpers over the table ---- */
+
+typedef uint64_t (*row_get)(const struct cycle_row *r);
+
+static uint64_t sum_of(const struct cycle_table *t, row_get g)
+{
+	uint64_t s = 0;
+	for (size_t i = 0; i < t->n; i++)
+		s += g(&t->rows[i]);
+	return s;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Median (lower middle for even counts); 0 for an empty table. */
+static int median_of(const struct cycle_table *t, row_get g, uint64_t *med)
+{
+	*med = 0;
+	if (!t->n)
+		return 0;
+	uint64_t *v = malloc(t->n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++)
+		v[i] = g(&t->rows[i]);
+	qsort(v, t->n, sizeof(*v), cmp_u64);
+	*med = v[(t->n - 1) / 2];
+	free(v);
+	return 0;
+}
+
+static uint64_t g_wall(const struct cycle_row *r)
+{
+	return r->wall_ns;
+}
+static uint64_t g_inf(const struct cycle_row *r)
+{
+	return r->part_inference_ns;
+}
+static uint64_t g_sql(const struct cycle_row *r)
+{
+	return r->part_sql_ns;
+}
+static uint64_t g_gc(const struct cycle_row *r)
+{
+	return r->part_gc_ns;
+}
+static uint64_t g_probe(const struct cycle_row *r)
+{
+	return r->part_probe_ns;
+}
+static uint64_t g_other(const struct cycle_row *r)
+{
+	return r->other_ns;
+}
+static uint64_t g_io(const struct cycle_row *r)
+{
+	return r->part_off_cpu_ns[CYC_OFF_BLOCKED];
+}
+static uint64_t g_sleep(const struct cycle_row *r)
+{
+	return r->part_off_cpu_ns[CYC_OFF_SLEEP] + r->part_off_cpu_ns[CYC_OFF_OTHER];
+}
+static uint64_t g_runq(const struct cycle_row *r)
+{
+	return r->part_off_cpu_ns[CYC_OFF_RUNQ] + r->part_off_cpu_ns[CYC_OFF_PREEMPTED];
+}
+static uint64_t g_runq_all(const struct cycle_row *r)
+{
+	return r->off_cpu_ns[CYC_OFF_RUNQ] + r->off_cpu_ns[CYC_OFF_PREEMPTED];
+}
+static uint64_t g_throttled(const struct cycle_row *r)
+{
+	return (uint64_t)(r->throttled_share * (double)r->wall_ns);
+}
+
+/* Cycles where g / wall exceeds share. */
+static uint32_t *cycles_over(const struct cycle_table *t, row_get g, double share, size_t *n)
+{
+	uint32_t *c = malloc((t->n ? t->n : 1) * sizeof(*c));
+	*n = 0;
+	if (!c)
+		return NULL;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->rows[i].wall_ns && (double)g(&t->rows[i]) > share * (double)t->rows[i].wall_ns)
+			c[(*n)++] = t->rows[i].index;
+	return c;
+}
+
+/* A "share of wall time" rule over the whole table. */
+static void share_rule(struct flist *fl, const struct cycle_table *t, uint64_t wall, row_get g,
+		       double thr, const char *rule, const char *what, const char *rec,
+		       const struct findings_cfg *cfg, struct sbuf *extra)
+{
+	uint64_t part = sum_of(t, g);
+	double share = wall ? (double)part / (double)wall : 0;
+	if (!(share > thr) || !part) {
+		free(extra->s);
+		return;
+	}
+	size_t n;
+	uint32_t *c = cycles_over(t, g, thr, &n);
+	if (!c) {
+		free(extra->s);
+		fl->err = -ENOMEM;
+		return;
+	}
+	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+	sb_printf(&ti, "%s takes %.0f%% of cycle time", what, share * 100);
+	sb_printf(&ev, "%s: %.1f ms of %.1f ms wall over %zu cycle(s) (%.1f%%, threshold %.0f%%); "
+		       "above the threshold in %zu cycle(s)",
+		  what, ms(part), ms(wall), t->n, share * 100, thr * 100, n);
+	if (n) {
+		sb_printf(&ev, ": ");
+		list_cycles(&ev, c, n, cfg->max_listed);
+	}
+	if (extra->s)
+		sb_printf(&ev, "%s", extra->s);
+	free(extra->s);
+	sb_printf(&re, "%s", rec);
+	add(fl, rule, share > (thr + 1) / 2 ? FIND_CRITICAL : FIND_WARNING, &ti, &ev, &re, share,
+	    thr, c, n);
+}
+
+/* ---- rules ---- */
+
+static void rule_inference(struct flist *fl, const struct cycle_table *t, uint64_t wall,
+			   const struct findings_cfg *cfg)
+{
+	struct sbuf x = { 0 };
+	uint64_t tok = 0, inf = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		tok += t->rows[i].tokens;
+		inf += t->rows[i].inference_ns;
+	}
+	if (tok && inf)
+		sb_printf(&x, "; %llu tokens at %.1f tokens/s", (unsigned long long)tok,
+			  (double)tok * 1e9 / (double)inf);
+	share_rule(fl, t, wall, g_inf, cfg->inference_share, "inference_dominates", "Inference",
+		   "Inference dominates the cycle: use a smaller context (n_ctx), a more "
+		   "aggressive quantization (e.g. Q4_K_M), offload more layers to the GPU "
+		   "(n_gpu_layers), or lower the maximum number of generated tokens.",
+		   cfg, &x);
+}
+
+struct stmt {
+	const char *text;
+	uint64_t ns;
+	uint32_t cycle;
+};
+
+static int cmp_stmt(const void *a, const void *b)
+{
+	const struct stmt *x = a, *y = b;
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+static void rule_sql(struct flist *fl, const struct cycle_table *t, uint64_t wall,
+		     const struct findings_cfg *cfg)
+{
+	struct sbuf x = { 0 };
+	struct stmt *s = malloc((t->n ? t->n : 1) * sizeof(*s));
+	if (!s) {
+		fl->err = -ENOMEM;
+		return;
+	}
+	size_t ns = 0;
+	uint64_t count = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		count += t->rows[i].sql_count;
+		if (!t->rows[i].sql_slowest)
+			continue;
+		/* One entry per distinct statement: its slowest run. */
+		size_t k = 0;
+		while (k < ns && strcmp(s[k].text, t->rows[i].sql_slowest) != 0)
+			k++;
+		if (k == ns)
+			s[ns++] = (struct stmt){ t->rows[i].sql_slowest, 0, 0 };
+		if (t->rows[i].sql_slowest_ns > s[k].ns) {
+			s[k].ns = t->rows[i].sql_slowest_ns;
+			s[k].cycle = t->rows[i].index;
+		}
+	}
+	qsort(s, ns, sizeof(*s), cmp_stmt);
+	sb_printf(&x, "; %llu statements", (unsigned long long)count);
+	for (size_t k = 0; k < ns && k < 3; k++)
+		sb_printf(&x, "%s\"%.120s\" took %.1f ms (cycle %u)",
+			  k ? "; " : "; slowest: ", s[k].text, ms(s[k].ns), s[k].cycle);
+	free(s);
+	share_rule(fl, t, wall, g_sql, cfg->sql_share, "database_overhead", "Database (SQL)",
+		   "Batch the writes (executemany / one multi-row INSERT), wrap each cycle's "
+		   "writes in one transaction, add indexes for the slow queries named in the "
+		   "evidence, and consider PRAGMA journal_mode=WAL with synchronous=NORMAL.",
+		   cfg, &x);
+}
+
+static void rule_other(struct flist *fl, const struct cycle_table *t, uint64_t wall,
+		       const struct findings_cfg *cfg)
+{
+	struct sbuf x = { 0 };
+	share_rule(fl, t, wall, g_other, cfg->other_share, "unattributed_time",
+		   "Unattributed time",
+		   "Part of the cycle is not covered by any probe or off-CPU wait: add probes "
+		   "for the remaining steps (--probe LIB:SYMBOL, or py:FUNCTION for Python), "
+		   "and look at the top functions of the slow cycles.",
+		   cfg, &x);
+}
+
+struct comp {
+	const char *name;
+	row_get g;
+	const char *advice;
+};
+
+static const struct comp comps[] = {
+	{ "SQL", g_sql, "batch writes and add indexes" },
+	{ "GC", g_gc, "reduce allocations or tune gc thresholds (gc.freeze / gc.set_threshold)" },
+	{ "off-CPU I/O", g_io, "move I/O off the cycle path or make it asynchronous" },
+	{ "throttling", g_throttled, "improve cooling or cap the power mode" },
+	{ "run-queue wait", g_runq, "reduce the number of busy threads" },
+	{ "inference", g_inf, "check the prompt length and generated tokens of that cycle" },
+	{ "other probes", g_probe, "look at the probe table for that cycle" },
+	{ "sleep", g_sleep, "check timers, locks and waits on other threads" },
+	{ "unattributed", g_other, "add probes around the remaining steps" },
+};
+#define NCOMP (sizeof(comps) / sizeof(comps[0]))
+
+static void rule_slow(struct flist *fl, const struct cycle_table *t,
+		      const struct findings_cfg *cfg)
+{
+	if (t->n < cfg->slow_min_cycles || t->n < 2)
+		return;
+	uint64_t med, cmed[NCOMP];
+	if (median_of(t, g_wall, &med)) {
+		fl->err = -ENOMEM;
+		return;
+	}
+	for (size_t k = 0; k < NCOMP; k++)
+		if (median_of(t, comps[k].g, &cmed[k])) {
+			fl->err = -ENOMEM;
+			return;
+		}
+	size_t n;
+	/* cycles_over compares g/wall with a share; here it is wall vs median. */
+	uint32_t *c = malloc(t->n * sizeof(*c));
+	if (!c) {
+		fl->err = -ENOMEM;
+		return;
+	}
+	n = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (med && (double)t->rows[i].wall_ns > cfg->slow_factor * (double)med)
+			c[n++] = t->rows[i].index;
+	if (!n) {
+		free(c);
+		return;
+	}
+	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+	sb_printf(&ti, "%zu slow cycle(s) (over %.0f%% of the median %.1f ms)", n,
+		  cfg->slow_factor * 100, ms(med));
+	bool seen[NCOMP] = { false };
+	uint64_t worst = 0;
+	for (size_t j = 0; j < n; j++) {
+		const struct cycle_row *r = NULL;
+		for (size_t i = 0; i < t->n; i++)
+			if (t->rows[i].index == c[j])
+				r = &t->rows[i];
+		if (!r)
+			continue;
+		worst = r->wall_ns > worst ? r->wall_ns : worst;
+		/* The component that grew the most over its own median explains
+		 * the cycle. */
+		size_t best = NCOMP;
+		int64_t grow = 0;
+		for (size_t k = 0; k < NCOMP; k++) {
+			int64_t d = (int64_t)comps[k].g(r) - (int64_t)cmed[k];
+			if (d > grow) {
+				grow = d;
+				best = k;
+			}
+		}
+		if (j >= cfg->max_listed)
+			continue;
+		sb_printf(&ev, "%scycle %u: %.1f ms (%.1fx median)", j ? "; " : "", r->index,
+			  ms(r->wall_ns), (double)r->wall_ns / (double)med);
+		if (best < NCOMP) {
+			seen[best] = true;
+			sb_printf(&ev, ", %s +%.1f ms over its median (%.1f -> %.1f ms)",
+				  comps[best].name, ms((uint64_t)grow), ms(cmed[best]),
+				  ms(comps[best].g(r)));
+		}
+	}
+	if (n > cfg->max_listed)
+		sb_printf(&ev, "; and %zu more", n - cfg->max_listed);
+	sb_printf(&re, "Slow cycles are explained by the component that grew:");
+	for (size_t k = 0; k < NCOMP; k++)
+		if (seen[k])
+			sb_printf(&re, " %s: %s;", comps[k].name, comps[k].advice);
+	add(fl, "slow_cycles", (double)worst > 2 * cfg->slow_factor * (double)med ? FIND_CRITICAL
+										 : FIND_WARNING,
+	    &ti, &ev, &re, (double)worst / (double)med, cfg->slow_factor, c, n);
+}
+
+static void rule_memory(struct flist *fl, const struct cycle_table *t,
+			const struct findings_cfg *cfg, const struct findings_ctx *ctx)
+{
+	size_t nr = 0;
+	uint64_t peak = 0;
+	uint32_t peak_cycle = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->rows[i].has_rss) {
+			nr++;
+			if (t->rows[i].rss_end_bytes > peak) {
+				peak = t->rows[i].rss_end_bytes;
+				peak_cycle = t->rows[i].index;
+			}
+		}
+	if (!nr)
+		return;
+	if (ctx && ctx->mem_total_bytes &&
+	    (double)peak > cfg->mem_pressure * (double)ctx->mem_total_bytes) {
+		struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+		double share = (double)peak / (double)ctx->mem_total_bytes;
+		uint32_t *c = malloc(sizeof(*c));
+		if (c)
+			*c = peak_cycle;
+		else
+			fl->err = -ENOMEM; /* add() then frees the texts */
+		sb_printf(&ti, "Memory pressure: RSS reaches %.0f%% of RAM", share * 100);
+		sb_printf(&ev, "RSS %.1f MB at the end of cycle %u, RAM %.1f MB (%.1f%%, threshold "
+			       "%.0f%%)",
+			  (double)peak / MB_D, peak_cycle, (double)ctx->mem_total_bytes / MB_D,
+			  share * 100, cfg->mem_pressure * 100);
+		sb_printf(&re, "Use a smaller model or stronger quantization, reduce the context "
+			       "size or batch size, memory-map the model (mmap) and free per-cycle "
+			       "buffers; swapping or the OOM killer are next.");
+		add(fl, "memory_pressure", FIND_CRITICAL, &ti, &ev, &re, share, cfg->mem_pressure,
+		    c, c ? 1 : 0);
+	}
+	if (nr < cfg->leak_min_cycles || nr < 2)
+		return;
+	double *x = malloc(nr * sizeof(*x)), *y = malloc(nr * sizeof(*y));
+	if (!x || !y) {
+		free(x);
+		free(y);
+		fl->err = -ENOMEM;
+		return;
+	}
+	size_t k = 0;
+	uint32_t first = 0, last = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->rows[i].has_rss) {
+			if (!k)
+				first = t->rows[i].index;
+			last = t->rows[i].index;
+			x[k] = t->rows[i].index;
+			y[k++] = (double)t->rows[i].rss_end_bytes / MB_D;
+		}
+	double r2, slope = findings_fit_slope(x, y, nr, &r2);
+	double y0 = y[0], y1 = y[nr - 1];
+	free(x);
+	free(y);
+	if (!(slope >= cfg->leak_mb_per_cycle) || !(r2 >= cfg->leak_min_r2))
+		return;
+	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+	sb_printf(&ti, "Memory grows %.2f MB per cycle", slope);
+	sb_printf(&ev, "least-squares fit of RSS at cycle end over %zu cycles (%u..%u): %.2f "
+		       "MB/cycle, r^2 %.2f (threshold %.2f MB/cycle, r^2 >= %.2f); RSS %.1f -> %.1f "
+		       "MB",
+		  nr, first, last, slope, r2, cfg->leak_mb_per_cycle, cfg->leak_min_r2, y0, y1);
+	if (ctx && ctx->mem_total_bytes && slope > 0) {
+		double left = ((double)ctx->mem_total_bytes / MB_D - y1) / slope;
+		if (left > 0)
+			sb_printf(&ev, "; RAM full in about %.0f more cycles", left);
+	}
+	sb_printf(&re, "Memory grows every cycle: look for caches or lists that keep per-cycle "
+		       "objects (prompt history, KV cache not cleared, unclosed cursors or "
+		       "connections); free or reuse them at the end of each cycle.");
+	add(fl, "memory_growth", FIND_WARNING, &ti, &ev, &re, slope, cfg->leak_mb_per_cycle, NULL,
+	    0);
+}
+
+static void rule_throttle(struct flist *fl, const struct cycle_table *t,
+			  const struct findings_cfg *cfg)
+{
+	size_t n = 0;
+	uint32_t *c = malloc((t->n ? t->n : 1) * sizeof(*c));
+	if (!c) {
+		fl->err = -ENOMEM;
+		return;
+	}
+	double wall_t = 0, wall_u = 0, mhz_t = 0, mhz_u = 0;
+	size_t nt = 0, nu = 0, nmt = 0, nmu = 0;
+	uint64_t thr_ns = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct cycle_row *r = &t->rows[i];
+		thr_ns += g_throttled(r);
+		if (r->throttled_share > cfg->throttle_share) {
+			c[n++] = r->index;
+			wall_t += (double)r->wall_ns;
+			nt++;
+			if (r->has_freq) {
+				mhz_t += r->mhz_mean;
+				nmt++;
+			}
+		} else {
+			wall_u += (double)r->wall_ns;
+			nu++;
+			if (r->has_freq) {
+				mhz_u += r->mhz_mean;
+				nmu++;
+			}
+		}
+	}
+	if (!n) {
+		free(c);
+		return;
+	}
+	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+	sb_printf(&ti, "CPU throttling in %zu of %zu cycles", n, t->n);
+	sb_printf(&ev, "throttled %.1f ms in total; cycles with more than %.0f%% throttled: ",
+		  ms(thr_ns), cfg->throttle_share * 100);
+	list_cycles(&ev, c, n, cfg->max_listed);
+	double cost = 0;
+	if (nu) {
+		cost = wall_t / (double)nt - wall_u / (double)nu;
+		sb_printf(&ev, "; mean cycle %.1f ms throttled vs %.1f ms not (cost %+.1f ms/cycle)",
+			  wall_t / (double)nt / 1e6, wall_u / (double)nu / 1e6, cost / 1e6);
+	}
+	if (nmt && nmu)
+		sb_printf(&ev, "; mean CPU clock %.0f MHz throttled vs %.0f MHz not", mhz_t / nmt,
+			  mhz_u / nmu);
+	sb_printf(&re, "The board is throttling: improve cooling (fan mode, heatsink), choose a "
+		       "power mode the supply and cooling can sustain, or reduce the load "
+		       "(fewer GPU layers, lower clocks) to stay under the thermal limit.");
+	add(fl, "throttling", cost > 0.1 * (wall_u / (nu ? (double)nu : 1)) ? FIND_CRITICAL
+									   : FIND_WARNING,
+	    &ti, &ev, &re, (double)thr_ns / 1e6, cfg->throttle_share, c, n);
+}
+
+static void rule_oversub(struct flist *fl, const struct cycle_table *t, uint64_t wall,
+			 const struct findings_cfg *cfg, const struct findings_ctx *ctx)
+{
+	uint64_t rq = sum_of(t, g_runq_all);
+	double share = wall ? (double)rq / (double)wall : 0;
+	bool by_share = share > cfg->runq_share;
+	bool by_p99 = ctx && ctx->runq_p99_ns && ctx->runq_p99_ns > cfg->runq_p99_ns;
+	bool by_threads = ctx && ctx->ncpus && ctx->max_runnable > ctx->ncpus;
+	if (!by_share && !by_p99 && !by_threads)
+		return;
+	size_t n = 0;
+	uint32_t *c = cycles_over(t, g_runq_all, cfg->runq_share, &n);
+	if (!c) {
+		fl->err = -ENOMEM;
+		return;
+	}
+	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+	sb_printf(&ti, "CPU oversubscription: threads wait for a CPU");
+	sb_printf(&ev, "run-queue wait (runnable, not running) %.1f ms = %.1f%% of wall "
+		       "(threshold %.0f%%)",
+		  ms(rq), share * 100, cfg->runq_share * 100);
+	if (ctx && ctx->runq_p99_ns)
+		sb_printf(&ev, "; run-queue latency p99 %.2f ms (threshold %.2f ms)",
+			  ms(ctx->runq_p99_ns), ms(cfg->runq_p99_ns));
+	if (by_threads)
+		sb_printf(&ev, "; up to %u runnable threads on %u CPUs", ctx->max_runnable,
+			  ctx->ncpus);
+	if (n) {
+		sb_printf(&ev, "; cycles above the threshold: ");
+		list_cycles(&ev, c, n, cfg->max_listed);
+	}
+	sb_printf(&re, "More threads want to run than there are CPUs: set the inference thread "
+		       "count to the number of performance cores (e.g. llama.cpp -t), limit "
+		       "OMP/BLAS threads (OMP_NUM_THREADS), and stop competing processes.");
+	add(fl, "cpu_oversubscription", FIND_WARNING, &ti, &ev, &re, share, cfg->runq_share, c,
+	    n);
+}
+
+static void rule_no_cycles(struct flist *fl, const struct cycle_table *t)
+{
+	if (!t->whole_run)
+		return;
+	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+	sb_printf(&ti, "No cycles defined: the whole run is one cycle");
+	sb_printf(&ev, "no --cycle, --cycle-every or marker was given");
+	sb_printf(&re, "Define cycles to get per-cycle numbers: --cycle FUNCTION (one call = one "
+		       "cycle; LIB:SYMBOL, usdt:... or py:FUNCTION), --cycle-every FUNCTION (a "
+		       "cycle starts at each call), or call ebpf_prof_cycle_begin()/end() from "
+		       "tools/cycle_marker.");
+	add(fl, "no_cycles", FIND_INFO, &ti, &ev, &re, 1, 0, NULL, 0);
+}
+
+void findings_free(struct findings *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->n; i++) {
+		free(f->v[i].title);
+		free(f->v[i].evidence);
+		free(f->v[i].recommendation);
+		free(f->v[i].cycles);
+	}
+	free(f->v);
+	f->v = NULL;
+	f->n = 0;
+}
+
+int findings_evaluate(const struct cycle_table *t, const struct findings_cfg *cfg,
+		      const struct findings_ctx *ctx, struct findings *out)
+{
+	out->v = NULL;
+	out->n = 0;
+	if (!t || !cfg)
+		return -EINVAL;
+	struct flist fl = { .out = out };
+	uint64_t wall = sum_of(t, g_wall);
+	rule_no_cycles(&fl, t);
+	rule_inference(&fl, t, wall, cfg);
+	rule_sql(&fl, t, wall, cfg);
+	rule_other(&fl, t, wall, cfg);
+	rule_slow(&fl, t, cfg);
+	rule_memory(&fl, t, cfg, ctx);
+	rule_throttle(&fl, t, cfg);
+	rule_oversub(&fl, t, wall, cfg, ctx);
+	if (fl.err) {
+		findings_free(out);
+		return fl.err;
+	}
+	/* Stable insertion sort: critical first, rule order within a level. */
+	for (size_t i = 1; i < out->n; i++) {
+		struct finding f = out->v[i];
+		size_t j = i;
+		while (j > 0 && out->v[j - 1].severity < f.severity) {
+			out->v[j] = out->v[j - 1];
+			j--;
+		}
+		out->v[j] = f;
+	}
+	return 0;
+}
