@@ -9,7 +9,7 @@ fi
 pkgs=(
   build-essential cmake pkg-config git
   clang llvm bpftool libbpf-dev
-  libelf-dev libdw-dev elfutils zlib1g-dev libcjson-dev
+  libelf-dev libdw-dev elfutils zlib1g-dev libcjson-dev libncurses-dev
   python3 libsqlite3-dev sqlite3 tmux procps
 )
 missing=()

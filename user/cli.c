@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alerts.h"
 #include "probes.h"
 #include "proc_info.h"
 
@@ -15,6 +16,7 @@ void cli_usage(FILE *out)
 	fputs("Usage: ebpf-prof [OPTIONS] --pid PID[,PID...]\n"
 	      "       ebpf-prof [OPTIONS] -- COMMAND [ARGS...]\n"
 	      "       ebpf-prof jetson [--help]   what the Jetson module sees on this board\n"
+	      "       ebpf-prof top [OPTIONS] --pid PID | -- COMMAND   live view (records too)\n"
 	      "\n"
 	      "Samples CPU stacks (user and kernel) of a running process, or of a command it\n"
 	      "launches, with an eBPF perf-event program, and writes a result bundle:\n"
@@ -56,6 +58,12 @@ void cli_usage(FILE *out)
 	      "                           (default 1000)\n"
 	      "      --no-offcpu-stacks   scheduler times and counts only, no off-CPU stacks\n"
 	      "      --no-sched           no scheduler accounting (on/off-CPU time, run-queue latency)\n"
+	      "      --top                show the live view while recording (docs/top.md); without\n"
+	      "                           a terminal, a plain-text snapshot every interval\n"
+	      "      --interval SECONDS   live view refresh period (default 1; 0.1..3600)\n"
+	      "      --alert EXPR         alert on rss>80%, temp>85, gpu_temp>75, cycle>1.5x,\n"
+	      "                           drops>0, throttled, disk<5% (repeatable, up to 16)\n"
+	      "      --alert-exec CMD     run CMD (sh -c) per alert, EP_ALERT_* in its environment\n"
 	      "  -q, --quiet              print nothing but errors\n"
 	      "  -v, --verbose            more detail, libbpf warnings and the verifier log on a\n"
 	      "                           load failure; -vv adds debug messages\n"
@@ -115,7 +123,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 {
 	enum { OPT_NO_KERNEL = 256, OPT_PROC_ROOT, OPT_GPU_INTERVAL, OPT_NO_GPU, OPT_SYSFS_ROOT,
 	       OPT_NO_SCHED, OPT_NO_OFFCPU_STACKS, OPT_OFFCPU_MIN_US, OPT_PROBES, OPT_PROBE,
-	       OPT_PROBE_COUNT_ONLY };
+	       OPT_PROBE_COUNT_ONLY, OPT_TOP, OPT_INTERVAL, OPT_ALERT, OPT_ALERT_EXEC };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -136,6 +144,10 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "probes", required_argument, NULL, OPT_PROBES },
 		{ "probe", required_argument, NULL, OPT_PROBE },
 		{ "probe-count-only", required_argument, NULL, OPT_PROBE_COUNT_ONLY },
+		{ "top", no_argument, NULL, OPT_TOP },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "alert", required_argument, NULL, OPT_ALERT },
+		{ "alert-exec", required_argument, NULL, OPT_ALERT_EXEC },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, n;
@@ -147,6 +159,13 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	o->sysfs_root = "/";
 	o->gpu_interval_ms = CLI_DEFAULT_GPU_INTERVAL_MS;
 	o->offcpu_min_us = CLI_DEFAULT_OFFCPU_MIN_US;
+	o->interval_s = 1.0;
+	/* "ebpf-prof top ARGS" is "ebpf-prof --top ARGS". */
+	if (argc > 1 && !strcmp(argv[1], "top")) {
+		o->top = true;
+		argc--;
+		argv++;
+	}
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option so "-- cmd -x" and "cmd -x" keep
@@ -277,6 +296,40 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 				return 2;
 			}
 			o->sysfs_root = optarg;
+			break;
+		case OPT_TOP:
+			o->top = true;
+			break;
+		case OPT_INTERVAL:
+			if (parse_duration(optarg, &o->interval_s) || o->interval_s < 0.1 ||
+			    o->interval_s > 3600) {
+				fprintf(err, "ebpf-prof: bad --interval '%s' (0.1..3600 seconds)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_ALERT: {
+			struct alert_rule ar;
+			char why[128];
+
+			if (o->nalerts >= CLI_MAX_ALERTS) {
+				fprintf(err, "ebpf-prof: too many --alert (at most %d)\n",
+					CLI_MAX_ALERTS);
+				return 2;
+			}
+			if (alert_parse(optarg, &ar, why, sizeof(why))) {
+				fprintf(err, "ebpf-prof: bad --alert '%s': %s\n", optarg, why);
+				return 2;
+			}
+			o->alerts[o->nalerts++] = optarg;
+			break;
+		}
+		case OPT_ALERT_EXEC:
+			if (!*optarg) {
+				fprintf(err, "ebpf-prof: --alert-exec needs a command\n");
+				return 2;
+			}
+			o->alert_exec = optarg;
 			break;
 		case ':':
 			fprintf(err, "ebpf-prof: option '%s' needs a value\n", argv[optind - 1]);

@@ -19,6 +19,8 @@
 /* See docs/performance.md (sched) for the measurements behind it. */
 #define CLI_DEFAULT_OFFCPU_MIN_US 1000
 #define CLI_MAX_OFFCPU_MIN_US 60000000
+/* --alert may be repeated this many times (docs/top.md). */
+#define CLI_MAX_ALERTS 16
 
 struct cli_opts {
 	uint32_t pids[CLI_MAX_PIDS];
@@ -43,6 +45,11 @@ struct cli_opts {
 	const char *probe_specs[CLI_MAX_PROBES]; /* --probe, in order */
 	int nprobe_specs;
 	const char *probe_count_only; /* --probe-count-only SYM[,SYM...] */
+	bool top;		  /* --top or "ebpf-prof top": live view (docs/top.md) */
+	double interval_s;	  /* live view / snapshot refresh period */
+	const char *alerts[CLI_MAX_ALERTS]; /* --alert EXPR, validated */
+	int nalerts;
+	const char *alert_exec;	  /* --alert-exec CMD */
 };
 
 /* Returns 0 on success or 2 (usage error, message already printed to err). */

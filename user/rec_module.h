@@ -28,6 +28,8 @@
 
 struct symbolizer;
 struct throttle_feed;
+struct profile;
+struct live_metrics;
 
 struct rec_ctx {
 	const struct cli_opts *opts;
@@ -41,6 +43,14 @@ struct rec_ctx {
 	/* Throttling evidence from sampler threads (Jetson) to the detector
 	 * (sysmon); thread-safe, see throttle_feed.h. */
 	struct throttle_feed *throttle;
+	/* The live CPU profile; read it only from hooks (recorder thread). */
+	const struct profile *prof;
+	/* Latest figures for the live view and alerts (top_live.h): modules
+	 * write their fields from poll; unknown ones stay unknown. */
+	struct live_metrics *live;
+	/* Set by a module (the live view's q) to end the run through the
+	 * normal stop path, as a signal would. */
+	bool *stop_requested;
 };
 
 struct rec_module {

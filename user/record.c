@@ -29,6 +29,8 @@
 #include "sampler.h"
 #include "sched_view.h"
 #include "symbolize.h"
+#include "top_live.h"
+#include "top_module.h"
 #include "throttle_feed.h"
 #include "sysmon_module.h"
 
@@ -38,6 +40,7 @@ static const struct rec_module *const modules[] = {
 	&sysmon_rec_module,
 	&sched_rec_module,
 	&probes_rec_module,
+	&top_rec_module, /* last: shows what the others polled this round */
 };
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))
 
@@ -67,6 +70,8 @@ struct recorder {
 	uint64_t next_liveness_ns;
 	uint32_t frames[2 * EP_MAX_STACK_DEPTH + 1];
 	int64_t unavailable_frame;
+	struct live_metrics live;
+	bool stop_requested;
 };
 
 static uint64_t mono_ns(void)
@@ -686,6 +691,10 @@ int record_main(const struct cli_opts *o)
 	r.mctx.targets_map_fd = sampler_targets_fd(r.sampler);
 	r.mctx.sym = r.sym;
 	r.mctx.ri = &r.ri;
+	r.mctx.prof = &r.prof;
+	live_metrics_init(&r.live);
+	r.mctx.live = &r.live;
+	r.mctx.stop_requested = &r.stop_requested;
 	if (throttle_feed_new(&r.mctx.throttle)) {
 		log_error("out of memory");
 		goto out;
@@ -773,6 +782,10 @@ int record_main(const struct cli_opts *o)
 		check_liveness(&r, now);
 		if (signalled) {
 			r.ri.stop_reason = "signal";
+			break;
+		}
+		if (r.stop_requested) {
+			r.ri.stop_reason = "user";
 			break;
 		}
 		if (deadline && now >= deadline) {

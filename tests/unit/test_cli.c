@@ -123,5 +123,25 @@ int main(void)
 	CHECK_INT_EQ(parse(&o, ARGS("--probe", "lib:f,weird", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--probe-count-only", "", "--pid", "1")), 2);
 
+	/* Live view: "top" subcommand = --top; interval; alerts validated. */
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1")), 0);
+	CHECK(!o.top && o.nalerts == 0 && o.interval_s == 1.0);
+	CHECK_INT_EQ(parse(&o, ARGS("--top", "--interval", "0.5", "--alert", "rss>80%",
+				    "--alert", "throttled", "--alert-exec", "true", "--pid", "1")),
+		     0);
+	CHECK(o.top && o.nalerts == 2 && o.interval_s == 0.5);
+	CHECK_STR_EQ(o.alerts[1], "throttled");
+	CHECK_STR_EQ(o.alert_exec, "true");
+	{
+		char *argv[] = { "ebpf-prof", "top", "-F", "49", "--pid", "7", NULL };
+
+		CHECK_INT_EQ(cli_parse(6, argv, &o, stderr), 0);
+		CHECK(o.top && o.freq_hz == 49 && o.npids == 1 && o.pids[0] == 7);
+	}
+	CHECK_INT_EQ(parse(&o, ARGS("--alert", "rss>>1", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--alert", "cpu>1", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--interval", "0", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--alert-exec", "", "--pid", "1")), 2);
+
 	return check_report("test_cli");
 }

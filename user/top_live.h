@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Live metrics: the latest value of each figure the live view (ebpf-prof top)
+ * and the alerts show. Modules write their fields from their poll hook (the
+ * recorder thread, so no locking); the top module reads them. A field nobody
+ * wrote stays "unknown" (NAN for doubles, -1 for integers), never 0: 0 °C or
+ * 0 drops would be a claim.
+ */
+#ifndef EBPF_PROF_TOP_LIVE_H
+#define EBPF_PROF_TOP_LIVE_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LIVE_MAX_PROBES 16
+#define LIVE_MAX_CYCLES 32
+
+/* Whose drop counters: each source writes its own running total. */
+enum live_src {
+	LIVE_SRC_SAMPLER,
+	LIVE_SRC_SYSMON,
+	LIVE_SRC_SCHED,
+	LIVE_SRC_PROBES,
+	LIVE_SRC_JETSON,
+	LIVE_SRC__COUNT
+};
+
+struct live_probe {
+	char name[40];
+	double rate_hz; /* calls per second over the module's last window */
+	double p50_ns, p99_ns; /* NAN: count-only probe */
+};
+
+struct live_metrics {
+	double rss_bytes;   /* sum over live targets */
+	double rss_pct;     /* of MemTotal */
+	double proc_cpu_pct;
+	double temp_c;      /* hottest thermal zone */
+	double cpu_mhz;     /* mean current frequency */
+	double gpu_load_pct, gpu_power_w, gpu_temp_c;
+	int throttled;      /* -1 unknown, 0 no, 1 yes (now) */
+	int64_t drops[LIVE_SRC__COUNT]; /* running totals, -1 unknown */
+	struct live_probe probes[LIVE_MAX_PROBES];
+	size_t nprobes;
+	char slowest_sql[160]; /* "" unknown */
+	double slowest_sql_ns;
+	double tokens_per_s;
+	/* Cycles (one iteration of the experiment's main loop), newest last. */
+	int64_t cycle_no;
+	double cycle_ms[LIVE_MAX_CYCLES];
+	size_t ncycles;
+};
+
+static inline void live_metrics_init(struct live_metrics *m)
+{
+	*m = (struct live_metrics){
+		.rss_bytes = NAN, .rss_pct = NAN, .proc_cpu_pct = NAN, .temp_c = NAN,
+		.cpu_mhz = NAN, .gpu_load_pct = NAN, .gpu_power_w = NAN, .gpu_temp_c = NAN,
+		.throttled = -1, .slowest_sql_ns = NAN, .tokens_per_s = NAN, .cycle_no = -1,
+	};
+	for (int i = 0; i < LIVE_SRC__COUNT; i++)
+		m->drops[i] = -1;
+}
+
+/* Sum of the known drop totals, -1 when none is known. */
+static inline int64_t live_drops_total(const struct live_metrics *m)
+{
+	int64_t t = -1;
+
+	for (int i = 0; i < LIVE_SRC__COUNT; i++)
+		if (m->drops[i] >= 0)
+			t = (t < 0 ? 0 : t) + m->drops[i];
+	return t;
+}
+
+#endif
