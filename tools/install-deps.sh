@@ -11,6 +11,7 @@ pkgs=(
   clang llvm bpftool libbpf-dev
   libelf-dev libdw-dev elfutils zlib1g-dev libcjson-dev libncurses-dev
   python3 libsqlite3-dev sqlite3 tmux procps
+  systemtap-sdt-dev
 )
 missing=()
 for p in "${pkgs[@]}"; do
