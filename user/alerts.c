@@ -92,7 +92,9 @@ int alert_parse(const char *expr, struct alert_rule *r, char *why, size_t whylen
 			for (const char *k = u; k <= q; k++)
 				mult *= 1024;
 			end++;
-			if (*end == 'b' || *end == 'i')
+			if (*end == 'i')
+				end++;
+			if (*end == 'b')
 				end++;
 		}
 		break;
