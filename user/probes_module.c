@@ -27,6 +27,7 @@
 
 #include "log.h"
 #include "probes.h"
+#include "top_live.h"
 #include "probes.skel.h"
 #include "proc_info.h"
 #include "proc_maps.h"
@@ -81,6 +82,8 @@ struct probes_mod {
 	struct ptarget *tg;
 	size_t ntg;
 	uint64_t next_rescan_ns;
+	/* live view (top_live.h): spans per probe at the last update */
+	uint64_t live_spans[LIVE_MAX_PROBES], live_ns;
 	uint64_t nrescans, rescan_ns;
 	size_t nattached;
 	bool stopped;
@@ -535,6 +538,55 @@ static int pm_attach(void *state)
 	return 0;
 }
 
+/* Rates, latency quantiles (since the start), the slowest statement and
+ * tokens/s for the live view and alerts, once a second when shown. */
+static void update_live(struct probes_mod *m, uint64_t now)
+{
+	struct live_metrics *l = m->ctx->live;
+	const struct sql_stmt_stat *slow = NULL;
+	size_t n = probe_stats_nprobes(m->st);
+	double dt = (double)(now - m->live_ns) / 1e9;
+
+	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) || now < m->live_ns + 1000000000ull)
+		return;
+	l->nprobes = 0;
+	for (uint32_t id = 0; id < n && l->nprobes < LIVE_MAX_PROBES; id++) {
+		const struct probe_stat *ps = probe_stats_get(m->st, id);
+		const struct probe_info *pi = probe_stats_info(m->st, id);
+		struct live_probe *lp = &l->probes[l->nprobes];
+		size_t k = l->nprobes++;
+
+		if (!ps || !pi || !pi->def) {
+			l->nprobes--;
+			continue;
+		}
+		snprintf(lp->name, sizeof(lp->name), "%s",
+			 pi->def->label ? pi->def->label : pi->def->symbol);
+		lp->rate_hz = m->live_ns && dt > 0 ? (double)(ps->spans - m->live_spans[k]) / dt : NAN;
+		m->live_spans[k] = ps->spans;
+		lp->p50_ns = ps->spans ? (double)hist_quantile(&ps->hist, 0.5) : NAN;
+		lp->p99_ns = ps->spans ? (double)hist_quantile(&ps->hist, 0.99) : NAN;
+	}
+	for (size_t i = 0; i < probe_stats_nsql(m->st); i++) {
+		const struct sql_stmt_stat *q = probe_stats_sql(m->st, i);
+
+		if (q && q->count && q->text &&
+		    (!slow || q->total_ns / q->count > slow->total_ns / slow->count))
+			slow = q;
+	}
+	if (slow) {
+		snprintf(l->slowest_sql, sizeof(l->slowest_sql), "%s", slow->text);
+		l->slowest_sql_ns = (double)slow->total_ns / (double)slow->count;
+	}
+	{
+		double tps = NAN;
+
+		if (probe_stats_tokens(m->st, &tps))
+			l->tokens_per_s = tps;
+	}
+	m->live_ns = now;
+}
+
 static int pm_poll(void *state, uint64_t now)
 {
 	struct probes_mod *m = state;
@@ -549,6 +601,7 @@ static int pm_poll(void *state, uint64_t now)
 	for (size_t i = 0; i < m->ntg; i++)
 		if (!m->tg[i].exited && (m->tg[i].rescan || timer))
 			scan_target(m, &m->tg[i]);
+	update_live(m, now);
 	return n < 0 ? n : 0;
 }
 

@@ -17,6 +17,7 @@
 #include "sched_acct.h"
 #include "sched.skel.h"
 #include "symbolize.h"
+#include "top_live.h"
 
 /* Exited threads are moved out of the kernel map this often, so a job that
  * keeps creating short-lived threads does not fill it. */
@@ -378,6 +379,26 @@ static int harvest(struct sched_mod *m, bool all, uint64_t now)
 	return 0;
 }
 
+/* Events lost so far (kernel counters + collector), for the live view and
+ * --alert drops>0; the final figures are summed at stop. */
+static void update_live(struct sched_mod *m)
+{
+	struct live_metrics *l = m->ctx->live;
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t v[512], sum = m->st.collector_drops;
+
+	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) || ncpu <= 0 || ncpu > 512)
+		return;
+	for (uint32_t k = 0; k < EP_SDROP__COUNT; k++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.sched_drops), &k, v))
+			return;
+		for (int c = 0; c < ncpu; c++)
+			sum += v[c];
+		sum += m->st.drops[k];
+	}
+	l->drops[LIVE_SRC_SCHED] = (int64_t)sum;
+}
+
 static int sm_poll(void *state, uint64_t now_ns)
 {
 	struct sched_mod *m = state;
@@ -387,6 +408,7 @@ static int sm_poll(void *state, uint64_t now_ns)
 		m->next_harvest_ns = now_ns + HARVEST_PERIOD_NS;
 		if (harvest(m, false, now_ns))
 			return -ENOMEM;
+		update_live(m);
 	}
 	return n < 0 ? n : 0;
 }

@@ -25,6 +25,7 @@
 #include "thermal.h"
 #include "throttle_feed.h"
 #include "throttle.h"
+#include "top_live.h"
 
 enum { TP_RSS, TP_OOM, TP_FREQ, TP_LIMITS, TP_TEMP, TP_TRIP, TP_CDEV, TP_EXEC, NTP };
 
@@ -54,6 +55,7 @@ struct sysmon {
 	uint64_t drops[EP_SM_DROP__COUNT];
 	struct thr_result res;
 	bool stopped;
+	uint64_t next_live;
 };
 
 static uint64_t mono_ns(void)
@@ -369,6 +371,58 @@ static void sm_on_jetson(void *ctx, uint64_t ts, const struct jetson_throttle_si
 	thermal_tl_jetson(&m->tl, ts, sig, nsig);
 }
 
+/* Latest RSS, hottest zone and mean CPU MHz for the live view and alerts
+ * (top_live.h): once a second, and only when something shows them. */
+static void update_live(struct sysmon *m, uint64_t now)
+{
+	struct live_metrics *l = m->ctx->live;
+	const char *root = m->ctx->opts->sysfs_root;
+	double rss = 0, hot = NAN, khz = 0;
+	size_t nrss = 0, nkhz = 0;
+	char path[512], buf[64];
+
+	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) || now < m->next_live)
+		return;
+	m->next_live = now + 1000000000ull;
+	for (size_t i = 0; i < m->nlive; i++) {
+		struct mem_proc *p = mem_proc(&m->mem, m->live[i], false);
+
+		if (p && p->rss >= 0) {
+			rss += (double)p->rss;
+			nrss++;
+		}
+	}
+	l->rss_bytes = nrss ? rss : NAN;
+	l->rss_pct = nrss && m->mem.total_ram > 0 ? 100.0 * rss / (double)m->mem.total_ram : NAN;
+	for (size_t i = 0; m->seed_ok && i < m->seed.nzones; i++) {
+		snprintf(path, sizeof(path), "%s/sys/class/thermal/thermal_zone%d/temp", root,
+			 m->seed.zones[i].id);
+		if (read_small(path, buf, sizeof(buf)) > 0) {
+			double t = strtod(buf, NULL) / 1000.0;
+
+			/* A sensor reading outside this range is broken, not hot. */
+			if (t > -60 && t < 250 && (isnan(hot) || t > hot))
+				hot = t;
+		}
+	}
+	l->temp_c = hot;
+	for (size_t i = 0; m->seed_ok && i < m->seed.ncpus; i++) {
+		if (!m->seed.cpus[i].has_cpufreq)
+			continue;
+		snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq",
+			 root, m->seed.cpus[i].cpu);
+		if (read_small(path, buf, sizeof(buf)) > 0) {
+			double f = strtod(buf, NULL);
+
+			if (f > 0 && f < 1e8) {
+				khz += f;
+				nkhz++;
+			}
+		}
+	}
+	l->cpu_mhz = nkhz ? khz / (double)nkhz / 1000.0 : NAN;
+}
+
 static int sm_poll(void *state, uint64_t now)
 {
 	struct sysmon *m = state;
@@ -388,6 +442,7 @@ static int sm_poll(void *state, uint64_t now)
 		sample_counters(m, now);
 		m->next_counter = now + SYSMON_COUNTER_PERIOD_MS * 1000000ull;
 	}
+	update_live(m, now);
 	return 0;
 }
 
