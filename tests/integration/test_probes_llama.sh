@@ -1,29 +1,15 @@
 #!/bin/bash
 # llama preset against the real llama.cpp shared libraries from the npm
 # package @node-llama-cpp/linux-x64 (fetched once into the build directory,
-# or taken from EP_LLAMA_LIB_DIR). No model is needed: the target computes
-# ggml graphs and calls llama_model_load_from_file on a missing file, so
-# decode/tokenize/sampler are not exercised here (see docs/probes.md).
-# Skips (77) when the package cannot be fetched.
+# or taken from EP_LLAMA_LIB_DIR; see llama_lib.sh), without a model: the
+# target computes ggml graphs and calls llama_model_load_from_file on a
+# missing file. test_probes_llama_model.sh runs a real (generated) model.
 . "$(dirname "$0")/lib.sh"
 ep_require_root
 ep_init
 
-# Under CI=true a skipped BPF test is a failure: CI reaches the npm registry.
-skip() { echo "SKIP: $*"; [ "${CI:-}" = true ] && exit 1; exit 77; }
-DIR=${EP_LLAMA_LIB_DIR:-}
-if [ -z "$DIR" ]; then
-	CACHE="${EP_BUILD_DIR:-$EP_WORK}/llama-npm"
-	DIR="$CACHE/package/bins/linux-x64"
-	if [ ! -f "$DIR/libllama.v0.5.0.so" ]; then
-		command -v npm >/dev/null || skip "npm not available to fetch @node-llama-cpp/linux-x64"
-		mkdir -p "$CACHE"
-		(cd "$CACHE" && timeout 300 npm pack --silent @node-llama-cpp/linux-x64@3.22.1 >/dev/null 2>&1 &&
-			tar xzf node-llama-cpp-linux-x64-3.22.1.tgz) ||
-			skip "cannot fetch @node-llama-cpp/linux-x64 (offline?)"
-	fi
-fi
-[ -f "$DIR/libllama.v0.5.0.so" ] || ep_fail "no libllama.v0.5.0.so in $DIR"
+. "$(dirname "$0")/llama_lib.sh"
+DIR=$LLAMA_DIR
 
 ep_start_target llama_real "$DIR"
 ep_prof_bg -v --pid "$TARGET_PID" -o "$EP_WORK/out" --no-gpu

@@ -1,0 +1,87 @@
+#!/bin/bash
+# llama preset with a real model: a tiny llama-architecture GGUF written by
+# tiny_llama_gguf.py, run through the prebuilt llama.cpp libraries of
+# @node-llama-cpp/linux-x64 (llama_lib.sh) by the target llama_model, which
+# tokenizes N_TOKENIZE texts, decodes the prompt and then samples and
+# decodes N tokens, and prints its own counts and timings. Asserts the
+# exact call counts, the token count and rate, and the latency totals
+# against the target's own CLOCK_MONOTONIC measurement (tolerances below).
+. "$(dirname "$0")/lib.sh"
+ep_require_root
+ep_init
+. "$(dirname "$0")/llama_lib.sh"
+
+N=64
+MODEL="$EP_WORK/tiny-llama.gguf"
+python3 "$(dirname "$0")/tiny_llama_gguf.py" "$MODEL" || ep_fail "cannot write the test model"
+ep_start_target llama_model "$LLAMA_DIR" "$MODEL" "$N"
+ep_prof_bg -v --pid "$TARGET_PID" -o "$EP_WORK/out" --no-gpu --probes llama
+ep_wait_attached "$PROF_PID" 20
+ep_wait_line "$PROF_ERR" "sampling " 20 "$PROF_PID" || ep_fail "ebpf-prof did not start"
+kill -USR1 "$TARGET_PID"
+ep_wait_line "$TARGET_OUT" '^loaded$' 20 "$TARGET_PID" || ep_fail "target could not load the libraries: $(tail -n 3 "$EP_WORK"/llama_model.*.err)"
+for s in llama_model_load_from_file llama_tokenize llama_decode llama_sampler_sample; do
+	ep_wait_line "$PROF_ERR" "probes: pid $TARGET_PID: $s in .*libllama.v0.5.0.so" 10 "$PROF_PID" ||
+		ep_fail "$s not probed"
+done
+kill -USR1 "$TARGET_PID"
+ep_wait_exit "$PROF_PID" 120 || ep_fail "ebpf-prof did not stop"
+[ "$EP_EXIT_RC" -eq 0 ] || ep_fail "ebpf-prof exited $EP_EXIT_RC"
+grep -qx "bad 0" "$TARGET_OUT" || ep_fail "target run failed: $(cat "$TARGET_OUT") $(tail -n 3 "$EP_WORK"/llama_model.*.err)"
+ep_check_outputs "$EP_WORK/out"
+OWN="$TARGET_OUT" ep_py "$EP_WORK/out" <<'PY'
+own = {}
+for line in open(os.environ["OWN"]):
+    k, _, v = line.strip().partition(" ")
+    if v.lstrip("-").isdigit():
+        own[k] = int(v)
+N = own["sample_calls"]
+P = {}
+for p in R["probes"]["list"]:
+    P.setdefault(p["symbol"], []).append(p)
+def one(sym):
+    l = P.get(sym, [])
+    check(len(l) == 1, "%s probes %r" % (sym, l))
+    return l[0] if l else {"count": -1, "completed": -1, "errors": -1, "total_ns": 0}
+load, tok, dec, smp = (one(s) for s in ("llama_model_load_from_file", "llama_tokenize",
+                                         "llama_decode", "llama_sampler_sample"))
+check(load["count"] == 1 and load["errors"] == 0, "model load %r" % load)
+check(tok["count"] == own["tokenize_calls"] and tok["errors"] == 0, "tokenize %r vs own %d" % (tok, own["tokenize_calls"]))
+check(dec["count"] == own["decode_calls"] == N + 1 and dec["errors"] == 0, "decode %r vs own %d" % (dec, own["decode_calls"]))
+check(smp["count"] == N, "sampler %r vs %d" % (smp, N))
+for p in (load, tok, dec, smp):
+    check(p.get("completed") == p["count"] and p.get("open", 0) == 0, "unpaired: %r" % p)
+# Latency: each probed span lies inside the target's own timing of the
+# call (entry and return probes fire after its first and before its last
+# clock read, same clock), so the total is at most the target's; it falls
+# short by the two traps and the bookkeeping per call, allowed 200 us per
+# call (a loaded 2-core machine) plus 2%.
+for p, key in ((tok, "tokenize_ns"), (dec, "decode_ns"), (smp, "sample_ns")):
+    o, c = own[key], own[key.replace("_ns", "_calls")]
+    check(p["total_ns"] <= o, "%s total %d > own %d" % (p["symbol"], p["total_ns"], o))
+    check(p["total_ns"] >= o - c * 200000 - 0.02 * o,
+          "%s total %d too far below own %d" % (p["symbol"], p["total_ns"], o))
+# Tokens: one per sampler call; rate = (N - 1) / (last - first call start),
+# checked against the sampler spans in trace.json (same events: 0.1%) and
+# against the target's own start times of those calls: the entry trap
+# delay differs per call (and the thread can be preempted in between), so
+# the window may differ by up to 1 ms; it is N - 1 decodes long (~15 ms).
+T = R["probes"].get("tokens")
+if check(T is not None, "no tokens section"):
+    check(T["count"] == N, "tokens %r" % T)
+    X = sorted((e for e in load_json("trace.json")["traceEvents"]
+                if e.get("ph") == "X" and e["name"] == "llama_sampler_sample"), key=lambda e: e["ts"])
+    check(len(X) == N, "sampler spans in trace.json: %d" % len(X))
+    if len(X) == N:
+        tr = (N - 1) / ((X[-1]["ts"] - X[0]["ts"]) / 1e6)
+        check(abs(T["tokens_per_s"] - tr) <= 0.001 * tr, "tokens/s %r vs trace %.3f" % (T["tokens_per_s"], tr))
+    win = own["last_sample_ns"] - own["first_sample_ns"]
+    lo, hi = (N - 1) * 1e9 / (win + 1000000), (N - 1) * 1e9 / max(win - 1000000, 1)
+    check(lo <= T["tokens_per_s"] <= hi, "tokens/s %r outside own [%.2f, %.2f]" % (T["tokens_per_s"], lo, hi))
+check(R["probes"]["dropped"]["total"] == 0, "drops %r" % R["probes"]["dropped"])
+for p, key in ((tok, "tokenize_ns"), (dec, "decode_ns"), (smp, "sample_ns")):
+    print("%s: %d calls, probe total %d ns, target's own %d ns" % (p["symbol"], p["count"], p["total_ns"], own[key]))
+if T:
+    print("tokens %d, %.2f tokens/s" % (T["count"], T["tokens_per_s"]))
+PY
+echo "PASS: test_probes_llama_model"
