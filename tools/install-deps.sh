@@ -12,6 +12,7 @@ pkgs=(
   libelf-dev libdw-dev elfutils zlib1g-dev libcjson-dev libncurses-dev
   python3 libsqlite3-dev sqlite3 tmux procps
   systemtap-sdt-dev
+  chromium
 )
 missing=()
 for p in "${pkgs[@]}"; do

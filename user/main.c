@@ -8,6 +8,7 @@
 #include "log.h"
 #include "record.h"
 #include "report.h"
+#include "report_cmd.h"
 
 int main(int argc, char **argv)
 {
@@ -16,6 +17,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "jetson"))
 		return jetson_cmd_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return report_cmd_main(argc - 1, argv + 1);
 	rc = cli_parse(argc, argv, &o, stderr);
 	if (rc)
 		return rc;

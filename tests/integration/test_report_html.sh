@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# `ebpf-prof report DIR` on a synthetic report.json with ten cycles (cycle 6
+# slow because of one SQL statement), then report.html rendered in headless
+# Chromium: the DOM must hold the findings, the per-cycle bars, the
+# distribution, timelines, flame graph frames and the probe/SQL tables.
+# No root needed. Chromium missing: skip, or fail under CI=true.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+ep_init
+
+dir="$EP_WORK/out"
+mkdir -p "$dir"
+python3 - "$dir/report.json" <<'PY'
+import json, sys
+MS = 1000000
+t0 = 5_000_000_000
+cycles = []
+s = t0
+for i in range(10):
+    sql = 200 * MS if i == 6 else 10 * MS
+    inf, other = 60 * MS, 10 * MS
+    wall = inf + sql + other
+    cycles.append({
+        "index": i, "tid": 42, "start_ns": s, "end_ns": s + wall, "wall_ns": wall,
+        "truncated": False, "samples": 7, "on_cpu_ns": 70 * MS, "off_cpu_ns": 0,
+        "inference_ns": inf, "inference_calls": 1, "tokens": 32, "tokens_per_s": 32 / 0.06,
+        "sql_ns": sql, "sql_count": 3, "sql_slowest_ns": sql - 2 * MS,
+        "sql_slowest": "INSERT INTO results VALUES (?, '</script><img src=x onerror=alert(1)>')",
+        "other_ns": other,
+        "breakdown": {"inference_ns": inf, "sql_ns": sql, "gc_ns": 0, "probes_ns": 0,
+                      "off_cpu_ns": {}, "other_ns": other},
+        "rss_end_bytes": (200 + i) * 1048576, "rss_delta_bytes": 1048576,
+        "cpu_mhz_mean": 2000 - 10 * i, "cpu_mhz_min": 1800, "throttled_share": 0,
+        "gpu": None, "top_functions": [{"name": "ggml_vec_dot", "samples": 5}],
+    })
+    s += wall
+frames = [{"name": n, "kernel": False} for n in
+          ["main", "run_cycle", "llama_decode", "ggml_vec_dot", "sqlite3_step", "pwrite64"]]
+report = {
+    "schema": "ebpf-prof/1", "version": "test",
+    "target": {"pids": [42], "command": "python3 experiment.py"},
+    "time": {"start_monotonic_ns": t0, "end_monotonic_ns": s, "duration_ns": s - t0},
+    "samples": {"total": 70},
+    "cycles": cycles,
+    "findings": [],
+    "flame": {"unit": "samples", "total": 70, "frames": frames,
+              "stacks": [{"f": [0, 1, 2, 3], "n": 50}, {"f": [0, 1, 4, 5], "n": 20}]},
+    "memory": {"system_ram_bytes": 8 << 30, "peak_rss_bytes": 209 * 1048576,
+               "timeline": [{"t_s": k * 0.1, "rss_bytes": (200 + k) * 1048576} for k in range(10)]},
+    "throttling": {"verdict": "not-throttled", "episodes": []},
+    "probes": {"list": [{"label": "llama_decode", "count": 10, "total_ns": 600 * MS,
+                         "mean_ns": 60 * MS, "p50_ns": 60 * MS, "p99_ns": 60 * MS,
+                         "max_ns": 60 * MS, "errors": 0}]},
+    "sql": {"statements": [{"text": "INSERT INTO results VALUES (?, ?)", "count": 30,
+                            "total_ns": 290 * MS, "p50_ns": 3 * MS, "p99_ns": 198 * MS,
+                            "rows": 0}]},
+}
+json.dump(report, open(sys.argv[1], "w"))
+PY
+
+out=$("$EP_BIN" report "$dir") || ep_fail "ebpf-prof report failed: $out"
+ep_log "$out"
+grep -q "^Cycles: 10 " <<<"$out" || ep_fail "summary lacks the cycle count: $out"
+grep -q "slow cycle" <<<"$out" || ep_fail "summary lacks the slow-cycle finding: $out"
+[ -s "$dir/report.html" ] || ep_fail "report.html not written"
+[ "$(wc -l <"$dir/cycles.csv")" -eq 11 ] || ep_fail "cycles.csv should have a header and 10 rows"
+grep -q '^6,42,' "$dir/cycles.csv" || ep_fail "cycles.csv lacks cycle 6"
+
+# A broken report.json is refused with a message, and nothing is written.
+mkdir -p "$EP_WORK/bad"
+head -c 300 "$dir/report.json" >"$EP_WORK/bad/report.json"
+if "$EP_BIN" report "$EP_WORK/bad" 2>"$EP_WORK/bad.err"; then
+	ep_fail "a truncated report.json was accepted"
+fi
+grep -q "report.json" "$EP_WORK/bad.err" || ep_fail "error does not name the file: $(cat "$EP_WORK/bad.err")"
+[ ! -e "$EP_WORK/bad/report.html" ] || ep_fail "report.html written from a broken report.json"
+
+chrome=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$chrome" ]; then
+	if [ "${CI:-}" = true ]; then
+		ep_fail "chromium is not installed (CI=true, not skipping): run tools/install-deps.sh"
+	fi
+	echo "SKIP: chromium not installed (apt-get install chromium)"
+	exit 77
+fi
+flags=(--headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$EP_WORK/chrome"
+	--virtual-time-budget=5000)
+timeout 120 "$chrome" "${flags[@]}" --dump-dom "file://$dir/report.html" \
+	>"$EP_WORK/dom.html" 2>"$EP_WORK/chrome.err" ||
+	ep_fail "chromium --dump-dom failed: $(tail -5 "$EP_WORK/chrome.err")"
+timeout 120 "$chrome" "${flags[@]}" --window-size=1280,3000 \
+	--screenshot="$EP_WORK/report.png" "file://$dir/report.html" \
+	>/dev/null 2>>"$EP_WORK/chrome.err" || ep_fail "chromium --screenshot failed"
+[ -s "$EP_WORK/report.png" ] || ep_fail "no screenshot"
+# Kept for a human look (the work dir is removed at exit).
+cp "$EP_WORK/report.png" "${EP_BUILD_DIR:-$EP_WORK}/report_html_screenshot.png" 2>/dev/null || true
+
+python3 - "$EP_WORK/dom.html" <<'PY' || ep_fail "DOM assertions failed"
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+fails = []
+def check(c, m):
+    if not c:
+        fails.append(m)
+        print("  check failed: " + m, file=sys.stderr)
+check('data-rendered="yes"' in dom, "the page script did not finish")
+rules = re.findall(r'<div class="finding (\w+)" data-rule="(\w+)"', dom)
+check(("warning", "slow_cycles") in rules or ("critical", "slow_cycles") in rules,
+      "slow_cycles finding shown: %r" % rules)
+check(any(r == "database_overhead" for _, r in rules), "database finding shown: %r" % rules)
+check("cycle 6: 270.0 ms" in dom, "slow cycle 6 named with its wall time")
+check("SQL +190.0 ms" in dom, "slow cycle explained by SQL")
+bars = dom.count('class="bar-seg"')
+check(bars == 30, "3 segments per cycle (inference, SQL, other): %d" % bars)
+check(dom.count('class="hist-bar"') >= 5, "distribution bins")
+check(dom.count('class="timeline"') >= 2, "RSS and CPU MHz timelines")
+frames = dom.count('class="frame"')
+check(frames == 7, "flame: root + 6 frames, got %d" % frames)
+check("ggml_vec_dot: 50 samples" in dom, "flame tooltip with counts")
+check(re.search(r'<td class="t">llama_decode</td><td>10</td>', dom), "probe table row")
+check("INSERT INTO results VALUES (?, ?)" in dom, "SQL table row")
+# The hostile statement is text, never markup.
+check("<img src" not in dom, "no injected element")
+check("&lt;img src=x" in dom or "&lt;/script&gt;&lt;img" in dom, "hostile text shown escaped")
+sys.exit(1 if fails else 0)
+PY
+ep_log "report.html renders: findings, bars, distribution, timelines, flame graph, tables"
+exit 0

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* report.json cycles/findings round trip, the reader of a saved report.json
+ * against hostile input, cycles.csv quoting, report.html escaping. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cycles_json.h"
+#include "export_csv.h"
+#include "report_cmd.h"
+#include "report_html.h"
+
+#define MS 1000000ull
+#define MB (1024ull * 1024)
+
+/* Four 100 ms cycles; cycle 2 is slow (300 ms) because of a long SQL call
+ * whose text tries to break out of the HTML script element. */
+static int build(struct cycle_table *t)
+{
+	struct cycles_input *in = cycles_input_new();
+	if (!in)
+		return -ENOMEM;
+	uint64_t s = 0;
+	for (int i = 0; i < 4; i++) {
+		uint64_t w = i == 2 ? 300 * MS : 100 * MS;
+		cycles_add_begin(in, s, 1);
+		cycles_add_end(in, s + w, 1);
+		struct cyc_span inf = { s, s + 50 * MS, 1, CYC_SPAN_INFERENCE, 20, "llama_decode",
+					NULL };
+		cycles_add_span(in, &inf);
+		struct cyc_span q = { s + 60 * MS, s + (i == 2 ? 260 : 70) * MS, 1, CYC_SPAN_SQL, 0,
+				      "sqlite3_step", "=INSERT \"x\", '</script><b>'" };
+		cycles_add_span(in, &q);
+		cycles_add_sample(in, s + MS, 1, "matmul");
+		cycles_add_rss(in, s + w, (100 + (uint64_t)i) * MB);
+		s += w;
+	}
+	struct cycles_cfg cfg = { .run_start_ns = 0, .run_end_ns = s, .period_ns = MS };
+	int e = cycles_compute(in, &cfg, t);
+	cycles_input_free(in);
+	return e;
+}
+
+static void test_roundtrip(void)
+{
+	struct cycle_table t, back;
+	CHECK_INT_EQ(build(&t), 0);
+	cJSON *j = cycles_to_json(&t);
+	CHECK(j != NULL);
+	char err[200] = "";
+	CHECK_INT_EQ(cycles_from_json(j, &back, err, sizeof(err)), 0);
+	CHECK_INT_EQ(back.n, t.n);
+	for (size_t i = 0; i < t.n && i < back.n; i++) {
+		const struct cycle_row *a = &t.rows[i], *b = &back.rows[i];
+		CHECK_INT_EQ(a->wall_ns, b->wall_ns);
+		CHECK_INT_EQ(a->sql_ns, b->sql_ns);
+		CHECK_INT_EQ(a->part_sql_ns, b->part_sql_ns);
+		CHECK_INT_EQ(a->other_ns, b->other_ns);
+		CHECK_INT_EQ(a->rss_end_bytes, b->rss_end_bytes);
+		CHECK_INT_EQ(a->rss_delta_bytes, b->rss_delta_bytes);
+		CHECK_INT_EQ(a->has_rss, b->has_rss);
+		CHECK_INT_EQ(a->has_freq, b->has_freq);
+		CHECK_INT_EQ(a->n_top, b->n_top);
+		CHECK_STR_EQ(a->sql_slowest, b->sql_slowest);
+		if (a->n_top && b->n_top)
+			CHECK_STR_EQ(a->top[0].name, b->top[0].name);
+	}
+	/* Findings of the read-back table equal those of the original. */
+	struct findings_cfg cfg;
+	findings_default_cfg(&cfg);
+	struct findings f1, f2, f3;
+	CHECK_INT_EQ(findings_evaluate(&t, &cfg, NULL, &f1), 0);
+	CHECK_INT_EQ(findings_evaluate(&back, &cfg, NULL, &f2), 0);
+	CHECK_INT_EQ(f1.n, f2.n);
+	CHECK(f1.n > 0);
+	cJSON *fj = findings_to_json(&f1);
+	CHECK_INT_EQ(findings_from_json(fj, &f3, err, sizeof(err)), 0);
+	CHECK_INT_EQ(f3.n, f1.n);
+	for (size_t i = 0; i < f1.n && i < f2.n && i < f3.n; i++) {
+		CHECK_STR_EQ(f1.v[i].evidence, f2.v[i].evidence);
+		CHECK_STR_EQ(f1.v[i].rule, f3.v[i].rule);
+		CHECK_STR_EQ(f1.v[i].evidence, f3.v[i].evidence);
+		CHECK_INT_EQ(f1.v[i].ncycles, f3.v[i].ncycles);
+		CHECK_INT_EQ(f1.v[i].severity, f3.v[i].severity);
+	}
+	cJSON_Delete(fj);
+	findings_free(&f1);
+	findings_free(&f2);
+	findings_free(&f3);
+	cJSON_Delete(j);
+	cycle_table_free(&back);
+	cycle_table_free(&t);
+}
+
+/* A minimal report.json text with the given cycles array text. */
+static char *doc(const char *cycles)
+{
+	char *s = NULL;
+	if (asprintf(&s, "{\"schema\":\"ebpf-prof/1\",\"cycles\":%s}", cycles) < 0)
+		return NULL;
+	return s;
+}
+
+static int load(const char *text, char *err, size_t el)
+{
+	struct report_data d;
+	int e = report_load(text, strlen(text), &d, err, el);
+	if (!e)
+		report_data_free(&d);
+	return e;
+}
+
+static void test_bad_input(void)
+{
+	char err[256];
+	struct cycle_table t;
+	CHECK_INT_EQ(build(&t), 0);
+	cJSON *j = cycles_to_json(&t);
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "schema", "ebpf-prof/1");
+	cJSON_AddItemToObject(root, "cycles", j);
+	char *good = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	cycle_table_free(&t);
+	CHECK_INT_EQ(load(good, err, sizeof(err)), 0);
+
+	/* Every truncation of a valid file is rejected or loads; none crashes
+	 * (ASan watches), and the shortest prefixes are not JSON at all. */
+	size_t n = strlen(good);
+	for (size_t k = 0; k < n; k++) {
+		struct report_data d;
+		int e = report_load(good, k, &d, err, sizeof(err));
+		CHECK(e == -EINVAL);
+		if (!e)
+			report_data_free(&d);
+	}
+	/* Garbage bytes, including NULs and high bytes. */
+	char junk[512];
+	unsigned x = 12345;
+	for (size_t k = 0; k < sizeof(junk); k++) {
+		x = x * 1103515245u + 12345u;
+		junk[k] = (char)(x >> 16);
+	}
+	struct report_data d;
+	CHECK_INT_EQ(report_load(junk, sizeof(junk), &d, err, sizeof(err)), -EINVAL);
+	CHECK_INT_EQ(load("[]", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "not an object") != NULL);
+	CHECK_INT_EQ(load("{\"schema\":\"ebpf-prof/9\"}", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "schema") != NULL);
+
+	static const struct {
+		const char *cycles, *msg;
+	} bad[] = {
+		{ "\"x\"", "cycles: not an array" },
+		{ "[1]", "cycles[0]: not an object" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5}]", "cycles[0].wall_ns: missing" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":\"5\"}]",
+		  "cycles[0].wall_ns: not a number" },
+		{ "[{\"index\":-1,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5}]", "cycles[0].index" },
+		{ "[{\"index\":1e30,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5}]", "cycles[0].index" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":1e30,\"wall_ns\":1e30}]",
+		  "cycles[0].end_ns" },
+		{ "[{\"index\":0,\"start_ns\":9,\"end_ns\":5,\"wall_ns\":4}]", "wall_ns is not" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"truncated\":1}]",
+		  "truncated: not a boolean" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"sql_slowest\":7}]",
+		  "sql_slowest: not a string" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"throttled_share\":2}]",
+		  "throttled_share" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"breakdown\":[]}]",
+		  "breakdown: not an object" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"gpu\":3}]",
+		  "gpu: not an object" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"top_functions\":{}}]",
+		  "top_functions: not an array" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"top_functions\":"
+		  "[{\"name\":\"a\",\"samples\":1},{\"samples\":2}]}]",
+		  "name missing" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,"
+		  "\"off_cpu_by_reason\":{\"sleep\":true}}]",
+		  "sleep: not a number" },
+	};
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		char *s = doc(bad[k].cycles);
+		err[0] = 0;
+		CHECK_INT_EQ(load(s, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, bad[k].msg))
+			fprintf(stderr, "case %zu: error \"%s\" lacks \"%s\"\n", k, err, bad[k].msg);
+		CHECK(strstr(err, bad[k].msg) != NULL);
+		free(s);
+	}
+	/* Saved findings are checked when there are no cycles to recompute them. */
+	CHECK_INT_EQ(load("{\"schema\":\"ebpf-prof/1\",\"findings\":[{\"rule\":\"x\","
+			  "\"severity\":\"bad\"}]}",
+			  err, sizeof(err)),
+		     -EINVAL);
+	CHECK_INT_EQ(load("{\"schema\":\"ebpf-prof/1\",\"findings\":[{\"rule\":\"x\","
+			  "\"severity\":\"info\",\"title\":\"t\",\"evidence\":\"e\","
+			  "\"recommendation\":\"r\",\"cycles\":[1,-2]}]}",
+			  err, sizeof(err)),
+		     -EINVAL);
+	CHECK_INT_EQ(load("{\"schema\":\"ebpf-prof/1\",\"findings\":[{\"rule\":\"x\","
+			  "\"severity\":\"info\",\"title\":\"t\",\"evidence\":\"e\","
+			  "\"recommendation\":\"r\",\"cycles\":[1,2]}]}",
+			  err, sizeof(err)),
+		     0);
+	free(good);
+}
+
+static char *capture(int (*fn)(FILE *, const void *), const void *arg, int *rc)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	*rc = fn(f, arg);
+	fclose(f);
+	return buf;
+}
+
+static int csv_fn(FILE *f, const void *t)
+{
+	return export_cycles_csv(f, t);
+}
+
+static int html_fn(FILE *f, const void *root)
+{
+	return report_html_write(f, root);
+}
+
+static void test_csv(void)
+{
+	struct cycle_table t;
+	CHECK_INT_EQ(build(&t), 0);
+	int rc = -1;
+	char *csv = capture(csv_fn, &t, &rc);
+	CHECK_INT_EQ(rc, 0);
+	CHECK(csv != NULL);
+	if (csv) {
+		size_t lines = 0;
+		for (char *p = csv; *p; p++)
+			lines += *p == '\n';
+		CHECK_INT_EQ(lines, 1 + t.n);
+		CHECK(strncmp(csv, "index,tid,start_ns,end_ns,wall_ms,", 34) == 0);
+		/* Quotes doubled, and the leading '=' defused. */
+		CHECK(strstr(csv, "\"'=INSERT \"\"x\"\", '</script><b>'\"") != NULL);
+		CHECK(strstr(csv, "\n2,1,200000000,500000000,300.000,0,") != NULL);
+		/* No frequency readings: empty cells, not zeros. */
+		CHECK(strstr(csv, ",104857600,0,,,0.00,,,,,\"matmul:1\"\n") != NULL);
+	}
+	free(csv);
+	cycle_table_free(&t);
+}
+
+static void test_html(void)
+{
+	struct cycle_table t;
+	CHECK_INT_EQ(build(&t), 0);
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "schema", "ebpf-prof/1");
+	cJSON_AddItemToObject(root, "cycles", cycles_to_json(&t));
+	cJSON_AddStringToObject(root, "not_used", "</script>");
+	int rc = -1;
+	char *html = capture(html_fn, root, &rc);
+	CHECK_INT_EQ(rc, 0);
+	CHECK(html != NULL);
+	if (html) {
+		/* The template's two script elements close; the data cannot. */
+		int closes = 0;
+		for (char *p = html; (p = strstr(p, "</script>")); p++)
+			closes++;
+		CHECK_INT_EQ(closes, 2);
+		CHECK(strstr(html, "\\u003c/script\\u003e\\u003cb\\u003e") != NULL);
+		CHECK(strstr(html, "@@DATA@@") == NULL);
+		CHECK(strstr(html, "not_used") == NULL);
+		CHECK(strstr(html, "http://") == NULL || strstr(html, "http://www.w3.org/2000/svg"));
+		CHECK(strstr(html, "https://") == NULL);
+	}
+	free(html);
+	cJSON_Delete(root);
+	cycle_table_free(&t);
+
+	/* The embedded page is the checked-in HTML (embed_html.py was run). */
+	const char *src = getenv("EP_SOURCE_DIR");
+	if (src) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/user/report_html_page.html", src);
+		FILE *f = fopen(path, "r");
+		CHECK(f != NULL);
+		if (f) {
+			char *buf = malloc(1 << 20);
+			size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+			fclose(f);
+			if (buf) {
+				buf[n] = 0;
+				CHECK_STR_EQ(buf, report_html_page);
+			}
+			free(buf);
+		}
+	}
+}
+
+int main(void)
+{
+	test_roundtrip();
+	test_bad_input();
+	test_csv();
+	test_html();
+	return check_report("test_cycles_json");
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * report.json sections of the cycles concern (docs/report-schema.md):
+ * `cycles`, `findings`, `flame`; and their readers for `ebpf-prof report`.
+ * The readers parse outside input (a saved report.json): every field is
+ * type- and range-checked, and an error names the field.
+ */
+#ifndef EP_CYCLES_JSON_H
+#define EP_CYCLES_JSON_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "cycles.h"
+#include "findings.h"
+
+struct profile;
+
+cJSON *cycles_to_json(const struct cycle_table *t);
+cJSON *findings_to_json(const struct findings *f);
+/* The heaviest max_stacks stacks of p: { "unit": "samples", "total": N,
+ * "frames": [name...], "stacks": [ { "f": [frame index, root first], "n": count } ] }. */
+cJSON *flame_to_json(const struct profile *p, size_t max_stacks);
+
+/* Return 0, or -EINVAL with a message in err, or -ENOMEM. out is empty on
+ * error. */
+int cycles_from_json(const cJSON *arr, struct cycle_table *out, char *err, size_t errlen);
+int findings_from_json(const cJSON *arr, struct findings *out, char *err, size_t errlen);
+
+#endif

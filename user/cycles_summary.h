@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef EP_CYCLES_SUMMARY_H
+#define EP_CYCLES_SUMMARY_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cycles.h"
+#include "findings.h"
+
+/* "Cycles: N median p95 mean slowest" and up to max_findings findings. */
+void cycles_print_summary(FILE *out, const struct cycle_table *t, const struct findings *f,
+			  size_t max_findings);
+
+#endif
