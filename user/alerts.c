@@ -257,6 +257,7 @@ size_t alert_set_step(struct alert_set *s, uint64_t now_ns, const struct live_me
 			s->unknown_said[i] = true;
 			continue;
 		}
+		s->evaluated[i] = true;
 		if (st == ALERT_ON && !s->active[i]) {
 			remember(s, now_ns, (int)i, v);
 			if (n < max)

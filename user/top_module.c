@@ -535,8 +535,7 @@ static int top_report(void *state, cJSON *root)
 			return -ENOMEM;
 		cJSON_AddItemToArray(rules, r);
 		cJSON_AddStringToObject(r, "expr", m->alerts.rules[i].text);
-		cJSON_AddBoolToObject(r, "evaluated", !m->alerts.unknown_said[i] ||
-							   m->alerts.active[i]);
+		cJSON_AddBoolToObject(r, "evaluated", m->alerts.evaluated[i]);
 	}
 	for (size_t i = 0; i < m->alerts.nevents; i++) {
 		const struct alert_event *e = &m->alerts.events[i];

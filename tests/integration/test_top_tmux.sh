@@ -96,4 +96,26 @@ check(R["stop_reason"] == "user", "stop_reason %r, want 'user' after q" % R["sto
 check(folded_total(lambda fr: "burn_a" in fr) > 0, "no burn_a in folded stacks")
 check("alerts" not in R, "alerts section without --alert")
 PY
+
+# Ctrl-C in the live view: the terminal's SIGINT goes through the recorder's
+# normal stop (stop_reason "signal"), outputs written, terminal restored.
+T kill-session -t top
+OUT2="$EP_WORK/out2"
+rm -f "$RC" "$EP_WORK/stty.after"
+T new-session -d -x 100 -y 30 -s top \
+	"stty -g > $EP_WORK/stty.before; TERM=xterm-256color $EP_BIN top --pid $TARGET_PID -F 199 --interval 0.3 -o $OUT2 2> $ERR; echo \$? > $RC; stty -g > $EP_WORK/stty.after; exec sleep 600" ||
+	ep_fail "cannot start tmux"
+wait_screen '^ *[0-9.]+% +[0-9.]+%  burn_a ' 30 "burn_a (second run)"
+T send-keys -t top C-c
+deadline=$(($(ep_now_ms) + 30000))
+until [ -s "$RC" ]; do
+	[ "$(ep_now_ms)" -lt "$deadline" ] || ep_fail "ebpf-prof did not exit within 30 s of Ctrl-C"
+	sleep 0.1
+done
+[ "$(cat "$RC")" = 0 ] || ep_fail "ebpf-prof top exited $(cat "$RC") on Ctrl-C"
+cmp -s "$EP_WORK/stty.before" "$EP_WORK/stty.after" || ep_fail "terminal settings not restored after Ctrl-C"
+ep_check_outputs "$OUT2"
+ep_py "$OUT2" <<'PY'
+check(R["stop_reason"] == "signal", "stop_reason %r, want 'signal' after Ctrl-C" % R["stop_reason"])
+PY
 ep_log "ok"

@@ -125,6 +125,7 @@ static void test_set(void)
 	n = alert_set_step(&s, 100, &l, NULL, out, 4);
 	CHECK_INT_EQ((int)n, 1);
 	CHECK(n == 1 && out[0].rule == 1 && out[0].unavailable);
+	CHECK(s.evaluated[0] && !s.evaluated[1]);
 	CHECK_INT_EQ((int)alert_set_step(&s, 200, &l, NULL, out, 4), 0);
 	/* Crossing fires once; staying above does not fire again. */
 	l.temp_c = 90;
