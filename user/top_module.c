@@ -57,7 +57,8 @@ struct top_mod {
 	uint64_t last_exec_ns, exec_skipped, execs;
 	pid_t children[MAX_CHILDREN];
 	struct top_frame frame;
-	bool cycle_unavail_said;
+	/* Own cost: thread CPU time spent refreshing (update, alerts, draw). */
+	uint64_t cost_ns, nrefresh;
 };
 
 /* The terminal as found, for the crash handler: a signal handler has no
@@ -466,6 +467,14 @@ static bool handle_key(struct top_mod *m, int ch)
 	return true;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static int top_poll(void *state, uint64_t now)
 {
 	struct top_mod *m = state;
@@ -478,7 +487,7 @@ static int top_poll(void *state, uint64_t now)
 		while ((ch = getch()) != ERR)
 			dirty |= handle_key(m, ch);
 	if (now >= m->next_ns) {
-		uint64_t d = 0;
+		uint64_t d = 0, t0 = thread_cpu_ns();
 
 		if (l && p) {
 			for (int i = 0; i < PROF_DROP__COUNT; i++)
@@ -499,7 +508,11 @@ static int top_poll(void *state, uint64_t now)
 		m->next_ns = now + m->interval_ns;
 		if (m->show && !m->tui)
 			snapshot(m, now);
-		dirty = true;
+		if (m->tui)
+			paint(m, now);
+		m->cost_ns += thread_cpu_ns() - t0;
+		m->nrefresh++;
+		return 0;
 	}
 	if (dirty && m->tui)
 		paint(m, now);
@@ -513,6 +526,12 @@ static void top_stop(void *state)
 	/* The summary goes to the normal screen. */
 	screen_down(m);
 	reap_children(m);
+	if (m->nrefresh)
+		log_info("live view: %llu refreshes, %.3f ms CPU each, %.4f%% of a core at a %.2f s "
+			 "interval",
+			 (unsigned long long)m->nrefresh, (double)m->cost_ns / 1e6 / (double)m->nrefresh,
+			 100.0 * (double)m->cost_ns / (double)m->nrefresh / (double)m->interval_ns,
+			 (double)m->interval_ns / 1e9);
 }
 
 static int top_report(void *state, cJSON *root)

@@ -12,7 +12,11 @@
 #   top-0.2s  ebpf-prof top --interval 0.2 ...          (5x the refreshes)
 # (top-Xs minus plain) / SECS is the live view's cost in cores; the 0.2 s run
 # scales it up five-fold so it stands out of the noise of the sampler itself.
-# Medians of RUNS runs. Use a build without sanitizers.
+# Medians of RUNS runs. The live view also measures itself (thread CPU time
+# around each refresh: window update, alerts, drawing, ncurses output; -v
+# prints it at the end): that figure is printed per run too, and is the
+# precise one; the process CPU difference is the cross-check.
+# Use a build without sanitizers.
 set -u -o pipefail
 
 SRC_DIR=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,9 +48,10 @@ run()
 			-o "$WORK/out" > /dev/null 2>&1; } 2> "$f"
 	else
 		T new-session -d -x 120 -y 40 -s bench \
-			"TIMEFORMAT='%U %S'; { time $EP_BIN top --pid $TPID -F $FREQ -d $SECS -q -o $WORK/out $* 2>/dev/null; } 2> $f.tmp; mv $f.tmp $f"
+			"TIMEFORMAT='%U %S'; { time $EP_BIN top --pid $TPID -F $FREQ -d $SECS -v -o $WORK/out $* 2>$f.log; } 2> $f.tmp; mv $f.tmp $f"
 		until [ -s "$f" ]; do sleep 0.2; done
 		T kill-server >/dev/null 2>&1
+		grep -o 'live view: .*' "$f.log" >&2
 	fi
 	rm -rf "$WORK/out"
 	awk '{ print $1 + $2 }' "$f"
