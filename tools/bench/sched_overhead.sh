@@ -14,6 +14,13 @@
 #   cpu-only    ebpf-prof --no-sched (the CPU sampler alone, for reference)
 #   sched-acct  ebpf-prof --no-offcpu-stacks (accounting only)
 #   sched-full  ebpf-prof (accounting + off-CPU stacks, default threshold)
+# Then, the primary figure: the kernel's own accounting of the programs'
+# run time (sysctl kernel.bpf_stats_enabled=1, run_time_ns/run_cnt in
+# `bpftool prog show`), read twice during paced sched-acct and sched-full
+# runs: ns per program run, and all of the sched programs' time divided by
+# the target switches of that window (RATE x seconds; non-target switches
+# on the machine are charged too, so this errs high). Far less noisy than
+# the workload's CPU time. Set STATS=0 to skip it (needs bpftool).
 # Use a build without sanitizers.
 set -u -o pipefail
 
@@ -22,6 +29,7 @@ EP_BIN=${EP_BIN:-$SRC_DIR/build/ebpf-prof}
 RUNS=${RUNS:-5}
 HOPS=${HOPS:-1000000}
 RATE=${RATE:-100000}
+STATS=${STATS:-1}
 CC=${CC:-cc}
 
 die() { echo "sched_overhead.sh: $*" >&2; exit 1; }
@@ -79,3 +87,61 @@ for mode in ("max", "paced"):
         per = (w - bw) / sw[mode] if sw[mode] else float("nan")
         print("  %-10s wall %+6.2f%%  cpu %+6.2f%%  wall/switch %+7.0f ns" % (cfg, 100 * (w - bw) / bw, 100 * (c - bc) / bc, per))
 PY
+
+[ "$STATS" = 1 ] || exit 0
+command -v bpftool >/dev/null || die "bpftool not found (STATS=0 to skip the bpf_stats part)"
+old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+trap 'sysctl -qw kernel.bpf_stats_enabled="$old_stats"; rm -rf "$W"' EXIT
+sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
+# stats CFG: one paced run, bpftool snapshots 1 s in and 1 s before the end,
+# of the sched programs loaded after the run started.
+stats()
+{
+	local cfg=$1 args=(-q -o "$W/o") secs=$((HOPS / RATE)) maxid
+	[ "$cfg" = sched-acct ] && args+=(--no-offcpu-stacks)
+	[ "$secs" -ge 4 ] || die "HOPS/RATE must be >= 4 s for the bpf_stats window"
+	maxid=$(bpftool prog show -j | python3 -c 'import json,sys; print(max([p["id"] for p in json.load(sys.stdin)] + [0]))')
+	rm -rf "$W/o"
+	"$EP_BIN" "${args[@]}" -- "$W/ctxswitch" --hops "$HOPS" --rate "$RATE" >"$W/out" 2>"$W/err" &
+	local pid=$!
+	sleep 1
+	bpftool prog show -j >"$W/a"
+	sleep $((secs - 2))
+	bpftool prog show -j >"$W/b"
+	wait "$pid" || die "$cfg stats run failed: $(tail -n 3 "$W/err")"
+	python3 - "$W/a" "$W/b" "$maxid" "$cfg" "$RATE" "$((secs - 2))" >>"$W/stats" <<'PY'
+import json, sys
+a, b = (json.load(open(x)) for x in sys.argv[1:3])
+maxid, cfg, rate, secs = int(sys.argv[3]), sys.argv[4], float(sys.argv[5]), float(sys.argv[6])
+names = ("on_switch", "on_sched_wakeup", "on_sched_wakeup_new", "on_sched_exit")
+pick = lambda l: {p["name"]: p for p in l if p["id"] > maxid and p.get("name") in names}
+A, B = pick(a), pick(b)
+total = 0
+for n in names:
+    if n in A and n in B:
+        dc = B[n].get("run_cnt", 0) - A[n].get("run_cnt", 0)
+        dt = B[n].get("run_time_ns", 0) - A[n].get("run_time_ns", 0)
+        total += dt
+        if dc > 0 and n in ("on_switch", "on_sched_wakeup"):
+            print(cfg, n, dt / dc, dc / secs)
+print(cfg, "per_target_switch", total / (rate * secs), 0)
+PY
+}
+for ((r = 1; r <= RUNS; r++)); do
+	for cfg in sched-acct sched-full; do
+		stats "$cfg"
+	done
+done
+python3 - "$W/stats" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+print("bpf_stats (paced, median of %d runs):" % (len(rows) // 6 or 1))
+for cfg in ("sched-acct", "sched-full"):
+    for n in ("on_switch", "on_sched_wakeup", "per_target_switch"):
+        v = [float(r[2]) for r in rows if r[0] == cfg and r[1] == n]
+        rate = [float(r[3]) for r in rows if r[0] == cfg and r[1] == n]
+        if v:
+            extra = "  (%.0f runs/s)" % statistics.median(rate) if n != "per_target_switch" else ""
+            print("  %-10s %-18s %7.0f ns  [%s]%s" % (cfg, n, statistics.median(v), " ".join("%.0f" % x for x in v), extra))
+PY
+
