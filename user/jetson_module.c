@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Runs the Jetson sysfs sampler as a recording module. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,11 +9,18 @@
 #include "jetson_module.h"
 #include "log.h"
 #include "throttle_feed.h"
+#include "top_live.h"
 
 struct jetson_mod {
 	struct jetson_sampler *s;
 	uint32_t pid; /* counter tracks are drawn under the first target */
 	const struct rec_ctx *ctx;
+	/* Latest GPU figures for the live view: written on the sampler
+	 * thread, copied to ctx->live from poll (recorder thread). */
+	pthread_mutex_t lock;
+	bool fresh;
+	double gpu_load_pct, gpu_power_w, gpu_temp_c;
+	int throttled;
 };
 
 static int jm_open(void **state, const struct rec_ctx *ctx)
@@ -25,7 +33,59 @@ static int jm_open(void **state, const struct rec_ctx *ctx)
 	if (!m)
 		return -ENOMEM;
 	m->ctx = ctx;
+	pthread_mutex_init(&m->lock, NULL);
 	*state = m;
+	return 0;
+}
+
+static bool has_gpu(const char *name)
+{
+	return strcasestr(name, "gpu") != NULL;
+}
+
+/* Sampler thread: the snapshot's GPU load, GPU rail power, GPU zone. */
+static void jm_live(struct jetson_mod *m, const struct jetson_snapshot *snap, size_t nsig)
+{
+	double load = NAN, w = NAN, t = NAN;
+
+	if (snap->gpu.present && snap->gpu.load_permille.ok)
+		load = (double)snap->gpu.load_permille.v / 10.0;
+	for (size_t i = 0; i < snap->nrails && i < JETSON_MAX_RAILS; i++)
+		if (has_gpu(snap->rails[i].name) && snap->rails[i].power_uw.ok) {
+			w = (double)snap->rails[i].power_uw.v / 1e6;
+			break;
+		}
+	for (size_t i = 0; i < snap->nzones && i < JETSON_MAX_ZONES; i++)
+		if (has_gpu(snap->zones[i].type) && snap->zones[i].state == JETSON_ZONE_OK) {
+			t = (double)snap->zones[i].temp_mc / 1000.0;
+			break;
+		}
+	pthread_mutex_lock(&m->lock);
+	m->gpu_load_pct = load;
+	m->gpu_power_w = w;
+	m->gpu_temp_c = t;
+	m->throttled = nsig ? 1 : 0;
+	m->fresh = true;
+	pthread_mutex_unlock(&m->lock);
+}
+
+static int jm_poll(void *state, uint64_t now)
+{
+	struct jetson_mod *m = state;
+	struct live_metrics *l = m->ctx->live;
+
+	(void)now;
+	if (!l || !m->s)
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	if (m->fresh) {
+		l->gpu_load_pct = m->gpu_load_pct;
+		l->gpu_power_w = m->gpu_power_w;
+		l->gpu_temp_c = m->gpu_temp_c;
+		l->throttled = m->throttled;
+		m->fresh = false;
+	}
+	pthread_mutex_unlock(&m->lock);
 	return 0;
 }
 
@@ -37,6 +97,8 @@ static void jm_on_sample(void *ctx, const struct jetson_snapshot *snap,
 
 	if (m->ctx->throttle)
 		throttle_feed_push(m->ctx->throttle, snap->mono_ns, sig, nsig);
+	if (m->ctx->live && (m->ctx->opts->top || m->ctx->opts->nalerts))
+		jm_live(m, snap, nsig);
 }
 
 static int jm_attach(void *state)
@@ -96,6 +158,7 @@ static void jm_close(void *state)
 	if (!m)
 		return;
 	jetson_sampler_free(m->s);
+	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
 
@@ -103,6 +166,7 @@ const struct rec_module jetson_rec_module = {
 	.name = "jetson",
 	.open = jm_open,
 	.attach = jm_attach,
+	.poll = jm_poll,
 	.stop = jm_stop,
 	.report_json = jm_report,
 	.trace_events = jm_trace,

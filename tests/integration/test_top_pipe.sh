@@ -42,6 +42,23 @@ if a:
     check(a["exec_runs"] == 1, "exec_runs %r" % a["exec_runs"])
 PY
 
+# Jetson figures reach the view and the alerts (a recorded throttled board:
+# GPU zone above its trip, GPU at full load).
+FX="$EP_SHARED_DIR/fixtures/jetson/jp6-agx-orin-throttled"
+if [ -d "$FX" ]; then
+	OUT3="$EP_WORK/out3"
+	ep_prof_run 60 top --interval 0.3 -d 2 --gpu-interval 20 --sysfs-root "$FX" -o "$OUT3" \
+		--alert throttled --alert 'gpu_temp>50' -- "$EP_TARGETS_DIR/cpu_tree" 1
+	[ "$PROF_RC" -eq 0 ] || ep_fail "Jetson fixture run exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
+	grep -Eq 'gpu [0-9]+%  [0-9.]+ W  gpu [0-9]+ C  THROTTLED' "$PROF_OUT" ||
+		ep_fail "no GPU load/power/temp/THROTTLED line in the snapshots"
+	grep -q 'ALERT CPU/GPU throttled (throttled)' "$PROF_ERR" || ep_fail "throttled alert not on stderr"
+	ep_py "$OUT3" <<'PY'
+ev = [e["expr"] for e in R["alerts"]["events"]]
+check(sorted(ev) == ["gpu_temp>50", "throttled"], "events %r" % ev)
+PY
+fi
+
 # A bad expression is a usage error naming the problem.
 ep_prof_run 10 top --pid "$TARGET_PID" --alert 'temp>>5'
 [ "$PROF_RC" -eq 2 ] || ep_fail "bad --alert: exit $PROF_RC, want 2"
