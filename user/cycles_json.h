@@ -27,4 +27,10 @@ cJSON *flame_to_json(const struct profile *p, size_t max_stacks);
 int cycles_from_json(const cJSON *arr, struct cycle_table *out, char *err, size_t errlen);
 int findings_from_json(const cJSON *arr, struct findings *out, char *err, size_t errlen);
 
+/* One whole-run cycle rebuilt from the other sections of a report.json
+ * without `cycles` (cycles_fromreport.c): exact RSS and throttling, the rest
+ * from totals. Needs time.start/end_monotonic_ns; -EINVAL otherwise. */
+int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, char *err,
+				 size_t errlen);
+
 #endif

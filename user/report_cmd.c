@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,10 +66,27 @@ int report_load(const char *text, size_t len, struct report_data *out, char *err
 	}
 	const cJSON *cyc = cJSON_GetObjectItemCaseSensitive(out->root, "cycles");
 	const cJSON *fin = cJSON_GetObjectItemCaseSensitive(out->root, "findings");
-	if (cyc) {
-		e = cycles_from_json(cyc, &out->cycles, err, errlen);
+	bool rebuilt = false;
+	if (!cyc) {
+		/* A run without cycle boundaries: one whole-run cycle from the
+		 * other sections, when the report has its times. */
+		char ignored[64];
+		rebuilt = !cycles_whole_run_from_report(out->root, &out->cycles, ignored,
+							sizeof(ignored));
+	}
+	if (cyc || rebuilt) {
+		if (cyc)
+			e = cycles_from_json(cyc, &out->cycles, err, errlen);
 		if (e)
 			goto fail;
+		if (rebuilt) {
+			cJSON *cj = cycles_to_json(&out->cycles);
+			if (!cj || !cJSON_AddItemToObject(out->root, "cycles", cj)) {
+				cJSON_Delete(cj);
+				e = -ENOMEM;
+				goto fail;
+			}
+		}
 		struct findings_cfg cfg;
 		struct findings_ctx ctx;
 		findings_default_cfg(&cfg);

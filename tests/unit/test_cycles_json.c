@@ -303,8 +303,78 @@ static void test_html(void)
 	}
 }
 
+
+/* A run without cycles: one whole-run cycle from the report's own sections
+ * (1 s run; numbers chosen so every part is checkable by hand). */
+static void test_whole_run_from_report(void)
+{
+	static const char *text =
+		"{\"schema\":\"ebpf-prof/1\",\"target\":{\"pids\":[10]},"
+		"\"time\":{\"start_monotonic_ns\":5000000000,\"end_monotonic_ns\":6000000000},"
+		"\"sampling\":{\"period_ns\":10000000},\"samples\":{\"total\":30},"
+		"\"memory\":{\"system_ram_bytes\":1073741824,\"timeline\":["
+		"{\"t_s\":0.1,\"pid\":10,\"rss_bytes\":1048576},{\"t_s\":0.2,\"pid\":11,\"rss_bytes\":1e9},"
+		"{\"t_s\":0.9,\"pid\":10,\"rss_bytes\":3145728},{\"t_s\":\"x\",\"pid\":10}]},"
+		"\"throttling\":{\"episodes\":[{\"start_s\":0.5,\"end_s\":0.6},{\"start_s\":2,\"end_s\":1}]},"
+		"\"sched\":{\"off_cpu_by_reason\":{\"sleep\":999},\"threads\":[{\"tid\":11},"
+		"{\"tid\":10,\"off_cpu_by_reason\":{\"sleep\":100000000,\"runqueue\":\"bad\"}}]},"
+		"\"probes\":{\"list\":[{\"group\":\"llama\",\"total_ns\":700000000,\"count\":4},"
+		"{\"group\":\"sqlite\",\"total_ns\":250000000,\"count\":9},{\"group\":7}],"
+		"\"tokens\":{\"count\":70}},"
+		"\"sql\":{\"statements\":[{\"text\":\"INSERT a\",\"count\":5,\"p99_ns\":9},"
+		"{\"text\":\"SELECT b\",\"count\":4}]},"
+		"\"top_functions\":[{\"name\":\"f\",\"self\":20},{\"name\":3},{\"name\":\"g\",\"self\":1}]}";
+	struct report_data d;
+	char err[128] = "";
+	CHECK_INT_EQ(report_load(text, strlen(text), &d, err, sizeof(err)), 0);
+	CHECK(d.cycles.whole_run);
+	CHECK_INT_EQ(d.cycles.n, 1);
+	if (d.cycles.n == 1) {
+		const struct cycle_row *r = &d.cycles.rows[0];
+		CHECK_INT_EQ(r->wall_ns, 1000 * MS);
+		CHECK_INT_EQ(r->on_cpu_ns, 300 * MS);
+		CHECK_INT_EQ(r->off_cpu_ns[CYC_OFF_SLEEP], 100 * MS);
+		CHECK_INT_EQ(r->off_cpu_ns[CYC_OFF_RUNQ], 0);
+		CHECK_INT_EQ(r->inference_ns, 700 * MS);
+		CHECK_INT_EQ(r->inference_calls, 4);
+		CHECK_NEAR(r->tokens_per_s, 100, 1e-9);
+		CHECK_INT_EQ(r->sql_count, 9);
+		CHECK_STR_EQ(r->sql_slowest, "INSERT a");
+		/* Partition filled in order up to the wall: SQL 250, inference 700,
+		 * sleep the 50 left, nothing for "other". */
+		CHECK_INT_EQ(r->part_sql_ns, 250 * MS);
+		CHECK_INT_EQ(r->part_inference_ns, 700 * MS);
+		CHECK_INT_EQ(r->part_off_cpu_ns[CYC_OFF_SLEEP], 50 * MS);
+		CHECK_INT_EQ(r->other_ns, 0);
+		/* Only the main process's RSS; its last reading and the change. */
+		CHECK_INT_EQ(r->rss_end_bytes, 3 * MB);
+		CHECK_INT_EQ(r->rss_delta_bytes, 2 * MB);
+		CHECK_NEAR(r->throttled_share, 0.1, 1e-9);
+		CHECK_INT_EQ(r->n_top, 2);
+		CHECK_STR_EQ(r->top[1].name, "g");
+	}
+	bool no_cycles = false, inference = false;
+	for (size_t i = 0; i < d.findings.n; i++) {
+		no_cycles |= !strcmp(d.findings.v[i].rule, "no_cycles");
+		inference |= !strcmp(d.findings.v[i].rule, "inference_dominates");
+	}
+	CHECK(no_cycles);
+	CHECK(inference);
+	CHECK(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(d.root, "cycles")));
+	report_data_free(&d);
+
+	/* Without run times nothing is rebuilt (and nothing fails). */
+	cJSON *bad = cJSON_Parse("{\"time\":{\"start_monotonic_ns\":9,\"end_monotonic_ns\":3}}");
+	struct cycle_table t;
+	CHECK_INT_EQ(cycles_whole_run_from_report(bad, &t, err, sizeof(err)), -EINVAL);
+	CHECK_INT_EQ(t.n, 0);
+	cJSON_Delete(bad);
+	CHECK_INT_EQ(load("{\"schema\":\"ebpf-prof/1\",\"time\":7}", err, sizeof(err)), 0);
+}
+
 int main(void)
 {
+	test_whole_run_from_report();
 	test_roundtrip();
 	test_bad_input();
 	test_csv();

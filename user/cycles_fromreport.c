@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A whole-run cycle rebuilt from a report.json that has no `cycles` section
+ * (a run without cycle boundaries), so `ebpf-prof report` can still show the
+ * breakdown and findings. Exact where the report has timestamps (RSS
+ * timeline, throttling episodes); from totals otherwise (probes, off-CPU of
+ * the main thread), with the partition filled in rule order up to the wall
+ * time: an approximation, documented in docs/cycles.md.
+ */
+#include "cycles_json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
+}
+
+/* A non-negative finite number below 2^64, else false. */
+static bool num(const cJSON *x, double *v)
+{
+	if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0 ||
+	    x->valuedouble >= 1.8e19)
+		return false;
+	*v = x->valuedouble;
+	return true;
+}
+
+static uint64_t u64_of(const cJSON *x)
+{
+	double v;
+	return num(x, &v) ? (uint64_t)v : 0;
+}
+
+static uint64_t take(uint64_t *left, uint64_t want)
+{
+	uint64_t t = want < *left ? want : *left;
+	*left -= t;
+	return t;
+}
+
+int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, char *err,
+				 size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	const cJSON *time = get(root, "time");
+	double t0, t1;
+	if (!num(get(time, "start_monotonic_ns"), &t0) || !num(get(time, "end_monotonic_ns"), &t1) ||
+	    t1 < t0) {
+		snprintf(err, errlen, "time.start_monotonic_ns/end_monotonic_ns missing or invalid");
+		return -EINVAL;
+	}
+	uint32_t main_pid = 0;
+	const cJSON *pids = get(get(root, "target"), "pids");
+	if (cJSON_IsArray(pids))
+		main_pid = (uint32_t)(u64_of(cJSON_GetArrayItem(pids, 0)) & 0xffffffffu);
+
+	struct cycles_input *in = cycles_input_new();
+	if (!in)
+		return -ENOMEM;
+	int e = 0;
+	const cJSON *p;
+	cJSON_ArrayForEach(p, get(get(root, "memory"), "timeline"))
+	{
+		double ts, rss;
+		double pid = 0;
+		if (!num(get(p, "t_s"), &ts) || !num(get(p, "rss_bytes"), &rss))
+			continue;
+		/* One process's RSS: the first target's (children have their own). */
+		if (main_pid && num(get(p, "pid"), &pid) && (uint32_t)pid != main_pid)
+			continue;
+		if (!e && ts < 1e9)
+			e = cycles_add_rss(in, (uint64_t)t0 + (uint64_t)(ts * 1e9), (uint64_t)rss);
+	}
+	cJSON_ArrayForEach(p, get(get(root, "throttling"), "episodes"))
+	{
+		double s, f;
+		if (!num(get(p, "start_s"), &s) || !num(get(p, "end_s"), &f) || f < s || f > 1e9)
+			continue;
+		if (!e)
+			e = cycles_add_throttle(in, (uint64_t)t0 + (uint64_t)(s * 1e9),
+						(uint64_t)t0 + (uint64_t)(f * 1e9));
+	}
+	struct cycles_cfg cfg = { .run_start_ns = (uint64_t)t0, .run_end_ns = (uint64_t)t1 };
+	if (!e)
+		e = cycles_compute(in, &cfg, out);
+	cycles_input_free(in);
+	if (e) {
+		snprintf(err, errlen, "%s", e == -ENOMEM ? "out of memory" : "invalid run data");
+		return e;
+	}
+	struct cycle_row *r = &out->rows[0];
+
+	r->samples = u64_of(get(get(root, "samples"), "total"));
+	r->on_cpu_ns = r->samples * u64_of(get(get(root, "sampling"), "period_ns"));
+
+	/* Off-CPU of the main thread when the scheduler view has it. */
+	const cJSON *sched = get(root, "sched"), *by = NULL, *t;
+	cJSON_ArrayForEach(t, get(sched, "threads"))
+	{
+		if (main_pid && u64_of(get(t, "tid")) == main_pid)
+			by = get(t, "off_cpu_by_reason");
+	}
+	bool main_known = by != NULL;
+	if (!by)
+		by = get(sched, "off_cpu_by_reason");
+	for (unsigned k = 0; k < CYC_OFF_REASONS; k++) {
+		r->off_cpu_ns[k] = u64_of(get(by, cycles_off_reason_name(k)));
+		r->off_cpu_total_ns += r->off_cpu_ns[k];
+	}
+
+	const cJSON *probes = get(root, "probes");
+	cJSON_ArrayForEach(p, get(probes, "list"))
+	{
+		const cJSON *g = get(p, "group");
+		uint64_t ns = u64_of(get(p, "total_ns")), calls = u64_of(get(p, "count"));
+		if (calls > UINT32_MAX)
+			calls = UINT32_MAX;
+		const char *grp = cJSON_IsString(g) ? g->valuestring : "";
+		if (!strcmp(grp, "llama")) {
+			r->inference_ns += ns;
+			r->inference_calls += (uint32_t)calls;
+		} else if (!strcmp(grp, "sqlite")) {
+			r->sql_ns += ns;
+		} else {
+			r->probe_other_ns += ns;
+			r->probe_other_calls += (uint32_t)calls;
+		}
+	}
+	r->tokens = u64_of(get(get(probes, "tokens"), "count"));
+	if (r->inference_ns)
+		r->tokens_per_s = (double)r->tokens * 1e9 / (double)r->inference_ns;
+	const cJSON *st;
+	cJSON_ArrayForEach(st, get(get(root, "sql"), "statements"))
+	{
+		uint64_t c = u64_of(get(st, "count"));
+		r->sql_count += c > UINT32_MAX - r->sql_count ? 0 : (uint32_t)c;
+		const cJSON *txt = get(st, "text");
+		/* Statements are sorted by total time: the first is the costliest;
+		 * its p99 stands for its slowest run. */
+		if (!r->sql_slowest && cJSON_IsString(txt)) {
+			r->sql_slowest = strdup(txt->valuestring);
+			if (!r->sql_slowest) {
+				cycle_table_free(out);
+				return -ENOMEM;
+			}
+			r->sql_slowest_ns = u64_of(get(st, "p99_ns"));
+		}
+	}
+
+	/* Partition from totals, in the attribution's priority order. */
+	uint64_t left = r->wall_ns;
+	r->part_sql_ns = take(&left, r->sql_ns);
+	r->part_inference_ns = take(&left, r->inference_ns);
+	r->part_probe_ns = take(&left, r->probe_other_ns);
+	for (unsigned k = 0; main_known && k < CYC_OFF_REASONS; k++)
+		r->part_off_cpu_ns[k] = take(&left, r->off_cpu_ns[k]);
+	r->other_ns = left;
+
+	const cJSON *f;
+	cJSON_ArrayForEach(f, get(root, "top_functions"))
+	{
+		const cJSON *nm = get(f, "name");
+		if (r->n_top >= CYC_TOP_FUNCS)
+			break;
+		if (!cJSON_IsString(nm))
+			continue;
+		char *d = strdup(nm->valuestring);
+		if (!d) {
+			cycle_table_free(out);
+			return -ENOMEM;
+		}
+		r->top[r->n_top++] = (struct cycle_func){ d, u64_of(get(f, "self")) };
+	}
+	return 0;
+}
