@@ -22,12 +22,12 @@
 
 /* Off-CPU reasons, same numbering as enum ep_off_reason in bpf/events.h
  * (sleep, uninterruptible, preempted, runqueue, other). */
-#define CYC_OFF_REASONS 5
-#define CYC_OFF_SLEEP 0
-#define CYC_OFF_BLOCKED 1
+#define CYC_OFF_REASONS	  5
+#define CYC_OFF_SLEEP	  0
+#define CYC_OFF_BLOCKED	  1
 #define CYC_OFF_PREEMPTED 2
-#define CYC_OFF_RUNQ 3
-#define CYC_OFF_OTHER 4
+#define CYC_OFF_RUNQ	  3
+#define CYC_OFF_OTHER	  4
 
 #define CYC_TOP_FUNCS 5
 
@@ -44,8 +44,8 @@ struct cyc_span {
 	uint64_t start_ns;
 	uint64_t end_ns;
 	uint32_t tid;
-	uint32_t kind;	 /* enum cyc_span_kind */
-	uint64_t tokens; /* inference: tokens produced by this call (0 if unknown) */
+	uint32_t kind;	    /* enum cyc_span_kind */
+	uint64_t tokens;    /* inference: tokens produced by this call (0 if unknown) */
 	const char *name;   /* probe name, copied; may be NULL */
 	const char *detail; /* SQL statement text, copied; may be NULL */
 };
@@ -134,7 +134,7 @@ struct cycle_row {
 struct cycle_table {
 	struct cycle_row *rows;
 	size_t n;
-	bool whole_run;	      /* no cycle boundaries: one cycle = the run */
+	bool whole_run;		 /* no cycle boundaries: one cycle = the run */
 	uint64_t unmatched_ends; /* returns of the cycle probe with no open cycle */
 	uint64_t period_ns;
 };

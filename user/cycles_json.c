@@ -62,12 +62,13 @@ static cJSON *row_json(const struct cycle_row *r)
 	     add_u64(o, "sql_slowest_ns", r->sql_slowest_ns) &&
 	     add_str(o, "sql_slowest", r->sql_slowest) &&
 	     add_u64(o, "probe_other_ns", r->probe_other_ns) &&
-	     add_u64(o, "probe_other_calls", r->probe_other_calls) && add_u64(o, "gc_ns", r->gc_ns) &&
-	     add_u64(o, "gc_count", r->gc_count) &&
+	     add_u64(o, "probe_other_calls", r->probe_other_calls) &&
+	     add_u64(o, "gc_ns", r->gc_ns) && add_u64(o, "gc_count", r->gc_count) &&
 	     add_u64(o, "incomplete_spans", r->incomplete_spans) &&
 	     add_u64(o, "other_ns", r->other_ns);
 	cJSON *b = ok ? cJSON_AddObjectToObject(o, "breakdown") : NULL;
-	ok = ok && b && add_u64(b, "gc_ns", r->part_gc_ns) && add_u64(b, "sql_ns", r->part_sql_ns) &&
+	ok = ok && b && add_u64(b, "gc_ns", r->part_gc_ns) &&
+	     add_u64(b, "sql_ns", r->part_sql_ns) &&
 	     add_u64(b, "inference_ns", r->part_inference_ns) &&
 	     add_u64(b, "probes_ns", r->part_probe_ns);
 	cJSON *bo = ok ? cJSON_AddObjectToObject(b, "off_cpu_ns") : NULL;
@@ -157,7 +158,8 @@ cJSON *findings_to_json(const struct findings *f)
 static int cmp_stack_desc(const void *a, const void *b, void *ctx)
 {
 	const struct profile *p = ctx;
-	uint64_t x = p->stacks[*(const uint32_t *)a].count, y = p->stacks[*(const uint32_t *)b].count;
+	uint64_t x = p->stacks[*(const uint32_t *)a].count,
+		 y = p->stacks[*(const uint32_t *)b].count;
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
@@ -262,8 +264,8 @@ static int get_u64(const cJSON *o, const char *k, bool required, uint64_t max, u
 	return 0;
 }
 
-static int get_dbl(const cJSON *o, const char *k, double lo, double hi, double *v,
-		   bool *present, size_t idx, char *err, size_t errlen)
+static int get_dbl(const cJSON *o, const char *k, double lo, double hi, double *v, bool *present,
+		   size_t idx, char *err, size_t errlen)
 {
 	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
 	if (present)
@@ -302,7 +304,7 @@ static int row_from_json(const cJSON *o, struct cycle_row *r, size_t i, char *er
 	int e;
 	if (!cJSON_IsObject(o))
 		return fail(err, el, "cycles[%zu]: not an object", i);
-#define U(key, field, req, max)                                                                   \
+#define U(key, field, req, max)                                                                    \
 	do {                                                                                       \
 		v = 0;                                                                             \
 		if ((e = get_u64(o, key, req, max, &v, NULL, i, err, el)))                         \
@@ -392,13 +394,12 @@ static int row_from_json(const cJSON *o, struct cycle_row *r, size_t i, char *er
 	if (top && !cJSON_IsArray(top))
 		return fail(err, el, "cycles[%zu].top_functions: not an array", i);
 	const cJSON *f;
-	cJSON_ArrayForEach(f, top)
-	{
+	cJSON_ArrayForEach (f, top) {
 		if (r->n_top >= CYC_TOP_FUNCS)
 			break;
 		if (!cJSON_IsObject(f))
 			return fail(err, el, "cycles[%zu].top_functions: entry not an object", i);
-		struct cycle_func cf = { 0 };
+		struct cycle_func cf = {0};
 		if ((e = get_u64(f, "samples", true, U64M, &cf.samples, NULL, i, err, el)) ||
 		    (e = get_str(f, "name", &cf.name, i, err, el)))
 			return e;
@@ -420,8 +421,7 @@ int cycles_from_json(const cJSON *arr, struct cycle_table *out, char *err, size_
 	if (!out->rows)
 		return -ENOMEM;
 	const cJSON *o;
-	cJSON_ArrayForEach(o, arr)
-	{
+	cJSON_ArrayForEach (o, arr) {
 		/* Count the row first so a failure half-way frees its strings. */
 		struct cycle_row *r = &out->rows[out->n++];
 		int e = row_from_json(o, r, out->n - 1, err, errlen);
@@ -434,9 +434,9 @@ int cycles_from_json(const cJSON *arr, struct cycle_table *out, char *err, size_
 }
 
 static const char *const known_rules[] = {
-	"no_cycles",	  "inference_dominates", "database_overhead", "unattributed_time",
-	"slow_cycles",	  "memory_pressure",	 "memory_growth",     "throttling",
-	"cpu_oversubscription",
+	"no_cycles",	     "inference_dominates", "database_overhead",
+	"unattributed_time", "slow_cycles",	    "memory_pressure",
+	"memory_growth",     "throttling",	    "cpu_oversubscription",
 };
 
 int findings_from_json(const cJSON *arr, struct findings *out, char *err, size_t errlen)
@@ -451,8 +451,7 @@ int findings_from_json(const cJSON *arr, struct findings *out, char *err, size_t
 		return -ENOMEM;
 	const cJSON *o;
 	int e = 0;
-	cJSON_ArrayForEach(o, arr)
-	{
+	cJSON_ArrayForEach (o, arr) {
 		size_t i = out->n;
 		struct finding *f = &out->v[out->n++];
 		if (!cJSON_IsObject(o)) {
@@ -481,13 +480,13 @@ int findings_from_json(const cJSON *arr, struct findings *out, char *err, size_t
 			break;
 		}
 		/* get_str's messages say "cycles[...]": findings use their own. */
-		const char *keys[3] = { "title", "evidence", "recommendation" };
-		char **dst[3] = { &f->title, &f->evidence, &f->recommendation };
+		const char *keys[3] = {"title", "evidence", "recommendation"};
+		char **dst[3] = {&f->title, &f->evidence, &f->recommendation};
 		for (int k = 0; k < 3 && !e; k++) {
 			const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, keys[k]);
 			if (!cJSON_IsString(s)) {
-				e = fail(err, errlen, "findings[%zu].%s: missing or not a string", i,
-					 keys[k]);
+				e = fail(err, errlen, "findings[%zu].%s: missing or not a string",
+					 i, keys[k]);
 				break;
 			}
 			*dst[k] = strdup(s->valuestring);
@@ -514,8 +513,7 @@ int findings_from_json(const cJSON *arr, struct findings *out, char *err, size_t
 			}
 		}
 		const cJSON *x;
-		cJSON_ArrayForEach(x, c)
-		{
+		cJSON_ArrayForEach (x, c) {
 			if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0 ||
 			    x->valuedouble > UINT32_MAX) {
 				e = fail(err, errlen, "findings[%zu].cycles: bad cycle index", i);

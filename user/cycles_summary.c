@@ -18,8 +18,9 @@ void cycles_print_summary(FILE *out, const struct cycle_table *t, const struct f
 			if (t->rows[i].wall_ns > slow->wall_ns)
 				slow = &t->rows[i];
 		}
-		fprintf(out, "Cycles: %zu%s  median %.1f ms  p95 %.1f ms  mean %.1f ms  slowest "
-			     "#%u %.1f ms\n",
+		fprintf(out,
+			"Cycles: %zu%s  median %.1f ms  p95 %.1f ms  mean %.1f ms  slowest "
+			"#%u %.1f ms\n",
 			t->n, t->whole_run ? " (whole run, no cycles defined)" : "",
 			msd(cycles_wall_percentile(t, 50)), msd(cycles_wall_percentile(t, 95)),
 			msd(total) / (double)t->n, slow->index, msd(slow->wall_ns));

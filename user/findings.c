@@ -128,8 +128,8 @@ struct flist {
 
 /* Adds a finding; takes ownership of cycles (freed on failure). */
 static struct finding *add(struct flist *fl, const char *rule, enum finding_severity sev,
-			   struct sbuf *title, struct sbuf *evidence, struct sbuf *rec, double value,
-			   double threshold, uint32_t *cycles, size_t ncycles)
+			   struct sbuf *title, struct sbuf *evidence, struct sbuf *rec,
+			   double value, double threshold, uint32_t *cycles, size_t ncycles)
 {
 	char *t = sb_take(title), *e = sb_take(evidence), *r = sb_take(rec);
 	if (fl->err || !t || !e || !r)
@@ -143,7 +143,7 @@ static struct finding *add(struct flist *fl, const char *rule, enum finding_seve
 		fl->cap = nc;
 	}
 	struct finding *f = &fl->out->v[fl->out->n++];
-	*f = (struct finding){ rule, sev, t, e, r, value, threshold, cycles, ncycles };
+	*f = (struct finding){rule, sev, t, e, r, value, threshold, cycles, ncycles};
 	return f;
 fail:
 	free(t);
@@ -255,7 +255,8 @@ static uint32_t *cycles_over(const struct cycle_table *t, row_get g, double shar
 	if (!c)
 		return NULL;
 	for (size_t i = 0; i < t->n; i++)
-		if (t->rows[i].wall_ns && (double)g(&t->rows[i]) > share * (double)t->rows[i].wall_ns)
+		if (t->rows[i].wall_ns &&
+		    (double)g(&t->rows[i]) > share * (double)t->rows[i].wall_ns)
 			c[(*n)++] = t->rows[i].index;
 	return c;
 }
@@ -278,10 +279,11 @@ static void share_rule(struct flist *fl, const struct cycle_table *t, uint64_t w
 		fl->err = -ENOMEM;
 		return;
 	}
-	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+	struct sbuf ti = {0}, ev = {0}, re = {0};
 	sb_printf(&ti, "%s takes %.0f%% of cycle time", what, share * 100);
-	sb_printf(&ev, "%s: %.1f ms of %.1f ms wall over %zu cycle(s) (%.1f%%, threshold %.0f%%); "
-		       "above the threshold in %zu cycle(s)",
+	sb_printf(&ev,
+		  "%s: %.1f ms of %.1f ms wall over %zu cycle(s) (%.1f%%, threshold %.0f%%); "
+		  "above the threshold in %zu cycle(s)",
 		  what, ms(part), ms(wall), t->n, share * 100, thr * 100, n);
 	if (n) {
 		sb_printf(&ev, ": ");
@@ -300,7 +302,7 @@ static void share_rule(struct flist *fl, const struct cycle_table *t, uint64_t w
 static void rule_inference(struct flist *fl, const struct cycle_table *t, uint64_t wall,
 			   const struct findings_cfg *cfg)
 {
-	struct sbuf x = { 0 };
+	struct sbuf x = {0};
 	uint64_t tok = 0, inf = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		tok += t->rows[i].tokens;
@@ -331,7 +333,7 @@ static int cmp_stmt(const void *a, const void *b)
 static void rule_sql(struct flist *fl, const struct cycle_table *t, uint64_t wall,
 		     const struct findings_cfg *cfg)
 {
-	struct sbuf x = { 0 };
+	struct sbuf x = {0};
 	struct stmt *s = malloc((t->n ? t->n : 1) * sizeof(*s));
 	if (!s) {
 		fl->err = -ENOMEM;
@@ -348,7 +350,7 @@ static void rule_sql(struct flist *fl, const struct cycle_table *t, uint64_t wal
 		while (k < ns && strcmp(s[k].text, t->rows[i].sql_slowest) != 0)
 			k++;
 		if (k == ns)
-			s[ns++] = (struct stmt){ t->rows[i].sql_slowest, 0, 0 };
+			s[ns++] = (struct stmt){t->rows[i].sql_slowest, 0, 0};
 		if (t->rows[i].sql_slowest_ns > s[k].ns) {
 			s[k].ns = t->rows[i].sql_slowest_ns;
 			s[k].cycle = t->rows[i].index;
@@ -370,9 +372,8 @@ static void rule_sql(struct flist *fl, const struct cycle_table *t, uint64_t wal
 static void rule_other(struct flist *fl, const struct cycle_table *t, uint64_t wall,
 		       const struct findings_cfg *cfg)
 {
-	struct sbuf x = { 0 };
-	share_rule(fl, t, wall, g_other, cfg->other_share, "unattributed_time",
-		   "Unattributed time",
+	struct sbuf x = {0};
+	share_rule(fl, t, wall, g_other, cfg->other_share, "unattributed_time", "Unattributed time",
 		   "Part of the cycle is not covered by any probe or off-CPU wait: add probes "
 		   "for the remaining steps (--probe LIB:SYMBOL, or py:FUNCTION for Python), "
 		   "and look at the top functions of the slow cycles.",
@@ -386,20 +387,19 @@ struct comp {
 };
 
 static const struct comp comps[] = {
-	{ "SQL", g_sql, "batch writes and add indexes" },
-	{ "GC", g_gc, "reduce allocations or tune gc thresholds (gc.freeze / gc.set_threshold)" },
-	{ "off-CPU I/O", g_io, "move I/O off the cycle path or make it asynchronous" },
-	{ "throttling", g_throttled, "improve cooling or cap the power mode" },
-	{ "run-queue wait", g_runq, "reduce the number of busy threads" },
-	{ "inference", g_inf, "check the prompt length and generated tokens of that cycle" },
-	{ "other probes", g_probe, "look at the probe table for that cycle" },
-	{ "sleep", g_sleep, "check timers, locks and waits on other threads" },
-	{ "unattributed", g_other, "add probes around the remaining steps" },
+	{"SQL", g_sql, "batch writes and add indexes"},
+	{"GC", g_gc, "reduce allocations or tune gc thresholds (gc.freeze / gc.set_threshold)"},
+	{"off-CPU I/O", g_io, "move I/O off the cycle path or make it asynchronous"},
+	{"throttling", g_throttled, "improve cooling or cap the power mode"},
+	{"run-queue wait", g_runq, "reduce the number of busy threads"},
+	{"inference", g_inf, "check the prompt length and generated tokens of that cycle"},
+	{"other probes", g_probe, "look at the probe table for that cycle"},
+	{"sleep", g_sleep, "check timers, locks and waits on other threads"},
+	{"unattributed", g_other, "add probes around the remaining steps"},
 };
 #define NCOMP (sizeof(comps) / sizeof(comps[0]))
 
-static void rule_slow(struct flist *fl, const struct cycle_table *t,
-		      const struct findings_cfg *cfg)
+static void rule_slow(struct flist *fl, const struct cycle_table *t, const struct findings_cfg *cfg)
 {
 	if (t->n < cfg->slow_min_cycles || t->n < 2)
 		return;
@@ -428,10 +428,10 @@ static void rule_slow(struct flist *fl, const struct cycle_table *t,
 		free(c);
 		return;
 	}
-	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+	struct sbuf ti = {0}, ev = {0}, re = {0};
 	sb_printf(&ti, "%zu slow cycle(s) (over %.0f%% of the median %.1f ms)", n,
 		  cfg->slow_factor * 100, ms(med));
-	bool seen[NCOMP] = { false };
+	bool seen[NCOMP] = {false};
 	uint64_t worst = 0;
 	for (size_t j = 0; j < n; j++) {
 		const struct cycle_row *r = NULL;
@@ -469,9 +469,9 @@ static void rule_slow(struct flist *fl, const struct cycle_table *t,
 	for (size_t k = 0; k < NCOMP; k++)
 		if (seen[k])
 			sb_printf(&re, " %s: %s;", comps[k].name, comps[k].advice);
-	add(fl, "slow_cycles", (double)worst > 2 * cfg->slow_factor * (double)med ? FIND_CRITICAL
-										 : FIND_WARNING,
-	    &ti, &ev, &re, (double)worst / (double)med, cfg->slow_factor, c, n);
+	add(fl, "slow_cycles",
+	    (double)worst > 2 * cfg->slow_factor * (double)med ? FIND_CRITICAL : FIND_WARNING, &ti,
+	    &ev, &re, (double)worst / (double)med, cfg->slow_factor, c, n);
 }
 
 static void rule_memory(struct flist *fl, const struct cycle_table *t,
@@ -492,7 +492,7 @@ static void rule_memory(struct flist *fl, const struct cycle_table *t,
 		return;
 	if (ctx && ctx->mem_total_bytes &&
 	    (double)peak > cfg->mem_pressure * (double)ctx->mem_total_bytes) {
-		struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+		struct sbuf ti = {0}, ev = {0}, re = {0};
 		double share = (double)peak / (double)ctx->mem_total_bytes;
 		uint32_t *c = malloc(sizeof(*c));
 		if (c)
@@ -500,8 +500,9 @@ static void rule_memory(struct flist *fl, const struct cycle_table *t,
 		else
 			fl->err = -ENOMEM; /* add() then frees the texts */
 		sb_printf(&ti, "Memory pressure: RSS reaches %.0f%% of RAM", share * 100);
-		sb_printf(&ev, "RSS %.1f MB at the end of cycle %u, RAM %.1f MB (%.1f%%, threshold "
-			       "%.0f%%)",
+		sb_printf(&ev,
+			  "RSS %.1f MB at the end of cycle %u, RAM %.1f MB (%.1f%%, threshold "
+			  "%.0f%%)",
 			  (double)peak / MB_D, peak_cycle, (double)ctx->mem_total_bytes / MB_D,
 			  share * 100, cfg->mem_pressure * 100);
 		sb_printf(&re, "Use a smaller model or stronger quantization, reduce the context "
@@ -535,11 +536,12 @@ static void rule_memory(struct flist *fl, const struct cycle_table *t,
 	free(y);
 	if (!(slope >= cfg->leak_mb_per_cycle) || !(r2 >= cfg->leak_min_r2))
 		return;
-	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+	struct sbuf ti = {0}, ev = {0}, re = {0};
 	sb_printf(&ti, "Memory grows %.2f MB per cycle", slope);
-	sb_printf(&ev, "least-squares fit of RSS at cycle end over %zu cycles (%u..%u): %.2f "
-		       "MB/cycle, r^2 %.2f (threshold %.2f MB/cycle, r^2 >= %.2f); RSS %.1f -> %.1f "
-		       "MB",
+	sb_printf(&ev,
+		  "least-squares fit of RSS at cycle end over %zu cycles (%u..%u): %.2f "
+		  "MB/cycle, r^2 %.2f (threshold %.2f MB/cycle, r^2 >= %.2f); RSS %.1f -> %.1f "
+		  "MB",
 		  nr, first, last, slope, r2, cfg->leak_mb_per_cycle, cfg->leak_min_r2, y0, y1);
 	if (ctx && ctx->mem_total_bytes && slope > 0) {
 		double left = ((double)ctx->mem_total_bytes / MB_D - y1) / slope;
@@ -589,7 +591,7 @@ static void rule_throttle(struct flist *fl, const struct cycle_table *t,
 		free(c);
 		return;
 	}
-	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+	struct sbuf ti = {0}, ev = {0}, re = {0};
 	sb_printf(&ti, "CPU throttling in %zu of %zu cycles", n, t->n);
 	sb_printf(&ev, "throttled %.1f ms in total; cycles with more than %.0f%% throttled: ",
 		  ms(thr_ns), cfg->throttle_share * 100);
@@ -597,7 +599,8 @@ static void rule_throttle(struct flist *fl, const struct cycle_table *t,
 	double cost = 0;
 	if (nu) {
 		cost = wall_t / (double)nt - wall_u / (double)nu;
-		sb_printf(&ev, "; mean cycle %.1f ms throttled vs %.1f ms not (cost %+.1f ms/cycle)",
+		sb_printf(&ev,
+			  "; mean cycle %.1f ms throttled vs %.1f ms not (cost %+.1f ms/cycle)",
 			  wall_t / (double)nt / 1e6, wall_u / (double)nu / 1e6, cost / 1e6);
 	}
 	if (nmt && nmu)
@@ -606,9 +609,9 @@ static void rule_throttle(struct flist *fl, const struct cycle_table *t,
 	sb_printf(&re, "The board is throttling: improve cooling (fan mode, heatsink), choose a "
 		       "power mode the supply and cooling can sustain, or reduce the load "
 		       "(fewer GPU layers, lower clocks) to stay under the thermal limit.");
-	add(fl, "throttling", cost > 0.1 * (wall_u / (nu ? (double)nu : 1)) ? FIND_CRITICAL
-									   : FIND_WARNING,
-	    &ti, &ev, &re, (double)thr_ns / 1e6, cfg->throttle_share, c, n);
+	add(fl, "throttling",
+	    cost > 0.1 * (wall_u / (nu ? (double)nu : 1)) ? FIND_CRITICAL : FIND_WARNING, &ti, &ev,
+	    &re, (double)thr_ns / 1e6, cfg->throttle_share, c, n);
 }
 
 static void rule_oversub(struct flist *fl, const struct cycle_table *t, uint64_t wall,
@@ -627,10 +630,11 @@ static void rule_oversub(struct flist *fl, const struct cycle_table *t, uint64_t
 		fl->err = -ENOMEM;
 		return;
 	}
-	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+	struct sbuf ti = {0}, ev = {0}, re = {0};
 	sb_printf(&ti, "CPU oversubscription: threads wait for a CPU");
-	sb_printf(&ev, "run-queue wait (runnable, not running) %.1f ms = %.1f%% of wall "
-		       "(threshold %.0f%%)",
+	sb_printf(&ev,
+		  "run-queue wait (runnable, not running) %.1f ms = %.1f%% of wall "
+		  "(threshold %.0f%%)",
 		  ms(rq), share * 100, cfg->runq_share * 100);
 	if (ctx && ctx->runq_p99_ns)
 		sb_printf(&ev, "; run-queue latency p99 %.2f ms (threshold %.2f ms)",
@@ -645,15 +649,14 @@ static void rule_oversub(struct flist *fl, const struct cycle_table *t, uint64_t
 	sb_printf(&re, "More threads want to run than there are CPUs: set the inference thread "
 		       "count to the number of performance cores (e.g. llama.cpp -t), limit "
 		       "OMP/BLAS threads (OMP_NUM_THREADS), and stop competing processes.");
-	add(fl, "cpu_oversubscription", FIND_WARNING, &ti, &ev, &re, share, cfg->runq_share, c,
-	    n);
+	add(fl, "cpu_oversubscription", FIND_WARNING, &ti, &ev, &re, share, cfg->runq_share, c, n);
 }
 
 static void rule_no_cycles(struct flist *fl, const struct cycle_table *t)
 {
 	if (!t->whole_run)
 		return;
-	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+	struct sbuf ti = {0}, ev = {0}, re = {0};
 	sb_printf(&ti, "No cycles defined: the whole run is one cycle");
 	sb_printf(&ev, "no --cycle, --cycle-every or marker was given");
 	sb_printf(&re, "Define cycles to get per-cycle numbers: --cycle FUNCTION (one call = one "
@@ -685,7 +688,7 @@ int findings_evaluate(const struct cycle_table *t, const struct findings_cfg *cf
 	out->n = 0;
 	if (!t || !cfg)
 		return -EINVAL;
-	struct flist fl = { .out = out };
+	struct flist fl = {.out = out};
 	uint64_t wall = sum_of(t, g_wall);
 	rule_no_cycles(&fl, t);
 	rule_inference(&fl, t, wall, cfg);

@@ -172,7 +172,8 @@ int report_cmd_main(int argc, char **argv)
 		fprintf(argc == 2 ? stdout : stderr,
 			"usage: ebpf-prof report DIR\n"
 			"  Rebuilds DIR/report.html, DIR/cycles.csv and the cycle summary from\n"
-			"  DIR/report.json (findings are evaluated again with this version's rules).\n");
+			"  DIR/report.json (findings are evaluated again with this version's "
+			"rules).\n");
 		return argc == 2 ? 0 : 2;
 	}
 	const char *dir = argv[1];

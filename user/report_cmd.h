@@ -11,7 +11,7 @@
 #include "findings.h"
 
 struct report_data {
-	cJSON *root;		/* the whole parsed report (findings replaced) */
+	cJSON *root; /* the whole parsed report (findings replaced) */
 	struct cycle_table cycles;
 	struct findings findings;
 };

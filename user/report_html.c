@@ -8,8 +8,9 @@
 #include <string.h>
 
 static const char *const sections[] = {
-	"schema", "version", "target", "time",	"samples", "top_functions", "cycles", "findings",
-	"flame",  "memory",  "throttling", "probes", "sql", "gpu", "cpufreq", "thermal",
+	"schema", "version",  "target",	 "time",    "samples",	  "top_functions",
+	"cycles", "findings", "flame",	 "memory",  "throttling", "probes",
+	"sql",	  "gpu",      "cpufreq", "thermal",
 };
 
 int report_html_write(FILE *f, const cJSON *root)

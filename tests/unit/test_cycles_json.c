@@ -27,17 +27,18 @@ static int build(struct cycle_table *t)
 		uint64_t w = i == 2 ? 300 * MS : 100 * MS;
 		cycles_add_begin(in, s, 1);
 		cycles_add_end(in, s + w, 1);
-		struct cyc_span inf = { s, s + 50 * MS, 1, CYC_SPAN_INFERENCE, 20, "llama_decode",
-					NULL };
+		struct cyc_span inf = {s,  s + 50 * MS,	   1,	CYC_SPAN_INFERENCE,
+				       20, "llama_decode", NULL};
 		cycles_add_span(in, &inf);
-		struct cyc_span q = { s + 60 * MS, s + (i == 2 ? 260 : 70) * MS, 1, CYC_SPAN_SQL, 0,
-				      "sqlite3_step", "=INSERT \"x\", '</script><b>'" };
+		struct cyc_span q = {
+			s + 60 * MS,	s + (i == 2 ? 260 : 70) * MS,	1, CYC_SPAN_SQL, 0,
+			"sqlite3_step", "=INSERT \"x\", '</script><b>'"};
 		cycles_add_span(in, &q);
 		cycles_add_sample(in, s + MS, 1, "matmul");
 		cycles_add_rss(in, s + w, (100 + (uint64_t)i) * MB);
 		s += w;
 	}
-	struct cycles_cfg cfg = { .run_start_ns = 0, .run_end_ns = s, .period_ns = MS };
+	struct cycles_cfg cfg = {.run_start_ns = 0, .run_end_ns = s, .period_ns = MS};
 	int e = cycles_compute(in, &cfg, t);
 	cycles_input_free(in);
 	return e;
@@ -153,41 +154,42 @@ static void test_bad_input(void)
 	static const struct {
 		const char *cycles, *msg;
 	} bad[] = {
-		{ "\"x\"", "cycles: not an array" },
-		{ "[1]", "cycles[0]: not an object" },
-		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5}]", "cycles[0].wall_ns: missing" },
-		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":\"5\"}]",
-		  "cycles[0].wall_ns: not a number" },
-		{ "[{\"index\":-1,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5}]", "cycles[0].index" },
-		{ "[{\"index\":1e30,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5}]", "cycles[0].index" },
-		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":1e30,\"wall_ns\":1e30}]",
-		  "cycles[0].end_ns" },
-		{ "[{\"index\":0,\"start_ns\":9,\"end_ns\":5,\"wall_ns\":4}]", "wall_ns is not" },
-		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"truncated\":1}]",
-		  "truncated: not a boolean" },
-		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"sql_slowest\":7}]",
-		  "sql_slowest: not a string" },
-		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"throttled_share\":2}]",
-		  "throttled_share" },
-		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"breakdown\":[]}]",
-		  "breakdown: not an object" },
-		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"gpu\":3}]",
-		  "gpu: not an object" },
-		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"top_functions\":{}}]",
-		  "top_functions: not an array" },
-		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"top_functions\":"
-		  "[{\"name\":\"a\",\"samples\":1},{\"samples\":2}]}]",
-		  "name missing" },
-		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,"
-		  "\"off_cpu_by_reason\":{\"sleep\":true}}]",
-		  "sleep: not a number" },
+		{"\"x\"", "cycles: not an array"},
+		{"[1]", "cycles[0]: not an object"},
+		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5}]", "cycles[0].wall_ns: missing"},
+		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":\"5\"}]",
+		 "cycles[0].wall_ns: not a number"},
+		{"[{\"index\":-1,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5}]", "cycles[0].index"},
+		{"[{\"index\":1e30,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5}]", "cycles[0].index"},
+		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":1e30,\"wall_ns\":1e30}]",
+		 "cycles[0].end_ns"},
+		{"[{\"index\":0,\"start_ns\":9,\"end_ns\":5,\"wall_ns\":4}]", "wall_ns is not"},
+		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"truncated\":1}]",
+		 "truncated: not a boolean"},
+		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"sql_slowest\":7}]",
+		 "sql_slowest: not a string"},
+		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"throttled_share\":2}]",
+		 "throttled_share"},
+		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"breakdown\":[]}]",
+		 "breakdown: not an object"},
+		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"gpu\":3}]",
+		 "gpu: not an object"},
+		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"top_functions\":{}}]",
+		 "top_functions: not an array"},
+		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"top_functions\":"
+		 "[{\"name\":\"a\",\"samples\":1},{\"samples\":2}]}]",
+		 "name missing"},
+		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,"
+		 "\"off_cpu_by_reason\":{\"sleep\":true}}]",
+		 "sleep: not a number"},
 	};
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
 		char *s = doc(bad[k].cycles);
 		err[0] = 0;
 		CHECK_INT_EQ(load(s, err, sizeof(err)), -EINVAL);
 		if (!strstr(err, bad[k].msg))
-			fprintf(stderr, "case %zu: error \"%s\" lacks \"%s\"\n", k, err, bad[k].msg);
+			fprintf(stderr, "case %zu: error \"%s\" lacks \"%s\"\n", k, err,
+				bad[k].msg);
 		CHECK(strstr(err, bad[k].msg) != NULL);
 		free(s);
 	}
@@ -276,7 +278,8 @@ static void test_html(void)
 		CHECK(strstr(html, "\\u003c/script\\u003e\\u003cb\\u003e") != NULL);
 		CHECK(strstr(html, "@@DATA@@") == NULL);
 		CHECK(strstr(html, "not_used") == NULL);
-		CHECK(strstr(html, "http://") == NULL || strstr(html, "http://www.w3.org/2000/svg"));
+		CHECK(strstr(html, "http://") == NULL ||
+		      strstr(html, "http://www.w3.org/2000/svg"));
 		CHECK(strstr(html, "https://") == NULL);
 	}
 	free(html);
@@ -303,7 +306,6 @@ static void test_html(void)
 	}
 }
 
-
 /* A run without cycles: one whole-run cycle from the report's own sections
  * (1 s run; numbers chosen so every part is checkable by hand). */
 static void test_whole_run_from_report(void)
@@ -313,9 +315,11 @@ static void test_whole_run_from_report(void)
 		"\"time\":{\"start_monotonic_ns\":5000000000,\"end_monotonic_ns\":6000000000},"
 		"\"sampling\":{\"period_ns\":10000000},\"samples\":{\"total\":30},"
 		"\"memory\":{\"system_ram_bytes\":1073741824,\"timeline\":["
-		"{\"t_s\":0.1,\"pid\":10,\"rss_bytes\":1048576},{\"t_s\":0.2,\"pid\":11,\"rss_bytes\":1e9},"
+		"{\"t_s\":0.1,\"pid\":10,\"rss_bytes\":1048576},{\"t_s\":0.2,\"pid\":11,\"rss_"
+		"bytes\":1e9},"
 		"{\"t_s\":0.9,\"pid\":10,\"rss_bytes\":3145728},{\"t_s\":\"x\",\"pid\":10}]},"
-		"\"throttling\":{\"episodes\":[{\"start_s\":0.5,\"end_s\":0.6},{\"start_s\":2,\"end_s\":1}]},"
+		"\"throttling\":{\"episodes\":[{\"start_s\":0.5,\"end_s\":0.6},{\"start_s\":2,"
+		"\"end_s\":1}]},"
 		"\"sched\":{\"off_cpu_by_reason\":{\"sleep\":999},\"threads\":[{\"tid\":11},"
 		"{\"tid\":10,\"off_cpu_by_reason\":{\"sleep\":100000000,\"runqueue\":\"bad\"}}]},"
 		"\"probes\":{\"list\":[{\"group\":\"llama\",\"total_ns\":700000000,\"count\":4},"
@@ -323,7 +327,8 @@ static void test_whole_run_from_report(void)
 		"\"tokens\":{\"count\":70}},"
 		"\"sql\":{\"statements\":[{\"text\":\"INSERT a\",\"count\":5,\"p99_ns\":9},"
 		"{\"text\":\"SELECT b\",\"count\":4}]},"
-		"\"top_functions\":[{\"name\":\"f\",\"self\":20},{\"name\":3},{\"name\":\"g\",\"self\":1}]}";
+		"\"top_functions\":[{\"name\":\"f\",\"self\":20},{\"name\":3},{\"name\":\"g\","
+		"\"self\":1}]}";
 	struct report_data d;
 	char err[128] = "";
 	CHECK_INT_EQ(report_load(text, strlen(text), &d, err, sizeof(err)), 0);
