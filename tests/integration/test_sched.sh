@@ -10,7 +10,8 @@
 #    they were blocked (not runnable) >= 98% is "sleep"; the run-queue part
 #    depends on the machine's load, so it is not bounded beyond sleep >= 60%.
 #  - disker: of its blocked time >= 90% "uninterruptible" (fdatasync waits for
-#    the disk), and >= 10% of its whole time (device dependent). Its waits
+#    the disk), and >= 10% of its time not spent waiting for a CPU (device
+#    dependent). Its waits
 #    are mostly under the 1 ms stack threshold: its stacks must exist and
 #    stay within its off-CPU time, no more.
 #  - spinner: never blocks: sleep + uninterruptible < 2% of its time.
@@ -74,7 +75,12 @@ for name in ("sleeper", "piper"):
 dkr = th["disker"]
 check(dkr["off_cpu_by_reason"]["uninterruptible"] >= 0.9 * blocked(dkr),
       "disker: blocked, but not in D: %r" % dkr["off_cpu_by_reason"])
-check(frac(dkr, "uninterruptible") >= 0.1, "disker: uninterruptible share %.3f < 0.1" % frac(dkr, "uninterruptible"))
+# Of the time it was not waiting for a CPU (under a loaded ctest run the
+# disker can spend most of its time runnable: contention, not its behaviour).
+dr = dkr["off_cpu_by_reason"]
+not_waiting = max(1, span(dkr) - dr["runqueue"] - dr["preempted"])
+check(dr["uninterruptible"] >= 0.1 * not_waiting,
+      "disker: uninterruptible %.3f of its time not waiting for a CPU, < 0.1" % (dr["uninterruptible"] / not_waiting))
 sp = th["spinner"]
 check(blocked(sp) < 0.02 * span(sp), "spinner blocked: %r" % sp["off_cpu_by_reason"])
 check(sp["on_cpu_ns"] >= 0.25 * span(sp), "spinner on-CPU only %.3f of its time" % (sp["on_cpu_ns"] / span(sp)))
