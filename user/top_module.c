@@ -498,6 +498,10 @@ static int top_poll(void *state, uint64_t now)
 			if (top_window_update(&m->w, p) == 0) {
 				m->rate = (double)m->w.last_delta * 1e9 /
 					  (double)(now > m->last_ns ? now - m->last_ns : 1);
+				/* Sampled CPU use of all targets: samples/s over the
+				 * per-CPU sampling frequency. */
+				if (l && p->freq_hz)
+					l->proc_cpu_pct = 100.0 * m->rate / p->freq_hz;
 				refresh_rows(m);
 			}
 			m->last_ns = now;

@@ -430,6 +430,9 @@ static void render_funcs(const struct top_model *m, struct top_frame *f, int row
 		return;
 	if (name_w < 8)
 		name_w = 8;
+	/* Keep the module near the name on wide terminals. */
+	if (name_w > 60)
+		name_w = 60;
 	if (m->expanded && m->nstack && nrows >= 6) {
 		/* The stack takes the lower half, the list keeps the rest. */
 		int sr = nrows / 2;

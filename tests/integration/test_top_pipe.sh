@@ -22,6 +22,8 @@ n=$(grep -c '^----$' "$PROF_OUT")
 [ "$n" -ge 4 ] || ep_fail "$n snapshots in 3 s at --interval 0.5, want >= 4"
 grep -Eq "^ebpf-prof top  pid $TARGET_PID \(cpu_tree\)" "$PROF_OUT" || ep_fail "no title line in the snapshots"
 grep -Eq '^ *[0-9.]+% +[0-9.]+%  burn_a ' "$PROF_OUT" || ep_fail "burn_a not in any snapshot"
+# The target's sampled CPU use (one busy thread) and its RSS, from sysmon.
+grep -Eq '^cpu [0-9]+%  rss [0-9.]+ [KMG]iB \(' "$PROF_OUT" || ep_fail "no cpu%/rss line in the snapshots"
 grep -q 'ALERT disk .* free < 100%' "$PROF_ERR" || ep_fail "disk alert not on stderr: $(cat "$PROF_ERR")"
 [ "$(grep -c 'ALERT disk' "$PROF_ERR")" -eq 1 ] || ep_fail "disk alert printed more than once (edge-triggered)"
 grep -q 'cycle>1.5x: no data' "$PROF_ERR" || ep_fail "unavailable cycle alert not reported"

@@ -147,6 +147,18 @@ static void test_render(void)
 	CHECK_INT_EQ(f.sel_row, 2);
 	CHECK(starts(top_frame_line(&f, 11), "q quit"));
 	CHECK_STR_EQ(top_frame_line(&f, 6), "");
+	/* Wide terminal: the name column stops at 60 so the module stays
+	 * near: 17 columns of percentages, 60 of name, a blank. */
+	{
+		struct top_frame wide;
+
+		CHECK_INT_EQ(top_frame_init(&wide, 12, 200), 0);
+		top_render(&m, &wide);
+		const char *ln = top_frame_line(&wide, 2), *mod = strstr(ln, "cpu_tree");
+
+		CHECK(mod && mod - ln == 17 + 60 + 1);
+		top_frame_free(&wide);
+	}
 	/* Unknown live figures are left out, not shown as zero. */
 	live_metrics_init(&l);
 	m.live = &l;
