@@ -108,8 +108,10 @@ static int top_open(void **state, const struct rec_ctx *ctx)
 	char why[192];
 	int err;
 
-	if (!o->top && !o->nalerts)
+	if (!o->top && !o->nalerts) {
+		log_info("live view: off (no --top, no --alert)");
 		return -ENODEV;
+	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
