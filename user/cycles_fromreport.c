@@ -20,14 +20,31 @@ static const cJSON *get(const cJSON *o, const char *k)
 	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
 }
 
-/* A non-negative finite number below 2^64, else false. */
+bool cycles_json_number(const cJSON *x, double *v)
+{
+	double d;
+	if (cJSON_IsNumber(x)) {
+		d = x->valuedouble;
+	} else if (cJSON_IsRaw(x) && x->valuestring) {
+		/* A live report holds u64 values as raw decimal text
+		 * (export_report.c); only plain digits are a number here. */
+		const char *p = x->valuestring;
+		size_t n = strspn(p, "0123456789");
+		if (!n || p[n] || n > 20)
+			return false;
+		d = strtod(p, NULL);
+	} else {
+		return false;
+	}
+	if (!isfinite(d) || d < 0 || d >= 1.8e19)
+		return false;
+	*v = d;
+	return true;
+}
+
 static bool num(const cJSON *x, double *v)
 {
-	if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0 ||
-	    x->valuedouble >= 1.8e19)
-		return false;
-	*v = x->valuedouble;
-	return true;
+	return cycles_json_number(x, v);
 }
 
 static uint64_t u64_of(const cJSON *x)

@@ -9,6 +9,7 @@
 #define EP_CYCLES_JSON_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "cycles.h"
@@ -30,6 +31,9 @@ int findings_from_json(const cJSON *arr, struct findings *out, char *err, size_t
 /* One whole-run cycle rebuilt from the other sections of a report.json
  * without `cycles` (cycles_fromreport.c): exact RSS and throttling, the rest
  * from totals. Needs time.start/end_monotonic_ns; -EINVAL otherwise. */
+/* A non-negative number below 2^64 as JSON number or as raw decimal text
+ * (how a live report holds u64 values); false otherwise. */
+bool cycles_json_number(const cJSON *x, double *v);
 int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, char *err,
 				 size_t errlen);
 

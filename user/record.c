@@ -20,6 +20,7 @@
 
 #include "jetson_module.h"
 #include "probes.h"
+#include "cycles_module.h"
 #include "log.h"
 #include "output.h"
 #include "proc_info.h"
@@ -40,6 +41,7 @@ static const struct rec_module *const modules[] = {
 	&sysmon_rec_module,
 	&sched_rec_module,
 	&probes_rec_module,
+	&cycles_rec_module, /* after the modules whose report sections it reads */
 	&top_rec_module, /* last: shows what the others polled this round */
 };
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))

@@ -79,9 +79,13 @@ int report_load(const char *text, size_t len, struct report_data *out, char *err
 			e = cycles_from_json(cyc, &out->cycles, err, errlen);
 		if (e)
 			goto fail;
+		const cJSON *wr = cJSON_GetObjectItemCaseSensitive(out->root, "cycles_whole_run");
+		if (cyc && cJSON_IsBool(wr))
+			out->cycles.whole_run = cJSON_IsTrue(wr);
 		if (rebuilt) {
 			cJSON *cj = cycles_to_json(&out->cycles);
-			if (!cj || !cJSON_AddItemToObject(out->root, "cycles", cj)) {
+			if (!cj || !cJSON_AddItemToObject(out->root, "cycles", cj) ||
+			    !cJSON_AddBoolToObject(out->root, "cycles_whole_run", true)) {
 				cJSON_Delete(cj);
 				e = -ENOMEM;
 				goto fail;

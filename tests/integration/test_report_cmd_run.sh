@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `ebpf-prof report DIR` on the output of a real recording without cycle
-# options: one whole-run cycle rebuilt from the report, the no_cycles
-# finding with how to define cycles, cycles.csv with its measured duration,
-# and report.html holding the same data. Needs root (recording).
+# A real recording without cycle options: the cycles module adds one
+# whole-run cycle, the findings (no_cycles says how to define cycles) and
+# the flame stacks to report.json, writes report.html and cycles.csv and
+# prints the cycle summary; then `ebpf-prof report DIR` rebuilds them from
+# report.json. Needs root (recording).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 ep_require_root
@@ -10,6 +11,25 @@ ep_init
 out="$EP_WORK/out"
 ep_prof_run 60 -d 2 -o "$out" -- "$EP_TARGETS_DIR/demo_experiment"
 [ "$PROF_RC" -eq 0 ] || ep_fail "recording failed (rc $PROF_RC)"
+grep -q "^Cycles: 1 (whole run" "$PROF_OUT" || ep_fail "run summary lacks the cycle line: $(cat "$PROF_OUT")"
+ep_py "$out" <<'PY'
+c = R.get("cycles")
+check(isinstance(c, list) and len(c) == 1, "report.json: one whole-run cycle: %r" % c)
+if c:
+    check(c[0]["wall_ns"] == R["time"]["duration_ns"], "cycle wall = run duration")
+    b = c[0]["breakdown"]
+    parts = b["gc_ns"] + b["sql_ns"] + b["inference_ns"] + b["probes_ns"] + b["other_ns"] + sum(b["off_cpu_ns"].values())
+    check(parts == c[0]["wall_ns"], "breakdown sums to the wall time: %d vs %d" % (parts, c[0]["wall_ns"]))
+check(any(f["rule"] == "no_cycles" for f in R.get("findings", [])), "no_cycles finding")
+fl = R.get("flame") or {}
+check(fl.get("total") == R["samples"]["total"], "flame total = samples")
+check(len(fl.get("stacks", [])) > 0 and all(0 <= i < len(fl["frames"]) for s in fl["stacks"] for i in s["f"]),
+      "flame stacks index the frame table")
+check(sum(s["n"] for s in fl.get("stacks", [])) <= fl.get("total", 0), "flame counts within the total")
+check(os.path.getsize(os.path.join(D, "report.html")) > 0, "report.html written by the run")
+check(os.path.getsize(os.path.join(D, "cycles.csv")) > 0, "cycles.csv written by the run")
+PY
+rm -f "$out/report.html" "$out/cycles.csv"
 sum=$("$EP_BIN" report "$out") || ep_fail "ebpf-prof report failed: $sum"
 ep_log "$sum"
 grep -q "^Cycles: 1 (whole run" <<<"$sum" || ep_fail "no whole-run cycle line: $sum"

@@ -358,6 +358,7 @@ static void test_whole_run_from_report(void)
 		CHECK_INT_EQ(r->n_top, 2);
 		CHECK_STR_EQ(r->top[1].name, "g");
 	}
+	struct cycle_table t0;
 	bool no_cycles = false, inference = false;
 	for (size_t i = 0; i < d.findings.n; i++) {
 		no_cycles |= !strcmp(d.findings.v[i].rule, "no_cycles");
@@ -367,6 +368,23 @@ static void test_whole_run_from_report(void)
 	CHECK(inference);
 	CHECK(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(d.root, "cycles")));
 	report_data_free(&d);
+
+	/* A live report holds u64 values as raw decimal text. */
+	cJSON *live = cJSON_CreateObject(), *tm = cJSON_AddObjectToObject(live, "time");
+	cJSON_AddItemToObject(tm, "start_monotonic_ns", cJSON_CreateRaw("5000000000"));
+	cJSON_AddItemToObject(tm, "end_monotonic_ns", cJSON_CreateRaw("5250000000"));
+	CHECK_INT_EQ(cycles_whole_run_from_report(live, &t0, err, sizeof(err)), 0);
+	CHECK(t0.n == 1 && t0.rows[0].wall_ns == 250 * MS);
+	cycle_table_free(&t0);
+	cJSON_ReplaceItemInObject(tm, "end_monotonic_ns", cJSON_CreateRaw("52e9"));
+	CHECK_INT_EQ(cycles_whole_run_from_report(live, &t0, err, sizeof(err)), -EINVAL);
+	cJSON_Delete(live);
+	double v = 0;
+	cJSON *neg = cJSON_CreateRaw("-1"), *big = cJSON_CreateRaw("99999999999999999999999");
+	CHECK(!cycles_json_number(neg, &v));
+	CHECK(!cycles_json_number(big, &v));
+	cJSON_Delete(neg);
+	cJSON_Delete(big);
 
 	/* Without run times nothing is rebuilt (and nothing fails). */
 	cJSON *bad = cJSON_Parse("{\"time\":{\"start_monotonic_ns\":9,\"end_monotonic_ns\":3}}");
