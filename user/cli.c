@@ -56,6 +56,10 @@ void cli_usage(FILE *out)
 	      "      --offcpu-min-us US   report off-CPU episodes (blocked at least US us) with their\n"
 	      "                           stacks in offcpu.folded and the speedscope file\n"
 	      "                           (default 1000)\n"
+	      "      --offcpu-ustack-every N\n"
+	      "                           user stacks of off-CPU episodes are walked after a long\n"
+	      "                           wait and at 1 in N other blocking switches (default 32);\n"
+	      "                           1: at every one (all user stacks, ~1 us more per switch)\n"
 	      "      --no-offcpu-stacks   scheduler times and counts only, no off-CPU stacks\n"
 	      "      --no-sched           no scheduler accounting (on/off-CPU time, run-queue latency)\n"
 	      "      --top                show the live view while recording (docs/top.md); without\n"
@@ -122,7 +126,7 @@ static int parse_duration(const char *s, double *out)
 int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 {
 	enum { OPT_NO_KERNEL = 256, OPT_PROC_ROOT, OPT_GPU_INTERVAL, OPT_NO_GPU, OPT_SYSFS_ROOT,
-	       OPT_NO_SCHED, OPT_NO_OFFCPU_STACKS, OPT_OFFCPU_MIN_US, OPT_PROBES, OPT_PROBE,
+	       OPT_NO_SCHED, OPT_NO_OFFCPU_STACKS, OPT_OFFCPU_MIN_US, OPT_OFFCPU_USTACK_EVERY, OPT_PROBES, OPT_PROBE,
 	       OPT_PROBE_COUNT_ONLY, OPT_TOP, OPT_INTERVAL, OPT_ALERT, OPT_ALERT_EXEC };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -141,6 +145,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "no-sched", no_argument, NULL, OPT_NO_SCHED },
 		{ "no-offcpu-stacks", no_argument, NULL, OPT_NO_OFFCPU_STACKS },
 		{ "offcpu-min-us", required_argument, NULL, OPT_OFFCPU_MIN_US },
+		{ "offcpu-ustack-every", required_argument, NULL, OPT_OFFCPU_USTACK_EVERY },
 		{ "probes", required_argument, NULL, OPT_PROBES },
 		{ "probe", required_argument, NULL, OPT_PROBE },
 		{ "probe-count-only", required_argument, NULL, OPT_PROBE_COUNT_ONLY },
@@ -159,6 +164,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	o->sysfs_root = "/";
 	o->gpu_interval_ms = CLI_DEFAULT_GPU_INTERVAL_MS;
 	o->offcpu_min_us = CLI_DEFAULT_OFFCPU_MIN_US;
+	o->offcpu_ustack_every = CLI_DEFAULT_OFFCPU_USTACK_EVERY;
 	o->interval_s = 1.0;
 	/* "ebpf-prof top ARGS" is "ebpf-prof --top ARGS". */
 	if (argc > 1 && !strcmp(argv[1], "top")) {
@@ -251,6 +257,14 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 				fprintf(err,
 					"ebpf-prof: invalid --offcpu-min-us '%s': expected 1..%d us\n",
 					optarg, CLI_MAX_OFFCPU_MIN_US);
+				return 2;
+			}
+			break;
+		case OPT_OFFCPU_USTACK_EVERY:
+			if (parse_u32(optarg, 1, 255, &o->offcpu_ustack_every)) {
+				fprintf(err,
+					"ebpf-prof: invalid --offcpu-ustack-every '%s': expected 1..255\n",
+					optarg);
 				return 2;
 			}
 			break;

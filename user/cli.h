@@ -19,6 +19,7 @@
 /* See docs/performance.md (sched) for the measurements behind it. */
 #define CLI_DEFAULT_OFFCPU_MIN_US 1000
 #define CLI_MAX_OFFCPU_MIN_US 60000000
+#define CLI_DEFAULT_OFFCPU_USTACK_EVERY 32
 /* --alert may be repeated this many times (docs/top.md). */
 #define CLI_MAX_ALERTS 16
 
@@ -41,6 +42,8 @@ struct cli_opts {
 	bool no_sched;		/* no scheduler accounting (sched_switch) */
 	bool no_offcpu_stacks;	/* sched accounting without off-CPU stacks */
 	uint32_t offcpu_min_us; /* shortest off-CPU episode reported with its stack */
+	uint32_t offcpu_ustack_every; /* user stack walked at 1 in N blocking switch-outs
+				       * besides those after a long wait (1..255; 0: default) */
 	const char *probe_presets; /* --probes; NULL: llama,sqlite */
 	const char *probe_specs[CLI_MAX_PROBES]; /* --probe, in order */
 	int nprobe_specs;

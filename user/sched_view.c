@@ -313,7 +313,7 @@ void sched_print_summary(const struct sched_thread_rec *recs, size_t n,
 		if (st->ustack_skipped)
 			fprintf(out,
 				"  of which %" PRIu64 " without user frames (user stack walked only "
-				"after a long wait, or 1 in 32)\n",
+				"after a long wait: --offcpu-ustack-every)\n",
 				st->ustack_skipped);
 	}
 	if (drops) {
