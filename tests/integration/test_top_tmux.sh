@@ -42,6 +42,7 @@ wait_screen()
 # refreshes must be enough for the function that burns most CPU to lead.
 wait_screen '^ebpf-prof top  pid '"$TARGET_PID"' ' 30 "title line"
 wait_screen '^ *[0-9.]+% +[0-9.]+%  burn_a ' 10 "burn_a in the function table"
+[ "$(T display -p -t top '#{alternate_on}')" = 1 ] || ep_fail "the view is not on the alternate screen"
 # The hottest line comes first: burn_a is the first row under the header.
 first=$(screen | grep -A1 -E '^ +SELF% ' | sed -n 2p)
 case "$first" in *burn_a*) ;; *) ep_fail "first function row is not burn_a: '$first'" ;; esac
@@ -87,8 +88,8 @@ until [ -s "$RC" ]; do
 done
 [ "$(cat "$RC")" = 0 ] || ep_fail "ebpf-prof top exited $(cat "$RC") on q (stderr: $(tail -n 5 "$ERR"))"
 cmp -s "$EP_WORK/stty.before" "$EP_WORK/stty.after" || ep_fail "terminal settings not restored after q"
-# Back on the normal screen: the summary is printed there, no table left.
-wait_screen '^ +report.json$' 5 "summary on the normal screen after q"
+# Back on the normal screen (the view runs on the alternate one).
+[ "$(T display -p -t top '#{alternate_on}')" = 0 ] || ep_fail "still on the alternate screen after q"
 ep_pid_alive "$TARGET_PID" || ep_fail "the target died when the live view quit"
 ep_check_outputs "$OUT"
 ep_py "$OUT" <<'PY'
@@ -114,6 +115,7 @@ until [ -s "$RC" ]; do
 done
 [ "$(cat "$RC")" = 0 ] || ep_fail "ebpf-prof top exited $(cat "$RC") on Ctrl-C"
 cmp -s "$EP_WORK/stty.before" "$EP_WORK/stty.after" || ep_fail "terminal settings not restored after Ctrl-C"
+[ "$(T display -p -t top '#{alternate_on}')" = 0 ] || ep_fail "still on the alternate screen after Ctrl-C"
 ep_check_outputs "$OUT2"
 ep_py "$OUT2" <<'PY'
 check(R["stop_reason"] == "signal", "stop_reason %r, want 'signal' after Ctrl-C" % R["stop_reason"])
