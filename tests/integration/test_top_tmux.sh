@@ -120,4 +120,25 @@ ep_check_outputs "$OUT2"
 ep_py "$OUT2" <<'PY'
 check(R["stop_reason"] == "signal", "stop_reason %r, want 'signal' after Ctrl-C" % R["stop_reason"])
 PY
+
+# A crash signal: the handler puts the terminal back and leaves the
+# alternate screen before the signal kills the process.
+T kill-session -t top
+rm -f "$RC" "$EP_WORK/stty.after"
+T new-session -d -x 100 -y 30 -s top \
+	"stty -g > $EP_WORK/stty.before; TERM=xterm-256color $EP_BIN top --pid $TARGET_PID -F 199 --interval 0.3 -o $EP_WORK/out3 2> $ERR; echo \$? > $RC; stty -g > $EP_WORK/stty.after; exec sleep 600" ||
+	ep_fail "cannot start tmux"
+wait_screen '^ *[0-9.]+% +[0-9.]+%  burn_a ' 30 "burn_a (third run)"
+PANE_SH=$(T display -p -t top '#{pane_pid}')
+PROF=$(pgrep -P "$PANE_SH" -x ebpf-prof | head -n1)
+[ -n "$PROF" ] || ep_fail "cannot find ebpf-prof under the pane's shell $PANE_SH"
+kill -SEGV "$PROF"
+deadline=$(($(ep_now_ms) + 30000))
+until [ -s "$RC" ]; do
+	[ "$(ep_now_ms)" -lt "$deadline" ] || ep_fail "ebpf-prof did not die within 30 s of SIGSEGV"
+	sleep 0.1
+done
+[ "$(cat "$RC")" -ge 128 ] || ep_fail "ebpf-prof exited $(cat "$RC") on SIGSEGV, want death by signal"
+cmp -s "$EP_WORK/stty.before" "$EP_WORK/stty.after" || ep_fail "terminal settings not restored after SIGSEGV"
+[ "$(T display -p -t top '#{alternate_on}')" = 0 ] || ep_fail "still on the alternate screen after SIGSEGV"
 ep_log "ok"
