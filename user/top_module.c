@@ -514,7 +514,8 @@ static int top_poll(void *state, uint64_t now)
 		m->next_ns = now + m->interval_ns;
 		if (m->show && !m->tui)
 			snapshot(m, now);
-		if (m->tui)
+		/* Paused, the screen stays as it is until a key. */
+		if (m->tui && !m->paused)
 			paint(m, now);
 		m->cost_ns += thread_cpu_ns() - t0;
 		m->nrefresh++;

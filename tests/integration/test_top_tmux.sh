@@ -47,6 +47,14 @@ wait_screen '^ *[0-9.]+% +[0-9.]+%  burn_a ' 10 "burn_a in the function table"
 first=$(screen | grep -A1 -E '^ +SELF% ' | sed -n 2p)
 case "$first" in *burn_a*) ;; *) ep_fail "first function row is not burn_a: '$first'" ;; esac
 
+T send-keys -t top p
+wait_screen '^ebpf-prof top .*\[paused\]' 5 "pause marker"
+# Paused: the elapsed clock in the title stands still across refreshes.
+t1=$(screen | sed -n 1p)
+sleep 1 # two 0.3 s refreshes would have changed the clock if not paused
+t2=$(screen | sed -n 1p)
+[ "$t1" = "$t2" ] || ep_fail "title changed while paused: '$t1' -> '$t2'"
+T send-keys -t top p
 T send-keys -t top s
 wait_screen '^ +self% +TOTAL% ' 5 "sort by total"
 T send-keys -t top s
