@@ -157,7 +157,7 @@ fail:
 static void list_cycles(struct sbuf *b, const uint32_t *c, size_t n, uint32_t max)
 {
 	for (size_t i = 0; i < n && i < max; i++)
-		sb_printf(b, "%s%u", i ? ", " : "", c[i]);
+		sb_printf(b, "%s#%u", i ? ", " : "", c[i]);
 	if (n > max)
 		sb_printf(b, " and %zu more", n - max);
 }
