@@ -338,6 +338,8 @@ static int render_header(const struct top_model *m, struct top_frame *f, int row
 	    el / 3600, el / 60 % 60, el % 60, m->samples_per_s);
 	if (m->lost >= 0)
 		cat(buf, sizeof(buf), "  lost %lld", (long long)m->lost);
+	if (!m->show_kernel)
+		cat(buf, sizeof(buf), "  [user frames]");
 	if (m->paused)
 		cat(buf, sizeof(buf), "  [paused]");
 	put(f, row++, "%s", buf);

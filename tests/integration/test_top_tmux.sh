@@ -59,6 +59,11 @@ T send-keys -t top s
 wait_screen '^ +self% +TOTAL% ' 5 "sort by total"
 T send-keys -t top s
 wait_screen '^ +SELF% +total% ' 5 "sort back to self"
+T send-keys -t top k
+wait_screen '^ebpf-prof top .*\[user frames\]' 5 "kernel frames off"
+screen | grep -q 'kernel.kallsyms' && ep_fail "kernel frames listed with kernel frames off"
+T send-keys -t top k
+wait_screen '^ebpf-prof top  pid [0-9]+ \(cpu_tree\), [0-9]+ threads  [0-9:]+  [0-9]+ samples/s  lost [0-9]+$' 5 "kernel frames back on"
 T send-keys -t top Enter
 wait_screen '^stack \(leaf first\)' 5 "stack of the selected line"
 wait_screen '^  main$' 5 "main in the stack"

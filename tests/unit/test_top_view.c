@@ -198,6 +198,11 @@ static void test_render(void)
 	top_render(&m, &f);
 	CHECK_STR_EQ(top_frame_line(&f, 10), "ALERT [5s] temperature 86.0 C > 85 C");
 	CHECK(strstr(top_frame_line(&f, 0), "[paused]") != NULL);
+	CHECK(strstr(top_frame_line(&f, 0), "[user frames]") == NULL);
+	m.show_kernel = false;
+	top_render(&m, &f);
+	CHECK(strstr(top_frame_line(&f, 0), "[user frames]  [paused]") != NULL);
+	m.show_kernel = true;
 	/* Threads pane. */
 	struct top_view_thread th[] = { { 42, 43, "worker", 75.0 }, { 42, 42, "cpu_tree", 25.0 } };
 
