@@ -13,10 +13,10 @@ static const struct {
 	enum alert_metric m;
 } metric_names[] = {
 	/* Longer names first: "gpu_temp" must not match as "temp". */
-	{ "gpu_temp", ALERT_GPU_TEMP }, { "gpu_load", ALERT_GPU_LOAD },
+	{ "gpu_temp", ALERT_GPU_TEMP },	  { "gpu_load", ALERT_GPU_LOAD },
 	{ "throttled", ALERT_THROTTLED }, { "cycle", ALERT_CYCLE },
-	{ "drops", ALERT_DROPS },	{ "temp", ALERT_TEMP },
-	{ "disk", ALERT_DISK },		{ "rss", ALERT_RSS },
+	{ "drops", ALERT_DROPS },	  { "temp", ALERT_TEMP },
+	{ "disk", ALERT_DISK },		  { "rss", ALERT_RSS },
 };
 
 static int fail(char *why, size_t len, const char *msg)
@@ -88,7 +88,8 @@ int alert_parse(const char *expr, struct alert_rule *r, char *why, size_t whylen
 			const char *q = strchr(u, *end);
 
 			if (!q)
-				return fail(why, whylen, "rss takes % of RAM or bytes with K/M/G/T");
+				return fail(why, whylen,
+					    "rss takes % of RAM or bytes with K/M/G/T");
 			for (const char *k = u; k <= q; k++)
 				mult *= 1024;
 			end++;
@@ -106,7 +107,8 @@ int alert_parse(const char *expr, struct alert_rule *r, char *why, size_t whylen
 		break;
 	case ALERT_CYCLE:
 		if (*end != 'x')
-			return fail(why, whylen, "cycle compares to the running median: e.g. cycle>1.5x");
+			return fail(why, whylen,
+				    "cycle compares to the running median: e.g. cycle>1.5x");
 		end++;
 		break;
 	default:

@@ -21,7 +21,7 @@ enum alert_metric {
 	ALERT_CYCLE,	/* last cycle / median of the earlier ones: cycle>1.5x */
 	ALERT_DROPS,	/* events lost, all sources */
 	ALERT_THROTTLED,
-	ALERT_DISK,	/* free space of the output directory's fs, % */
+	ALERT_DISK, /* free space of the output directory's fs, % */
 };
 
 enum alert_op { ALERT_OP_GT, ALERT_OP_LT, ALERT_OP_SET };
@@ -32,7 +32,7 @@ struct alert_rule {
 	enum alert_metric metric;
 	enum alert_op op;
 	double threshold;
-	bool percent; /* rss: threshold is a % of RAM */
+	bool percent;  /* rss: threshold is a % of RAM */
 	char text[48]; /* the expression, normalized (no blanks) */
 };
 
@@ -61,7 +61,7 @@ struct alert_event {
 struct alert_set {
 	struct alert_rule rules[16];
 	size_t nrules;
-	bool active[16];  /* condition held at the last step */
+	bool active[16]; /* condition held at the last step */
 	bool unknown_said[16];
 	bool evaluated[16]; /* had a known value at least once */
 	struct alert_event *events;

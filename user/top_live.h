@@ -29,18 +29,18 @@ enum live_src {
 
 struct live_probe {
 	char name[40];
-	double rate_hz; /* calls per second over the module's last window */
+	double rate_hz;	       /* calls per second over the module's last window */
 	double p50_ns, p99_ns; /* NAN: count-only probe */
 };
 
 struct live_metrics {
-	double rss_bytes;   /* sum over live targets */
-	double rss_pct;     /* of MemTotal */
+	double rss_bytes; /* sum over live targets */
+	double rss_pct;	  /* of MemTotal */
 	double proc_cpu_pct;
-	double temp_c;      /* hottest thermal zone */
-	double cpu_mhz;     /* mean current frequency */
+	double temp_c;	/* hottest thermal zone */
+	double cpu_mhz; /* mean current frequency */
 	double gpu_load_pct, gpu_power_w, gpu_temp_c;
-	int throttled;      /* -1 unknown, 0 no, 1 yes (now) */
+	int throttled;			/* -1 unknown, 0 no, 1 yes (now) */
 	int64_t drops[LIVE_SRC__COUNT]; /* running totals, -1 unknown */
 	struct live_probe probes[LIVE_MAX_PROBES];
 	size_t nprobes;
@@ -56,9 +56,18 @@ struct live_metrics {
 static inline void live_metrics_init(struct live_metrics *m)
 {
 	*m = (struct live_metrics){
-		.rss_bytes = NAN, .rss_pct = NAN, .proc_cpu_pct = NAN, .temp_c = NAN,
-		.cpu_mhz = NAN, .gpu_load_pct = NAN, .gpu_power_w = NAN, .gpu_temp_c = NAN,
-		.throttled = -1, .slowest_sql_ns = NAN, .tokens_per_s = NAN, .cycle_no = -1,
+		.rss_bytes = NAN,
+		.rss_pct = NAN,
+		.proc_cpu_pct = NAN,
+		.temp_c = NAN,
+		.cpu_mhz = NAN,
+		.gpu_load_pct = NAN,
+		.gpu_power_w = NAN,
+		.gpu_temp_c = NAN,
+		.throttled = -1,
+		.slowest_sql_ns = NAN,
+		.tokens_per_s = NAN,
+		.cycle_no = -1,
 	};
 	for (int i = 0; i < LIVE_SRC__COUNT; i++)
 		m->drops[i] = -1;

@@ -39,8 +39,8 @@
 
 struct top_mod {
 	const struct rec_ctx *ctx;
-	bool show;	/* --top */
-	bool tui;	/* ncurses screen up */
+	bool show; /* --top */
+	bool tui;  /* ncurses screen up */
 	SCREEN *scr;
 	struct top_window w;
 	struct alert_set alerts;
@@ -244,14 +244,16 @@ static void step_alerts(struct top_mod *m, uint64_t now)
 		return;
 	for (size_t i = 0; i < m->alerts.nrules; i++)
 		if (m->alerts.rules[i].metric == ALERT_DISK)
-			env.disk_free_pct = disk_free_pct(m->ctx->ri ? m->ctx->ri->output_dir : NULL);
+			env.disk_free_pct =
+				disk_free_pct(m->ctx->ri ? m->ctx->ri->output_dir : NULL);
 	n = alert_set_step(&m->alerts, now, m->ctx->live, &env, fired, 16);
 	for (size_t i = 0; i < n; i++) {
 		const struct alert_rule *r = &m->alerts.rules[fired[i].rule];
 		char msg[160];
 
 		if (fired[i].unavailable) {
-			snprintf(msg, sizeof(msg), "%s: no data for this metric in this run", r->text);
+			snprintf(msg, sizeof(msg), "%s: no data for this metric in this run",
+				 r->text);
 			if (m->tui)
 				snprintf(m->notice, sizeof(m->notice), "alert %s", msg);
 			else
@@ -315,9 +317,10 @@ static int draw(struct top_mod *m, int rows, int cols, uint64_t now)
 		for (size_t i = 0; i < m->nrows; i++) {
 			const struct prof_frame *fr = &p->frames[m->rows[i].frame];
 
-			funcs[i] = (struct top_view_func){ fr->name, fr->module,
-							   100 * m->rows[i].self / tot,
-							   100 * m->rows[i].total / tot, fr->kernel };
+			funcs[i] =
+				(struct top_view_func){ fr->name, fr->module,
+							100 * m->rows[i].self / tot,
+							100 * m->rows[i].total / tot, fr->kernel };
 		}
 	}
 	if (m->pane == TOP_PANE_THREADS && m->w.nthreads) {
@@ -330,7 +333,8 @@ static int draw(struct top_mod *m, int rows, int cols, uint64_t now)
 			if (m->w.thread_w[i] > 0)
 				thr[nthr++] = (struct top_view_thread){
 					p->threads[i].pid, p->threads[i].tid, p->threads[i].comm,
-					100 * m->w.thread_w[i] / tot };
+					100 * m->w.thread_w[i] / tot
+				};
 		qsort(thr, nthr, sizeof(*thr), cmp_thread);
 	}
 	if (m->selected >= m->nrows)
@@ -356,8 +360,9 @@ static int draw(struct top_mod *m, int rows, int cols, uint64_t now)
 
 		if (s >= 0) {
 			const struct prof_stack *st = &p->stacks[s];
-			uint32_t depth = m->kernel || st->nkernel > st->depth ? st->depth
-								    : st->depth - st->nkernel;
+			uint32_t depth = m->kernel || st->nkernel > st->depth
+						 ? st->depth
+						 : st->depth - st->nkernel;
 
 			for (uint32_t d = depth; d-- > 0 && mo.nstack < MAX_STACK_LINES;)
 				stack[mo.nstack++] = p->frames[st->frames[d]].name;
@@ -434,7 +439,9 @@ static bool handle_key(struct top_mod *m, int ch)
 			m->selected--;
 		break;
 	case KEY_NPAGE:
-		m->selected = m->nrows ? (m->selected + 10 < m->nrows ? m->selected + 10 : m->nrows - 1) : 0;
+		m->selected =
+			m->nrows ? (m->selected + 10 < m->nrows ? m->selected + 10 : m->nrows - 1)
+				 : 0;
 		break;
 	case KEY_PPAGE:
 		m->selected = m->selected > 10 ? m->selected - 10 : 0;
@@ -534,11 +541,13 @@ static void top_stop(void *state)
 	screen_down(m);
 	reap_children(m);
 	if (m->nrefresh)
-		log_info("live view: %llu refreshes, %.3f ms CPU each, %.4f%% of a core at a %.2f s "
-			 "interval",
-			 (unsigned long long)m->nrefresh, (double)m->cost_ns / 1e6 / (double)m->nrefresh,
-			 100.0 * (double)m->cost_ns / (double)m->nrefresh / (double)m->interval_ns,
-			 (double)m->interval_ns / 1e9);
+		log_info(
+			"live view: %llu refreshes, %.3f ms CPU each, %.4f%% of a core at a %.2f s "
+			"interval",
+			(unsigned long long)m->nrefresh,
+			(double)m->cost_ns / 1e6 / (double)m->nrefresh,
+			100.0 * (double)m->cost_ns / (double)m->nrefresh / (double)m->interval_ns,
+			(double)m->interval_ns / 1e9);
 }
 
 static int top_report(void *state, cJSON *root)

@@ -105,8 +105,8 @@ static int cmp_total(const void *a, const void *b)
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
-int top_window_funcs(struct top_window *w, const struct profile *p, bool kernel,
-		     enum top_sort sort, struct top_func_row **rows, size_t *n)
+int top_window_funcs(struct top_window *w, const struct profile *p, bool kernel, enum top_sort sort,
+		     struct top_func_row **rows, size_t *n)
 {
 	struct top_func_row *out;
 	size_t k = 0;
@@ -181,8 +181,7 @@ int top_window_funcs(struct top_window *w, const struct profile *p, bool kernel,
 	return 0;
 }
 
-int64_t top_window_hot_stack(const struct top_window *w, const struct profile *p,
-			     uint32_t frame)
+int64_t top_window_hot_stack(const struct top_window *w, const struct profile *p, uint32_t frame)
 {
 	int64_t best = -1;
 	double bw = 0;
@@ -334,8 +333,8 @@ static int render_header(const struct top_model *m, struct top_frame *f, int row
 	char buf[512] = "";
 	unsigned el = m->elapsed_s > 0 ? (unsigned)m->elapsed_s : 0;
 
-	cat(buf, sizeof(buf), "ebpf-prof top  %s  %02u:%02u:%02u  %.0f samples/s", m->target ? m->target : "-",
-	    el / 3600, el / 60 % 60, el % 60, m->samples_per_s);
+	cat(buf, sizeof(buf), "ebpf-prof top  %s  %02u:%02u:%02u  %.0f samples/s",
+	    m->target ? m->target : "-", el / 3600, el / 60 % 60, el % 60, m->samples_per_s);
 	if (m->lost >= 0)
 		cat(buf, sizeof(buf), "  lost %lld", (long long)m->lost);
 	if (!m->show_kernel)
@@ -440,7 +439,8 @@ static void render_funcs(const struct top_model *m, struct top_frame *f, int row
 		int sr = nrows / 2;
 
 		list = nrows - 1 - sr;
-		put(f, row + 1 + list, "stack (leaf first)%s:", m->show_kernel ? "" : ", user frames");
+		put(f, row + 1 + list,
+		    "stack (leaf first)%s:", m->show_kernel ? "" : ", user frames");
 		for (int i = 0; i < sr - 1 && (size_t)i < m->nstack; i++)
 			put(f, row + 2 + list + i, "  %s", m->stack[i]);
 	}
@@ -456,8 +456,8 @@ static void render_funcs(const struct top_model *m, struct top_frame *f, int row
 	for (int i = 0; i < list && (size_t)(first + i) < m->nfuncs; i++) {
 		const struct top_view_func *fn = &m->funcs[first + i];
 
-		put(f, row + i, "%6.2f%% %6.2f%%  %-*.*s %.20s", fn->self_pct, fn->total_pct, name_w,
-		    name_w, fn->name, f->cols >= 60 ? base_name(fn->module) : "");
+		put(f, row + i, "%6.2f%% %6.2f%%  %-*.*s %.20s", fn->self_pct, fn->total_pct,
+		    name_w, name_w, fn->name, f->cols >= 60 ? base_name(fn->module) : "");
 		if ((size_t)(first + i) == m->selected)
 			f->sel_row = row + i;
 	}
@@ -526,7 +526,8 @@ void top_render(const struct top_model *m, struct top_frame *f)
 		if (m->notice)
 			put(f, bottom, "%s", m->notice);
 		else
-			put(f, bottom, "q quit  p pause  k kernel  s sort  Enter stack  f/t/c panes  ? help");
+			put(f, bottom,
+			    "q quit  p pause  k kernel  s sort  Enter stack  f/t/c panes  ? help");
 	}
 	if (m->alert && f->rows >= 3) {
 		bottom--;
@@ -541,7 +542,8 @@ void top_render(const struct top_model *m, struct top_frame *f)
 	if (row >= bottom)
 		return;
 	if (m->help) {
-		for (size_t i = 0; i < sizeof(help_text) / sizeof(help_text[0]) && row < bottom; i++)
+		for (size_t i = 0; i < sizeof(help_text) / sizeof(help_text[0]) && row < bottom;
+		     i++)
 			put(f, row++, "%s", help_text[i]);
 		return;
 	}

@@ -28,8 +28,8 @@ struct top_window {
 	double *thread_w;
 	uint64_t *thread_seen;
 	size_t nthreads;
-	double total;		/* decayed samples, all stacks */
-	uint64_t last_delta;	/* samples added by the last update */
+	double total;	     /* decayed samples, all stacks */
+	uint64_t last_delta; /* samples added by the last update */
 	/* scratch for top_window_funcs */
 	double *self, *tot;
 	uint32_t *stamp;
@@ -49,11 +49,10 @@ int top_window_update(struct top_window *w, const struct profile *p);
 /* Per-function weights, sorted; with kernel false, kernel frames are left
  * out and their time goes to the innermost user frame (as self). *rows is
  * malloc'ed. Returns 0 or -ENOMEM. */
-int top_window_funcs(struct top_window *w, const struct profile *p, bool kernel,
-		     enum top_sort sort, struct top_func_row **rows, size_t *n);
+int top_window_funcs(struct top_window *w, const struct profile *p, bool kernel, enum top_sort sort,
+		     struct top_func_row **rows, size_t *n);
 /* The heaviest stack in the window that contains frame; -1 when none. */
-int64_t top_window_hot_stack(const struct top_window *w, const struct profile *p,
-			     uint32_t frame);
+int64_t top_window_hot_stack(const struct top_window *w, const struct profile *p, uint32_t frame);
 
 /* What the renderer draws. Strings are borrowed. */
 struct top_view_func {
@@ -73,7 +72,7 @@ struct top_model {
 	const char *target; /* "pid 1234 (comm), 3 threads" */
 	double elapsed_s;
 	double samples_per_s;
-	int64_t lost; /* -1 unknown */
+	int64_t lost;			 /* -1 unknown */
 	const struct live_metrics *live; /* NULL: nothing beyond the profile */
 	enum top_pane pane;
 	enum top_sort sort;
@@ -93,8 +92,8 @@ struct top_model {
 /* rows lines of at most cols characters each (no padding). */
 struct top_frame {
 	int rows, cols;
-	char *text;	/* rows * (cols + 1) */
-	int sel_row;	/* row of the selected line, -1 none */
+	char *text;  /* rows * (cols + 1) */
+	int sel_row; /* row of the selected line, -1 none */
 };
 
 int top_frame_init(struct top_frame *f, int rows, int cols);

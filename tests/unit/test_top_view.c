@@ -14,11 +14,12 @@ enum { MAIN, WORK, LEAF_A, LEAF_B, KFN, REC, NF };
 
 static uint32_t fr[NF];
 
-static void add(struct profile *p, uint32_t th, const uint32_t *st, uint32_t depth,
-		uint32_t nk, int times)
+static void add(struct profile *p, uint32_t th, const uint32_t *st, uint32_t depth, uint32_t nk,
+		int times)
 {
 	for (int i = 0; i < times; i++)
-		CHECK_INT_EQ(profile_add_sample(p, th, 1000 + (uint64_t)i, st, depth, nk, nk > 0), 0);
+		CHECK_INT_EQ(profile_add_sample(p, th, 1000 + (uint64_t)i, st, depth, nk, nk > 0),
+			     0);
 }
 
 static const struct top_func_row *find(const struct top_func_row *r, size_t n, uint32_t f)
@@ -297,9 +298,14 @@ static void test_small_sizes(void)
 {
 	struct live_metrics l;
 	const char *stack[] = { "a", "b" };
-	struct top_model m = { .target = "pid 1 (x)", .funcs = funcs, .nfuncs = 4,
-			       .alert = "something long enough to be cut", .expanded = true,
-			       .stack = stack, .nstack = 2, .selected = 3 };
+	struct top_model m = { .target = "pid 1 (x)",
+			       .funcs = funcs,
+			       .nfuncs = 4,
+			       .alert = "something long enough to be cut",
+			       .expanded = true,
+			       .stack = stack,
+			       .nstack = 2,
+			       .selected = 3 };
 
 	live_metrics_init(&l);
 	l.rss_bytes = 1e9;
