@@ -250,9 +250,27 @@ static int cmp_bev(const void *a, const void *b)
 	return (int)y->is_end - (int)x->is_end;
 }
 
-static int cmp_span(const void *a, const void *b)
+/* A total order over the span's contents (not over the insertion order or
+ * string ids), so ties such as "slowest statement" are decided the same
+ * way whatever order the facts arrived in. */
+static int cmp_span(const void *a, const void *b, void *ctx)
 {
-	return cmp_u64(((const struct ispan *)a)->start, ((const struct ispan *)b)->start);
+	const struct cycles_input *in = ctx;
+	const struct ispan *x = a, *y = b;
+	int c = cmp_u64(x->start, y->start);
+	if (!c)
+		c = cmp_u64(x->end, y->end);
+	if (!c)
+		c = cmp_u64(x->tid, y->tid);
+	if (!c)
+		c = cmp_u64(x->kind, y->kind);
+	if (!c)
+		c = cmp_u64(x->tokens, y->tokens);
+	if (!c && x->detail != y->detail) {
+		const char *dx = str_of(in, x->detail), *dy = str_of(in, y->detail);
+		c = !dx ? -1 : !dy ? 1 : strcmp(dx, dy);
+	}
+	return c;
 }
 
 static int cmp_sample(const void *a, const void *b)
@@ -267,13 +285,26 @@ static int cmp_off(const void *a, const void *b)
 
 static int cmp_point(const void *a, const void *b)
 {
-	return cmp_u64(((const struct ipoint *)a)->ts, ((const struct ipoint *)b)->ts);
+	const struct ipoint *x = a, *y = b;
+	int c = cmp_u64(x->ts, y->ts);
+	/* Two readings at one instant: the larger counts as the later one. */
+	return c ? c : (x->v > y->v) - (x->v < y->v);
+}
+
+static int cmp_dbl(double a, double b)
+{
+	return (a > b) - (a < b);
 }
 
 static int cmp_gpu(const void *a, const void *b)
 {
-	return cmp_u64(((const struct cyc_gpu_sample *)a)->ts_ns,
-		       ((const struct cyc_gpu_sample *)b)->ts_ns);
+	const struct cyc_gpu_sample *x = a, *y = b;
+	int c = cmp_u64(x->ts_ns, y->ts_ns);
+	if (!c)
+		c = cmp_dbl(x->load_pct, y->load_pct);
+	if (!c)
+		c = cmp_dbl(x->power_mw, y->power_mw);
+	return c ? c : cmp_dbl(x->temp_c, y->temp_c);
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -802,7 +833,12 @@ int cycles_compute(const struct cycles_input *in, const struct cycles_cfg *cfg,
 
 	struct ctx c = {.in = in, .cfg = cfg};
 	size_t ns = in->spans.n, no = in->offs.n, nstr = in->strs.n;
-	c.spans = dup_sorted(in->spans.v, ns, sizeof(*c.spans), cmp_span);
+	c.spans = malloc((ns ? ns : 1) * sizeof(*c.spans));
+	if (c.spans) {
+		if (ns)
+			memcpy(c.spans, in->spans.v, ns * sizeof(*c.spans));
+		qsort_r(c.spans, ns, sizeof(*c.spans), cmp_span, (void *)in);
+	}
 	c.span_maxend = malloc((ns ? ns : 1) * sizeof(uint64_t));
 	c.samples = dup_sorted(in->samples.v, in->samples.n, sizeof(*c.samples), cmp_sample);
 	c.offs = dup_sorted(in->offs.v, no, sizeof(*c.offs), cmp_off);

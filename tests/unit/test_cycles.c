@@ -2,6 +2,7 @@
 /* Per-cycle attribution on synthetic streams whose answers are worked out by
  * hand in the comments (times in ms after BASE). */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "check.h"
 #include "cycles.h"
@@ -322,8 +323,119 @@ static void test_bad_input(void)
 	cycles_input_free(in);
 }
 
+
+/* Property check on random streams: the same facts added in two different
+ * orders give identical tables (delivery order does not matter), and every
+ * cycle's partition sums to its wall time. */
+struct fact {
+	int type;
+	uint64_t a, b;
+	uint32_t tid, kind;
+};
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void feed(struct cycles_input *in, const struct fact *f, size_t n)
+{
+	static const char *const fn[] = { "a", "b", "c", "d", "e", "f", "g" };
+	for (size_t i = 0; i < n; i++) {
+		const struct fact *x = &f[i];
+		struct cyc_span sp = { x->a, x->b, x->tid, x->kind, 1, "p", x->kind == 1 ? "q" : NULL };
+		switch (x->type) {
+		case 0:
+			cycles_add_begin(in, x->a, x->tid);
+			break;
+		case 1:
+			cycles_add_end(in, x->a, x->tid);
+			break;
+		case 2:
+			cycles_add_span(in, &sp);
+			break;
+		case 3:
+			cycles_add_offcpu(in, x->a, x->b ? x->b : x->a, x->tid, x->kind);
+			break;
+		case 4:
+			cycles_add_sample(in, x->a, x->tid, fn[x->kind % 7]);
+			break;
+		case 5:
+			cycles_add_rss(in, x->a, x->b);
+			break;
+		default:
+			cycles_add_throttle(in, x->a, x->b);
+			break;
+		}
+	}
+}
+
+static void test_random_order_independence(void)
+{
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	for (int round = 0; round < 30; round++) {
+		size_t n = 50 + rnd(&seed) % 400;
+		struct fact *f = calloc(n, sizeof(*f));
+		for (size_t i = 0; i < n; i++) {
+			f[i].type = (int)(rnd(&seed) % 7);
+			f[i].a = T(rnd(&seed) % 1000);
+			uint64_t len = (rnd(&seed) % 80) * MS;
+			/* Some spans never return, some throttling never ends. */
+			f[i].b = rnd(&seed) % 8 ? f[i].a + len : 0;
+			if (f[i].type == 5)
+				f[i].b = rnd(&seed) % (512 * MB);
+			f[i].tid = 1 + (uint32_t)(rnd(&seed) % 3);
+			f[i].kind = (uint32_t)(rnd(&seed) % (f[i].type == 2 ? CYC_SPAN__COUNT : 5));
+		}
+		struct cycles_input *in1 = cycles_input_new(), *in2 = cycles_input_new();
+		feed(in1, f, n);
+		/* Reverse order, then a few swaps. */
+		for (size_t i = 0; i < n / 2; i++) {
+			struct fact t = f[i];
+			f[i] = f[n - 1 - i];
+			f[n - 1 - i] = t;
+		}
+		feed(in2, f, n);
+		struct cycles_cfg cfg = { .run_start_ns = T(0), .run_end_ns = T(1100), .period_ns = MS,
+					  .main_tid = 1 };
+		struct cycle_table t1, t2;
+		CHECK_INT_EQ(cycles_compute(in1, &cfg, &t1), 0);
+		CHECK_INT_EQ(cycles_compute(in2, &cfg, &t2), 0);
+		CHECK_INT_EQ(t1.n, t2.n);
+		CHECK_INT_EQ(t1.unmatched_ends, t2.unmatched_ends);
+		for (size_t i = 0; i < t1.n && i < t2.n; i++) {
+			const struct cycle_row *a = &t1.rows[i], *b = &t2.rows[i];
+			CHECK_INT_EQ(part_sum(a), a->wall_ns);
+			CHECK_INT_EQ(a->start_ns, b->start_ns);
+			CHECK_INT_EQ(a->end_ns, b->end_ns);
+			CHECK_INT_EQ(a->inference_ns, b->inference_ns);
+			CHECK_INT_EQ(a->sql_ns, b->sql_ns);
+			CHECK_INT_EQ(a->sql_slowest_ns, b->sql_slowest_ns);
+			CHECK_INT_EQ(a->gc_ns, b->gc_ns);
+			CHECK_INT_EQ(a->off_cpu_total_ns, b->off_cpu_total_ns);
+			CHECK_INT_EQ(a->other_ns, b->other_ns);
+			CHECK_INT_EQ(a->samples, b->samples);
+			CHECK_INT_EQ(a->rss_end_bytes, b->rss_end_bytes);
+			CHECK_NEAR(a->throttled_share, b->throttled_share, 1e-12);
+			CHECK(a->throttled_share >= 0 && a->throttled_share <= 1);
+			CHECK_INT_EQ(a->n_top, b->n_top);
+			for (uint32_t k = 0; k < a->n_top && k < b->n_top; k++)
+				CHECK_STR_EQ(a->top[k].name, b->top[k].name);
+		}
+		cycle_table_free(&t1);
+		cycle_table_free(&t2);
+		cycles_input_free(in1);
+		cycles_input_free(in2);
+		free(f);
+	}
+}
+
 int main(void)
 {
+	test_random_order_independence();
 	test_full_stream();
 	test_cycle_every();
 	test_whole_run();
