@@ -64,6 +64,7 @@ struct recorder {
 	struct sampler *sampler;
 	struct run_info ri;
 	struct rec_ctx mctx;
+	struct output_dir *od; /* while the bundle is written */
 	void *mstate[8]; /* per module in `modules`, NULL when off */
 	size_t cap_targets;
 	size_t nalive;
@@ -539,9 +540,27 @@ static int write_trace(FILE *f, void *c)
 	return export_trace_json(x->ri, module_trace_events, x->r, f);
 }
 
+/* The report lists every file of the bundle, report.json included, before
+ * report.json exists; modules may add files (report.html) while the report
+ * is being assembled, so the list is taken again after they ran. */
+static void set_output_files(struct recorder *r)
+{
+	const char **names = calloc(r->od->nwritten + 1, sizeof(*names));
+
+	if (!names)
+		return;
+	for (size_t i = 0; i < r->od->nwritten; i++)
+		names[i] = r->od->written[i];
+	names[r->od->nwritten] = "report.json";
+	free((void *)r->ri.output_files);
+	r->ri.output_files = names;
+	r->ri.noutput_files = r->od->nwritten + 1;
+}
+
 static int module_report_json(void *c, cJSON *root)
 {
 	struct recorder *r = c;
+	cJSON *out, *files;
 	int err;
 
 	for_each_module(r, i) {
@@ -553,6 +572,26 @@ static int module_report_json(void *c, cJSON *root)
 				  strerror(-err));
 			return err;
 		}
+	}
+	set_output_files(r);
+	out = cJSON_GetObjectItemCaseSensitive(root, "output");
+	files = cJSON_CreateArray();
+	if (!out || !files) {
+		cJSON_Delete(files);
+		return out ? -ENOMEM : 0;
+	}
+	for (size_t i = 0; i < r->ri.noutput_files; i++) {
+		cJSON *name = cJSON_CreateString(r->ri.output_files[i]);
+
+		if (!name || !cJSON_AddItemToArray(files, name)) {
+			cJSON_Delete(name);
+			cJSON_Delete(files);
+			return -ENOMEM;
+		}
+	}
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(out, "files", files)) {
+		cJSON_Delete(files);
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -580,18 +619,8 @@ static int write_outputs(struct recorder *r, struct output_dir *od)
 		err = -EIO;
 	r->ri.extend_report = module_report_json;
 	r->ri.extend_ctx = r;
-	/* The list must name report.json before report.json exists. */
-	{
-		const char **names = calloc(od->nwritten + 1, sizeof(*names));
-
-		if (names) {
-			for (size_t i = 0; i < od->nwritten; i++)
-				names[i] = od->written[i];
-			names[od->nwritten] = "report.json";
-			r->ri.output_files = names;
-			r->ri.noutput_files = od->nwritten + 1;
-		}
-	}
+	r->od = od;
+	set_output_files(r);
 	if (output_write(od, "report.json", write_report, &x))
 		err = -EIO;
 	return err;
