@@ -24,10 +24,12 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
-/* 1 MiB holds ~18k spans: at the 200k spans/s design rate that is ~90 ms
- * of slack over the collector's 10 ms drain period. Not larger: a ring is
- * mapped (twice) into the collector and counts fully in its resident memory
- * from the start. */
+/* 1 MiB holds 16k spans (56 B + 8 B record header): at the 200k spans/s
+ * design rate that is ~80 ms of slack over the collector's 10 ms drain
+ * period. Not larger: a ring is mapped (twice) into the collector and
+ * counts fully in its resident memory from the start. A collector starved
+ * of CPU for longer (measured: 0.4 s on this 2-core VM at load 6) drops
+ * spans, counted as ringbuf_full (docs/performance.md). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);

@@ -85,6 +85,10 @@ struct probes_mod {
 	/* live view (top_live.h): spans per probe at the last update */
 	uint64_t live_spans[LIVE_MAX_PROBES], live_ns;
 	uint64_t nrescans, rescan_ns;
+	/* drain health: the ring overflows when polls are further apart than
+	 * its capacity lasts (starved recorder thread), shown with -v */
+	uint64_t last_poll_ns, max_poll_gap_ns;
+	int max_drained;
 	size_t nattached;
 	bool stopped;
 };
@@ -596,6 +600,11 @@ static int pm_poll(void *state, uint64_t now)
 	if (m->stopped)
 		return 0;
 	n = ring_buffer__consume(m->rb);
+	if (m->last_poll_ns && now - m->last_poll_ns > m->max_poll_gap_ns)
+		m->max_poll_gap_ns = now - m->last_poll_ns;
+	m->last_poll_ns = now;
+	if (n > m->max_drained)
+		m->max_drained = n;
 	if (timer)
 		m->next_rescan_ns = now + RESCAN_PERIOD_NS;
 	for (size_t i = 0; i < m->ntg; i++)
@@ -706,6 +715,10 @@ static void pm_stop(void *state)
 	if (m->nrescans)
 		log_info("probes: %" PRIu64 " maps scans, %.1f us each on average", m->nrescans,
 			 (double)m->rescan_ns / 1e3 / (double)m->nrescans);
+	if (m->last_poll_ns)
+		log_info("probes: ring drained every poll; longest gap between polls %.1f ms, "
+			 "most spans in one drain %d",
+			 (double)m->max_poll_gap_ns / 1e6, m->max_drained);
 	m->stopped = true;
 }
 

@@ -103,15 +103,19 @@ int main(int argc, char **argv)
 	if (!ggml || !llama)
 		return 1;
 
-	void *(*backend_load)(const char *) = (void *(*)(const char *))sym(ggml, "ggml_backend_load");
+	void *(*backend_load)(const char *) =
+		(void *(*)(const char *))sym(ggml, "ggml_backend_load");
 	void (*log_set)(void (*)(int, const char *, void *), void *) =
 		(void (*)(void (*)(int, const char *, void *), void *))sym(llama, "llama_log_set");
 	void (*backend_init)(void) = (void (*)(void))sym(llama, "llama_backend_init");
-	struct big (*model_defp)(void) = (struct big(*)(void))sym(llama, "llama_model_default_params");
+	struct big (*model_defp)(void) =
+		(struct big(*)(void))sym(llama, "llama_model_default_params");
 	void *(*model_load)(const char *, struct big) =
 		(void *(*)(const char *, struct big))sym(llama, "llama_model_load_from_file");
-	struct big (*ctx_defp)(void) = (struct big(*)(void))sym(llama, "llama_context_default_params");
-	void *(*init_ctx)(void *, struct big) = (void *(*)(void *, struct big))sym(llama, "llama_init_from_model");
+	struct big (*ctx_defp)(void) =
+		(struct big(*)(void))sym(llama, "llama_context_default_params");
+	void *(*init_ctx)(void *, struct big) =
+		(void *(*)(void *, struct big))sym(llama, "llama_init_from_model");
 	void *(*get_vocab)(void *) = (void *(*)(void *))sym(llama, "llama_model_get_vocab");
 	int32_t (*tokenize)(void *, const char *, int32_t, int32_t *, int32_t, bool, bool) =
 		(int32_t(*)(void *, const char *, int32_t, int32_t *, int32_t, bool, bool))sym(
@@ -182,8 +186,8 @@ int main(int argc, char **argv)
 
 	for (int i = N_TOKENIZE - 1; i >= 0; i--) {
 		t0 = now_ns();
-		n_prompt = tokenize(vocab, texts[i], (int32_t)strlen(texts[i]), toks, MAX_TOKENS, true,
-				    false);
+		n_prompt = tokenize(vocab, texts[i], (int32_t)strlen(texts[i]), toks, MAX_TOKENS,
+				    true, false);
 		tok_ns += now_ns() - t0;
 		bad += n_prompt <= 0;
 	}
