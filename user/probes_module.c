@@ -86,8 +86,9 @@ struct probes_mod {
 	uint64_t live_spans[LIVE_MAX_PROBES], live_ns;
 	uint64_t nrescans, rescan_ns;
 	/* drain health: the ring overflows when polls are further apart than
-	 * its capacity lasts (starved recorder thread), shown with -v */
-	uint64_t last_poll_ns, max_poll_gap_ns;
+	 * its capacity lasts (recorder thread starved or busy elsewhere, e.g.
+	 * loading kallsyms), shown with -v */
+	uint64_t last_poll_ns, max_poll_gap_ns, long_poll_gaps, max_poll_ns;
 	int max_drained;
 	size_t nattached;
 	bool stopped;
@@ -595,6 +596,7 @@ static int pm_poll(void *state, uint64_t now)
 {
 	struct probes_mod *m = state;
 	bool timer = now >= m->next_rescan_ns;
+	uint64_t t0 = mono_ns(), t1;
 	int n;
 
 	if (m->stopped)
@@ -602,6 +604,9 @@ static int pm_poll(void *state, uint64_t now)
 	n = ring_buffer__consume(m->rb);
 	if (m->last_poll_ns && now - m->last_poll_ns > m->max_poll_gap_ns)
 		m->max_poll_gap_ns = now - m->last_poll_ns;
+	/* 50 ms: 5 drain periods, 10k spans at the 200k/s design rate */
+	if (m->last_poll_ns && now - m->last_poll_ns > 50000000ull)
+		m->long_poll_gaps++;
 	m->last_poll_ns = now;
 	if (n > m->max_drained)
 		m->max_drained = n;
@@ -611,6 +616,9 @@ static int pm_poll(void *state, uint64_t now)
 		if (!m->tg[i].exited && (m->tg[i].rescan || timer))
 			scan_target(m, &m->tg[i]);
 	update_live(m, now);
+	t1 = mono_ns();
+	if (t1 - t0 > m->max_poll_ns)
+		m->max_poll_ns = t1 - t0;
 	return n < 0 ? n : 0;
 }
 
@@ -717,8 +725,9 @@ static void pm_stop(void *state)
 			 (double)m->rescan_ns / 1e3 / (double)m->nrescans);
 	if (m->last_poll_ns)
 		log_info("probes: ring drained every poll; longest gap between polls %.1f ms, "
-			 "most spans in one drain %d",
-			 (double)m->max_poll_gap_ns / 1e6, m->max_drained);
+			 "%" PRIu64 " gaps over 50 ms, most spans in one drain %d, longest own poll %.1f ms",
+			 (double)m->max_poll_gap_ns / 1e6, m->long_poll_gaps, m->max_drained,
+			 (double)m->max_poll_ns / 1e6);
 	m->stopped = true;
 }
 
