@@ -24,15 +24,15 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
-/* 1 MiB holds 16k spans (56 B + 8 B record header): at the 200k spans/s
- * design rate that is ~80 ms of slack over the collector's 10 ms drain
- * period. Not larger: a ring is mapped (twice) into the collector and
- * counts fully in its resident memory from the start. A collector starved
- * of CPU for longer (measured: 0.4 s on this 2-core VM at load 6) drops
- * spans, counted as ringbuf_full (docs/performance.md). */
+/* 4 MiB holds ~65k spans (56 B + 8 B record header): ~330 ms at the 200k
+ * spans/s design rate. The collector drains every 10 ms, but its thread
+ * stalls for up to ~300 ms at start-up (first symbol loads) and longer under
+ * CPU starvation; with 1 MiB that lost ~1% of spans at 330k spans/s, with
+ * 4 MiB none (docs/performance.md). The price is 6 MiB more resident memory
+ * (a ring is mapped twice and resident from the start). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, 4 << 20);
 } probe_events SEC(".maps");
 
 /* One stack per thread of a traced process that entered a probe. 8192
