@@ -718,6 +718,21 @@ int record_main(const struct cli_opts *o)
 				goto out;
 	}
 
+	outdir = o->output_dir ? strdup(o->output_dir)
+			       : default_output_dir(r.ri.targets[0].pid);
+	if (!outdir || output_dir_open(&od, outdir))
+		goto out;
+	r.ri.output_dir = od.path;
+
+	/* CPU sampling starts before the other modules load (each load parses
+	 * the kernel's BTF): an attached process is sampled ~25 ms after start
+	 * instead of ~110 ms. Samples wait in the ring meanwhile; a launched
+	 * command is still held until everything is attached. */
+	clock_gettime(CLOCK_REALTIME, &r.ri.start_wall);
+	r.ri.start_mono_ns = mono_ns();
+	if (sampler_attach(r.sampler))
+		goto out;
+
 	r.mctx.opts = o;
 	r.mctx.targets_map_fd = sampler_targets_fd(r.sampler);
 	r.mctx.sym = r.sym;
@@ -751,16 +766,6 @@ int record_main(const struct cli_opts *o)
 				goto out;
 	}
 
-	outdir = o->output_dir ? strdup(o->output_dir)
-			       : default_output_dir(r.ri.targets[0].pid);
-	if (!outdir || output_dir_open(&od, outdir))
-		goto out;
-	r.ri.output_dir = od.path;
-
-	clock_gettime(CLOCK_REALTIME, &r.ri.start_wall);
-	r.ri.start_mono_ns = mono_ns();
-	if (sampler_attach(r.sampler))
-		goto out;
 	for_each_module(&r, i) {
 		if (modules[i]->attach && modules[i]->attach(r.mstate[i]))
 			goto out;
