@@ -216,8 +216,12 @@ struct ep_sched_thread {
 	__u8 ustack_ok;	     /* the user stack slot holds this episode's stack */
 	__u8 last_long;	     /* the last blocking episode was >= the stack threshold */
 	__u8 walk_ctr;	     /* blocking switch-outs since the last sampled stack walk */
-	__u16 _pad2;
+	__u8 out_site;	     /* wait site (user IP hash) of the current episode */
+	__u8 _pad2;
 	__u32 _pad3;
+	__u64 long_sites; /* bit per wait site: its last blocking episode was long */
+	__u64 seen_sites; /* bit per wait site: a stack was walked there */
+	__u64 ustack_key; /* user regs of the stack in the thread's slot (0: none) */
 	char comm[EP_COMM_LEN]; /* at creation, then at exit (the collector reads /proc for
 				 * threads alive at the end) */
 	__u32 rq_hist[EP_SCHED_HIST_BUCKETS];
@@ -259,10 +263,12 @@ enum ep_sched_drop {
 
 /* Not a drop (a designed trade-off, see docs/performance.md): a long episode
  * reported with its kernel stack only, because its user stack was not walked
- * at the switch-out (the thread's previous blocking episode was short and
- * this switch-out was not one of the 1-in-N samples). Same per-CPU array. */
+ * at the switch-out (no long wait was predicted there, see ep_ustack_plan).
+ * Same per-CPU array. */
 #define EP_SSTAT_USTACK_SKIPPED EP_SDROP__COUNT
-#define EP_SCHED_COUNTERS (EP_SDROP__COUNT + 1)
+/* User stack walks made at blocking switch-outs (their cost, ~1 us each). */
+#define EP_SSTAT_USTACK_WALKS (EP_SDROP__COUNT + 1)
+#define EP_SCHED_COUNTERS (EP_SDROP__COUNT + 2)
 
 #endif /* EBPF_PROF_EVENTS_SCHED_H */
 

@@ -31,12 +31,13 @@ const volatile bool capture_kernel = true;
  * it the collector drains on its 10 ms timer (a wakeup per event would cost
  * the traced thread more than the accounting itself). */
 const volatile __u64 wakeup_watermark = 1 << 20;
-/* Off-CPU user stacks are walked at a blocking switch-out only when the
- * thread's previous blocking episode was long (>= offcpu_min_ns), plus one
- * switch-out in ustack_sample_every otherwise, so that a thread whose long
- * waits follow short ones still gets some. A walk costs ~1 us here; a
- * switch-heavy thread with short waits (the common case) pays for 1/N. */
-const volatile __u8 ustack_sample_every = 32;
+/* Off-CPU user stacks are walked at a blocking switch-out only where a long
+ * episode is predicted, and taken again without a walk where the thread
+ * blocks exactly where its last walked stack was taken (ep_ustack_plan in
+ * sched_acct.h). A walk costs ~1 us here; a switch-heavy thread whose waits
+ * are short pays for none. N > 0 adds one walk in N blocking switch-outs
+ * (--offcpu-ustack-every). */
+const volatile __u8 ustack_sample_every = 0;
 
 /* Zeroed template for new ustacks entries: larger than the 512-byte BPF
  * stack. */
@@ -94,7 +95,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, EP_SCHED_COUNTERS); /* drops + EP_SSTAT_USTACK_SKIPPED */
+	__uint(max_entries, EP_SCHED_COUNTERS); /* drops + EP_SSTAT_* */
 	__type(key, __u32);
 	__type(value, __u64);
 } sched_drops SEC(".maps");
@@ -175,6 +176,32 @@ static __always_inline void save_user_stack(void *ctx, __u32 tid, struct ep_sche
 	}
 	s->size = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
 	t->ustack_ok = 1;
+	count_drop(EP_SSTAT_USTACK_WALKS);
+	/* A failed walk is not taken again as is. */
+	if (s->size <= 0)
+		t->ustack_key = 0;
+}
+
+/* prev blocks: plan its user stack from where it stopped in user space (the
+ * syscall wrapper, or the instruction whose page fault waits), read from
+ * its saved user registers without walking anything. */
+static __always_inline void plan_user_stack(void *ctx, struct task_struct *prev, __u32 tid,
+					    struct ep_sched_thread *t)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	__u64 ip, sp, fp;
+
+	if (!regs)
+		return;
+	ip = PT_REGS_IP(regs);
+	sp = PT_REGS_SP(regs);
+	fp = PT_REGS_FP(regs);
+	if (ep_ustack_plan(t, ep_sched_site(ip, sp), ep_ustack_key(ip, sp, fp),
+			   ustack_sample_every) == EP_USTACK_WALK) {
+		save_user_stack(ctx, tid, t);
+		if (!t->ustack_ok)
+			t->ustack_key = 0; /* no slot */
+	}
 }
 
 static __always_inline __u64 submit_flags(void)
@@ -247,11 +274,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		ep_acct_switch_out(t, now, reason);
 		/* A preempted thread is not blocked anywhere: its stack is a
 		 * CPU sample's, and it is not reported. */
-		if (capture_stacks && reason != EP_OFF_PREEMPTED && reason != EP_OFF_DEAD &&
-		    (t->last_long || ++t->walk_ctr >= ustack_sample_every)) {
-			t->walk_ctr = 0;
-			save_user_stack(ctx, tid, t);
-		}
+		if (capture_stacks && reason != EP_OFF_PREEMPTED && reason != EP_OFF_DEAD)
+			plan_user_stack(ctx, prev, tid, t);
 	}
 	t = get_thread(next);
 	if (t) {
@@ -263,7 +287,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		if (rq != EP_ACCT_NO_RQ)
 			ep_acct_rq(t, rq);
 		if (ep && reason != EP_OFF_PREEMPTED)
-			t->last_long = ep >= offcpu_min_ns;
+			ep_ustack_learn(t, ep >= offcpu_min_ns);
 		if (ep && ep >= offcpu_min_ns && reason != EP_OFF_PREEMPTED) {
 			t->episodes_long++;
 			if (capture_stacks)

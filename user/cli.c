@@ -60,9 +60,11 @@ void cli_usage(FILE *out)
 	      "                           stacks in offcpu.folded and the speedscope file\n"
 	      "                           (default 1000)\n"
 	      "      --offcpu-ustack-every N\n"
-	      "                           user stacks of off-CPU episodes are walked after a long\n"
-	      "                           wait and at 1 in N other blocking switches (default 32);\n"
-	      "                           1: at every one (all user stacks, ~1 us more per switch)\n"
+	      "                           user stacks of off-CPU episodes are walked where a long\n"
+	      "                           wait is predicted (after a long wait, or at a call whose\n"
+	      "                           last wait was long); N > 0 adds 1 in N other blocking\n"
+	      "                           switches (default 0: none); 1: at every one (all user\n"
+	      "                           stacks, ~1 us more per switch)\n"
 	      "      --no-offcpu-stacks   scheduler times and counts only, no off-CPU stacks\n"
 	      "      --no-sched           no scheduler accounting (on/off-CPU time, run-queue latency)\n"
 	      "      --top                show the live view while recording (docs/top.md); without\n"
@@ -264,9 +266,9 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			}
 			break;
 		case OPT_OFFCPU_USTACK_EVERY:
-			if (parse_u32(optarg, 1, 255, &o->offcpu_ustack_every)) {
+			if (parse_u32(optarg, 0, 255, &o->offcpu_ustack_every)) {
 				fprintf(err,
-					"ebpf-prof: invalid --offcpu-ustack-every '%s': expected 1..255\n",
+					"ebpf-prof: invalid --offcpu-ustack-every '%s': expected 0..255\n",
 					optarg);
 				return 2;
 			}

@@ -19,7 +19,7 @@
 /* See docs/performance.md (sched) for the measurements behind it. */
 #define CLI_DEFAULT_OFFCPU_MIN_US 1000
 #define CLI_MAX_OFFCPU_MIN_US 60000000
-#define CLI_DEFAULT_OFFCPU_USTACK_EVERY 32
+#define CLI_DEFAULT_OFFCPU_USTACK_EVERY 0
 /* --alert may be repeated this many times (docs/top.md). */
 #define CLI_MAX_ALERTS 16
 
@@ -43,7 +43,7 @@ struct cli_opts {
 	bool no_offcpu_stacks;	/* sched accounting without off-CPU stacks */
 	uint32_t offcpu_min_us; /* shortest off-CPU episode reported with its stack */
 	uint32_t offcpu_ustack_every; /* user stack walked at 1 in N blocking switch-outs
-				       * besides those after a long wait (1..255; 0: default) */
+				       * besides the predicted ones (0..255; 0: none) */
 	const char *probe_presets; /* --probes; NULL: llama,sqlite */
 	const char *probe_specs[CLI_MAX_PROBES]; /* --probe, in order */
 	int nprobe_specs;

@@ -183,8 +183,7 @@ static int sm_open(void **state, const struct rec_ctx *ctx)
 	m->skel->rodata->offcpu_min_ns = (uint64_t)o->offcpu_min_us * 1000;
 	m->skel->rodata->capture_stacks = m->stacks;
 	m->skel->rodata->capture_kernel = o->kernel_stacks;
-	if (o->offcpu_ustack_every)
-		m->skel->rodata->ustack_sample_every = (uint8_t)o->offcpu_ustack_every;
+	m->skel->rodata->ustack_sample_every = (uint8_t)o->offcpu_ustack_every;
 	if (!m->stacks)
 		bpf_map__set_max_entries(m->skel->maps.ustacks, 1);
 	/* Run once at the end (flush_tls), not attached with the tracepoints. */
@@ -473,8 +472,10 @@ static void sm_stop(void *state)
 				sum += v[c];
 			if (k < EP_SDROP__COUNT)
 				m->st.drops[k] += sum;
-			else
+			else if (k == EP_SSTAT_USTACK_SKIPPED)
 				m->st.ustack_skipped += sum;
+			else if (k == EP_SSTAT_USTACK_WALKS)
+				m->st.ustack_walks += sum;
 		}
 		free(v);
 	}

@@ -224,6 +224,7 @@ cJSON *sched_report_json(const struct sched_thread_rec *recs, size_t n,
 	    !add_u64(sub, "min_us", st->offcpu_min_us) || !add_u64(sub, "episodes", st->episodes) ||
 	    !add_u64(sub, "episodes_ns", st->episode_ns) ||
 	    !add_u64(sub, "user_stack_skipped", st->ustack_skipped) ||
+	    !add_u64(sub, "user_stack_walks", st->ustack_walks) ||
 	    !(st->folded_file ? cJSON_AddStringToObject(sub, "file", st->folded_file)
 			      : cJSON_AddNullToObject(sub, "file")))
 		goto fail;
@@ -313,7 +314,7 @@ void sched_print_summary(const struct sched_thread_rec *recs, size_t n,
 		if (st->ustack_skipped)
 			fprintf(out,
 				"  of which %" PRIu64 " without user frames (user stack walked only "
-				"after a long wait: --offcpu-ustack-every)\n",
+				"where a long wait was predicted: --offcpu-ustack-every)\n",
 				st->ustack_skipped);
 	}
 	if (drops) {

@@ -84,7 +84,9 @@ int main(void)
 	CHECK_INT_EQ(o.offcpu_ustack_every, CLI_DEFAULT_OFFCPU_USTACK_EVERY);
 	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-ustack-every", "1", "--pid", "1")), 0);
 	CHECK_INT_EQ(o.offcpu_ustack_every, 1);
-	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-ustack-every", "0", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-ustack-every", "0", "--pid", "1")), 0);
+	CHECK_INT_EQ(o.offcpu_ustack_every, 0);
+	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-ustack-every", "-1", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-ustack-every", "256", "--pid", "1")), 2);
 
 	/* Usage errors. */

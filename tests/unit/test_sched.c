@@ -373,6 +373,91 @@ static void test_weighted_profile(void)
 	profile_free(&p);
 }
 
+/* The off-CPU user-stack plan (ep_ustack_plan / ep_ustack_learn), driven as
+ * sched.bpf.c drives it: plan at each blocking switch-out, learn at the
+ * switch-in from the episode's length against the threshold. */
+static enum ep_ustack_plan out_at(struct ep_sched_thread *t, uint64_t ip, uint64_t sp,
+				  uint64_t fp, uint8_t every)
+{
+	t->ustack_ok = 0; /* ep_acct_switch_out */
+	return ep_ustack_plan(t, ep_sched_site(ip, sp), ep_ustack_key(ip, sp, fp), every);
+}
+
+static void test_ustack_plan(void)
+{
+	const uint64_t rd = 0x401000, fsync = 0x402000, sp = 0x7ffd0000, fp = 0x7ffd0040;
+	struct ep_sched_thread t;
+	int walks = 0;
+
+	fresh(&t, 0);
+	CHECK_INT_EQ(ep_ustack_key(0, 0, 0) != 0, 1);
+	/* A new site is walked once; blocking again at the same place (same IP,
+	 * SP, FP) takes the slot's stack again, short waits or long. */
+	CHECK_INT_EQ(out_at(&t, rd, sp, fp, 0), EP_USTACK_WALK);
+	CHECK_INT_EQ(t.ustack_ok, 0); /* set by the walk itself, in BPF */
+	ep_ustack_learn(&t, false);
+	for (int i = 0; i < 1000; i++) {
+		CHECK_INT_EQ(out_at(&t, rd, sp, fp, 0), EP_USTACK_REUSE);
+		CHECK_INT_EQ(t.ustack_ok, 1);
+		ep_ustack_learn(&t, i % 100 == 99);
+	}
+	/* Same call, another frame pointer (another caller chain): not the
+	 * slot's stack. The site was seen and its last wait was short, the
+	 * thread's last wait too: no walk. */
+	ep_ustack_learn(&t, false);
+	CHECK_INT_EQ(out_at(&t, rd, sp, fp + 64, 0), EP_USTACK_SKIP);
+	CHECK_INT_EQ(t.ustack_ok, 0);
+	/* That episode was long: the next one at the same site is walked, and
+	 * so is any next one of this thread (its last wait was long). */
+	ep_ustack_learn(&t, true);
+	CHECK_INT_EQ(out_at(&t, rd, sp, fp + 64, 0), EP_USTACK_WALK);
+	ep_ustack_learn(&t, false);
+
+	/* Long waits at one call (fsync), short at another (rd, other FP each
+	 * time, so never a reuse), interleaved: every fsync is walked after the
+	 * first, no rd is. */
+	fresh(&t, 0);
+	CHECK_INT_EQ(out_at(&t, rd, sp, 1, 0), EP_USTACK_WALK); /* first visit */
+	ep_ustack_learn(&t, false);
+	CHECK_INT_EQ(out_at(&t, fsync, sp, 1, 0), EP_USTACK_WALK); /* first visit */
+	ep_ustack_learn(&t, true);
+	for (uint64_t i = 0; i < 100; i++) {
+		enum ep_ustack_plan a = out_at(&t, rd, sp, 1000 + i, 0);
+
+		/* right after a long fsync: walked (previous wait long) */
+		CHECK_INT_EQ(a, EP_USTACK_WALK);
+		ep_ustack_learn(&t, false);
+		for (int k = 0; k < 3; k++) {
+			CHECK_INT_EQ(out_at(&t, rd, sp, 2000 + 4 * i + (uint64_t)k, 0),
+				     EP_USTACK_SKIP);
+			ep_ustack_learn(&t, false);
+		}
+		CHECK_INT_EQ(out_at(&t, fsync, sp, 5000 + i, 0), EP_USTACK_WALK);
+		ep_ustack_learn(&t, true);
+	}
+
+	/* --offcpu-ustack-every N: 1 in N of the blocking switch-outs that
+	 * would be skipped. */
+	fresh(&t, 0);
+	out_at(&t, rd, sp, 1, 4);
+	ep_ustack_learn(&t, false);
+	for (uint64_t i = 0; i < 400; i++) {
+		walks += out_at(&t, rd, sp, 100 + i, 4) == EP_USTACK_WALK;
+		ep_ustack_learn(&t, false);
+	}
+	CHECK_INT_EQ(walks, 100);
+	/* 64 sites at most: the 65th distinct place is not a first visit any
+	 * more for some bit, so first-visit walks are bounded per thread. */
+	fresh(&t, 0);
+	walks = 0;
+	for (uint64_t i = 0; i < 1000; i++) {
+		walks += out_at(&t, 0x400000 + 16 * i, sp, i, 0) == EP_USTACK_WALK;
+		ep_ustack_learn(&t, false);
+	}
+	CHECK_INT_EQ(walks <= 64, 1);
+	CHECK_INT_EQ(walks >= 32, 1);
+}
+
 int main(void)
 {
 	test_classify();
@@ -381,5 +466,6 @@ int main(void)
 	test_hist();
 	test_report();
 	test_weighted_profile();
+	test_ustack_plan();
 	return check_report("test_sched");
 }
