@@ -216,12 +216,12 @@ struct ep_sched_thread {
 	__u8 ustack_ok;	     /* the user stack slot holds this episode's stack */
 	__u8 last_long;	     /* the last blocking episode was >= the stack threshold */
 	__u8 walk_ctr;	     /* blocking switch-outs since the last sampled stack walk */
-	__u8 out_site;	     /* wait site (user IP hash) of the current episode */
+	__u8 out_site;	     /* wait site (ep_ustack_key >> 58) of the current episode */
 	__u8 _pad2;
 	__u32 _pad3;
 	__u64 long_sites; /* bit per wait site: its last blocking episode was long */
 	__u64 seen_sites; /* bit per wait site: a stack was walked there */
-	__u64 ustack_key; /* user regs of the stack in the thread's slot (0: none) */
+	__u64 ustack_key; /* wait site of the stack in the thread's slot (0: none) */
 	char comm[EP_COMM_LEN]; /* at creation, then at exit (the collector reads /proc for
 				 * threads alive at the end) */
 	__u32 rq_hist[EP_SCHED_HIST_BUCKETS];

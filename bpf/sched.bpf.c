@@ -189,15 +189,13 @@ static __always_inline void plan_user_stack(void *ctx, struct task_struct *prev,
 					    struct ep_sched_thread *t)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-	__u64 ip, sp, fp;
+	__u64 ip, sp;
 
 	if (!regs)
 		return;
 	ip = PT_REGS_IP(regs);
 	sp = PT_REGS_SP(regs);
-	fp = PT_REGS_FP(regs);
-	if (ep_ustack_plan(t, ep_sched_site(ip, sp), ep_ustack_key(ip, sp, fp),
-			   ustack_sample_every) == EP_USTACK_WALK) {
+	if (ep_ustack_plan(t, ep_ustack_key(ip, sp), ustack_sample_every) == EP_USTACK_WALK) {
 		save_user_stack(ctx, tid, t);
 		if (!t->ustack_ok)
 			t->ustack_key = 0; /* no slot */

@@ -207,47 +207,43 @@ EP_ACCT_INLINE __u64 ep_acct_switch_in(struct ep_sched_thread *t, __u64 now, __u
  * Off-CPU user stacks. The user stack can only be walked at the blocking
  * switch-out (~1 us here), before anyone knows whether the episode will
  * reach the reporting threshold; walking at every switch-out pays for stacks
- * that are thrown away on switch-heavy threads. So, at each blocking
- * switch-out (ep_ustack_plan):
- *  - REUSE: the thread blocks with the same user IP, stack pointer and frame
- *    pointer as when its slot was last filled (a loop blocking at the same
- *    call, or a second wait inside the same system call): the slot's stack
- *    is taken again without a walk;
- *  - WALK: the thread blocks at a wait site for the first time (site: user
- *    IP and stack pointer hashed to one of 64 bits, so at most 64 such walks
- *    per thread: a thread that blocks once, long, still gets its stack), or
- *    a long episode is predicted: the thread's previous blocking episode was
- *    long, or the last one that began at the same site was (so a thread that
- *    waits long at one call and briefly at another gets its long waits
+ * that are thrown away on switch-heavy threads. A wait site is where the
+ * thread stopped in user space: its user IP (the system call instruction or
+ * the faulting one) and stack pointer, hashed (ep_ustack_key); its top 6 bits
+ * pick one of 64 per-thread site bits. At each blocking switch-out
+ * (ep_ustack_plan):
+ *  - REUSE: the thread blocks at the site its stack slot was last walked at
+ *    (a loop blocking at the same call, or a second wait inside the same
+ *    system call): the slot's stack is taken again without a walk. Same IP
+ *    and stack depth with a different chain of callers would be taken for
+ *    the same stack; --offcpu-ustack-every 1 walks every time instead;
+ *  - WALK: the thread blocks at a site for the first time (at most 64 such
+ *    walks per thread, so a thread that blocks once, long, still gets its
+ *    stack), or a long episode is predicted: the thread's previous blocking
+ *    episode was long, or the last one at the same site was (so a thread
+ *    that waits long at one call and briefly at another gets its long waits
  *    walked, in any order); or 1 in `every` blocking switch-outs
- *    (--offcpu-ustack-every, 0 = never, 1 = every one and no REUSE: exact);
+ *    (--offcpu-ustack-every; 0 = never, 1 = every one and no REUSE: exact);
  *  - SKIP otherwise: a long episode here is reported with kernel frames only
  *    (counted as user_stack_skipped), and teaches the site for next time.
  */
 enum ep_ustack_plan { EP_USTACK_SKIP = 0, EP_USTACK_REUSE = 1, EP_USTACK_WALK = 2 };
 
-EP_ACCT_INLINE __u8 ep_sched_site(__u64 ip, __u64 sp)
-{
-	return (__u8)((((ip * 0x9e3779b97f4a7c15ull) ^ sp) * 0xc2b2ae3d27d4eb4full) >> 58);
-}
-
 /* Never 0 (an empty slot). */
-EP_ACCT_INLINE __u64 ep_ustack_key(__u64 ip, __u64 sp, __u64 fp)
+EP_ACCT_INLINE __u64 ep_ustack_key(__u64 ip, __u64 sp)
 {
 	__u64 k = ip * 0x9e3779b97f4a7c15ull;
 
 	k = (k ^ sp) * 0xc2b2ae3d27d4eb4full;
-	k = (k ^ fp) * 0x165667b19e3779f9ull;
-	return k | 1;
+	return (k ^ (k >> 29)) | 1;
 }
 
 /* At a blocking switch-out (after ep_acct_switch_out, which clears
  * ustack_ok). WALK: the caller walks into the slot and clears ustack_key
  * if the walk fails. */
-EP_ACCT_INLINE enum ep_ustack_plan ep_ustack_plan(struct ep_sched_thread *t, __u8 site, __u64 key,
-						  __u8 every)
+EP_ACCT_INLINE enum ep_ustack_plan ep_ustack_plan(struct ep_sched_thread *t, __u64 key, __u8 every)
 {
-	t->out_site = site & 63;
+	t->out_site = (__u8)(key >> 58);
 	/* every == 1 asks for a walk at each blocking switch-out: exact stacks,
 	 * no reuse. */
 	if (every != 1 && t->ustack_key == key) {

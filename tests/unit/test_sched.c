@@ -377,81 +377,99 @@ static void test_weighted_profile(void)
  * sched.bpf.c drives it: plan at each blocking switch-out, learn at the
  * switch-in from the episode's length against the threshold. */
 static enum ep_ustack_plan out_at(struct ep_sched_thread *t, uint64_t ip, uint64_t sp,
-				  uint64_t fp, uint8_t every)
+				  uint8_t every)
 {
 	t->ustack_ok = 0; /* ep_acct_switch_out */
-	return ep_ustack_plan(t, ep_sched_site(ip, sp), ep_ustack_key(ip, sp, fp), every);
+	return ep_ustack_plan(t, ep_ustack_key(ip, sp), every);
 }
 
 static void test_ustack_plan(void)
 {
-	const uint64_t rd = 0x401000, fsync = 0x402000, sp = 0x7ffd0000, fp = 0x7ffd0040;
+	const uint64_t rd = 0x401000, wr = 0x401800, fsync = 0x402000, sp = 0x7ffd0000;
 	struct ep_sched_thread t;
 	int walks = 0;
 
 	fresh(&t, 0);
-	CHECK_INT_EQ(ep_ustack_key(0, 0, 0) != 0, 1);
-	/* A new site is walked once; blocking again at the same place (same IP,
-	 * SP, FP) takes the slot's stack again, short waits or long. */
-	CHECK_INT_EQ(out_at(&t, rd, sp, fp, 0), EP_USTACK_WALK);
+	CHECK_INT_EQ(ep_ustack_key(0, 0) != 0, 1);
+	CHECK_INT_EQ(ep_ustack_key(rd, sp) != ep_ustack_key(rd, sp + 16), 1);
+	/* A new site is walked once; blocking again at the same place (same IP
+	 * and SP) takes the slot's stack again, short waits or long. */
+	CHECK_INT_EQ(out_at(&t, rd, sp, 0), EP_USTACK_WALK);
 	CHECK_INT_EQ(t.ustack_ok, 0); /* set by the walk itself, in BPF */
 	ep_ustack_learn(&t, false);
 	for (int i = 0; i < 1000; i++) {
-		CHECK_INT_EQ(out_at(&t, rd, sp, fp, 0), EP_USTACK_REUSE);
+		CHECK_INT_EQ(out_at(&t, rd, sp, 0), EP_USTACK_REUSE);
 		CHECK_INT_EQ(t.ustack_ok, 1);
 		ep_ustack_learn(&t, i % 100 == 99);
 	}
-	/* Same call, another frame pointer (another caller chain): not the
-	 * slot's stack. The site was seen and its last wait was short, the
-	 * thread's last wait too: no walk. */
 	ep_ustack_learn(&t, false);
-	CHECK_INT_EQ(out_at(&t, rd, sp, fp + 64, 0), EP_USTACK_SKIP);
+	/* A second site: first visit walked (the slot is now wr's). */
+	CHECK_INT_EQ(out_at(&t, wr, sp, 0), EP_USTACK_WALK);
+	ep_ustack_learn(&t, false);
+	/* Back at rd: not the slot's site; rd was seen and its last wait was
+	 * short, the thread's last wait too: no walk. */
+	CHECK_INT_EQ(out_at(&t, rd, sp, 0), EP_USTACK_SKIP);
 	CHECK_INT_EQ(t.ustack_ok, 0);
-	/* That episode was long: the next one at the same site is walked, and
-	 * so is any next one of this thread (its last wait was long). */
+	/* That episode was long: the next one at rd is walked (and would be
+	 * anyway: the thread's previous wait was long). */
 	ep_ustack_learn(&t, true);
-	CHECK_INT_EQ(out_at(&t, rd, sp, fp + 64, 0), EP_USTACK_WALK);
+	CHECK_INT_EQ(out_at(&t, rd, sp, 0), EP_USTACK_WALK);
+	ep_ustack_learn(&t, false);
+	/* wr after a short rd: skipped; rd again is the slot's: reused. */
+	CHECK_INT_EQ(out_at(&t, wr, sp, 0), EP_USTACK_SKIP);
+	ep_ustack_learn(&t, false);
+	CHECK_INT_EQ(out_at(&t, rd, sp, 0), EP_USTACK_REUSE);
 	ep_ustack_learn(&t, false);
 
-	/* Long waits at one call (fsync), short at another (rd, other FP each
-	 * time, so never a reuse), interleaved: every fsync is walked after the
-	 * first, no rd is. */
+	/* Long waits at one call (fsync), short at three others, interleaved
+	 * (the slot always holds another site's stack when fsync comes): every
+	 * fsync is walked, the short ones only right after a long fsync. */
 	fresh(&t, 0);
-	CHECK_INT_EQ(out_at(&t, rd, sp, 1, 0), EP_USTACK_WALK); /* first visit */
-	ep_ustack_learn(&t, false);
-	CHECK_INT_EQ(out_at(&t, fsync, sp, 1, 0), EP_USTACK_WALK); /* first visit */
-	ep_ustack_learn(&t, true);
-	for (uint64_t i = 0; i < 100; i++) {
-		enum ep_ustack_plan a = out_at(&t, rd, sp, 1000 + i, 0);
-
-		/* right after a long fsync: walked (previous wait long) */
-		CHECK_INT_EQ(a, EP_USTACK_WALK);
+	for (int i = 0; i < 100; i++) {
+		walks += out_at(&t, rd, sp, 0) == EP_USTACK_WALK;
 		ep_ustack_learn(&t, false);
-		for (int k = 0; k < 3; k++) {
-			CHECK_INT_EQ(out_at(&t, rd, sp, 2000 + 4 * i + (uint64_t)k, 0),
-				     EP_USTACK_SKIP);
-			ep_ustack_learn(&t, false);
-		}
-		CHECK_INT_EQ(out_at(&t, fsync, sp, 5000 + i, 0), EP_USTACK_WALK);
+		walks += out_at(&t, wr, sp, 0) == EP_USTACK_WALK;
+		ep_ustack_learn(&t, false);
+		walks += out_at(&t, wr + 64, sp, 0) == EP_USTACK_WALK;
+		ep_ustack_learn(&t, false);
+		CHECK_INT_EQ(out_at(&t, fsync, sp, 0), EP_USTACK_WALK);
 		ep_ustack_learn(&t, true);
 	}
+	/* rd: first visit + 99 times after a long fsync; wr, wr + 64: first
+	 * visit only. */
+	CHECK_INT_EQ(walks, 102);
 
 	/* --offcpu-ustack-every N: 1 in N of the blocking switch-outs that
-	 * would be skipped. */
+	 * would be skipped; 1: every one, no reuse. */
 	fresh(&t, 0);
-	out_at(&t, rd, sp, 1, 4);
+	out_at(&t, rd, sp, 4);
 	ep_ustack_learn(&t, false);
-	for (uint64_t i = 0; i < 400; i++) {
-		walks += out_at(&t, rd, sp, 100 + i, 4) == EP_USTACK_WALK;
+	out_at(&t, wr, sp, 4);
+	ep_ustack_learn(&t, false);
+	/* Alternating wr, rd with the slot holding wr: the switch-outs at the
+	 * slot's site are reused and not counted; every 4th of the others walks
+	 * and moves the slot to the other site. Walks at i = 7, 14, ..., 399. */
+	walks = 0;
+	for (int i = 0; i < 400; i++) {
+		enum ep_ustack_plan p = out_at(&t, i % 2 ? rd : wr, sp, 4);
+
+		walks += p == EP_USTACK_WALK;
+		CHECK_INT_EQ(p == EP_USTACK_WALK, i % 7 == 0 && i > 0);
 		ep_ustack_learn(&t, false);
 	}
-	CHECK_INT_EQ(walks, 100);
-	/* 64 sites at most: the 65th distinct place is not a first visit any
-	 * more for some bit, so first-visit walks are bounded per thread. */
+	CHECK_INT_EQ(walks, 57);
+	walks = 0;
+	for (int i = 0; i < 50; i++) {
+		walks += out_at(&t, rd, sp, 1) == EP_USTACK_WALK;
+		ep_ustack_learn(&t, false);
+	}
+	CHECK_INT_EQ(walks, 50);
+
+	/* First visits are bounded by the 64 site bits per thread. */
 	fresh(&t, 0);
 	walks = 0;
 	for (uint64_t i = 0; i < 1000; i++) {
-		walks += out_at(&t, 0x400000 + 16 * i, sp, i, 0) == EP_USTACK_WALK;
+		walks += out_at(&t, 0x400000 + 16 * i, sp, 0) == EP_USTACK_WALK;
 		ep_ustack_learn(&t, false);
 	}
 	CHECK_INT_EQ(walks <= 64, 1);
