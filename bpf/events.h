@@ -239,17 +239,18 @@ enum ep_sched_event_type {
 	EP_EV_OFFCPU = 32, /* struct ep_offcpu */
 };
 
-/* One off-CPU episode >= the threshold; hdr.ts_ns is its switch-in. */
+/* One off-CPU episode >= the threshold; hdr.ts_ns is its switch-in. Only
+ * the frames used are sent: the record is offsetof(ips) + the kernel and
+ * user bytes (a few hundred bytes typically, not 2 KiB). */
 struct ep_offcpu {
 	struct ep_event_hdr hdr;
 	__u64 dur_ns; /* switch-out to switch-in */
 	__u32 reason; /* enum ep_off_reason at the switch-out */
-	__s32 kstack_sz;
-	__s32 ustack_sz;
+	__s32 kstack_sz; /* bytes of kernel frames at ips[0], or negative errno */
+	__s32 ustack_sz; /* bytes of user frames right after them, or negative errno */
 	__u32 _pad;
 	char comm[EP_COMM_LEN];
-	__u64 kstack[EP_MAX_STACK_DEPTH];
-	__u64 ustack[EP_MAX_STACK_DEPTH];
+	__u64 ips[2 * EP_MAX_STACK_DEPTH]; /* leaf first, kernel then user */
 };
 
 enum ep_sched_drop {

@@ -29,8 +29,8 @@ const volatile bool capture_stacks = true;
 const volatile bool capture_kernel = true;
 /* Ring fill (bytes) above which a submit wakes the collector early; below
  * it the collector drains on its 10 ms timer (a wakeup per event would cost
- * the traced thread more than the accounting itself). */
-const volatile __u64 wakeup_watermark = 1 << 20;
+ * the traced thread more than the accounting itself). A quarter ring. */
+const volatile __u64 wakeup_watermark = 64 << 10;
 /* Off-CPU user stacks are walked at a blocking switch-out only where a long
  * episode is predicted, and taken again without a walk where the thread
  * blocks exactly where its last walked stack was taken (ep_ustack_plan in
@@ -84,14 +84,27 @@ struct {
 	__type(value, struct ep_sched_ustack);
 } ustacks SEC(".maps");
 
-/* Long off-CPU episodes (2 KiB each). At the 1 ms default a thread sends at
- * most 10 per 10 ms drain; 1 MiB holds 500, i.e. 50 threads all blocking in
- * 1 ms waits. Not larger: a ring is mapped (twice) into the collector and
- * counts fully in its resident memory from the start. */
+/* Long off-CPU episodes, sized by their frames: 64 bytes + 8 per frame,
+ * ~300 bytes for a typical 10 kernel + 15 user frames, 2 KiB at most. At
+ * the 1 ms default a thread sends at most 10 per 10 ms drain; 256 KiB holds
+ * ~870 typical ones (87 threads all blocking in 1 ms waits, or a 300 ms
+ * collector stall at ~2900 episodes/s) and 128 of the largest. Not larger:
+ * a ring is mapped twice into the collector and all of it counts in its
+ * resident memory from the mmap (was 1 MiB of fixed 2 KiB records: 500
+ * episodes for 2 MiB of RSS). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, 256 << 10);
 } offcpu_events SEC(".maps");
+
+/* Where an episode is put together before it is copied to the ring at its
+ * used size (a ring reservation must have a constant size). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ep_offcpu);
+} offcpu_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -212,8 +225,11 @@ static __always_inline __u64 submit_flags(void)
 static __always_inline void emit_episode(struct task_struct *task, __u32 tid, __u32 tgid,
 					 struct ep_sched_thread *t, __u64 dur, __u64 now)
 {
-	struct ep_offcpu *e = bpf_ringbuf_reserve(&offcpu_events, sizeof(*e), 0);
+	const __u32 max_bytes = EP_MAX_STACK_DEPTH * sizeof(__u64), zero = 0;
+	struct ep_offcpu *e = bpf_map_lookup_elem(&offcpu_scratch, &zero);
 	struct ep_sched_ustack *s;
+	__u32 kbytes = 0, ubytes = 0;
+	long n;
 
 	if (!e) {
 		count_drop(EP_SDROP_RINGBUF_FULL);
@@ -231,29 +247,42 @@ static __always_inline void emit_episode(struct task_struct *task, __u32 tid, __
 
 	e->kstack_sz = 0;
 	if (capture_kernel) {
-		e->kstack_sz = bpf_get_task_stack(task, e->kstack, sizeof(e->kstack), 0);
-		if (e->kstack_sz < 0)
+		n = bpf_get_task_stack(task, e->ips, max_bytes, 0);
+		e->kstack_sz = (__s32)n;
+		if (n < 0)
 			count_drop(EP_SDROP_KERN_STACK);
+		else
+			kbytes = (__u32)n & ~7u;
 	}
+	if (kbytes > max_bytes)
+		kbytes = max_bytes;
 	e->ustack_sz = -EP_ENOENT;
 	if (!t->ustack_ok) {
-		/* Not walked at the switch-out (predicted short): kernel
+		/* Not walked at the switch-out (no long wait predicted): kernel
 		 * frames only, counted apart from the failures. */
 		count_drop(EP_SSTAT_USTACK_SKIPPED);
-		bpf_ringbuf_submit(e, submit_flags());
-		return;
+	} else {
+		s = bpf_map_lookup_elem(&ustacks, &tid);
+		if (s) {
+			e->ustack_sz = s->size;
+			if (s->size > 0) {
+				ubytes = (__u32)s->size & ~7u;
+				if (ubytes > max_bytes)
+					ubytes = max_bytes;
+				if (bpf_probe_read_kernel((void *)e->ips + kbytes, ubytes, s->ips)) {
+					e->ustack_sz = -EP_EFAULT;
+					ubytes = 0;
+				}
+			}
+		}
+		if (e->ustack_sz < 0)
+			count_drop(EP_SDROP_USER_STACK);
 	}
-	s = bpf_map_lookup_elem(&ustacks, &tid);
-	/* The whole slot, whatever the stack's depth: a constant size keeps
-	 * the verifier simple, and this runs only for long episodes. */
-	if (s) {
-		e->ustack_sz = s->size;
-		if (s->size > 0 && bpf_probe_read_kernel(e->ustack, sizeof(e->ustack), s->ips))
-			e->ustack_sz = -EP_EFAULT;
-	}
-	if (e->ustack_sz < 0)
-		count_drop(EP_SDROP_USER_STACK);
-	bpf_ringbuf_submit(e, submit_flags());
+	e->kstack_sz = e->kstack_sz < 0 ? e->kstack_sz : (__s32)kbytes;
+	e->ustack_sz = e->ustack_sz < 0 ? e->ustack_sz : (__s32)ubytes;
+	if (bpf_ringbuf_output(&offcpu_events, e,
+			       offsetof(struct ep_offcpu, ips) + kbytes + ubytes, submit_flags()))
+		count_drop(EP_SDROP_RINGBUF_FULL);
 }
 
 SEC("tp_btf/sched_switch")

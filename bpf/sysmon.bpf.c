@@ -19,8 +19,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * out only when a mm's RSS moved this far from the last one sent. The peak
  * is kept exactly in mm_states regardless. Set before load. */
 const volatile __s64 rss_step = 512 << 10;
-/* Same watermark rule as the CPU sampler: no wakeup per event. */
-const volatile __u64 wakeup_watermark = 256 << 10;
+/* Same watermark rule as the CPU sampler: no wakeup per event; a quarter of
+ * the ring (~290 events) wakes the collector before its 10 ms drain. */
+const volatile __u64 wakeup_watermark = 32 << 10;
 
 /* Shared with the CPU sampler through bpf_map__reuse_fd (same definition). */
 struct {
@@ -40,12 +41,15 @@ struct {
 	__type(value, struct ep_sysmon_mm);
 } mm_states SEC(".maps");
 
-/* Events are ~100 bytes; RSS events are bounded by rss_step and thermal
- * ones come at the zones' polling rates, so 1 MiB holds seconds of the
- * worst case between two 10 ms drains. */
+/* Records are ~112 bytes: 128 KiB holds ~1170. RSS events are bounded by
+ * rss_step (a process faulting in 1 GB/s sends ~2000/s), frequency ones
+ * come per cpufreq policy change and thermal ones at the zones' polling
+ * rates, so this holds a 10 ms drain many times over and a 300 ms collector
+ * stall at ~3900 events/s. Not larger: a ring's pages are resident in the
+ * collector, mapped twice (was 1 MiB: 2 MiB of its RSS for nothing). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, 128 << 10);
 } sm_events SEC(".maps");
 
 struct {

@@ -66,19 +66,17 @@ static int push_rec(struct sched_mod *m, uint32_t tid, const struct ep_sched_thr
 	return 0;
 }
 
+/* e is size bytes long: its frames were checked to be inside. */
 static int handle_episode(struct sched_mod *m, const struct ep_offcpu *e)
 {
 	int nuser = e->ustack_sz > 0 ? e->ustack_sz / 8 : 0;
 	int nkern = e->kstack_sz > 0 ? e->kstack_sz / 8 : 0;
+	const __u64 *kstack = e->ips, *ustack = e->ips + nkern;
 	uint32_t depth = 0, nkernel = 0;
 	char comm[EP_COMM_LEN + 1];
 	struct sym_result res;
 	int64_t thread, fi;
 
-	if (nuser > EP_MAX_STACK_DEPTH)
-		nuser = EP_MAX_STACK_DEPTH;
-	if (nkern > EP_MAX_STACK_DEPTH)
-		nkern = EP_MAX_STACK_DEPTH;
 	memcpy(comm, e->comm, EP_COMM_LEN);
 	comm[EP_COMM_LEN] = '\0';
 	thread = profile_thread(&m->off, e->hdr.pid, e->hdr.tid, comm);
@@ -87,7 +85,7 @@ static int handle_episode(struct sched_mod *m, const struct ep_offcpu *e)
 	/* Leaf first from the kernel; root first in the profile. Return
 	 * addresses are looked up at address - 1 (see record.c). */
 	for (int i = nuser - 1; i >= 0; i--) {
-		uint64_t addr = e->ustack[i];
+		uint64_t addr = ustack[i];
 
 		if (!addr || symbolizer_user(m->ctx->sym, e->hdr.pid, i ? addr - 1 : addr, &res))
 			continue;
@@ -97,7 +95,7 @@ static int handle_episode(struct sched_mod *m, const struct ep_offcpu *e)
 		m->frames[depth++] = (uint32_t)fi;
 	}
 	for (int i = nkern - 1; i >= 0; i--) {
-		uint64_t addr = e->kstack[i];
+		uint64_t addr = kstack[i];
 
 		/* A sleeping task's saved stack: every entry is a return
 		 * address, the leaf included. */
@@ -127,7 +125,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	struct sched_mod *m = ctx;
 	const struct ep_offcpu *e = data;
 
-	if (size < sizeof(*e) || e->hdr.type != EP_EV_OFFCPU) {
+	if (!sched_offcpu_record_ok(e, size)) {
 		m->st.collector_drops++;
 		return 0;
 	}
@@ -197,12 +195,6 @@ static int sm_open(void **state, const struct rec_ctx *ctx)
 			 "verifier log)",
 			 strerror(-err));
 		err = -ENODEV;
-		goto fail;
-	}
-	m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.offcpu_events), on_event, m, NULL);
-	if (!m->rb) {
-		err = -errno;
-		log_error("scheduler view: cannot set up its ring buffer: %s", strerror(-err));
 		goto fail;
 	}
 	*state = m;
@@ -314,6 +306,15 @@ static int sm_attach(void *state)
 	uint64_t now = mono_ns();
 	int err;
 
+	/* The ring is mapped here, not at open: its pages count in the
+	 * collector's RSS from the mmap, and the other modules' BPF loads
+	 * (each a transient kernel-BTF parse) come between open and attach. */
+	m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.offcpu_events), on_event, m, NULL);
+	if (!m->rb) {
+		err = -errno;
+		log_error("scheduler view: cannot set up its ring buffer: %s", strerror(-err));
+		return err;
+	}
 	for (size_t i = 0; i < m->npids; i++)
 		seed_pid(m, m->pids[i], now);
 	err = sched_bpf__attach(m->skel);
@@ -403,7 +404,7 @@ static void update_live(struct sched_mod *m)
 static int sm_poll(void *state, uint64_t now_ns)
 {
 	struct sched_mod *m = state;
-	int n = ring_buffer__consume(m->rb);
+	int n = m->rb ? ring_buffer__consume(m->rb) : 0;
 
 	if (now_ns >= m->next_harvest_ns) {
 		m->next_harvest_ns = now_ns + HARVEST_PERIOD_NS;
@@ -449,7 +450,8 @@ static void sm_stop(void *state)
 
 	sched_bpf__detach(m->skel);
 	end = mono_ns();
-	ring_buffer__consume(m->rb);
+	if (m->rb)
+		ring_buffer__consume(m->rb);
 	err = flush_tls(m);
 	if (err) {
 		/* Live threads keep only their /proc seed or nothing: say so. */

@@ -3,6 +3,7 @@
 #include "sched_view.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,18 @@ uint64_t sched_episode_weight_us(uint64_t dur_ns)
 	uint64_t us = dur_ns / 1000 + (dur_ns % 1000 >= 500);
 
 	return us ? us : 1;
+}
+
+bool sched_offcpu_record_ok(const struct ep_offcpu *e, size_t size)
+{
+	const size_t max = EP_MAX_STACK_DEPTH * sizeof(__u64), head = offsetof(struct ep_offcpu, ips);
+	size_t k, u;
+
+	if (!e || size < head || size > sizeof(*e) || e->hdr.type != EP_EV_OFFCPU)
+		return false;
+	k = e->kstack_sz > 0 ? (size_t)e->kstack_sz : 0;
+	u = e->ustack_sz > 0 ? (size_t)e->ustack_sz : 0;
+	return k % 8 == 0 && u % 8 == 0 && k <= max && u <= max && head + k + u <= size;
 }
 
 void sched_hist_import(struct histogram *h, const struct ep_sched_thread *t)

@@ -65,6 +65,11 @@ void sched_print_summary(const struct sched_thread_rec *recs, size_t n,
  * so a reported episode is never lost to rounding. */
 uint64_t sched_episode_weight_us(uint64_t dur_ns);
 
+/* Whether a ring record of size bytes is a well-formed off-CPU episode:
+ * its frame counts fit the record and the array (records carry only the
+ * frames they use). */
+bool sched_offcpu_record_ok(const struct ep_offcpu *e, size_t size);
+
 /* The recording module (sched_module.c). */
 extern const struct rec_module sched_rec_module;
 

@@ -180,6 +180,16 @@ static int on_sm_event(void *c, void *data, size_t size)
 
 static void sm_close(void *state);
 
+/* Goes on without the tracepoints (RSS from /proc sampling). */
+static void drop_bpf(struct sysmon *m)
+{
+	ring_buffer__free(m->rb);
+	m->rb = NULL;
+	sysmon_bpf__destroy(m->skel);
+	m->skel = NULL;
+	memset(m->tp_ok, 0, sizeof(m->tp_ok));
+}
+
 static int open_fail(void **state, struct sysmon *m, int err)
 {
 	sm_close(m);
@@ -240,21 +250,11 @@ static int sm_open(void **state, const struct rec_ctx *ctx)
 	err = bpf_map__reuse_fd(m->skel->maps.targets, ctx->targets_map_fd);
 	if (!err)
 		err = sysmon_bpf__load(m->skel);
-	if (!err) {
-		m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.sm_events), on_sm_event, m,
-					 NULL);
-		if (!m->rb)
-			err = -errno;
-	}
 	if (err) {
 		log_warn("memory/thermal tracepoints unavailable (BPF load: %s); RSS falls back "
 			 "to /proc sampling",
 			 strerror(-err));
-		ring_buffer__free(m->rb);
-		m->rb = NULL;
-		sysmon_bpf__destroy(m->skel);
-		m->skel = NULL;
-		memset(m->tp_ok, 0, sizeof(m->tp_ok));
+		drop_bpf(m);
 	}
 	return 0;
 }
@@ -340,6 +340,19 @@ static int sm_attach(void *state)
 	struct sysmon *m = state;
 	uint64_t now = mono_ns();
 
+	/* The ring is mapped here, not at open: its pages count in the
+	 * collector's RSS from the mmap, and the other modules' BPF loads
+	 * (each a transient kernel-BTF parse) come between open and attach. */
+	if (m->skel) {
+		m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.sm_events), on_sm_event, m,
+					 NULL);
+		if (!m->rb) {
+			log_warn("memory/thermal tracepoints unavailable (ring buffer: %s); RSS "
+				 "falls back to /proc sampling",
+				 strerror(errno));
+			drop_bpf(m);
+		}
+	}
 	for (int i = 0; m->skel && i < NTP; i++) {
 		if (!m->tp_ok[i])
 			continue;

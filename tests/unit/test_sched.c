@@ -7,6 +7,7 @@
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -476,6 +477,40 @@ static void test_ustack_plan(void)
 	CHECK_INT_EQ(walks >= 32, 1);
 }
 
+/* Ring records carry only the frames they use: what the collector accepts. */
+static void test_offcpu_record(void)
+{
+	static struct ep_offcpu e;
+	const size_t head = offsetof(struct ep_offcpu, ips);
+
+	memset(&e, 0, sizeof(e));
+	e.hdr.type = EP_EV_OFFCPU;
+	e.kstack_sz = 3 * 8;
+	e.ustack_sz = 5 * 8;
+	CHECK(sched_offcpu_record_ok(&e, head + 8 * 8));
+	CHECK(sched_offcpu_record_ok(&e, sizeof(e)));	 /* slack after the frames */
+	CHECK(!sched_offcpu_record_ok(&e, head + 7 * 8)); /* frames past the record */
+	CHECK(!sched_offcpu_record_ok(&e, head - 1));
+	CHECK(!sched_offcpu_record_ok(&e, sizeof(e) + 8));
+	CHECK(!sched_offcpu_record_ok(NULL, sizeof(e)));
+	e.ustack_sz = -14; /* -EFAULT: no user frames */
+	CHECK(sched_offcpu_record_ok(&e, head + 3 * 8));
+	e.kstack_sz = -2;
+	CHECK(sched_offcpu_record_ok(&e, head));
+	e.kstack_sz = 12; /* not whole frames */
+	CHECK(!sched_offcpu_record_ok(&e, sizeof(e)));
+	e.kstack_sz = (EP_MAX_STACK_DEPTH + 1) * 8; /* more than a stack holds */
+	CHECK(!sched_offcpu_record_ok(&e, sizeof(e)));
+	e.kstack_sz = EP_MAX_STACK_DEPTH * 8;
+	e.ustack_sz = EP_MAX_STACK_DEPTH * 8;
+	CHECK(sched_offcpu_record_ok(&e, sizeof(e)));
+	e.ustack_sz = 0x7ffffff8; /* would wrap a 32-bit sum */
+	CHECK(!sched_offcpu_record_ok(&e, sizeof(e)));
+	e.ustack_sz = 0;
+	e.hdr.type = EP_EV_OFFCPU + 1;
+	CHECK(!sched_offcpu_record_ok(&e, sizeof(e)));
+}
+
 int main(void)
 {
 	test_classify();
@@ -485,5 +520,6 @@ int main(void)
 	test_report();
 	test_weighted_profile();
 	test_ustack_plan();
+	test_offcpu_record();
 	return check_report("test_sched");
 }
