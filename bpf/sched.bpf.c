@@ -175,7 +175,7 @@ static __always_inline struct ep_sched_thread *get_thread(struct task_struct *ta
 	return t;
 }
 
-static __always_inline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thread *t)
+static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thread *t)
 {
 	struct ep_sched_ustack *s = bpf_map_lookup_elem(&ustacks, &tid);
 
@@ -222,8 +222,10 @@ static __always_inline __u64 submit_flags(void)
 	return BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline void emit_episode(struct task_struct *task, __u32 tid, __u32 tgid,
-					 struct ep_sched_thread *t, __u64 dur, __u64 now)
+/* Out of line, as save_user_stack: they run for few switches, and keeping
+ * them out of on_switch keeps its hot path compact. */
+static __noinline void emit_episode(struct task_struct *task, __u32 tid,
+				    struct ep_sched_thread *t, __u64 dur, __u64 now)
 {
 	const __u32 max_bytes = EP_MAX_STACK_DEPTH * sizeof(__u64), zero = 0;
 	struct ep_offcpu *e = bpf_map_lookup_elem(&offcpu_scratch, &zero);
@@ -236,7 +238,7 @@ static __always_inline void emit_episode(struct task_struct *task, __u32 tid, __
 		return;
 	}
 	e->hdr.type = EP_EV_OFFCPU;
-	e->hdr.pid = tgid;
+	e->hdr.pid = t->pid;
 	e->hdr.tid = tid;
 	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.ts_ns = now;
@@ -318,7 +320,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		if (ep && ep >= offcpu_min_ns && reason != EP_OFF_PREEMPTED) {
 			t->episodes_long++;
 			if (capture_stacks)
-				emit_episode(next, tid, t->pid, t, ep, now);
+				emit_episode(next, tid, t, ep, now);
 		}
 	}
 	return 0;
