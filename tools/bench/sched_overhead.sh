@@ -94,27 +94,30 @@ old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 trap 'sysctl -qw kernel.bpf_stats_enabled="$old_stats"; rm -rf "$W"' EXIT
 sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
 # stats CFG: one paced run, bpftool snapshots 1 s in and 1 s before the end,
-# of the sched programs loaded after the run started.
+# of the sched programs this run's ebpf-prof holds (prog ids from its
+# /proc/PID/fdinfo: other ebpf-prof runs on a shared machine load programs
+# of the same names).
 stats()
 {
-	local cfg=$1 args=(-q -o "$W/o") secs=$((HOPS / RATE)) maxid
+	local cfg=$1 args=(-q -o "$W/o") secs=$((HOPS / RATE))
 	[ "$cfg" = sched-acct ] && args+=(--no-offcpu-stacks)
 	[ "$secs" -ge 4 ] || die "HOPS/RATE must be >= 4 s for the bpf_stats window"
-	maxid=$(bpftool prog show -j | python3 -c 'import json,sys; print(max([p["id"] for p in json.load(sys.stdin)] + [0]))')
 	rm -rf "$W/o"
 	"$EP_BIN" "${args[@]}" -- "$W/ctxswitch" --hops "$HOPS" --rate "$RATE" >"$W/out" 2>"$W/err" &
 	local pid=$!
 	sleep 1
 	bpftool prog show -j >"$W/a"
+	cat /proc/"$pid"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' >"$W/ids"
 	sleep $((secs - 2))
 	bpftool prog show -j >"$W/b"
 	wait "$pid" || die "$cfg stats run failed: $(tail -n 3 "$W/err")"
-	python3 - "$W/a" "$W/b" "$maxid" "$cfg" "$RATE" "$((secs - 2))" >>"$W/stats" <<'PY'
+	python3 - "$W/a" "$W/b" "$W/ids" "$cfg" "$RATE" "$((secs - 2))" >>"$W/stats" <<'PY'
 import json, sys
 a, b = (json.load(open(x)) for x in sys.argv[1:3])
-maxid, cfg, rate, secs = int(sys.argv[3]), sys.argv[4], float(sys.argv[5]), float(sys.argv[6])
+ids = set(int(x) for x in open(sys.argv[3]).read().split())
+cfg, rate, secs = sys.argv[4], float(sys.argv[5]), float(sys.argv[6])
 names = ("on_switch", "on_sched_wakeup", "on_sched_wakeup_new", "on_sched_exit")
-pick = lambda l: {p["name"]: p for p in l if p["id"] > maxid and p.get("name") in names}
+pick = lambda l: {p["name"]: p for p in l if p["id"] in ids and p.get("name") in names}
 A, B = pick(a), pick(b)
 total = 0
 for n in names:
