@@ -322,16 +322,23 @@ static int open_mapped(struct pid_state *ps, uint64_t start, uint64_t end, const
 	return fd;
 }
 
-/* Opens path if it is an ELF file whose GNU build-id is id; -1 otherwise. */
+/* Opens path if it is a regular ELF file whose GNU build-id is id; -1
+ * otherwise. Candidates can sit in directories the traced program controls:
+ * O_NONBLOCK so that a FIFO planted there cannot hang the open. */
 static int open_debug_with_id(const char *path, const unsigned char *id, int id_len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	const void *got = NULL;
 	ssize_t n = -1;
+	struct stat st;
 	Elf *elf;
 
 	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf)
 		n = dwelf_elf_gnu_build_id(elf, &got);
