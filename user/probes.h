@@ -58,6 +58,9 @@ struct probe_def {
 	uint32_t flags;	    /* PROBE_F_* */
 	uint32_t err_rule;  /* enum probe_err_rule */
 	char *owned;	    /* storage the strings above point into, if any */
+	/* USDT pair: the point that ends the span begun at `symbol` (kind
+	 * EP_PK_USDT_BEGIN); NULL for a single point. */
+	const char *usdt_end;
 };
 
 struct probe_specs {
@@ -70,9 +73,18 @@ struct probe_specs {
 int probe_parse_presets(const char *s, uint32_t *mask);
 
 /* Parses one --probe value: LIB:SYMBOL[,label=NAME][,count] or
- * usdt:PATH:PROVIDER:NAME[,label=NAME][,count]. On error writes a reason
- * to err[0..errlen) and returns -EINVAL. */
+ * usdt:PATH:PROVIDER:NAME[,end=NAME|,pair][,label=NAME][,count]. end=NAME
+ * makes NAME the point that closes a span opened at the first one; pair
+ * derives it from the name's suffix (probe_usdt_pair_end). On error writes
+ * a reason to err[0..errlen) and returns -EINVAL. */
 int probe_parse_spec(const char *s, struct probe_def *out, char *err, size_t errlen);
+
+/* The end point paired with a begin point by naming convention: a name
+ * ending in entry, start or begin (after '_' or "__") pairs with the same
+ * name ending in return, done or end (CPython function__entry /
+ * function__return, gc__start / gc__done; cycle_begin / cycle_end). Writes
+ * it to out and returns 0, or -ENOENT when the name has no such suffix. */
+int probe_usdt_pair_end(const char *begin, char *out, size_t outlen);
 
 /* Builds the probe list: presets in mask, then each --probe spec, then
  * switches the symbols named in count_only (comma list, may be NULL) to

@@ -83,7 +83,7 @@ struct probes_mod {
 	size_t ntg;
 	uint64_t next_rescan_ns;
 	/* live view (top_live.h): spans per probe at the last update */
-	uint64_t live_spans[LIVE_MAX_PROBES], live_ns;
+	uint64_t live_spans[LIVE_MAX_PROBES], live_ns, live_drops_ns;
 	uint64_t nrescans, rescan_ns;
 	/* drain health: the ring overflows when polls are further apart than
 	 * its capacity lasts (recorder thread starved or busy elsewhere, e.g.
@@ -232,6 +232,28 @@ static int attach_uprobe(struct ptarget *t, const struct bpf_program *prog,
 	return err;
 }
 
+static int attach_usdt(struct probes_mod *m, struct ptarget *t, const char *path,
+		       const char *provider, const char *name, uint64_t cookie)
+{
+	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = cookie);
+	/* libbpf matches the path against /proc/PID/maps for shared
+	 * libraries, so it needs the name as mapped. */
+	struct bpf_link *l = bpf_program__attach_usdt(m->skel->progs.probe_usdt, (pid_t)t->pid,
+						      path, provider, name, &uo);
+	int err;
+
+	if (!l) {
+		err = -errno;
+		log_debug("probes: USDT %s:%s in %s (pid %u): %s", provider, name, path, t->pid,
+			  strerror(-err));
+		return err;
+	}
+	err = keep_link(t, l);
+	if (err)
+		bpf_link__destroy(l);
+	return err;
+}
+
 static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const struct ud_file *f,
 		       const char *path, uint64_t off)
 {
@@ -247,16 +269,15 @@ static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const 
 	}
 	cookie = EP_PROBE_COOKIE(id, def->kind, def->mode);
 	if (def->usdt_provider) {
-		LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = cookie);
-		/* libbpf matches the path against /proc/PID/maps for shared
-		 * libraries, so it needs the name as mapped. */
-		struct bpf_link *l = bpf_program__attach_usdt(m->skel->progs.probe_usdt,
-							      (pid_t)t->pid, f->path,
-							      def->usdt_provider, def->symbol, &uo);
-
-		err = l ? keep_link(t, l) : -errno;
-		if (err && l)
-			bpf_link__destroy(l);
+		/* The end point of a pair pops the frame the begin point pushed;
+		 * count-only needs the begin point alone. End first: a span in
+		 * progress at attach then ends unmatched (counted) instead of
+		 * leaving a begin whose end was missed open on the stack. */
+		if (def->usdt_end && def->mode == EP_PM_LATENCY)
+			err = attach_usdt(m, t, f->path, def->usdt_provider, def->usdt_end,
+					  EP_PROBE_COOKIE(id, EP_PK_USDT_END, def->mode));
+		if (!err)
+			err = attach_usdt(m, t, f->path, def->usdt_provider, def->symbol, cookie);
 	} else {
 		err = attach_uprobe(t, m->skel->progs.probe_entry, path, off, cookie, false);
 		if (!err && def->mode == EP_PM_LATENCY)
@@ -266,8 +287,14 @@ static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const 
 	if (err) {
 		while (t->nlinks > before)
 			bpf_link__destroy(t->links[--t->nlinks]);
-		log_warn("probes: cannot attach %s in %s (pid %u): %s", def->label, f->path, t->pid,
-			 strerror(-err));
+		if (def->usdt_end)
+			log_warn("probes: cannot attach %s in %s (pid %u): %s (USDT pair %s / %s: "
+				 "both points must exist)",
+				 def->label, f->path, t->pid, strerror(-err), def->symbol,
+				 def->usdt_end);
+		else
+			log_warn("probes: cannot attach %s in %s (pid %u): %s", def->label, f->path,
+				 t->pid, strerror(-err));
 		return;
 	}
 	m->nattached++;
@@ -592,6 +619,29 @@ static void update_live(struct probes_mod *m, uint64_t now)
 	m->live_ns = now;
 }
 
+/* Spans and calls lost so far (kernel counters + malformed records) for the
+ * live view and --alert drops>0, every 250 ms; the final figures are read at
+ * stop. */
+static void update_live_drops(struct probes_mod *m, uint64_t now)
+{
+	struct live_metrics *l = m->ctx->live;
+	int fd = bpf_map__fd(m->skel->maps.probe_drops);
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t v[512], sum = probe_stats_bad_events(m->st);
+
+	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) || ncpu <= 0 || ncpu > 512 ||
+	    now < m->live_drops_ns + 250000000ull)
+		return;
+	m->live_drops_ns = now;
+	for (uint32_t k = 0; k < EP_PDROP__COUNT; k++) {
+		if (bpf_map_lookup_elem(fd, &k, v))
+			return;
+		for (int c = 0; c < ncpu; c++)
+			sum += v[c];
+	}
+	l->drops[LIVE_SRC_PROBES] = (int64_t)sum;
+}
+
 static int pm_poll(void *state, uint64_t now)
 {
 	struct probes_mod *m = state;
@@ -616,6 +666,7 @@ static int pm_poll(void *state, uint64_t now)
 		if (!m->tg[i].exited && (m->tg[i].rescan || timer))
 			scan_target(m, &m->tg[i]);
 	update_live(m, now);
+	update_live_drops(m, now);
 	t1 = mono_ns();
 	if (t1 - t0 > m->max_poll_ns)
 		m->max_poll_ns = t1 - t0;

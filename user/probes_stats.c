@@ -696,6 +696,8 @@ int probe_stats_report_json(const struct probe_stats *st, cJSON *root)
 			return -ENOMEM;
 		if (in->def->usdt_provider && add_str(o, "usdt_provider", in->def->usdt_provider))
 			return -ENOMEM;
+		if (in->def->usdt_end && add_str(o, "usdt_end", in->def->usdt_end))
+			return -ENOMEM;
 		cJSON_AddStringToObject(o, "group", group_name(in->def->group));
 		cJSON_AddStringToObject(o, "mode",
 					in->def->mode == EP_PM_COUNT ? "count" : "latency");
