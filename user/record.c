@@ -719,6 +719,12 @@ int record_main(const struct cli_opts *o)
 		log_error("cannot set up the symbolizer: %s", strerror(-err));
 		goto out;
 	}
+	/* Parsing kallsyms takes 100-600 ms here; done lazily at the first
+	 * kernel frame it stalled the loop while probe spans piled up in their
+	 * ring (docs/performance.md). On its own thread it overlaps the BPF
+	 * loads below instead. */
+	if (o->kernel_stacks)
+		symbolizer_preload_kernel(r.sym);
 	if (sampler_open(&r.sampler, &so, on_event, &r))
 		goto out;
 
