@@ -4,7 +4,7 @@
 # durations against the target's own clock, a pair nested in another pair
 # (inner spans inside their outer span on the same thread), the same pair
 # nesting in itself (recursion: inclusive total counted once), the end
-# point's first argument in `ret`, the begin point's in `obj`, and an end
+# point's first argument in `ret`, and an end
 # point with no begin counted as unmatched, not paired with a later begin.
 . "$(dirname "$0")/lib.sh"
 ep_require_root
