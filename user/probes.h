@@ -170,6 +170,49 @@ int probe_stats_trace_events(const struct probe_stats *st, FILE *out, bool *firs
 bool probe_stats_has_trace(const struct probe_stats *st);
 void probe_stats_summary(const struct probe_stats *st, FILE *out);
 
+/* ---- probes requested by other modules (probe_bus.c) ----
+ *
+ * A recording module that needs spans of its own (the cycles module's
+ * --cycle usdt:PATH:PROV:BEGIN,pair or --cycle LIB:SYMBOL) asks for them
+ * from its open hook:
+ *
+ *   int id = probe_bus_request(ctx->probe_bus, "usdt:app:p:step_begin,pair",
+ *                              on_span, state, err, sizeof(err));
+ *
+ * The probes module attaches every request at its attach hook (all open
+ * hooks have run by then, whatever the modules' order), like a --probe of
+ * the same spec: same discovery, same pairing, same drops, and the probe
+ * shows in report.json `probes` under the spec's label. Each span of the
+ * request is passed to on_span on the recorder thread, from the probes
+ * module's poll hook (within ~10 ms of the span's end) and, for the last
+ * ones, from its stop hook; spans of one thread arrive in end order.
+ * Spans lost in the kernel (probes.dropped) never arrive; calls still
+ * open at stop are not delivered. With --probes none and no --probe the
+ * probes module loads its BPF programs only if some module made a
+ * request. */
+struct probe_span_ev {
+	uint32_t pid, tid;
+	uint64_t start_ns; /* CLOCK_MONOTONIC: call entry / begin point */
+	uint64_t dur_ns;   /* 0 for a single USDT point */
+	int64_t ret;	   /* return value; USDT: the end (or single) point's 1st argument */
+	uint64_t obj;	   /* USDT pair: the begin point's 1st argument */
+	uint32_t depth;	   /* open probed calls below this one on its thread */
+	bool nested_same;  /* inside another span of the same probe (recursion) */
+};
+typedef void (*probe_span_fn)(void *arg, const struct probe_span_ev *ev);
+
+struct probe_bus;
+int probe_bus_new(struct probe_bus **out);
+void probe_bus_free(struct probe_bus *b);
+/* Returns the request's index (>= 0), or a negative errno with a reason in
+ * err (a spec probe_parse_spec rejects: -EINVAL). */
+int probe_bus_request(struct probe_bus *b, const char *spec, probe_span_fn fn, void *arg,
+		      char *err, size_t errlen);
+/* For the probes module. */
+size_t probe_bus_count(const struct probe_bus *b);
+const struct probe_def *probe_bus_def(const struct probe_bus *b, size_t i);
+void probe_bus_deliver(const struct probe_bus *b, size_t i, const struct probe_span_ev *ev);
+
 /* ---- the recording module ---- */
 
 extern const struct rec_module probes_rec_module;

@@ -108,6 +108,16 @@ struct probes_mod {
 	pthread_t drainer;
 	bool draining;
 	atomic_bool drain_stop;
+	/* Other modules' requests (probe_bus): def index -> request (-1: the
+	 * user's or a preset), probe id -> request; their spans wait in
+	 * `pending` (under lock) until the recorder thread's next poll. */
+	int32_t *def_req, *id_req;
+	struct bus_span {
+		struct probe_span_ev ev;
+		size_t req;
+	} *pending, *spare;
+	size_t npending, cappending, capspare;
+	uint64_t bus_lost;
 	size_t nattached;
 	bool stopped;
 };
@@ -226,6 +236,7 @@ static int probe_id_for(struct probes_mod *m, size_t d, const struct ud_file *f,
 	err = push((void **)&m->ids, &m->nids, &cap, sizeof(e), &e);
 	if (err)
 		return err;
+	m->id_req[e.id] = m->def_req[d];
 	*id = e.id;
 	return 0;
 }
@@ -462,6 +473,31 @@ static void thread_name(struct probes_mod *m, uint32_t pid, uint32_t tid)
 	probe_stats_set_thread_name(m->st, pid, tid, name);
 }
 
+/* Spans waiting for the recorder thread: 10 ms of them at 200k/s fit in
+ * 2k; more means the recorder is stalled and they are counted instead. */
+#define MAX_PENDING_BUS_SPANS (1u << 16)
+
+static void queue_bus_span(struct probes_mod *m, const struct ep_span *sp, size_t req)
+{
+	struct bus_span b = {
+		.ev = {
+			.pid = sp->hdr.pid,
+			.tid = sp->hdr.tid,
+			.start_ns = sp->hdr.ts_ns,
+			.dur_ns = sp->dur_ns,
+			.ret = sp->ret,
+			.obj = sp->obj,
+			.depth = sp->depth,
+			.nested_same = sp->flags & EP_SPAN_F_NESTED_SAME,
+		},
+		.req = req,
+	};
+
+	if (m->npending >= MAX_PENDING_BUS_SPANS ||
+	    push((void **)&m->pending, &m->npending, &m->cappending, sizeof(b), &b))
+		m->bus_lost++;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct probes_mod *m = ctx;
@@ -475,12 +511,42 @@ static int on_event(void *ctx, void *data, size_t size)
 
 		if (t)
 			t->rescan = true;
-	} else if (!probe_stats_add_event(m->st, data, size) &&
-		   !probe_stats_knows_thread(m->st, h->tid)) {
-		thread_name(m, h->pid, h->tid);
+	} else if (!probe_stats_add_event(m->st, data, size)) {
+		/* add_event accepted it: a whole ep_span at least */
+		const struct ep_span *sp = data;
+
+		if (sp->probe_id < EP_PROBE_MAX && m->id_req[sp->probe_id] >= 0)
+			queue_bus_span(m, sp, (size_t)m->id_req[sp->probe_id]);
+		if (!probe_stats_knows_thread(m->st, h->tid))
+			thread_name(m, h->pid, h->tid);
 	}
 	pthread_mutex_unlock(&m->lock);
 	return 0;
+}
+
+/* Hands the queued spans of other modules' requests to their callbacks, on
+ * the calling (recorder) thread and outside the lock. */
+static void deliver_bus_spans(struct probes_mod *m)
+{
+	struct bus_span *b;
+	size_t n, cap;
+
+	pthread_mutex_lock(&m->lock);
+	b = m->pending;
+	n = m->npending;
+	cap = m->cappending;
+	m->pending = m->spare;
+	m->cappending = m->capspare;
+	m->npending = 0;
+	m->spare = NULL;
+	m->capspare = 0;
+	pthread_mutex_unlock(&m->lock);
+	for (size_t i = 0; i < n; i++)
+		probe_bus_deliver(m->ctx->probe_bus, b[i].req, &b[i].ev);
+	pthread_mutex_lock(&m->lock);
+	m->spare = b;
+	m->capspare = cap;
+	pthread_mutex_unlock(&m->lock);
 }
 
 /* Drains the ring until told to stop. Spans are submitted without a
@@ -532,7 +598,8 @@ static int pm_open(void **state, const struct rec_ctx *ctx)
 	*state = NULL;
 	if (o->probe_presets && probe_parse_presets(o->probe_presets, &mask))
 		return -EINVAL; /* cli_parse has validated it */
-	if (!mask && !o->nprobe_specs)
+	/* Without a probe bus nobody can ask for probes later. */
+	if (!mask && !o->nprobe_specs && !ctx->probe_bus)
 		return -ENODEV;
 	m = calloc(1, sizeof(*m));
 	if (!m)
@@ -550,54 +617,95 @@ static int pm_open(void **state, const struct rec_ctx *ctx)
 		goto fail;
 	}
 	rc = -ENOMEM;
+	m->st = probe_stats_new(MAX_TRACE_SPANS, MAX_SQL_STATEMENTS);
+	if (!m->st)
+		goto fail;
+	/* The BPF side loads at attach, once the other modules' open hooks
+	 * have made their requests. */
+	*state = m;
+	return 0;
+fail:
+	pm_close(m);
+	return rc;
+}
+
+/* Adds the other modules' requests to the probe list. Their strings stay
+ * owned by the bus. */
+static int add_bus_requests(struct probes_mod *m)
+{
+	size_t nb = probe_bus_count(m->ctx->probe_bus), n = m->specs.n;
+	struct probe_def *defs;
+
+	m->def_req = malloc((n + nb + 1) * sizeof(*m->def_req));
+	if (!m->def_req)
+		return -ENOMEM;
+	for (size_t d = 0; d < n; d++)
+		m->def_req[d] = -1;
+	if (!nb)
+		return 0;
+	defs = realloc(m->specs.defs, (n + nb) * sizeof(*defs));
+	if (!defs)
+		return -ENOMEM;
+	m->specs.defs = defs;
+	for (size_t i = 0; i < nb; i++) {
+		defs[n + i] = *probe_bus_def(m->ctx->probe_bus, i);
+		defs[n + i].owned = NULL;
+		m->def_req[n + i] = (int32_t)i;
+	}
+	m->specs.n = n + nb;
+	return 0;
+}
+
+/* Loads and sets up the BPF side. -ENODEV: probes unavailable on this
+ * kernel (logged), the run goes on without them. */
+static int setup_bpf(struct probes_mod *m)
+{
+	int rc = -ENOMEM;
+
 	m->def_name = calloc(m->specs.n + 1, sizeof(*m->def_name));
 	m->def_matched = calloc(m->specs.n + 1, sizeof(bool));
 	m->def_warned = calloc(m->specs.n + 1, sizeof(bool));
-	m->st = probe_stats_new(MAX_TRACE_SPANS, MAX_SQL_STATEMENTS);
-	if (!m->def_name || !m->def_matched || !m->def_warned || !m->st)
-		goto fail;
+	m->id_req = malloc(EP_PROBE_MAX * sizeof(*m->id_req));
+	if (!m->def_name || !m->def_matched || !m->def_warned || !m->id_req)
+		return rc;
+	for (size_t i = 0; i < EP_PROBE_MAX; i++)
+		m->id_req[i] = -1;
 	for (size_t d = 0; d < m->specs.n; d++)
 		if (!m->specs.defs[d].usdt_provider &&
 		    add_name(m, m->specs.defs[d].symbol, &m->def_name[d]))
-			goto fail;
+			return rc;
 	if (add_name(m, LDSO_SYMBOL, &m->ldso_name))
-		goto fail;
+		return rc;
 
 	/* Probes are an addition to the CPU profile: a kernel that cannot
 	 * load them costs the probe data, not the run. */
 	m->skel = probes_bpf__open();
 	if (!m->skel) {
 		log_warn("probes disabled: cannot open the BPF object: %s", strerror(errno));
-		rc = -ENODEV;
-		goto fail;
+		return -ENODEV;
 	}
-	rc = bpf_map__reuse_fd(m->skel->maps.targets, ctx->targets_map_fd);
+	rc = bpf_map__reuse_fd(m->skel->maps.targets, m->ctx->targets_map_fd);
 	if (!rc)
 		rc = probes_bpf__load(m->skel);
 	if (rc) {
 		log_warn("probes disabled: cannot load the BPF programs: %s (run with -vv for the "
 			 "verifier log)",
 			 strerror(-rc));
-		rc = -ENODEV;
-		goto fail;
+		return -ENODEV;
 	}
 	m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.probe_events), on_event, m, NULL);
 	if (!m->rb) {
 		rc = -errno;
 		log_error("probes: cannot set up the ring buffer: %s", strerror(-rc));
-		goto fail;
+		return rc;
 	}
 	m->skel->links.probe_thread_exit = bpf_program__attach(m->skel->progs.probe_thread_exit);
 	if (!m->skel->links.probe_thread_exit) {
 		rc = -errno;
 		log_error("probes: cannot attach the thread-exit tracepoint: %s", strerror(-rc));
-		goto fail;
+		return rc;
 	}
-	*state = m;
 	return 0;
-fail:
-	pm_close(m);
-	return rc;
 }
 
 static int pm_add_target(void *state, uint32_t pid)
@@ -624,6 +732,21 @@ static int pm_attach(void *state)
 	struct probes_mod *m = state;
 	bool any_preset = false;
 	int err;
+
+	err = add_bus_requests(m);
+	if (err)
+		return err;
+	if (!m->specs.n)
+		return 0; /* --probes none, no --probe, no request: stay idle */
+	err = setup_bpf(m);
+	if (err) {
+		/* Tear down what was set up; the hooks see an idle module. */
+		ring_buffer__free(m->rb);
+		m->rb = NULL;
+		probes_bpf__destroy(m->skel);
+		m->skel = NULL;
+		return err == -ENODEV ? 0 : err;
+	}
 
 	for (size_t i = 0; i < m->ntg; i++)
 		scan_target(m, &m->tg[i]);
@@ -725,7 +848,7 @@ static int pm_poll(void *state, uint64_t now)
 	uint64_t t0 = mono_ns(), t1;
 	int n;
 
-	if (m->stopped)
+	if (m->stopped || !m->skel)
 		return 0;
 	n = m->draining ? 0 : ring_buffer__consume(m->rb);
 	if (timer)
@@ -740,6 +863,7 @@ static int pm_poll(void *state, uint64_t now)
 	update_live(m, now);
 	update_live_drops(m, now);
 	pthread_mutex_unlock(&m->lock);
+	deliver_bus_spans(m);
 	t1 = mono_ns();
 	if (t1 - t0 > m->max_poll_ns)
 		m->max_poll_ns = t1 - t0;
@@ -759,7 +883,7 @@ static void pm_on_exit(void *state, uint32_t pid, uint64_t ts)
 	struct ptarget *t = find_target(m, pid);
 
 	(void)ts;
-	if (!t)
+	if (!t || !m->skel)
 		return;
 	/* Its spans are in the ring already; the links only hold a dead
 	 * task's perf events from now on. */
@@ -825,10 +949,19 @@ static void pm_stop(void *state)
 
 	if (m->stopped)
 		return;
+	if (!m->skel) {
+		m->stopped = true;
+		return;
+	}
 	for (size_t i = 0; i < m->ntg; i++)
 		destroy_links(&m->tg[i]);
 	stop_draining(m);
 	ring_buffer__consume(m->rb);
+	deliver_bus_spans(m);
+	if (m->bus_lost)
+		log_warn("probes: %" PRIu64 " spans of other modules' probes not delivered (recorder "
+			 "thread too far behind)",
+			 m->bus_lost);
 	read_counters(m);
 	collect_open_calls(m, end);
 	for (size_t d = 0; d < m->specs.n; d++) {
@@ -862,6 +995,8 @@ static int pm_report(void *state, cJSON *root)
 {
 	struct probes_mod *m = state;
 
+	if (!m->skel)
+		return 0;
 	return probe_stats_report_json(m->st, root);
 }
 
@@ -876,6 +1011,8 @@ static bool pm_has_trace(void *state)
 {
 	struct probes_mod *m = state;
 
+	if (!m->skel)
+		return false;
 	return probe_stats_has_trace(m->st);
 }
 
@@ -883,6 +1020,8 @@ static void pm_summary(void *state, FILE *out)
 {
 	struct probes_mod *m = state;
 
+	if (!m->skel)
+		return;
 	probe_stats_summary(m->st, out);
 }
 
@@ -909,6 +1048,10 @@ static void pm_close(void *state)
 	free(m->def_name);
 	free(m->def_matched);
 	free(m->def_warned);
+	free(m->def_req);
+	free(m->id_req);
+	free(m->pending);
+	free(m->spare);
 	probe_stats_free(m->st);
 	probe_specs_free(&m->specs);
 	if (m->lock_ok)

@@ -769,7 +769,7 @@ int record_main(const struct cli_opts *o)
 	live_metrics_init(&r.live);
 	r.mctx.live = &r.live;
 	r.mctx.stop_requested = &r.stop_requested;
-	if (throttle_feed_new(&r.mctx.throttle)) {
+	if (throttle_feed_new(&r.mctx.throttle) || probe_bus_new(&r.mctx.probe_bus)) {
 		log_error("out of memory");
 		goto out;
 	}
@@ -926,6 +926,8 @@ out:
 	for_each_module(&r, i)
 		modules[i]->close(r.mstate[i]);
 	throttle_feed_free(r.mctx.throttle);
+	/* After the modules' close: the probes module points into it. */
+	probe_bus_free(r.mctx.probe_bus);
 	free((void *)r.ri.output_files);
 	symbolizer_free(r.sym);
 	profile_free(&r.prof);
