@@ -24,15 +24,17 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
-/* 4 MiB holds ~65k spans (56 B + 8 B record header): ~330 ms at the 200k
- * spans/s design rate. The collector drains every 10 ms, but its thread
- * stalls for up to ~300 ms at start-up (first symbol loads) and longer under
- * CPU starvation; with 1 MiB that lost ~1% of spans at 330k spans/s, with
- * 4 MiB none (docs/performance.md). The price is 6 MiB more resident memory
- * (a ring is mapped twice and resident from the start). */
+/* 2 MiB holds ~33k spans (56 B + 8 B record header): 164 ms at the 200k
+ * spans/s design rate, twice the longest gap between drains measured at
+ * load 5-6 on 2 CPUs (75 ms). The drains come from the probes module's own
+ * thread (at nice -10), so recorder-thread stalls (first symbolization of
+ * a large binary: 300-700 ms here) no longer count; 256 KiB at nice 0
+ * dropped 0.15-0.6% at ~100k spans/s under that load, 1 and 4 MiB none
+ * (docs/performance.md). 4 MiB would cost 3 MiB more resident memory for
+ * margin no measurement asked for. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
+	__uint(max_entries, 2 << 20);
 } probe_events SEC(".maps");
 
 /* One stack per thread of a traced process that entered a probe. 8192

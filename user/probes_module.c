@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,9 +53,13 @@
 #define MAX_SQL_STATEMENTS 2048
 
 #define LDSO_SYMBOL "_dl_debug_state"
-/* The drain thread's period: the ring holds ~15 ms of spans per 256 KiB at
+/* The drain thread's period: the ring holds ~20 ms of spans per 256 KiB at
  * 200k spans/s, so 10 ms keeps it mostly empty at negligible CPU cost. */
 #define DRAIN_PERIOD_MS 10
+/* The drain thread's nice value. It needs little CPU but needs it on time:
+ * at load 5-6 on 2 CPUs, at nice 0 its longest gap between drains was
+ * 70-212 ms per run, at -10 54-75 ms (docs/performance.md). */
+#define DRAIN_NICE (-10)
 
 struct file_cache {
 	uint64_t dev, inode;
@@ -118,6 +123,7 @@ struct probes_mod {
 	} *pending, *spare;
 	size_t npending, cappending, capspare;
 	uint64_t bus_lost;
+	int nice_err; /* drain thread: setpriority's errno, read after the join */
 	size_t nattached;
 	bool stopped;
 };
@@ -555,6 +561,9 @@ static void *drain_thread(void *arg)
 {
 	struct probes_mod *m = arg;
 
+	/* Per thread on Linux. Failure (no CAP_SYS_NICE) leaves nice 0. */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), DRAIN_NICE))
+		m->nice_err = errno;
 	while (!atomic_load(&m->drain_stop)) {
 		uint64_t now;
 		int n;
@@ -956,6 +965,8 @@ static void pm_stop(void *state)
 	for (size_t i = 0; i < m->ntg; i++)
 		destroy_links(&m->tg[i]);
 	stop_draining(m);
+	if (m->nice_err)
+		log_info("probes: drain thread ran at nice 0: %s", strerror(m->nice_err));
 	ring_buffer__consume(m->rb);
 	deliver_bus_spans(m);
 	if (m->bus_lost)
