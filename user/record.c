@@ -719,12 +719,6 @@ int record_main(const struct cli_opts *o)
 		log_error("cannot set up the symbolizer: %s", strerror(-err));
 		goto out;
 	}
-	/* Parsing kallsyms takes 100-600 ms here; done lazily at the first
-	 * kernel frame it stalled the loop while probe spans piled up in their
-	 * ring (docs/performance.md). On its own thread it overlaps the BPF
-	 * loads below instead. */
-	if (o->kernel_stacks)
-		symbolizer_preload_kernel(r.sym);
 	if (sampler_open(&r.sampler, &so, on_event, &r))
 		goto out;
 
@@ -799,6 +793,13 @@ int record_main(const struct cli_opts *o)
 			goto out;
 		malloc_trim(0);
 	}
+	/* Parsing kallsyms takes 64 ms quiet, 300-600 ms on a loaded VM; done
+	 * at the first kernel frame it stalls the loop that long. On a thread
+	 * it overlaps the start of the run instead. Not earlier: its ~5 MB on
+	 * top of a BPF load's BTF parse (~11 MB, freed after each load above)
+	 * would raise the peak RSS by as much (docs/performance.md). */
+	if (o->kernel_stacks)
+		symbolizer_preload_kernel(r.sym);
 	if (o->duration_s > 0)
 		deadline = r.ri.start_mono_ns + (uint64_t)(o->duration_s * 1e9);
 
