@@ -10,12 +10,15 @@
 # ns per call and the added cost. Then 2 threads under the latency probe for the
 # sustained span rate, with the drop counters from report.json.
 #
-# The same rounds also time reference tools on the same function: a
-# bpftrace funclatency equivalent (entry time in a per-tid map, log2
+# The same rounds also time reference tools on the same function:
+# tools/bench/funclat (libbpf-tools funclatency's per-call work, written for
+# this bench: a per-thread start-time hash and a log2 histogram, no event
+# sent; libbpf-tools itself is not packaged in Debian 12), a bpftrace
+# funclatency equivalent (entry time in a per-tid map, log2
 # histogram at return: funclatency's algorithm) and a bpftrace counting
-# uprobe (EXTRA_MODES, default "bpftrace bpftrace_count"; "" for none).
-# EXTRA_MODES="funclatency ..." adds BCC's funclatency-bpfcc (libbpf-tools
-# is not packaged in Debian 12), which needs the running kernel's headers
+# uprobe (EXTRA_MODES, default "funclat bpftrace bpftrace_count"; "" for
+# none). EXTRA_MODES="funclatency ..." adds BCC's funclatency-bpfcc, which
+# needs the running kernel's headers
 # to compile its program (/lib/modules/$(uname -r)/build or CONFIG_IKHEADERS);
 # the tools are installed with apt-get if missing (bench only, never in CI).
 # On this machine's kernel (no headers) BCC cannot compile, so it is off.
@@ -35,10 +38,16 @@ WORK=$(mktemp -d /tmp/ep-probe-bench.XXXXXX)
 # Targets still waiting for their signal must not outlive a failed run.
 trap 'jobs -p | xargs -r kill 2>/dev/null; rm -rf "$WORK"' EXIT
 cc -O1 -fno-inline -fno-omit-frame-pointer -o "$WORK/probe_bench" "$(dirname "$0")/probe_bench.c" -lpthread
-read -r -a EXTRA <<<"${EXTRA_MODES-bpftrace bpftrace_count}"
+read -r -a EXTRA <<<"${EXTRA_MODES-funclat bpftrace bpftrace_count}"
 MODES=(bare count latency "${EXTRA[@]}")
 for mode in "${MODES[@]}"; do
 	case $mode in
+	funclat)
+		SRC=$(dirname "$0")
+		clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -I"$SRC/../../vmlinux/x86" \
+			-idirafter "/usr/include/$(gcc -print-multiarch)" \
+			-c "$SRC/funclat/funclat.bpf.c" -o "$WORK/funclat.bpf.o"
+		cc -O2 -o "$WORK/funclat" "$SRC/funclat/funclat.c" -lbpf ;;
 	funclatency) command -v funclatency-bpfcc >/dev/null ||
 		DEBIAN_FRONTEND=noninteractive apt-get install -y bpfcc-tools >/dev/null ;;
 	bpftrace*) command -v bpftrace >/dev/null ||
@@ -65,6 +74,10 @@ start_tool()
 {
 	local pid=$1 mode=$2 fn="$WORK/probe_bench:bench_fn" t ready i
 	case $mode in
+	funclat)
+		"$WORK/funclat" "$pid" "$WORK/probe_bench" bench_fn "$WORK/funclat.bpf.o" \
+			>"$WORK/tool.out" 2>&1 &
+		t=$! ready='^Attached' ;;
 	funclatency)
 		PYTHONUNBUFFERED=1 funclatency-bpfcc -p "$pid" "$fn" >"$WORK/tool.out" 2>&1 &
 		t=$! ready='^Tracing' ;;
@@ -87,7 +100,7 @@ start_tool()
 		return 1
 	fi
 	# bpftrace prints "Attaching" before the attach calls return.
-	[ "$mode" = funclatency ] || sleep 1
+	case $mode in bpftrace*) sleep 1 ;; esac
 	TOOL_PID=$t
 }
 
@@ -104,7 +117,7 @@ run()
 	# "ready" however long a loaded machine takes.
 	wait_for '^ready' "$WORK/t.out" 60 || { echo "probe_bench did not start: $(cat "$WORK/t.out")" >&2; exit 1; }
 	pid=$(sed -n 's/^ready //p' "$WORK/t.out")
-	case $mode in funclatency | bpftrace*)
+	case $mode in funclat* | bpftrace*)
 		if ! start_tool "$pid" "$mode"; then
 			kill "$pid"
 			wait "$tpid" || true
@@ -123,7 +136,7 @@ run()
 	fi
 	kill -USR1 "$pid"
 	wait "$tpid"
-	case $mode in funclatency | bpftrace*) kill -INT "$prof" 2>/dev/null || true ;; esac
+	case $mode in funclat* | bpftrace*) kill -INT "$prof" 2>/dev/null || true ;; esac
 	[ -n "$prof" ] && { wait "$prof" || true; }
 	local ns rate drops=0 spans=0 cpu
 	ns=$(sed -n 's/^ns_per_call //p' "$WORK/t.out")
@@ -168,7 +181,7 @@ awk -v b="${MED[bare]}" -v c="${MED[count]}" -v l="${MED[latency]}" 'BEGIN {
 	printf "count-only probe adds   %7.0f ns/call (entry uprobe)\n", c - b
 	printf "latency probe adds      %7.0f ns/call (entry + return + span)\n", l - b
 	printf "span over counting      %7.0f ns/call\n", l - c }'
-for mode in funclatency bpftrace bpftrace_count; do
+for mode in funclat funclatency bpftrace bpftrace_count; do
 	[ -n "${MEDC[$mode]:-}" ] || continue
 	awk -v m="$mode" -v b="${MEDC[bare]}" -v c="${MEDC[count]}" -v l="${MEDC[latency]}" \
 		-v t="${MEDC[$mode]}" 'BEGIN {
