@@ -149,6 +149,8 @@ void probe_stats_add_open(struct probe_stats *st, uint32_t pid, uint32_t tid, ui
 			  uint64_t start_ns, uint64_t end_ns);
 void probe_stats_set_calls(struct probe_stats *st, uint32_t id, uint64_t calls);
 void probe_stats_set_drops(struct probe_stats *st, const uint64_t drops[EP_PDROP__COUNT]);
+/* Spans of other modules' probes (probe bus) their queue could not hold. */
+void probe_stats_set_module_lost(struct probe_stats *st, uint64_t n);
 void probe_stats_set_thread_name(struct probe_stats *st, uint32_t pid, uint32_t tid,
 				 const char *name);
 bool probe_stats_knows_thread(const struct probe_stats *st, uint32_t tid);

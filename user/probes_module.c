@@ -835,7 +835,7 @@ static void update_live_drops(struct probes_mod *m, uint64_t now)
 	struct live_metrics *l = m->ctx->live;
 	int fd = bpf_map__fd(m->skel->maps.probe_drops);
 	int ncpu = libbpf_num_possible_cpus();
-	uint64_t v[512], sum = probe_stats_bad_events(m->st);
+	uint64_t v[512], sum = probe_stats_bad_events(m->st) + m->bus_lost;
 
 	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) || ncpu <= 0 || ncpu > 512 ||
 	    now < m->live_drops_ns + 250000000ull)
@@ -973,6 +973,7 @@ static void pm_stop(void *state)
 		log_warn("probes: %" PRIu64 " spans of other modules' probes not delivered (recorder "
 			 "thread too far behind)",
 			 m->bus_lost);
+	probe_stats_set_module_lost(m->st, m->bus_lost);
 	read_counters(m);
 	collect_open_calls(m, end);
 	for (size_t d = 0; d < m->specs.n; d++) {

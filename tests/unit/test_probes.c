@@ -443,15 +443,24 @@ static void test_stats(void)
 	probe_stats_add_open(st, 10, 12, 1, 5000, 9000);
 	CHECK_INT_EQ(probe_stats_get(st, 1)->open, 1);
 
+	/* Spans another module's queue could not take are a cause of their
+	 * own, in the total with the bad events. */
+	probe_stats_set_module_lost(st, 4);
 	root = cJSON_CreateObject();
 	CHECK_INT_EQ(probe_stats_report_json(st, root), 0);
 	{
 		char *txt = cJSON_PrintUnformatted(root);
 		cJSON *back = txt ? cJSON_Parse(txt) : NULL;
+		cJSON *dr = cJSON_GetObjectItem(cJSON_GetObjectItem(back, "probes"), "dropped");
 
 		CHECK(back != NULL);
 		CHECK(cJSON_GetObjectItem(back, "sql") != NULL);
 		CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(back, "probes"), "tokens") != NULL);
+		CHECK_INT_EQ(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(dr, "by_cause"), "module_queue_full")
+				->valuedouble,
+			4);
+		CHECK_INT_EQ(cJSON_GetObjectItem(dr, "total")->valuedouble, 4 + 3);
 		cJSON_Delete(back);
 		free(txt);
 	}
