@@ -96,6 +96,11 @@ enum ep_probe_kind {
 	EP_PK_SQL_EXEC = 3,	/* (db, sql, cb, arg, errmsg) */
 	EP_PK_SQL_STMT = 4,	/* (stmt): step, reset, finalize */
 	EP_PK_USDT = 5,		/* a USDT point: zero-length span */
+	/* A pair of USDT points timed as one span (e.g. gc__start/gc__done):
+	 * begin pushes a frame like a function entry, end pops the matching
+	 * one like a return. Both carry the pair's probe id. */
+	EP_PK_USDT_BEGIN = 6,	/* arg0 of the begin point -> span obj */
+	EP_PK_USDT_END = 7,	/* arg0 of the end point -> span ret */
 	EP_PK__COUNT
 };
 

@@ -24,15 +24,17 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
-/* 4 MiB holds ~65k spans (56 B + 8 B record header): ~330 ms at the 200k
- * spans/s design rate. The collector drains every 10 ms, but its thread
- * stalls for up to ~300 ms at start-up (first symbol loads) and longer under
- * CPU starvation; with 1 MiB that lost ~1% of spans at 330k spans/s, with
- * 4 MiB none (docs/performance.md). The price is 6 MiB more resident memory
- * (a ring is mapped twice and resident from the start). */
+/* 2 MiB holds ~33k spans (56 B + 8 B record header): 164 ms at the 200k
+ * spans/s design rate, twice the longest gap between drains measured at
+ * load 5-6 on 2 CPUs (75 ms). The drains come from the probes module's own
+ * thread (at nice -10), so recorder-thread stalls (first symbolization of
+ * a large binary: 300-700 ms here) no longer count; 256 KiB at nice 0
+ * dropped 0.15-0.6% at ~100k spans/s under that load, 1 and 4 MiB none
+ * (docs/performance.md). 4 MiB would cost 3 MiB more resident memory for
+ * margin no measurement asked for. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
+	__uint(max_entries, 2 << 20);
 } probe_events SEC(".maps");
 
 /* One stack per thread of a traced process that entered a probe. 8192
@@ -116,33 +118,27 @@ static __always_inline bool is_sql_kind(__u32 kind)
 	return kind >= EP_PK_SQL_PREPARE_V2 && kind <= EP_PK_SQL_STMT;
 }
 
-SEC("uprobe")
-int probe_entry(struct pt_regs *ctx)
+/* Pushes a frame for a call (or a USDT begin point) of `probe` on the
+ * thread's stack. The caller has checked the target filter and counted the
+ * call. */
+static __always_inline void push_frame(__u32 tid, __u32 tgid, __u32 probe, __u32 kind,
+				       __u64 arg0, __u64 arg1, __s32 nbyte)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id, probe = EP_PROBE_COOKIE_ID(cookie);
-	__u32 kind = EP_PROBE_COOKIE_KIND(cookie);
 	struct ep_probe_thread *t;
 	struct ep_probe_frame *f;
 	__u32 d;
 	__u16 flags = 0;
 
-	if (!traced(tgid))
-		return 0;
-	count_call(probe);
-	if (EP_PROBE_COOKIE_MODE(cookie) == EP_PM_COUNT)
-		return 0;
 	t = thread_slot(tid, tgid);
 	if (!t) {
 		count_drop(EP_PDROP_NO_THREAD_SLOT);
-		return 0;
+		return;
 	}
 	d = t->depth;
 	if (d >= EP_PROBE_STACK_DEPTH) {
 		t->overflow++;
 		count_drop(EP_PDROP_STACK_FULL);
-		return 0;
+		return;
 	}
 	/* Recursion: the inner call's time is already inside the outer one. */
 	for (__u32 i = 0; i < EP_PROBE_STACK_DEPTH; i++) {
@@ -157,31 +153,48 @@ int probe_entry(struct pt_regs *ctx)
 	f->probe_id = probe;
 	f->flags = flags;
 	f->kind = kind;
-	f->nbyte = -1;
-	f->arg1 = 0;
-	switch (kind) {
-	case EP_PK_SQL_PREPARE_V2:
-		f->arg0 = PT_REGS_PARM2(ctx);
-		f->nbyte = (__s32)PT_REGS_PARM3(ctx);
-		f->arg1 = PT_REGS_PARM4(ctx);
-		break;
-	case EP_PK_SQL_PREPARE_V3:
-		f->arg0 = PT_REGS_PARM2(ctx);
-		f->nbyte = (__s32)PT_REGS_PARM3(ctx);
-		f->arg1 = PT_REGS_PARM5(ctx);
-		break;
-	case EP_PK_SQL_EXEC:
-		f->arg0 = PT_REGS_PARM2(ctx);
-		break;
-	case EP_PK_SQL_STMT:
-		f->arg0 = PT_REGS_PARM1(ctx);
-		break;
-	default:
-		f->arg0 = 0;
-	}
+	f->nbyte = nbyte;
+	f->arg0 = arg0;
+	f->arg1 = arg1;
 	t->depth = d + 1;
 	/* Last, so the time spent above is not charged to the call. */
 	f->start_ns = bpf_ktime_get_ns();
+}
+
+SEC("uprobe")
+int probe_entry(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, probe = EP_PROBE_COOKIE_ID(cookie);
+	__u32 kind = EP_PROBE_COOKIE_KIND(cookie);
+	__u64 arg0 = 0, arg1 = 0;
+	__s32 nbyte = -1;
+
+	if (!traced(tgid))
+		return 0;
+	count_call(probe);
+	if (EP_PROBE_COOKIE_MODE(cookie) == EP_PM_COUNT)
+		return 0;
+	switch (kind) {
+	case EP_PK_SQL_PREPARE_V2:
+		arg0 = PT_REGS_PARM2(ctx);
+		nbyte = (__s32)PT_REGS_PARM3(ctx);
+		arg1 = PT_REGS_PARM4(ctx);
+		break;
+	case EP_PK_SQL_PREPARE_V3:
+		arg0 = PT_REGS_PARM2(ctx);
+		nbyte = (__s32)PT_REGS_PARM3(ctx);
+		arg1 = PT_REGS_PARM5(ctx);
+		break;
+	case EP_PK_SQL_EXEC:
+		arg0 = PT_REGS_PARM2(ctx);
+		break;
+	case EP_PK_SQL_STMT:
+		arg0 = PT_REGS_PARM1(ctx);
+		break;
+	}
+	push_frame((__u32)id, tgid, probe, kind, arg0, arg1, nbyte);
 	return 0;
 }
 
@@ -202,34 +215,27 @@ static __always_inline void fill_span(struct ep_span *s, __u64 pid_tgid,
 	s->depth = depth;
 }
 
-SEC("uretprobe")
-int probe_return(struct pt_regs *ctx)
+/* Pops the frame of `probe` (normally the top one) off the thread's stack;
+ * NULL when there is none to pop (counted). *depth: frames left below it. */
+static __always_inline struct ep_probe_frame *pop_frame(__u32 tid, __u32 probe, __u32 *depth)
 {
-	__u64 now = bpf_ktime_get_ns();
-	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id, probe = EP_PROBE_COOKIE_ID(cookie);
 	struct ep_probe_thread *t;
-	struct ep_probe_frame *f;
-	__s64 ret = (__s64)PT_REGS_RC(ctx);
 	__u32 d, top;
 
-	if (!traced(tgid))
-		return 0;
 	t = bpf_map_lookup_elem(&probe_threads, &tid);
 	if (!t) {
 		count_drop(EP_PDROP_UNMATCHED_RET);
-		return 0;
+		return NULL;
 	}
 	/* Calls beyond the stack depth return first (they are innermost). */
 	if (t->overflow) {
 		t->overflow--;
-		return 0;
+		return NULL;
 	}
 	d = t->depth;
 	if (d == 0 || d > EP_PROBE_STACK_DEPTH) {
 		count_drop(EP_PDROP_UNMATCHED_RET);
-		return 0;
+		return NULL;
 	}
 	/* Normally the top frame is ours. If not, frames above ours belong to
 	 * calls whose return was skipped (longjmp, exceptions): drop them. */
@@ -239,13 +245,48 @@ int probe_return(struct pt_regs *ctx)
 			break;
 		if (top == 0) {
 			count_drop(EP_PDROP_UNMATCHED_RET);
-			return 0;
+			return NULL;
 		}
 		top--;
 		count_drop(EP_PDROP_LOST_RET);
 	}
-	f = &t->f[top & (EP_PROBE_STACK_DEPTH - 1)];
 	t->depth = top;
+	*depth = top;
+	return &t->f[top & (EP_PROBE_STACK_DEPTH - 1)];
+}
+
+/* Streams the span of a popped frame. */
+static __always_inline void emit_span(__u64 id, const struct ep_probe_frame *f, __u64 now,
+				      __s64 ret, __u32 depth)
+{
+	struct ep_span *s = bpf_ringbuf_reserve(&probe_events, sizeof(*s), 0);
+
+	if (!s) {
+		count_drop(EP_PDROP_RINGBUF_FULL);
+		return;
+	}
+	fill_span(s, id, f, now, ret, depth);
+	/* The collector drains every 10 ms on its own; a wakeup per span
+	 * would cost the traced thread more than the span. */
+	bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
+}
+
+SEC("uretprobe")
+int probe_return(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, probe = EP_PROBE_COOKIE_ID(cookie);
+	struct ep_probe_frame *f;
+	__s64 ret = (__s64)PT_REGS_RC(ctx);
+	__u32 top = 0;
+
+	if (!traced(tgid))
+		return 0;
+	f = pop_frame((__u32)id, probe, &top);
+	if (!f)
+		return 0;
 
 	if (f->kind == EP_PK_SQL_PREPARE_V2 || f->kind == EP_PK_SQL_PREPARE_V3 ||
 	    f->kind == EP_PK_SQL_EXEC) {
@@ -274,48 +315,53 @@ int probe_return(struct pt_regs *ctx)
 		bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
 		return 0;
 	}
-
-	{
-		struct ep_span *s = bpf_ringbuf_reserve(&probe_events, sizeof(*s), 0);
-
-		if (!s) {
-			count_drop(EP_PDROP_RINGBUF_FULL);
-			return 0;
-		}
-		fill_span(s, id, f, now, ret, top);
-		/* The collector drains every 10 ms on its own; a wakeup per
-		 * span would cost the traced thread more than the span. */
-		bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
-	}
+	emit_span(id, f, now, ret, top);
 	return 0;
 }
 
+/* Every USDT attachment: a single point (a zero-length span carrying its
+ * first argument), or the begin or end point of a pair, paired per thread
+ * exactly like a function's entry and return. */
 SEC("usdt")
 int probe_usdt(struct pt_regs *ctx)
 {
+	__u64 now = bpf_ktime_get_ns();
 	__u64 cookie = bpf_usdt_cookie(ctx);
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, probe = EP_PROBE_COOKIE_ID(cookie);
+	__u32 kind = EP_PROBE_COOKIE_KIND(cookie);
+	struct ep_probe_frame *f;
 	struct ep_span *s;
+	__u32 top = 0;
 	long arg = 0;
 
 	if (!traced(tgid))
 		return 0;
+	if (bpf_usdt_arg_cnt(ctx) > 0 && bpf_usdt_arg(ctx, 0, &arg))
+		arg = 0;
+	if (kind == EP_PK_USDT_END) {
+		f = pop_frame((__u32)id, probe, &top);
+		if (f)
+			emit_span(id, f, now, arg, top);
+		return 0;
+	}
 	count_call(probe);
 	if (EP_PROBE_COOKIE_MODE(cookie) == EP_PM_COUNT)
 		return 0;
+	if (kind == EP_PK_USDT_BEGIN) {
+		push_frame((__u32)id, tgid, probe, kind, (__u64)arg, 0, -1);
+		return 0;
+	}
 	s = bpf_ringbuf_reserve(&probe_events, sizeof(*s), 0);
 	if (!s) {
 		count_drop(EP_PDROP_RINGBUF_FULL);
 		return 0;
 	}
-	if (bpf_usdt_arg_cnt(ctx) > 0 && bpf_usdt_arg(ctx, 0, &arg))
-		arg = 0;
 	s->hdr.type = EP_EV_SPAN;
 	s->hdr.pid = tgid;
 	s->hdr.tid = (__u32)id;
 	s->hdr.cpu = bpf_get_smp_processor_id();
-	s->hdr.ts_ns = bpf_ktime_get_ns();
+	s->hdr.ts_ns = now;
 	s->dur_ns = 0;
 	s->ret = arg;
 	s->obj = 0;

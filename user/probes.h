@@ -58,6 +58,9 @@ struct probe_def {
 	uint32_t flags;	    /* PROBE_F_* */
 	uint32_t err_rule;  /* enum probe_err_rule */
 	char *owned;	    /* storage the strings above point into, if any */
+	/* USDT pair: the point that ends the span begun at `symbol` (kind
+	 * EP_PK_USDT_BEGIN); NULL for a single point. */
+	const char *usdt_end;
 };
 
 struct probe_specs {
@@ -70,9 +73,18 @@ struct probe_specs {
 int probe_parse_presets(const char *s, uint32_t *mask);
 
 /* Parses one --probe value: LIB:SYMBOL[,label=NAME][,count] or
- * usdt:PATH:PROVIDER:NAME[,label=NAME][,count]. On error writes a reason
- * to err[0..errlen) and returns -EINVAL. */
+ * usdt:PATH:PROVIDER:NAME[,end=NAME|,pair][,label=NAME][,count]. end=NAME
+ * makes NAME the point that closes a span opened at the first one; pair
+ * derives it from the name's suffix (probe_usdt_pair_end). On error writes
+ * a reason to err[0..errlen) and returns -EINVAL. */
 int probe_parse_spec(const char *s, struct probe_def *out, char *err, size_t errlen);
+
+/* The end point paired with a begin point by naming convention: a name
+ * ending in entry, start or begin (after '_' or "__") pairs with the same
+ * name ending in return, done or end (CPython function__entry /
+ * function__return, gc__start / gc__done; cycle_begin / cycle_end). Writes
+ * it to out and returns 0, or -ENOENT when the name has no such suffix. */
+int probe_usdt_pair_end(const char *begin, char *out, size_t outlen);
 
 /* Builds the probe list: presets in mask, then each --probe spec, then
  * switches the symbols named in count_only (comma list, may be NULL) to
@@ -137,6 +149,8 @@ void probe_stats_add_open(struct probe_stats *st, uint32_t pid, uint32_t tid, ui
 			  uint64_t start_ns, uint64_t end_ns);
 void probe_stats_set_calls(struct probe_stats *st, uint32_t id, uint64_t calls);
 void probe_stats_set_drops(struct probe_stats *st, const uint64_t drops[EP_PDROP__COUNT]);
+/* Spans of other modules' probes (probe bus) their queue could not hold. */
+void probe_stats_set_module_lost(struct probe_stats *st, uint64_t n);
 void probe_stats_set_thread_name(struct probe_stats *st, uint32_t pid, uint32_t tid,
 				 const char *name);
 bool probe_stats_knows_thread(const struct probe_stats *st, uint32_t tid);
@@ -157,6 +171,49 @@ int probe_stats_report_json(const struct probe_stats *st, cJSON *root);
 int probe_stats_trace_events(const struct probe_stats *st, FILE *out, bool *first);
 bool probe_stats_has_trace(const struct probe_stats *st);
 void probe_stats_summary(const struct probe_stats *st, FILE *out);
+
+/* ---- probes requested by other modules (probe_bus.c) ----
+ *
+ * A recording module that needs spans of its own (the cycles module's
+ * --cycle usdt:PATH:PROV:BEGIN,pair or --cycle LIB:SYMBOL) asks for them
+ * from its open hook:
+ *
+ *   int id = probe_bus_request(ctx->probe_bus, "usdt:app:p:step_begin,pair",
+ *                              on_span, state, err, sizeof(err));
+ *
+ * The probes module attaches every request at its attach hook (all open
+ * hooks have run by then, whatever the modules' order), like a --probe of
+ * the same spec: same discovery, same pairing, same drops, and the probe
+ * shows in report.json `probes` under the spec's label. Each span of the
+ * request is passed to on_span on the recorder thread, from the probes
+ * module's poll hook (within ~10 ms of the span's end) and, for the last
+ * ones, from its stop hook; spans of one thread arrive in end order.
+ * Spans lost in the kernel (probes.dropped) never arrive; calls still
+ * open at stop are not delivered. With --probes none and no --probe the
+ * probes module loads its BPF programs only if some module made a
+ * request. */
+struct probe_span_ev {
+	uint32_t pid, tid;
+	uint64_t start_ns; /* CLOCK_MONOTONIC: call entry / begin point */
+	uint64_t dur_ns;   /* 0 for a single USDT point */
+	int64_t ret;	   /* return value; USDT: the end (or single) point's 1st argument */
+	uint64_t obj;	   /* USDT pair: the begin point's 1st argument */
+	uint32_t depth;	   /* open probed calls below this one on its thread */
+	bool nested_same;  /* inside another span of the same probe (recursion) */
+};
+typedef void (*probe_span_fn)(void *arg, const struct probe_span_ev *ev);
+
+struct probe_bus;
+int probe_bus_new(struct probe_bus **out);
+void probe_bus_free(struct probe_bus *b);
+/* Returns the request's index (>= 0), or a negative errno with a reason in
+ * err (a spec probe_parse_spec rejects: -EINVAL). */
+int probe_bus_request(struct probe_bus *b, const char *spec, probe_span_fn fn, void *arg,
+		      char *err, size_t errlen);
+/* For the probes module. */
+size_t probe_bus_count(const struct probe_bus *b);
+const struct probe_def *probe_bus_def(const struct probe_bus *b, size_t i);
+void probe_bus_deliver(const struct probe_bus *b, size_t i, const struct probe_span_ev *ev);
 
 /* ---- the recording module ---- */
 

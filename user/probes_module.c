@@ -15,11 +15,21 @@
  * link-map change (a uprobe on _dl_debug_state, called after every dlopen
  * and at startup) and, as a backstop for loaders that bypass ld.so, every
  * RESCAN_PERIOD_NS.
+ *
+ * The span ring is drained by a thread of its own, every DRAIN_PERIOD_MS:
+ * the recorder thread stalls for hundreds of milliseconds now and then (the
+ * first symbolization of a large binary, e.g. 700 ms for python3.11 on this
+ * VM), and spans arriving at 200k/s would overflow the ring meanwhile.
+ * `lock` guards what the drain thread and the recorder's hooks share: the
+ * stats and the targets' rescan flags (and the arrays holding both).
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,6 +53,13 @@
 #define MAX_SQL_STATEMENTS 2048
 
 #define LDSO_SYMBOL "_dl_debug_state"
+/* The drain thread's period: the ring holds ~20 ms of spans per 256 KiB at
+ * 200k spans/s, so 10 ms keeps it mostly empty at negligible CPU cost. */
+#define DRAIN_PERIOD_MS 10
+/* The drain thread's nice value. It needs little CPU but needs it on time:
+ * at load 5-6 on 2 CPUs, at nice 0 its longest gap between drains was
+ * 70-212 ms per run, at -10 54-75 ms (docs/performance.md). */
+#define DRAIN_NICE (-10)
 
 struct file_cache {
 	uint64_t dev, inode;
@@ -83,13 +100,30 @@ struct probes_mod {
 	size_t ntg;
 	uint64_t next_rescan_ns;
 	/* live view (top_live.h): spans per probe at the last update */
-	uint64_t live_spans[LIVE_MAX_PROBES], live_ns;
+	uint64_t live_spans[LIVE_MAX_PROBES], live_ns, live_drops_ns;
 	uint64_t nrescans, rescan_ns;
-	/* drain health: the ring overflows when polls are further apart than
-	 * its capacity lasts (recorder thread starved or busy elsewhere, e.g.
-	 * loading kallsyms), shown with -v */
-	uint64_t last_poll_ns, max_poll_gap_ns, long_poll_gaps, max_poll_ns;
+	/* drain health, written by the drain thread alone (read after the
+	 * join): the ring overflows when drains are further apart than its
+	 * capacity lasts (thread starved of CPU), shown with -v */
+	uint64_t last_poll_ns, max_poll_gap_ns, long_poll_gaps, ndrains;
 	int max_drained;
+	uint64_t max_poll_ns; /* longest poll hook (recorder thread) */
+	pthread_mutex_t lock;
+	bool lock_ok;
+	pthread_t drainer;
+	bool draining;
+	atomic_bool drain_stop;
+	/* Other modules' requests (probe_bus): def index -> request (-1: the
+	 * user's or a preset), probe id -> request; their spans wait in
+	 * `pending` (under lock) until the recorder thread's next poll. */
+	int32_t *def_req, *id_req;
+	struct bus_span {
+		struct probe_span_ev ev;
+		size_t req;
+	} *pending, *spare;
+	size_t npending, cappending, capspare;
+	uint64_t bus_lost;
+	int nice_err; /* drain thread: setpriority's errno, read after the join */
 	size_t nattached;
 	bool stopped;
 };
@@ -208,6 +242,7 @@ static int probe_id_for(struct probes_mod *m, size_t d, const struct ud_file *f,
 	err = push((void **)&m->ids, &m->nids, &cap, sizeof(e), &e);
 	if (err)
 		return err;
+	m->id_req[e.id] = m->def_req[d];
 	*id = e.id;
 	return 0;
 }
@@ -232,6 +267,28 @@ static int attach_uprobe(struct ptarget *t, const struct bpf_program *prog,
 	return err;
 }
 
+static int attach_usdt(struct probes_mod *m, struct ptarget *t, const char *path,
+		       const char *provider, const char *name, uint64_t cookie)
+{
+	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = cookie);
+	/* libbpf matches the path against /proc/PID/maps for shared
+	 * libraries, so it needs the name as mapped. */
+	struct bpf_link *l = bpf_program__attach_usdt(m->skel->progs.probe_usdt, (pid_t)t->pid,
+						      path, provider, name, &uo);
+	int err;
+
+	if (!l) {
+		err = -errno;
+		log_debug("probes: USDT %s:%s in %s (pid %u): %s", provider, name, path, t->pid,
+			  strerror(-err));
+		return err;
+	}
+	err = keep_link(t, l);
+	if (err)
+		bpf_link__destroy(l);
+	return err;
+}
+
 static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const struct ud_file *f,
 		       const char *path, uint64_t off)
 {
@@ -247,16 +304,15 @@ static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const 
 	}
 	cookie = EP_PROBE_COOKIE(id, def->kind, def->mode);
 	if (def->usdt_provider) {
-		LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = cookie);
-		/* libbpf matches the path against /proc/PID/maps for shared
-		 * libraries, so it needs the name as mapped. */
-		struct bpf_link *l = bpf_program__attach_usdt(m->skel->progs.probe_usdt,
-							      (pid_t)t->pid, f->path,
-							      def->usdt_provider, def->symbol, &uo);
-
-		err = l ? keep_link(t, l) : -errno;
-		if (err && l)
-			bpf_link__destroy(l);
+		/* The end point of a pair pops the frame the begin point pushed;
+		 * count-only needs the begin point alone. End first: a span in
+		 * progress at attach then ends unmatched (counted) instead of
+		 * leaving a begin whose end was missed open on the stack. */
+		if (def->usdt_end && def->mode == EP_PM_LATENCY)
+			err = attach_usdt(m, t, f->path, def->usdt_provider, def->usdt_end,
+					  EP_PROBE_COOKIE(id, EP_PK_USDT_END, def->mode));
+		if (!err)
+			err = attach_usdt(m, t, f->path, def->usdt_provider, def->symbol, cookie);
 	} else {
 		err = attach_uprobe(t, m->skel->progs.probe_entry, path, off, cookie, false);
 		if (!err && def->mode == EP_PM_LATENCY)
@@ -266,8 +322,14 @@ static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const 
 	if (err) {
 		while (t->nlinks > before)
 			bpf_link__destroy(t->links[--t->nlinks]);
-		log_warn("probes: cannot attach %s in %s (pid %u): %s", def->label, f->path, t->pid,
-			 strerror(-err));
+		if (def->usdt_end)
+			log_warn("probes: cannot attach %s in %s (pid %u): %s (USDT pair %s / %s: "
+				 "both points must exist)",
+				 def->label, f->path, t->pid, strerror(-err), def->symbol,
+				 def->usdt_end);
+		else
+			log_warn("probes: cannot attach %s in %s (pid %u): %s", def->label, f->path,
+				 t->pid, strerror(-err));
 		return;
 	}
 	m->nattached++;
@@ -417,6 +479,31 @@ static void thread_name(struct probes_mod *m, uint32_t pid, uint32_t tid)
 	probe_stats_set_thread_name(m->st, pid, tid, name);
 }
 
+/* Spans waiting for the recorder thread: 10 ms of them at 200k/s fit in
+ * 2k; more means the recorder is stalled and they are counted instead. */
+#define MAX_PENDING_BUS_SPANS (1u << 16)
+
+static void queue_bus_span(struct probes_mod *m, const struct ep_span *sp, size_t req)
+{
+	struct bus_span b = {
+		.ev = {
+			.pid = sp->hdr.pid,
+			.tid = sp->hdr.tid,
+			.start_ns = sp->hdr.ts_ns,
+			.dur_ns = sp->dur_ns,
+			.ret = sp->ret,
+			.obj = sp->obj,
+			.depth = sp->depth,
+			.nested_same = sp->flags & EP_SPAN_F_NESTED_SAME,
+		},
+		.req = req,
+	};
+
+	if (m->npending >= MAX_PENDING_BUS_SPANS ||
+	    push((void **)&m->pending, &m->npending, &m->cappending, sizeof(b), &b))
+		m->bus_lost++;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct probes_mod *m = ctx;
@@ -424,16 +511,87 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*h))
 		return 0;
+	pthread_mutex_lock(&m->lock);
 	if (h->type == EP_EV_LIBLOAD) {
 		struct ptarget *t = find_target(m, h->pid);
 
 		if (t)
 			t->rescan = true;
-		return 0;
+	} else if (!probe_stats_add_event(m->st, data, size)) {
+		/* add_event accepted it: a whole ep_span at least */
+		const struct ep_span *sp = data;
+
+		if (sp->probe_id < EP_PROBE_MAX && m->id_req[sp->probe_id] >= 0)
+			queue_bus_span(m, sp, (size_t)m->id_req[sp->probe_id]);
+		if (!probe_stats_knows_thread(m->st, h->tid))
+			thread_name(m, h->pid, h->tid);
 	}
-	if (!probe_stats_add_event(m->st, data, size) && !probe_stats_knows_thread(m->st, h->tid))
-		thread_name(m, h->pid, h->tid);
+	pthread_mutex_unlock(&m->lock);
 	return 0;
+}
+
+/* Hands the queued spans of other modules' requests to their callbacks, on
+ * the calling (recorder) thread and outside the lock. */
+static void deliver_bus_spans(struct probes_mod *m)
+{
+	struct bus_span *b;
+	size_t n, cap;
+
+	pthread_mutex_lock(&m->lock);
+	b = m->pending;
+	n = m->npending;
+	cap = m->cappending;
+	m->pending = m->spare;
+	m->cappending = m->capspare;
+	m->npending = 0;
+	m->spare = NULL;
+	m->capspare = 0;
+	pthread_mutex_unlock(&m->lock);
+	for (size_t i = 0; i < n; i++)
+		probe_bus_deliver(m->ctx->probe_bus, b[i].req, &b[i].ev);
+	pthread_mutex_lock(&m->lock);
+	m->spare = b;
+	m->capspare = cap;
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* Drains the ring until told to stop. Spans are submitted without a
+ * wakeup, so the poll mostly times out and the consume does the work. */
+static void *drain_thread(void *arg)
+{
+	struct probes_mod *m = arg;
+
+	/* Per thread on Linux. Failure (no CAP_SYS_NICE) leaves nice 0. */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), DRAIN_NICE))
+		m->nice_err = errno;
+	while (!atomic_load(&m->drain_stop)) {
+		uint64_t now;
+		int n;
+
+		ring_buffer__poll(m->rb, DRAIN_PERIOD_MS);
+		n = ring_buffer__consume(m->rb);
+		now = mono_ns();
+		if (m->last_poll_ns && now - m->last_poll_ns > m->max_poll_gap_ns)
+			m->max_poll_gap_ns = now - m->last_poll_ns;
+		/* 50 ms: 5 drain periods, 10k spans at the 200k/s design rate */
+		if (m->last_poll_ns && now - m->last_poll_ns > 50000000ull)
+			m->long_poll_gaps++;
+		m->last_poll_ns = now;
+		m->ndrains++;
+		if (n > m->max_drained)
+			m->max_drained = n;
+	}
+	return NULL;
+}
+
+/* Joins the drain thread; the caller then owns the ring alone. */
+static void stop_draining(struct probes_mod *m)
+{
+	if (!m->draining)
+		return;
+	atomic_store(&m->drain_stop, true);
+	pthread_join(m->drainer, NULL);
+	m->draining = false;
 }
 
 static void pm_close(void *state);
@@ -449,12 +607,18 @@ static int pm_open(void **state, const struct rec_ctx *ctx)
 	*state = NULL;
 	if (o->probe_presets && probe_parse_presets(o->probe_presets, &mask))
 		return -EINVAL; /* cli_parse has validated it */
-	if (!mask && !o->nprobe_specs)
+	/* Without a probe bus nobody can ask for probes later. */
+	if (!mask && !o->nprobe_specs && !ctx->probe_bus)
 		return -ENODEV;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
 	m->ctx = ctx;
+	if (pthread_mutex_init(&m->lock, NULL)) {
+		free(m);
+		return -ENOMEM;
+	}
+	m->lock_ok = true;
 	rc = probe_specs_build(&m->specs, mask, (const char *const *)o->probe_specs,
 			       (size_t)o->nprobe_specs, o->probe_count_only, err, sizeof(err));
 	if (rc) {
@@ -462,54 +626,95 @@ static int pm_open(void **state, const struct rec_ctx *ctx)
 		goto fail;
 	}
 	rc = -ENOMEM;
+	m->st = probe_stats_new(MAX_TRACE_SPANS, MAX_SQL_STATEMENTS);
+	if (!m->st)
+		goto fail;
+	/* The BPF side loads at attach, once the other modules' open hooks
+	 * have made their requests. */
+	*state = m;
+	return 0;
+fail:
+	pm_close(m);
+	return rc;
+}
+
+/* Adds the other modules' requests to the probe list. Their strings stay
+ * owned by the bus. */
+static int add_bus_requests(struct probes_mod *m)
+{
+	size_t nb = probe_bus_count(m->ctx->probe_bus), n = m->specs.n;
+	struct probe_def *defs;
+
+	m->def_req = malloc((n + nb + 1) * sizeof(*m->def_req));
+	if (!m->def_req)
+		return -ENOMEM;
+	for (size_t d = 0; d < n; d++)
+		m->def_req[d] = -1;
+	if (!nb)
+		return 0;
+	defs = realloc(m->specs.defs, (n + nb) * sizeof(*defs));
+	if (!defs)
+		return -ENOMEM;
+	m->specs.defs = defs;
+	for (size_t i = 0; i < nb; i++) {
+		defs[n + i] = *probe_bus_def(m->ctx->probe_bus, i);
+		defs[n + i].owned = NULL;
+		m->def_req[n + i] = (int32_t)i;
+	}
+	m->specs.n = n + nb;
+	return 0;
+}
+
+/* Loads and sets up the BPF side. -ENODEV: probes unavailable on this
+ * kernel (logged), the run goes on without them. */
+static int setup_bpf(struct probes_mod *m)
+{
+	int rc = -ENOMEM;
+
 	m->def_name = calloc(m->specs.n + 1, sizeof(*m->def_name));
 	m->def_matched = calloc(m->specs.n + 1, sizeof(bool));
 	m->def_warned = calloc(m->specs.n + 1, sizeof(bool));
-	m->st = probe_stats_new(MAX_TRACE_SPANS, MAX_SQL_STATEMENTS);
-	if (!m->def_name || !m->def_matched || !m->def_warned || !m->st)
-		goto fail;
+	m->id_req = malloc(EP_PROBE_MAX * sizeof(*m->id_req));
+	if (!m->def_name || !m->def_matched || !m->def_warned || !m->id_req)
+		return rc;
+	for (size_t i = 0; i < EP_PROBE_MAX; i++)
+		m->id_req[i] = -1;
 	for (size_t d = 0; d < m->specs.n; d++)
 		if (!m->specs.defs[d].usdt_provider &&
 		    add_name(m, m->specs.defs[d].symbol, &m->def_name[d]))
-			goto fail;
+			return rc;
 	if (add_name(m, LDSO_SYMBOL, &m->ldso_name))
-		goto fail;
+		return rc;
 
 	/* Probes are an addition to the CPU profile: a kernel that cannot
 	 * load them costs the probe data, not the run. */
 	m->skel = probes_bpf__open();
 	if (!m->skel) {
 		log_warn("probes disabled: cannot open the BPF object: %s", strerror(errno));
-		rc = -ENODEV;
-		goto fail;
+		return -ENODEV;
 	}
-	rc = bpf_map__reuse_fd(m->skel->maps.targets, ctx->targets_map_fd);
+	rc = bpf_map__reuse_fd(m->skel->maps.targets, m->ctx->targets_map_fd);
 	if (!rc)
 		rc = probes_bpf__load(m->skel);
 	if (rc) {
 		log_warn("probes disabled: cannot load the BPF programs: %s (run with -vv for the "
 			 "verifier log)",
 			 strerror(-rc));
-		rc = -ENODEV;
-		goto fail;
+		return -ENODEV;
 	}
 	m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.probe_events), on_event, m, NULL);
 	if (!m->rb) {
 		rc = -errno;
 		log_error("probes: cannot set up the ring buffer: %s", strerror(-rc));
-		goto fail;
+		return rc;
 	}
 	m->skel->links.probe_thread_exit = bpf_program__attach(m->skel->progs.probe_thread_exit);
 	if (!m->skel->links.probe_thread_exit) {
 		rc = -errno;
 		log_error("probes: cannot attach the thread-exit tracepoint: %s", strerror(-rc));
-		goto fail;
+		return rc;
 	}
-	*state = m;
 	return 0;
-fail:
-	pm_close(m);
-	return rc;
 }
 
 static int pm_add_target(void *state, uint32_t pid)
@@ -518,10 +723,14 @@ static int pm_add_target(void *state, uint32_t pid)
 	struct ptarget t = { .pid = pid, .rescan = true };
 	size_t cap = m->ntg;
 
-	if (find_target(m, pid))
-		return 0;
-	if (push((void **)&m->tg, &m->ntg, &cap, sizeof(t), &t))
-		return -ENOMEM;
+	int err = 0;
+
+	pthread_mutex_lock(&m->lock);
+	if (!find_target(m, pid))
+		err = push((void **)&m->tg, &m->ntg, &cap, sizeof(t), &t);
+	pthread_mutex_unlock(&m->lock);
+	if (err)
+		return err;
 	/* A forked child is scanned at the next poll, after record.c
 	 * registered it; before attach, the first scan happens in attach. */
 	return 0;
@@ -531,6 +740,22 @@ static int pm_attach(void *state)
 {
 	struct probes_mod *m = state;
 	bool any_preset = false;
+	int err;
+
+	err = add_bus_requests(m);
+	if (err)
+		return err;
+	if (!m->specs.n)
+		return 0; /* --probes none, no --probe, no request: stay idle */
+	err = setup_bpf(m);
+	if (err) {
+		/* Tear down what was set up; the hooks see an idle module. */
+		ring_buffer__free(m->rb);
+		m->rb = NULL;
+		probes_bpf__destroy(m->skel);
+		m->skel = NULL;
+		return err == -ENODEV ? 0 : err;
+	}
 
 	for (size_t i = 0; i < m->ntg; i++)
 		scan_target(m, &m->tg[i]);
@@ -540,6 +765,16 @@ static int pm_attach(void *state)
 		log_info("probes: no llama.cpp or SQLite functions mapped yet; they are probed if "
 			 "a library that has them is loaded later");
 	m->next_rescan_ns = mono_ns() + RESCAN_PERIOD_NS;
+	atomic_store(&m->drain_stop, false);
+	err = pthread_create(&m->drainer, NULL, drain_thread, m);
+	if (err) {
+		/* pm_poll drains on the recorder thread instead. */
+		log_warn("probes: no drain thread (%s): spans are drained between the recorder's "
+			 "other work",
+			 strerror(err));
+	} else {
+		m->draining = true;
+	}
 	return 0;
 }
 
@@ -592,6 +827,29 @@ static void update_live(struct probes_mod *m, uint64_t now)
 	m->live_ns = now;
 }
 
+/* Spans and calls lost so far (kernel counters + malformed records) for the
+ * live view and --alert drops>0, every 250 ms; the final figures are read at
+ * stop. */
+static void update_live_drops(struct probes_mod *m, uint64_t now)
+{
+	struct live_metrics *l = m->ctx->live;
+	int fd = bpf_map__fd(m->skel->maps.probe_drops);
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t v[512], sum = probe_stats_bad_events(m->st) + m->bus_lost;
+
+	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) || ncpu <= 0 || ncpu > 512 ||
+	    now < m->live_drops_ns + 250000000ull)
+		return;
+	m->live_drops_ns = now;
+	for (uint32_t k = 0; k < EP_PDROP__COUNT; k++) {
+		if (bpf_map_lookup_elem(fd, &k, v))
+			return;
+		for (int c = 0; c < ncpu; c++)
+			sum += v[c];
+	}
+	l->drops[LIVE_SRC_PROBES] = (int64_t)sum;
+}
+
 static int pm_poll(void *state, uint64_t now)
 {
 	struct probes_mod *m = state;
@@ -599,23 +857,22 @@ static int pm_poll(void *state, uint64_t now)
 	uint64_t t0 = mono_ns(), t1;
 	int n;
 
-	if (m->stopped)
+	if (m->stopped || !m->skel)
 		return 0;
-	n = ring_buffer__consume(m->rb);
-	if (m->last_poll_ns && now - m->last_poll_ns > m->max_poll_gap_ns)
-		m->max_poll_gap_ns = now - m->last_poll_ns;
-	/* 50 ms: 5 drain periods, 10k spans at the 200k/s design rate */
-	if (m->last_poll_ns && now - m->last_poll_ns > 50000000ull)
-		m->long_poll_gaps++;
-	m->last_poll_ns = now;
-	if (n > m->max_drained)
-		m->max_drained = n;
+	n = m->draining ? 0 : ring_buffer__consume(m->rb);
 	if (timer)
 		m->next_rescan_ns = now + RESCAN_PERIOD_NS;
+	/* Scans register new probe ids in the stats: the drain thread waits
+	 * meanwhile (a first scan of a library is ~20 ms; the ring holds
+	 * longer). */
+	pthread_mutex_lock(&m->lock);
 	for (size_t i = 0; i < m->ntg; i++)
 		if (!m->tg[i].exited && (m->tg[i].rescan || timer))
 			scan_target(m, &m->tg[i]);
 	update_live(m, now);
+	update_live_drops(m, now);
+	pthread_mutex_unlock(&m->lock);
+	deliver_bus_spans(m);
 	t1 = mono_ns();
 	if (t1 - t0 > m->max_poll_ns)
 		m->max_poll_ns = t1 - t0;
@@ -635,11 +892,12 @@ static void pm_on_exit(void *state, uint32_t pid, uint64_t ts)
 	struct ptarget *t = find_target(m, pid);
 
 	(void)ts;
-	if (!t)
+	if (!t || !m->skel)
 		return;
 	/* Its spans are in the ring already; the links only hold a dead
 	 * task's perf events from now on. */
-	ring_buffer__consume(m->rb);
+	if (!m->draining)
+		ring_buffer__consume(m->rb);
 	t->exited = true;
 	destroy_links(t);
 }
@@ -700,9 +958,22 @@ static void pm_stop(void *state)
 
 	if (m->stopped)
 		return;
+	if (!m->skel) {
+		m->stopped = true;
+		return;
+	}
 	for (size_t i = 0; i < m->ntg; i++)
 		destroy_links(&m->tg[i]);
+	stop_draining(m);
+	if (m->nice_err)
+		log_info("probes: drain thread ran at nice 0: %s", strerror(m->nice_err));
 	ring_buffer__consume(m->rb);
+	deliver_bus_spans(m);
+	if (m->bus_lost)
+		log_warn("probes: %" PRIu64 " spans of other modules' probes not delivered (recorder "
+			 "thread too far behind)",
+			 m->bus_lost);
+	probe_stats_set_module_lost(m->st, m->bus_lost);
 	read_counters(m);
 	collect_open_calls(m, end);
 	for (size_t d = 0; d < m->specs.n; d++) {
@@ -724,10 +995,11 @@ static void pm_stop(void *state)
 		log_info("probes: %" PRIu64 " maps scans, %.1f us each on average", m->nrescans,
 			 (double)m->rescan_ns / 1e3 / (double)m->nrescans);
 	if (m->last_poll_ns)
-		log_info("probes: ring drained every poll; longest gap between polls %.1f ms, "
-			 "%" PRIu64 " gaps over 50 ms, most spans in one drain %d, longest own poll %.1f ms",
-			 (double)m->max_poll_gap_ns / 1e6, m->long_poll_gaps, m->max_drained,
-			 (double)m->max_poll_ns / 1e6);
+		log_info("probes: drain thread: %" PRIu64 " drains, longest gap between drains %.1f "
+			 "ms, %" PRIu64 " gaps over 50 ms, most spans in one drain %d; longest poll "
+			 "hook %.1f ms",
+			 m->ndrains, (double)m->max_poll_gap_ns / 1e6, m->long_poll_gaps,
+			 m->max_drained, (double)m->max_poll_ns / 1e6);
 	m->stopped = true;
 }
 
@@ -735,6 +1007,8 @@ static int pm_report(void *state, cJSON *root)
 {
 	struct probes_mod *m = state;
 
+	if (!m->skel)
+		return 0;
 	return probe_stats_report_json(m->st, root);
 }
 
@@ -749,6 +1023,8 @@ static bool pm_has_trace(void *state)
 {
 	struct probes_mod *m = state;
 
+	if (!m->skel)
+		return false;
 	return probe_stats_has_trace(m->st);
 }
 
@@ -756,6 +1032,8 @@ static void pm_summary(void *state, FILE *out)
 {
 	struct probes_mod *m = state;
 
+	if (!m->skel)
+		return;
 	probe_stats_summary(m->st, out);
 }
 
@@ -765,6 +1043,7 @@ static void pm_close(void *state)
 
 	if (!m)
 		return;
+	stop_draining(m);
 	for (size_t i = 0; i < m->ntg; i++) {
 		destroy_links(&m->tg[i]);
 		free(m->tg[i].links);
@@ -781,8 +1060,14 @@ static void pm_close(void *state)
 	free(m->def_name);
 	free(m->def_matched);
 	free(m->def_warned);
+	free(m->def_req);
+	free(m->id_req);
+	free(m->pending);
+	free(m->spare);
 	probe_stats_free(m->st);
 	probe_specs_free(&m->specs);
+	if (m->lock_ok)
+		pthread_mutex_destroy(&m->lock);
 	free(m);
 }
 

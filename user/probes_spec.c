@@ -93,18 +93,45 @@ static bool valid_symbol(const char *s)
 	return true;
 }
 
+int probe_usdt_pair_end(const char *begin, char *out, size_t outlen)
+{
+	static const char *const pairs[][2] = {
+		{ "entry", "return" },
+		{ "start", "done" },
+		{ "begin", "end" },
+	};
+	size_t n = begin ? strlen(begin) : 0;
+
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		size_t k = strlen(pairs[i][0]);
+
+		/* The suffix must be a word of its own: "restart" is no "start". */
+		if (n <= k + 1 || strcmp(begin + n - k, pairs[i][0]) || begin[n - k - 1] != '_')
+			continue;
+		if (n - k + strlen(pairs[i][1]) + 1 > outlen)
+			return -ENAMETOOLONG;
+		memcpy(out, begin, n - k);
+		strcpy(out + n - k, pairs[i][1]);
+		return 0;
+	}
+	return -ENOENT;
+}
+
 int probe_parse_spec(const char *s, struct probe_def *out, char *err, size_t errlen)
 {
 	char *buf, *opts, *colon, *tok, *save = NULL;
+	bool pair = false;
 
 	memset(out, 0, sizeof(*out));
 	if (!s || !*s)
 		return fail(err, errlen, "empty probe");
 	if (strlen(s) > 4096)
 		return fail(err, errlen, "probe spec too long");
-	buf = strdup(s);
+	/* Room after the spec for an end-point name derived by "pair". */
+	buf = malloc(2 * strlen(s) + 16);
 	if (!buf)
 		return -ENOMEM;
+	strcpy(buf, s);
 	out->owned = buf;
 	out->group = PG_USER;
 	out->kind = EP_PK_PLAIN;
@@ -146,10 +173,36 @@ int probe_parse_spec(const char *s, struct probe_def *out, char *err, size_t err
 			out->label = tok + 6;
 		} else if (!strcmp(tok, "count")) {
 			out->mode = EP_PM_COUNT;
+		} else if (out->usdt_provider && !strncmp(tok, "end=", 4) && !out->usdt_end &&
+			   !pair && valid_symbol(tok + 4)) {
+			out->usdt_end = tok + 4;
+		} else if (out->usdt_provider && !strcmp(tok, "pair") && !out->usdt_end && !pair) {
+			pair = true;
 		} else {
-			fail(err, errlen, "'%s': unknown option '%s' (label=NAME or count)", s, tok);
+			fail(err, errlen, "'%s': unknown option '%s' (label=NAME or count%s)", s, tok,
+			     out->usdt_provider ? ", and for USDT end=NAME or pair" : "");
 			goto out_err;
 		}
+	}
+	if (pair) {
+		/* The derived name goes after the spec's own text in buf. */
+		char *end = buf + strlen(s) + 1;
+
+		if (probe_usdt_pair_end(out->symbol, end, strlen(s) + 15)) {
+			fail(err, errlen,
+			     "'%s': pair: %s does not end in _entry, _start or _begin; name the end "
+			     "point with end=NAME",
+			     s, out->symbol);
+			goto out_err;
+		}
+		out->usdt_end = end;
+	}
+	if (out->usdt_end) {
+		if (!strcmp(out->usdt_end, out->symbol)) {
+			fail(err, errlen, "'%s': a span cannot begin and end at the same point", s);
+			goto out_err;
+		}
+		out->kind = EP_PK_USDT_BEGIN;
 	}
 	return 0;
 bad_usdt:

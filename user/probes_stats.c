@@ -57,6 +57,7 @@ struct probe_stats {
 
 	uint64_t drops[EP_PDROP__COUNT];
 	uint64_t bad_events;
+	uint64_t module_lost; /* spans another module's queue could not take */
 	uint64_t tokens, tok_first_ns, tok_last_ns;
 
 	char **nf; /* "probe\0reason" pairs as two strings each */
@@ -528,6 +529,11 @@ void probe_stats_set_drops(struct probe_stats *st, const uint64_t drops[EP_PDROP
 	memcpy(st->drops, drops, sizeof(st->drops));
 }
 
+void probe_stats_set_module_lost(struct probe_stats *st, uint64_t n)
+{
+	st->module_lost = n;
+}
+
 static bool thread_eq(uint32_t idx, const void *key, const void *ctx)
 {
 	const struct probe_stats *st = ctx;
@@ -696,6 +702,8 @@ int probe_stats_report_json(const struct probe_stats *st, cJSON *root)
 			return -ENOMEM;
 		if (in->def->usdt_provider && add_str(o, "usdt_provider", in->def->usdt_provider))
 			return -ENOMEM;
+		if (in->def->usdt_end && add_str(o, "usdt_end", in->def->usdt_end))
+			return -ENOMEM;
 		cJSON_AddStringToObject(o, "group", group_name(in->def->group));
 		cJSON_AddStringToObject(o, "mode",
 					in->def->mode == EP_PM_COUNT ? "count" : "latency");
@@ -730,6 +738,8 @@ int probe_stats_report_json(const struct probe_stats *st, cJSON *root)
 	}
 	add_num(by, "collector_bad_event", (double)st->bad_events);
 	dt += st->bad_events;
+	add_num(by, "module_queue_full", (double)st->module_lost);
+	dt += st->module_lost;
 	add_num(d, "total", (double)dt);
 	add_num(pr, "trace_spans_not_kept", (double)st->spans_not_kept);
 	nf = cJSON_AddArrayToObject(pr, "not_found");
@@ -900,6 +910,7 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 	}
 	for (int i = 0; i < EP_PDROP__COUNT; i++)
 		drops += st->drops[i];
+	drops += st->module_lost;
 	if (drops)
 		fprintf(out, "  probe events dropped: %" PRIu64 " (see report.json probes.dropped)\n",
 			drops);

@@ -30,6 +30,7 @@ struct symbolizer;
 struct throttle_feed;
 struct profile;
 struct live_metrics;
+struct probe_bus;
 
 struct rec_ctx {
 	const struct cli_opts *opts;
@@ -51,6 +52,9 @@ struct rec_ctx {
 	/* Set by a module (the live view's q) to end the run through the
 	 * normal stop path, as a signal would. */
 	bool *stop_requested;
+	/* Probes other modules ask for, with a callback for their spans
+	 * (probes.h, probe_bus_request): request from open. */
+	struct probe_bus *probe_bus;
 };
 
 struct rec_module {

@@ -56,6 +56,9 @@ static const struct rec_module *const modules[] = {
 /* How often target liveness is re-checked in /proc, as a backstop for a lost
  * exit event and for zombies of processes that are not our children. */
 #define LIVENESS_PERIOD_NS (100 * 1000000ull)
+/* How often the live view's drop counts are refreshed: the alert on drops
+ * reacts within a quarter second for a few map reads. */
+#define LIVE_DROPS_PERIOD_NS (250 * 1000000ull)
 
 struct recorder {
 	const struct cli_opts *opts;
@@ -71,6 +74,7 @@ struct recorder {
 	pid_t child;
 	bool child_reaped;
 	uint64_t next_liveness_ns;
+	uint64_t next_live_drops_ns;
 	uint32_t frames[2 * EP_MAX_STACK_DEPTH + 1];
 	int64_t unavailable_frame;
 	struct live_metrics live;
@@ -639,6 +643,24 @@ static void collect_drops(struct recorder *r)
 	r->prof.drops[PROF_DROP_EVENT_LOST] += d[EP_DROP_EVENT_RINGBUF_FULL];
 }
 
+/* The sampler's losses so far (kernel counters + collector) for the live
+ * view and --alert drops>0; the final figures are summed at stop. */
+static void update_live_drops(struct recorder *r, uint64_t now)
+{
+	uint64_t d[EP_DROP__COUNT] = {}, sum = 0;
+
+	if ((!r->opts->top && !r->opts->nalerts) || now < r->next_live_drops_ns)
+		return;
+	r->next_live_drops_ns = now + LIVE_DROPS_PERIOD_NS;
+	if (sampler_read_drops(r->sampler, d))
+		return;
+	for (int i = 0; i < EP_DROP__COUNT; i++)
+		sum += d[i];
+	for (int i = 0; i < PROF_DROP__COUNT; i++)
+		sum += r->prof.drops[i];
+	r->live.drops[LIVE_SRC_SAMPLER] = (int64_t)sum;
+}
+
 int record_main(const struct cli_opts *o)
 {
 	struct recorder r = { .opts = o, .child = -1, .unavailable_frame = -1 };
@@ -741,7 +763,7 @@ int record_main(const struct cli_opts *o)
 	live_metrics_init(&r.live);
 	r.mctx.live = &r.live;
 	r.mctx.stop_requested = &r.stop_requested;
-	if (throttle_feed_new(&r.mctx.throttle)) {
+	if (throttle_feed_new(&r.mctx.throttle) || probe_bus_new(&r.mctx.probe_bus)) {
 		log_error("out of memory");
 		goto out;
 	}
@@ -771,6 +793,13 @@ int record_main(const struct cli_opts *o)
 			goto out;
 		malloc_trim(0);
 	}
+	/* Parsing kallsyms takes 64 ms quiet, 300-600 ms on a loaded VM; done
+	 * at the first kernel frame it stalls the loop that long. On a thread
+	 * it overlaps the start of the run instead. Not earlier: its ~5 MB on
+	 * top of a BPF load's BTF parse (~11 MB, freed after each load above)
+	 * would raise the peak RSS by as much (docs/performance.md). */
+	if (o->kernel_stacks)
+		symbolizer_preload_kernel(r.sym);
 	if (o->duration_s > 0)
 		deadline = r.ri.start_mono_ns + (uint64_t)(o->duration_s * 1e9);
 
@@ -812,6 +841,8 @@ int record_main(const struct cli_opts *o)
 			if (si.ssi_signo != SIGCHLD)
 				signalled = true;
 		now = mono_ns();
+		/* Before the modules' polls: the live view (last) shows it. */
+		update_live_drops(&r, now);
 		for_each_module(&r, i)
 			if (modules[i]->poll && modules[i]->poll(r.mstate[i], now) < 0)
 				r.prof.drops[PROF_DROP_COLLECTOR]++;
@@ -896,6 +927,8 @@ out:
 	for_each_module(&r, i)
 		modules[i]->close(r.mstate[i]);
 	throttle_feed_free(r.mctx.throttle);
+	/* After the modules' close: the probes module points into it. */
+	probe_bus_free(r.mctx.probe_bus);
 	free((void *)r.ri.output_files);
 	symbolizer_free(r.sym);
 	profile_free(&r.prof);

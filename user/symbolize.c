@@ -21,6 +21,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +220,13 @@ struct symbolizer {
 	struct addr_cache kcache; /* kernel addr -> result */
 	struct kallsyms *ks;
 	bool ks_tried;
+	/* symbolizer_preload_kernel: kallsyms parsed on its own thread, which
+	 * alone writes ks_pending/ks_err until it is joined. */
+	pthread_t ks_thread;
+	bool ks_loading;
+	struct kallsyms *ks_pending;
+	int ks_err;
+	uint64_t ks_load_ns;
 	unsigned char *vdso_img; /* copy of our own vDSO: the kernel's image is the same */
 	size_t vdso_img_size, vdso_map_size;
 	bool vdso_tried;
@@ -1220,8 +1228,22 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result
 	char buf[64];
 
 	if (!s->ks_tried) {
-		int err = kallsyms_load(s->kallsyms_path, &s->ks);
+		int err;
 
+		if (s->ks_loading) {
+			uint64_t t0 = now_ns();
+
+			pthread_join(s->ks_thread, NULL);
+			s->ks_loading = false;
+			s->ks = s->ks_pending;
+			s->ks_pending = NULL;
+			err = s->ks_err;
+			log_info("kallsyms: loaded in %.1f ms off the recorder thread; the first "
+				 "kernel frame waited %.1f ms for it",
+				 (double)s->ks_load_ns / 1e6, (double)(now_ns() - t0) / 1e6);
+		} else {
+			err = kallsyms_load(s->kallsyms_path, &s->ks);
+		}
 		s->ks_tried = true;
 		if (err < 0)
 			log_warn("cannot read %s: %s; kernel frames will show as [unknown] [kernel]",
@@ -1238,6 +1260,30 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result
 		return set_result(s, out, name, "[kernel.kallsyms]", addr, off, true);
 	snprintf(buf, sizeof(buf), "[unknown] [kernel]+0x%" PRIx64, addr);
 	return set_result(s, out, buf, "[kernel.kallsyms]", addr, 0, false);
+}
+
+static void *kallsyms_thread(void *arg)
+{
+	struct symbolizer *s = arg;
+	uint64_t t0 = now_ns();
+
+	s->ks_err = kallsyms_load(s->kallsyms_path, &s->ks_pending);
+	/* Logged by the joining thread: lines from two threads could mix. */
+	s->ks_load_ns = now_ns() - t0;
+	return NULL;
+}
+
+int symbolizer_preload_kernel(struct symbolizer *s)
+{
+	int err;
+
+	if (s->ks_tried || s->ks_loading)
+		return 0;
+	err = pthread_create(&s->ks_thread, NULL, kallsyms_thread, s);
+	if (err)
+		return -err; /* the first kernel frame loads it, as without preload */
+	s->ks_loading = true;
+	return 0;
 }
 
 int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out)
@@ -1333,6 +1379,10 @@ void symbolizer_free(struct symbolizer *s)
 			pid_state_free(s->pids[i]);
 			s->pids[i] = n;
 		}
+	}
+	if (s->ks_loading) {
+		pthread_join(s->ks_thread, NULL);
+		kallsyms_free(s->ks_pending);
 	}
 	kallsyms_free(s->ks);
 	free(s->kcache.e);

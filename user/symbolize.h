@@ -48,6 +48,14 @@ void symbolizer_free(struct symbolizer *s);
 int symbolizer_user(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sym_result *out);
 int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);
 
+/* Starts parsing kallsyms on a thread of its own, so the first kernel frame
+ * does not stall the caller (100-600 ms on a loaded 2-CPU VM, during which
+ * nothing drains the ring buffers); the first symbolizer_kernel call waits
+ * for whatever is left. Optional: without it that call loads kallsyms
+ * itself. Returns 0, or a negative errno if no thread could be started
+ * (the lazy load still happens). */
+int symbolizer_preload_kernel(struct symbolizer *s);
+
 /* The process exited: drop its maps, libdwfl session and cache. Names it
  * contributed to the build-id cache stay for other processes. */
 void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid);

@@ -384,6 +384,24 @@ static void sm_on_jetson(void *ctx, uint64_t ts, const struct jetson_throttle_si
 	thermal_tl_jetson(&m->tl, ts, sig, nsig);
 }
 
+/* Events lost so far (kernel counters + timeline overflow) for the live
+ * view and --alert drops>0; the final figures are summed at stop. */
+static void live_drops(struct sysmon *m, struct live_metrics *l)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t v[512], sum = m->tl.dropped;
+
+	if (!m->skel || ncpu <= 0 || ncpu > 512)
+		return;
+	for (uint32_t k = 0; k < EP_SM_DROP__COUNT; k++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.sm_drops), &k, v))
+			return;
+		for (int c = 0; c < ncpu; c++)
+			sum += v[c];
+	}
+	l->drops[LIVE_SRC_SYSMON] = (int64_t)sum;
+}
+
 /* Latest RSS, hottest zone and mean CPU MHz for the live view and alerts
  * (top_live.h): once a second, and only when something shows them. */
 static void update_live(struct sysmon *m, uint64_t now)
@@ -434,6 +452,7 @@ static void update_live(struct sysmon *m, uint64_t now)
 		}
 	}
 	l->cpu_mhz = nkhz ? khz / (double)nkhz / 1000.0 : NAN;
+	live_drops(m, l);
 }
 
 static int sm_poll(void *state, uint64_t now)

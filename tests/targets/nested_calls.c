@@ -5,10 +5,13 @@
  * N_REC calls of rec(REC_DEPTH) (REC_DEPTH + 1 calls each), then one
  * rec(DEEP) deeper than the per-thread stack, then rec() again to show the
  * pairing recovered. Prints its own time for the top-level rec() calls.
+ * With the argument "linger" it then waits for a second SIGUSR1 before
+ * exiting, so a tracer keeps running after the work is done.
  */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,7 +49,7 @@ __attribute__((noinline)) uint64_t rec(int n)
 	return n ? rec(n - 1) + 1 : 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	sigset_t set;
 	int sig;
@@ -71,5 +74,7 @@ int main(void)
 	printf("own_rec_ns %llu\n", (unsigned long long)own);
 	printf("done\n");
 	fflush(stdout);
+	if (argc > 1 && !strcmp(argv[1], "linger") && sigwait(&set, &sig))
+		return 1;
 	return 0;
 }

@@ -30,6 +30,9 @@ static uint64_t now_ns(void)
 }
 
 static uint64_t step_ns, nstep;
+/* Each step's own time, in call order, for a per-call comparison. */
+#define MAX_STEPS 1024
+static uint64_t step_each[MAX_STEPS];
 
 /* Times one sqlite3_step from outside: the probe's interval lies inside. */
 static int timed_step(sqlite3_stmt *st)
@@ -37,7 +40,10 @@ static int timed_step(sqlite3_stmt *st)
 	uint64_t t0 = now_ns();
 	int rc = sqlite3_step(st);
 
-	step_ns += now_ns() - t0;
+	t0 = now_ns() - t0;
+	step_ns += t0;
+	if (nstep < MAX_STEPS)
+		step_each[nstep] = t0;
 	nstep++;
 	return rc;
 }
@@ -100,6 +106,10 @@ int main(void)
 	printf("select_rows %d\n", rows);
 	printf("own_steps %llu\n", (unsigned long long)nstep);
 	printf("own_step_ns %llu\n", (unsigned long long)step_ns);
+	printf("own_step_each");
+	for (uint64_t i = 0; i < nstep && i < MAX_STEPS; i++)
+		printf(" %llu", (unsigned long long)step_each[i]);
+	printf("\n");
 	printf("done\n");
 	fflush(stdout);
 	sqlite3_close(db);

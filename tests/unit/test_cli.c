@@ -129,6 +129,14 @@ int main(void)
 	CHECK_INT_EQ(parse(&o, ARGS("--probes", "", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--probe", "nosymbol", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--probe", "lib:f,weird", "--pid", "1")), 2);
+	/* USDT pairs: end=NAME, or pair with a known suffix; pair without one
+	 * and end= on a uprobe are errors at parse time. */
+	CHECK_INT_EQ(parse(&o, ARGS("--probe", "usdt:/bin/x:p:a_start,pair", "--probe",
+				    "usdt:/bin/x:p:a,end=b", "--pid", "1")),
+		     0);
+	CHECK_INT_EQ(o.nprobe_specs, 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--probe", "usdt:/bin/x:p:tick,pair", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--probe", "lib:f,end=g", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--probe-count-only", "", "--pid", "1")), 2);
 
 	/* Live view: "top" subcommand = --top; interval; alerts validated. */

@@ -33,6 +33,30 @@ static void test_presets(void)
 	CHECK_INT_EQ(probe_parse_presets(NULL, &m), -EINVAL);
 }
 
+static void test_pair_names(void)
+{
+	char out[64];
+
+	CHECK_INT_EQ(probe_usdt_pair_end("function__entry", out, sizeof(out)), 0);
+	CHECK_STR_EQ(out, "function__return");
+	CHECK_INT_EQ(probe_usdt_pair_end("gc__start", out, sizeof(out)), 0);
+	CHECK_STR_EQ(out, "gc__done");
+	CHECK_INT_EQ(probe_usdt_pair_end("cycle_begin", out, sizeof(out)), 0);
+	CHECK_STR_EQ(out, "cycle_end");
+	CHECK_INT_EQ(probe_usdt_pair_end("a_b_start", out, sizeof(out)), 0);
+	CHECK_STR_EQ(out, "a_b_done");
+	/* Not a word of its own, no name before it, nothing to pair, no room. */
+	CHECK_INT_EQ(probe_usdt_pair_end("restart", out, sizeof(out)), -ENOENT);
+	CHECK_INT_EQ(probe_usdt_pair_end("_start", out, sizeof(out)), -ENOENT);
+	CHECK_INT_EQ(probe_usdt_pair_end("start", out, sizeof(out)), -ENOENT);
+	CHECK_INT_EQ(probe_usdt_pair_end("tick", out, sizeof(out)), -ENOENT);
+	CHECK_INT_EQ(probe_usdt_pair_end("", out, sizeof(out)), -ENOENT);
+	CHECK_INT_EQ(probe_usdt_pair_end(NULL, out, sizeof(out)), -ENOENT);
+	CHECK_INT_EQ(probe_usdt_pair_end("x_entry", out, 8), -ENAMETOOLONG);
+	CHECK_INT_EQ(probe_usdt_pair_end("x_entry", out, 9), 0);
+	CHECK_STR_EQ(out, "x_return");
+}
+
 static void test_specs(void)
 {
 	struct probe_def d;
@@ -58,10 +82,36 @@ static void test_specs(void)
 	CHECK_STR_EQ(d.symbol, "req_start");
 	CHECK_INT_EQ(d.kind, EP_PK_USDT);
 	free(d.owned);
+	/* USDT pairs: explicit end point, or derived from the name. */
+	CHECK_INT_EQ(probe_parse_spec("usdt:python3:python:gc__start,pair", &d, err, sizeof(err)),
+		     0);
+	CHECK_STR_EQ(d.symbol, "gc__start");
+	CHECK_STR_EQ(d.usdt_end, "gc__done");
+	CHECK_INT_EQ(d.kind, EP_PK_USDT_BEGIN);
+	CHECK_INT_EQ(d.mode, EP_PM_LATENCY);
+	free(d.owned);
+	CHECK_INT_EQ(probe_parse_spec("usdt:/x:p:a,end=b,label=AB,count", &d, err, sizeof(err)), 0);
+	CHECK_STR_EQ(d.symbol, "a");
+	CHECK_STR_EQ(d.usdt_end, "b");
+	CHECK_STR_EQ(d.label, "AB");
+	CHECK_INT_EQ(d.kind, EP_PK_USDT_BEGIN);
+	CHECK_INT_EQ(d.mode, EP_PM_COUNT);
+	free(d.owned);
+	CHECK_INT_EQ(probe_parse_spec("usdt:/x:p:function__entry,label=f,pair", &d, err, sizeof(err)),
+		     0);
+	CHECK_STR_EQ(d.usdt_end, "function__return");
+	CHECK_STR_EQ(d.label, "f");
+	free(d.owned);
+	CHECK(probe_parse_spec("usdt:/x:p:restart,pair", &d, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "end=NAME"));
 	/* Malformed: each must fail with a reason and leave nothing owned. */
 	static const char *bad[] = { "", "nolib", ":sym", "lib:", "lib:sym,bogus", "lib:sym,label=",
-				     "lib:bad sym", "usdt:/x:prov", "usdt::p:n", "usdt:/x:p:",
-				     "lib:sym;rm" };
+				     "lib:bad sym", "usdt:/x:prov", "usdt:/x:p:", "usdt::p:n",
+				     "lib:sym;rm", "lib:f,pair", "lib:f,end=g", "usdt:/x:p:a,end=",
+				     "usdt:/x:p:a,end=a", "usdt:/x:p:a,end=b c", "usdt:/x:p:a,end=b,end=c",
+				     "usdt:/x:p:a_start,pair,end=b", "usdt:/x:p:a_begin,end=b,pair",
+				     "usdt:/x:p:start,pair", "usdt:/x:p:_entry,pair",
+				     "usdt:/x:p:x_entry,pair,pair" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
 		CHECK_INT_EQ(probe_parse_spec(bad[i], &d, err, sizeof(err)), -EINVAL);
@@ -393,15 +443,24 @@ static void test_stats(void)
 	probe_stats_add_open(st, 10, 12, 1, 5000, 9000);
 	CHECK_INT_EQ(probe_stats_get(st, 1)->open, 1);
 
+	/* Spans another module's queue could not take are a cause of their
+	 * own, in the total with the bad events. */
+	probe_stats_set_module_lost(st, 4);
 	root = cJSON_CreateObject();
 	CHECK_INT_EQ(probe_stats_report_json(st, root), 0);
 	{
 		char *txt = cJSON_PrintUnformatted(root);
 		cJSON *back = txt ? cJSON_Parse(txt) : NULL;
+		cJSON *dr = cJSON_GetObjectItem(cJSON_GetObjectItem(back, "probes"), "dropped");
 
 		CHECK(back != NULL);
 		CHECK(cJSON_GetObjectItem(back, "sql") != NULL);
 		CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(back, "probes"), "tokens") != NULL);
+		CHECK_INT_EQ(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(dr, "by_cause"), "module_queue_full")
+				->valuedouble,
+			4);
+		CHECK_INT_EQ(cJSON_GetObjectItem(dr, "total")->valuedouble, 4 + 3);
 		cJSON_Delete(back);
 		free(txt);
 	}
@@ -432,6 +491,7 @@ static void test_stats(void)
 int main(void)
 {
 	test_presets();
+	test_pair_names();
 	test_specs();
 	test_lib_match();
 	test_elf();

@@ -208,6 +208,56 @@ static uint64_t file_offset(pid_t pid, uint64_t addr)
 	return r;
 }
 
+/* kallsyms loaded on its own thread (symbolizer_preload_kernel): the first
+ * lookup gets the same answer as a lazy load, a second preload is a no-op,
+ * a symbolizer freed before any lookup joins the thread without leaking,
+ * and an unreadable file still gives unresolved frames. */
+static void test_kernel_preload(const char *tmpdir)
+{
+	struct symbolizer_opts o = { 0 };
+	struct symbolizer *s;
+	struct sym_result r;
+	char path[1100], missing[1100];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/kallsyms.fake", tmpdir);
+	snprintf(missing, sizeof(missing), "%s/no-kallsyms", tmpdir);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs("ffffffff81000000 T alpha_fn\nffffffff81000100 t beta_fn\n"
+	      "ffffffff81000200 T gamma_fn\n",
+	      f);
+	fclose(f);
+	o.kallsyms_path = path;
+	CHECK_INT_EQ(symbolizer_new(&s, &o), 0);
+	CHECK_INT_EQ(symbolizer_preload_kernel(s), 0);
+	CHECK_INT_EQ(symbolizer_preload_kernel(s), 0);
+	CHECK_INT_EQ(symbolizer_kernel(s, 0xffffffff81000110ull, &r), 0);
+	CHECK_STR_EQ(r.name, "beta_fn");
+	CHECK_INT_EQ(r.sym_offset, 0x10);
+	CHECK(r.resolved);
+	/* Loaded: another preload does not start a second thread. */
+	CHECK_INT_EQ(symbolizer_preload_kernel(s), 0);
+	CHECK_INT_EQ(symbolizer_kernel(s, 0xffffffff81000004ull, &r), 0);
+	CHECK_STR_EQ(r.name, "alpha_fn");
+	symbolizer_free(s);
+
+	CHECK_INT_EQ(symbolizer_new(&s, &o), 0);
+	CHECK_INT_EQ(symbolizer_preload_kernel(s), 0);
+	symbolizer_free(s); /* never looked up: joined and freed */
+
+	o.kallsyms_path = missing;
+	CHECK_INT_EQ(symbolizer_new(&s, &o), 0);
+	CHECK_INT_EQ(symbolizer_preload_kernel(s), 0);
+	CHECK_INT_EQ(symbolizer_kernel(s, 0xffffffff81000004ull, &r), 0);
+	CHECK(!r.resolved);
+	CHECK_STR_EQ(r.module, "[kernel.kallsyms]");
+	symbolizer_free(s);
+	unlink(path);
+}
+
 static void test_kernel(void)
 {
 	struct symbolizer *s;
@@ -655,6 +705,7 @@ out:
 	symbolizer_free(s);
 
 	test_kernel();
+	test_kernel_preload(tmp);
 	test_buildid_shared(exe);
 	test_buildid_differs(dir, exe, tmp);
 
