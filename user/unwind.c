@@ -207,12 +207,15 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_input *in, uint64_t 
 	rc = dwfl_getthread_frames(dwfl, (pid_t)(in->pid ? in->pid : 1), frame_cb, u);
 	u->cur = NULL;
 	res->n = u->n;
+	/* A register rule whose memory read fails leaves the return address
+	 * undefined, which libdwfl takes for the outermost frame (rc 0): the
+	 * failed read above the window is what tells truncation apart. */
 	if (u->depth_cut)
 		res->status = UNWIND_DEPTH;
-	else if (rc == 0 || u->ended)
-		res->status = UNWIND_COMPLETE;
 	else if (u->read_past_window)
 		res->status = UNWIND_TRUNCATED;
+	else if (rc == 0 || u->ended)
+		res->status = UNWIND_COMPLETE;
 	else
 		res->status = UNWIND_ERROR;
 	return 0;
