@@ -218,6 +218,9 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_input *in, uint64_t 
 		res->status = UNWIND_COMPLETE;
 	else
 		res->status = UNWIND_ERROR;
+	/* Not even the pc: nothing was unwound, whatever libdwfl said. */
+	if (!res->n && res->status != UNWIND_TRUNCATED)
+		res->status = UNWIND_ERROR;
 	return 0;
 }
 
