@@ -222,6 +222,8 @@ static cJSON *build_unwind(struct builder *b, const struct run_unwind *u)
 	add(b, o, "fp_stacks", u64(u->fp));
 	add(b, o, "fp_fallback", u64(u->fp_fallback));
 	add(b, o, "no_window", u64(u->no_window));
+	add(b, o, "window_copy_errors", u64(u->copy_errors));
+	add(b, o, "user_regs_errors", u64(u->regs_errors));
 	add(b, o, "truncated", u64(u->truncated));
 	add(b, o, "truncated_share", ratio(u->truncated, stacks, 1.0, 4));
 	add(b, o, "errors", u64(u->errors));

@@ -379,10 +379,6 @@ const char *profile_drop_name(enum prof_drop d)
 		return "event_lost";
 	case PROF_DROP_COLLECTOR:
 		return "collector";
-	case PROF_DROP_USTACK_COPY:
-		return "user_stack_copy_error";
-	case PROF_DROP_UREGS:
-		return "user_regs_error";
 	case PROF_DROP__COUNT:
 		break;
 	}

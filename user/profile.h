@@ -53,8 +53,6 @@ enum prof_drop {
 	PROF_DROP_TARGET_MAP_FULL,/* child process not followed */
 	PROF_DROP_EVENT_LOST,     /* fork/exit notice lost */
 	PROF_DROP_COLLECTOR,      /* collector could not process (e.g. ENOMEM) */
-	PROF_DROP_USTACK_COPY,    /* user stack window unreadable: no CFI unwinding */
-	PROF_DROP_UREGS,          /* user registers unavailable: no CFI unwinding */
 	PROF_DROP__COUNT
 };
 

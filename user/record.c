@@ -726,8 +726,10 @@ static void collect_drops(struct recorder *r)
 	r->prof.drops[PROF_DROP_KERN_STACK] += d[EP_DROP_KERN_STACK_ERR];
 	r->prof.drops[PROF_DROP_TARGET_MAP_FULL] += d[EP_DROP_TARGET_MAP_FULL];
 	r->prof.drops[PROF_DROP_EVENT_LOST] += d[EP_DROP_EVENT_RINGBUF_FULL];
-	r->prof.drops[PROF_DROP_USTACK_COPY] += d[EP_DROP_USTACK_COPY_ERR];
-	r->prof.drops[PROF_DROP_UREGS] += d[EP_DROP_UREGS_ERR];
+	/* Not lost: the sample is kept, with the frame-pointer stack in auto
+	 * mode. Reported with the unwinding figures. */
+	r->ri.unwind.copy_errors += d[EP_DROP_USTACK_COPY_ERR];
+	r->ri.unwind.regs_errors += d[EP_DROP_UREGS_ERR];
 }
 
 int record_main(const struct cli_opts *o)

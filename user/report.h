@@ -37,6 +37,8 @@ struct run_unwind {
 	uint64_t truncated;   /* of cfi: left the window or hit the depth limit */
 	uint64_t errors;      /* of cfi: stopped early (no CFI, garbage) */
 	uint64_t no_window;   /* no registers or window captured */
+	uint64_t copy_errors; /* BPF: window unreadable (e.g. sampled during exec) */
+	uint64_t regs_errors; /* BPF: no user registers */
 	uint64_t unwind_ns;   /* collector CPU time spent unwinding (wall, one thread) */
 };
 

@@ -106,8 +106,13 @@ void print_summary(const struct profile *p, const struct run_info *ri, FILE *out
 
 		fprintf(out,
 			"unwind:   %s, %" PRIu64 " CFI + %" PRIu64 " frame-pointer stacks, %.1f%% "
-			"truncated, %.1f%% stopped early\n",
+			"truncated, %.1f%% stopped early",
 			u->mode, u->cfi, u->fp, pct(u->truncated, stacks), pct(u->errors, stacks));
+		if (u->no_window)
+			fprintf(out, ", %" PRIu64 " without stack copy (%" PRIu64 " unreadable, %" PRIu64
+				     " no registers)",
+				u->no_window, u->copy_errors, u->regs_errors);
+		fputc('\n', out);
 	}
 
 	struct prof_func_stat *st = NULL;
