@@ -89,6 +89,16 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* CPU time, not wall time: on a busy machine the collector is preempted
+ * mid-unwind and wall time would blame the unwinder for the wait. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	/* -v shows libbpf warnings and the verifier log; -vv everything. */
@@ -221,10 +231,10 @@ static int user_stack(struct recorder *r, const struct ep_sample *s, const __u64
 				.stack_len = winlen,
 			};
 			struct unwind_result res;
-			uint64_t t0 = mono_ns();
+			uint64_t t0 = thread_cpu_ns();
 			int err = unwinder_unwind(r->uw, &in, r->uaddrs, EP_MAX_STACK_DEPTH, &res);
 
-			st->unwind_ns += mono_ns() - t0;
+			st->unwind_ns += thread_cpu_ns() - t0;
 			if (err)
 				return err;
 			/* auto: a walk that failed at once (a pc without CFI

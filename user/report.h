@@ -39,7 +39,7 @@ struct run_unwind {
 	uint64_t no_window;   /* no registers or window captured */
 	uint64_t copy_errors; /* BPF: window unreadable (e.g. sampled during exec) */
 	uint64_t regs_errors; /* BPF: no user registers */
-	uint64_t unwind_ns;   /* collector CPU time spent unwinding (wall, one thread) */
+	uint64_t unwind_ns;   /* collector thread CPU time spent unwinding */
 };
 
 struct run_info {

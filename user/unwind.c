@@ -179,16 +179,21 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_input *in, uint64_t 
 	res->status = UNWIND_ERROR;
 	if (!max)
 		return -EINVAL;
-	/* Resolving the pc first makes the symbolizer re-read the maps if it
-	 * lies in a library dlopen'ed since (rate-limited there), so the
-	 * module and its CFI are known below. The answer is cached for the
-	 * caller's own lookup of the same address. */
-	err = symbolizer_user(u->sym, in->pid, in->ip, &sr);
-	if (err)
-		return err;
 	dwfl = (Dwfl *)symbolizer_dwfl(u->sym, in->pid);
 	if (!dwfl)
 		return -ENOMEM;
+	/* A pc in no known module may be in a library dlopen'ed since the
+	 * maps were read: resolving it makes the symbolizer re-read them
+	 * (rate-limited there; the answer is cached for the caller's own
+	 * lookup). Only then: a symbol lookup costs far more than the walk. */
+	if (!dwfl_addrmodule(dwfl, in->ip)) {
+		err = symbolizer_user(u->sym, in->pid, in->ip, &sr);
+		if (err)
+			return err;
+		dwfl = (Dwfl *)symbolizer_dwfl(u->sym, in->pid);
+		if (!dwfl)
+			return -ENOMEM;
+	}
 	if (dwfl_pid(dwfl) < 0 &&
 	    !dwfl_attach_state(dwfl, u->ehdr_elf, (pid_t)in->pid, &u->cb, u)) {
 		log_debug("unwind: pid %u: dwfl_attach_state: %s", in->pid, dwfl_errmsg(-1));
