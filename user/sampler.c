@@ -43,16 +43,16 @@ static int open_cpu_clock(uint32_t freq, int cpu)
  * deep stack (64 user + 64 kernel frames), typical ones are a few hundred
  * bytes. Sized per machine because a fixed ring is either too small for 64
  * CPUs or a waste of resident memory on 2.
- * With a stack window every record carries it in full: a fifth of a second of
- * those instead (a 10 ms drain period moves 1/20 of that), so the ring does
- * not grow to 16 MiB at 999 Hz; drops, if a stall outlasts it, are counted
- * (docs/unwinding.md). */
+ * With a stack window every record carries it in full: a tenth of a second of
+ * those instead (ten drain periods), so the ring does not grow to 16 MiB at
+ * 999 Hz: its pages are resident in the collector. Drops, if a stall
+ * outlasts it, are counted (docs/unwinding.md). */
 static size_t ring_bytes(uint32_t freq_hz, uint32_t stack_bytes)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	uint64_t rate = (uint64_t)(ncpus > 0 ? ncpus : 1) * freq_hz;
 	uint64_t want = rate * 1024 / 2;
-	uint64_t with_window = rate * (stack_bytes + 1024) / 5;
+	uint64_t with_window = rate * (stack_bytes + 1024) / 10;
 	size_t sz = 1u << 20;
 
 	if (stack_bytes && with_window > want)

@@ -69,6 +69,18 @@ info("fp mode: %d of %d leaf_work stacks reach main" % (right, leaf))
 # with frame pointers and the test above proves nothing.
 check(leaf > 0 and right <= 0.2 * leaf, "fp mode got %d of %d leaf stacks right: target has frame pointers?" % (right, leaf))
 PY
+
+# dwarf mode: CFI only, same attribution.
+OUT4="$EP_WORK/dwarf"
+ep_prof_run 60 --pid "$PID" -F "$FREQ" -d 2 --no-sched --probes none --unwind dwarf -o "$OUT4"
+[ "$PROF_RC" -eq 0 ] || ep_fail "ebpf-prof --unwind dwarf exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
+ep_py "$OUT4" <<'PY'
+U = R.get("unwind") or {}
+check(U.get("mode") == "dwarf" and U.get("fp_stacks") == 0, "dwarf mode: %r" % U)
+leaf = folded_total(lambda fr: "leaf_work" in fr)
+a = folded_total(lambda fr: has_seq(fr, ["main", "round_once", "parent_a", "leaf_work"]))
+check(leaf > 0 and abs(a / leaf - 3 / 8) <= 0.06, "dwarf mode: parent_a share %d/%d, expected 0.375 +-0.06" % (a, leaf))
+PY
 ep_stop_pid "$PID"
 
 # Stacks deeper than the window: 24 frames of 1 KiB locals under the leaf.
