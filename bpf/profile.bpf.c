@@ -88,8 +88,7 @@ struct {
 /* The user registers at the moment of the sample: the interrupted ones when
  * the tick hit user mode, else those saved at the last kernel entry (the
  * user state the kernel will return to). */
-static __always_inline bool read_uregs(struct bpf_perf_event_data *ctx, bool user_mode,
-				       __u64 *regs)
+static __always_inline bool read_uregs(struct bpf_perf_event_data *ctx, bool user_mode, __u64 *regs)
 {
 #if defined(__TARGET_ARCH_x86)
 	if (user_mode) {

@@ -213,8 +213,8 @@ static int64_t intern_symbol(struct recorder *r, const struct sym_result *res, b
  * to symbolize, per the --unwind mode: the CFI unwinder over the copied
  * window, or the kernel's frame-pointer walk. Returns the frame count and
  * sets *truncated when the stack was cut short of its outermost frame. */
-static int user_stack(struct recorder *r, const struct ep_sample *s, const __u64 *fpstack,
-		      int nfp, const void *win, size_t winlen, bool *truncated)
+static int user_stack(struct recorder *r, const struct ep_sample *s, const __u64 *fpstack, int nfp,
+		      const void *win, size_t winlen, bool *truncated)
 {
 	struct run_unwind *st = &r->ri.unwind;
 	bool fallback = false;
@@ -725,6 +725,19 @@ static int write_outputs(struct recorder *r, struct output_dir *od)
 	return err;
 }
 
+static const char *unwind_mode_name(enum cli_unwind m)
+{
+	switch (m) {
+	case CLI_UNWIND_FP:
+		return "fp";
+	case CLI_UNWIND_DWARF:
+		return "dwarf";
+	case CLI_UNWIND_AUTO:
+		break;
+	}
+	return "auto";
+}
+
 static void collect_drops(struct recorder *r)
 {
 	uint64_t d[EP_DROP__COUNT] = {};
@@ -767,9 +780,7 @@ int record_main(const struct cli_opts *o)
 	r.ri.exit_status = -1;
 	r.ri.freq_hz = o->freq_hz;
 	r.ri.kernel_frames = o->kernel_stacks;
-	r.ri.unwind.mode = o->unwind == CLI_UNWIND_FP	 ? "fp"
-			   : o->unwind == CLI_UNWIND_DWARF ? "dwarf"
-							   : "auto";
+	r.ri.unwind.mode = unwind_mode_name(o->unwind);
 	r.ri.unwind.stack_bytes = so.stack_bytes;
 	libbpf_set_print(libbpf_print);
 

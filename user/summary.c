@@ -109,8 +109,9 @@ void print_summary(const struct profile *p, const struct run_info *ri, FILE *out
 			"truncated, %.1f%% stopped early",
 			u->mode, u->cfi, u->fp, pct(u->truncated, stacks), pct(u->errors, stacks));
 		if (u->no_window)
-			fprintf(out, ", %" PRIu64 " without stack copy (%" PRIu64 " unreadable, %" PRIu64
-				     " no registers)",
+			fprintf(out,
+				", %" PRIu64 " without stack copy (%" PRIu64 " unreadable, %" PRIu64
+				" no registers)",
 				u->no_window, u->copy_errors, u->regs_errors);
 		fputc('\n', out);
 	}

@@ -66,11 +66,12 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_stop);
 	if (sqlite3_open(":memory:", &db) != SQLITE_OK)
 		die(db, "open");
-	if (sqlite3_exec(db,
-			 "CREATE TABLE t(a INTEGER, b TEXT);"
-			 "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < "
-			 "20000) INSERT INTO t SELECT x, printf('row-%d', x * 7919 % 10007) FROM c;",
-			 NULL, NULL, NULL) != SQLITE_OK)
+	if (sqlite3_exec(
+		    db,
+		    "CREATE TABLE t(a INTEGER, b TEXT);"
+		    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < "
+		    "20000) INSERT INTO t SELECT x, printf('row-%d', x * 7919 % 10007) FROM c;",
+		    NULL, NULL, NULL) != SQLITE_OK)
 		die(db, "fill");
 	if (sqlite3_prepare_v2(db, "SELECT sum(length(b) * a % 97) FROM t WHERE b LIKE '%7%'", -1,
 			       &st, NULL) != SQLITE_OK)

@@ -51,9 +51,8 @@ static uint64_t stack_end(uint64_t sp)
 
 /* A byte loop ASan does not check: the stack above sp holds redzones it
  * would (rightly, for normal code) report. */
-__attribute__((no_sanitize_address, noinline)) static void copy_raw(unsigned char *dst,
-								    const unsigned char *src,
-								    size_t n)
+__attribute__((no_sanitize_address, noinline)) static void
+copy_raw(unsigned char *dst, const unsigned char *src, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		((volatile unsigned char *)dst)[i] = src[i];
@@ -100,16 +99,20 @@ __attribute__((noinline, optimize("omit-frame-pointer"))) void chain1(struct cap
 	__asm__ volatile("" : : "r"(pad) : "memory");
 }
 
-static const char *const expect_names[] = { "capture_here", "chain3", "chain2", "chain1",
-					    "test_live_and_fixture",
-					    "main" };
+static const char *const expect_names[] = {
+	"capture_here", "chain3", "chain2", "chain1", "test_live_and_fixture", "main",
+};
 #define NEXPECT (sizeof(expect_names) / sizeof(expect_names[0]))
 
 static int unwind_names(struct symbolizer *s, struct unwinder *u, uint32_t pid,
 			const struct capture *c, const char **names, struct unwind_result *res)
 {
 	struct unwind_input in = {
-		.pid = pid, .ip = c->ip, .sp = c->sp, .fp = c->fp, .stack = c->stack,
+		.pid = pid,
+		.ip = c->ip,
+		.sp = c->sp,
+		.fp = c->fp,
+		.stack = c->stack,
 		.stack_len = c->len,
 	};
 	uint64_t addrs[MAXF];
@@ -154,7 +157,8 @@ static int save_fixture(const char *path, const struct capture *c)
 			fclose(m);
 		return -1;
 	}
-	fprintf(f, "ep-unwind-fixture 1\nip %" PRIx64 "\nsp %" PRIx64 "\nfp %" PRIx64 "\nstack %zu\n",
+	fprintf(f,
+		"ep-unwind-fixture 1\nip %" PRIx64 "\nsp %" PRIx64 "\nfp %" PRIx64 "\nstack %zu\n",
 		c->ip, c->sp, c->fp, c->len);
 	for (size_t i = 0; i < c->len; i++)
 		fprintf(f, "%02x%s", c->stack[i], (i % 32 == 31 || i + 1 == c->len) ? "\n" : "");
@@ -259,8 +263,12 @@ static void test_live_and_fixture(void)
 			CHECK_STR_EQ(names2[0], "capture_here");
 		/* Fewer frames asked for than there are: cut at max, no overrun. */
 		uint64_t few[3] = { 0, 0, 0 };
-		struct unwind_input in = { .pid = (uint32_t)getpid(), .ip = c->ip, .sp = c->sp,
-					   .fp = c->fp, .stack = c->stack, .stack_len = c->len };
+		struct unwind_input in = { .pid = (uint32_t)getpid(),
+					   .ip = c->ip,
+					   .sp = c->sp,
+					   .fp = c->fp,
+					   .stack = c->stack,
+					   .stack_len = c->len };
 
 		CHECK_INT_EQ(unwinder_unwind(u, &in, few, 2, &res2), 0);
 		CHECK_INT_EQ(res2.n, 2);
@@ -324,8 +332,12 @@ static void test_hostile(void)
 
 	/* Real registers over garbage bytes (random, all ones, all zeros). */
 	for (int i = 0; i < 300; i++) {
-		struct unwind_input in = { .pid = pid, .ip = c->ip, .sp = c->sp, .fp = c->fp,
-					   .stack = garbage, .stack_len = WINDOW };
+		struct unwind_input in = { .pid = pid,
+					   .ip = c->ip,
+					   .sp = c->sp,
+					   .fp = c->fp,
+					   .stack = garbage,
+					   .stack_len = WINDOW };
 
 		for (size_t j = 0; j < WINDOW; j += 8) {
 			uint64_t v = xorshift(&st);
@@ -349,8 +361,11 @@ static void test_hostile(void)
 
 		for (size_t i = 0; i < sizeof(ips) / sizeof(ips[0]); i++) {
 			for (size_t j = 0; j < sizeof(sps) / sizeof(sps[0]); j++) {
-				struct unwind_input in = { .pid = pid, .ip = ips[i], .sp = sps[j],
-							   .fp = xorshift(&st), .stack = c->stack,
+				struct unwind_input in = { .pid = pid,
+							   .ip = ips[i],
+							   .sp = sps[j],
+							   .fp = xorshift(&st),
+							   .stack = c->stack,
 							   .stack_len = c->len };
 
 				run_bad(u, &in, MAXF);
@@ -367,8 +382,12 @@ static void test_hostile(void)
 	{
 		uint64_t *w = (uint64_t *)(void *)garbage;
 		uint64_t sp = 0x7ffd00001000ull, heap_pc = (uint64_t)(uintptr_t)garbage + 16;
-		struct unwind_input in = { .pid = pid, .ip = heap_pc, .sp = sp, .fp = sp,
-					   .stack = garbage, .stack_len = 64 };
+		struct unwind_input in = { .pid = pid,
+					   .ip = heap_pc,
+					   .sp = sp,
+					   .fp = sp,
+					   .stack = garbage,
+					   .stack_len = 64 };
 
 		w[0] = sp;	/* saved rbp: this frame again */
 		w[1] = heap_pc; /* return address */
@@ -383,15 +402,23 @@ static void test_hostile(void)
 	}
 	/* max 1: only the leaf. */
 	{
-		struct unwind_input in = { .pid = pid, .ip = c->ip, .sp = c->sp, .fp = c->fp,
-					   .stack = c->stack, .stack_len = c->len };
+		struct unwind_input in = { .pid = pid,
+					   .ip = c->ip,
+					   .sp = c->sp,
+					   .fp = c->fp,
+					   .stack = c->stack,
+					   .stack_len = c->len };
 
 		run_bad(u, &in, 1);
 	}
 	/* A pid that does not exist: no maps, nothing resolves, still clean. */
 	{
-		struct unwind_input in = { .pid = 0x3ffffffe, .ip = c->ip, .sp = c->sp,
-					   .fp = c->fp, .stack = c->stack, .stack_len = c->len };
+		struct unwind_input in = { .pid = 0x3ffffffe,
+					   .ip = c->ip,
+					   .sp = c->sp,
+					   .fp = c->fp,
+					   .stack = c->stack,
+					   .stack_len = c->len };
 
 		run_bad(u, &in, MAXF);
 	}

@@ -42,7 +42,8 @@ static uint64_t stack_end(uint64_t sp)
 	return end;
 }
 
-__attribute__((noinline, optimize("omit-frame-pointer"))) static void capture_here(struct capture *c)
+__attribute__((noinline, optimize("omit-frame-pointer"))) static void
+capture_here(struct capture *c)
 {
 	uint64_t ip, sp, fp, end;
 
@@ -88,8 +89,12 @@ int main(int argc, char **argv)
 	if (!c || symbolizer_new(&s, NULL) || unwinder_new(&u, s))
 		return 1;
 	rec(depth, c);
-	in = (struct unwind_input){ .pid = (uint32_t)getpid(), .ip = c->ip, .sp = c->sp,
-				    .fp = c->fp, .stack = c->stack, .stack_len = c->len };
+	in = (struct unwind_input){ .pid = (uint32_t)getpid(),
+				    .ip = c->ip,
+				    .sp = c->sp,
+				    .fp = c->fp,
+				    .stack = c->stack,
+				    .stack_len = c->len };
 	/* First unwind loads the ELF files and their CFI: reported apart. */
 	t0 = cpu_ns();
 	unwinder_unwind(u, &in, addrs, 127, &res);
@@ -100,7 +105,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		unwinder_unwind(u, &in, addrs, 127, &res);
 	t1 = cpu_ns();
-	printf("depth %d: %u frames, %.0f ns per unwind, %.0f ns per frame (%d unwinds, CPU time)\n",
+	printf("depth %d: %u frames, %.0f ns per unwind, %.0f ns per frame (%d unwinds, CPU "
+	       "time)\n",
 	       depth, res.n, (t1 - t0) / n, (t1 - t0) / n / (res.n ? res.n : 1), n);
 	symbolizer_free(s);
 	unwinder_free(u);
