@@ -32,6 +32,8 @@ enum ep_drop_reason {
 	EP_DROP_KERN_STACK_ERR = 2, /* delivered without kernel frames */
 	EP_DROP_TARGET_MAP_FULL = 3, /* forked child could not be followed */
 	EP_DROP_EVENT_RINGBUF_FULL = 4, /* fork/exit notice lost */
+	EP_DROP_USTACK_COPY_ERR = 5, /* window for CFI unwinding not copied */
+	EP_DROP_UREGS_ERR = 6,	     /* no user registers: no CFI unwinding */
 	EP_DROP__COUNT
 };
 
@@ -43,6 +45,19 @@ struct ep_event_hdr {
 	__u64 ts_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 };
 
+/* Largest user-stack window a sample may carry (--stack-bytes). Bounded by
+ * the per-CPU scratch value (the kernel caps those at 32 KiB) and by ring
+ * traffic: 16 KiB at 999 Hz on 2 CPUs is 32 MB/s. perf's default is 8 KiB. */
+#define EP_MAX_STACK_BYTES 16384
+/* The window is copied in chunks of this size; a chunk that cannot be read
+ * (the top of the stack mapping) is retried in EP_STACK_SUBCHUNK pieces, so
+ * a window crossing the end of the stack keeps all but < 64 readable bytes. */
+#define EP_STACK_CHUNK 1024
+#define EP_STACK_SUBCHUNK 64
+
+/* User registers a CFI unwinder starts from (x86_64: rip, rsp, rbp). */
+enum { EP_UREG_IP = 0, EP_UREG_SP = 1, EP_UREG_FP = 2, EP_UREG__COUNT };
+
 struct ep_sample {
 	struct ep_event_hdr hdr;
 	char comm[EP_COMM_LEN];
@@ -50,15 +65,20 @@ struct ep_sample {
 	__s32 kstack_sz;
 	__s32 ustack_sz;
 	__u32 flags; /* EP_SAMPLE_F_* */
-	__u32 _pad;
+	/* Bytes of user stack copied from uregs[EP_UREG_SP] upward; they
+	 * follow the user frames in stack[]. 0 without a window. */
+	__u32 ustack_copy;
+	__u64 uregs[EP_UREG__COUNT]; /* valid with EP_SAMPLE_F_UREGS */
 	/* Kernel frames (kstack_sz bytes, leaf first), then user frames
-	 * (ustack_sz bytes, leaf first). Only the used part travels through
-	 * the ring: a typical sample is a few hundred bytes, not 2 KiB. */
-	__u64 stack[2 * EP_MAX_STACK_DEPTH];
+	 * (ustack_sz bytes, leaf first), then ustack_copy bytes of user stack.
+	 * Only the used part travels through the ring: a frame-pointer sample
+	 * is a few hundred bytes, not 18 KiB. */
+	__u64 stack[2 * EP_MAX_STACK_DEPTH + EP_MAX_STACK_BYTES / 8];
 };
 #define EP_SAMPLE_HDR_SIZE ((unsigned long)&((struct ep_sample *)0)->stack)
 
 #define EP_SAMPLE_F_USER_MODE 1u /* interrupted in user mode */
+#define EP_SAMPLE_F_UREGS 2u	 /* uregs hold the user registers */
 
 struct ep_task_event {
 	struct ep_event_hdr hdr;

@@ -20,6 +20,9 @@ const volatile bool capture_kernel = true;
  * no wakeup is sent and the collector drains on its own timer: a wakeup per
  * sample costs the profiled thread 1.5-2.4 us here. */
 const volatile __u64 wakeup_watermark = 2 << 20;
+/* Bytes of user stack copied per sample for CFI unwinding in the collector
+ * (--stack-bytes, a multiple of EP_STACK_CHUNK); 0 in frame-pointer mode. */
+const volatile __u32 stack_bytes = 0;
 
 /* Traced processes, by tgid. Userspace seeds it; forks add to it. */
 struct {
@@ -82,6 +85,61 @@ struct {
 	__type(value, struct ep_sample);
 } scratch SEC(".maps");
 
+/* The user registers at the moment of the sample: the interrupted ones when
+ * the tick hit user mode, else those saved at the last kernel entry (the
+ * user state the kernel will return to). */
+static __always_inline bool read_uregs(struct bpf_perf_event_data *ctx, bool user_mode, __u64 *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	if (user_mode) {
+		regs[EP_UREG_IP] = *(volatile __u64 *)&ctx->regs.ip;
+		regs[EP_UREG_SP] = *(volatile __u64 *)&ctx->regs.sp;
+		regs[EP_UREG_FP] = *(volatile __u64 *)&ctx->regs.bp;
+		return true;
+	}
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	if (!r)
+		return false;
+	regs[EP_UREG_IP] = BPF_CORE_READ(r, ip);
+	regs[EP_UREG_SP] = BPF_CORE_READ(r, sp);
+	regs[EP_UREG_FP] = BPF_CORE_READ(r, bp);
+	return regs[EP_UREG_SP] != 0;
+#else
+	/* The collector's CFI unwinder knows only x86_64's registers. */
+	return false;
+#endif
+}
+
+/* Copies up to stack_bytes of user stack from sp upward to dst (which has
+ * room for EP_MAX_STACK_BYTES). Returns the bytes copied: the readable prefix,
+ * to EP_STACK_SUBCHUNK precision when the window crosses the stack's end. */
+static __always_inline __u32 copy_ustack(void *dst, __u64 sp)
+{
+	__u32 n = 0, want = stack_bytes;
+
+	if (want > EP_MAX_STACK_BYTES)
+		want = EP_MAX_STACK_BYTES;
+	for (int i = 0; i < EP_MAX_STACK_BYTES / EP_STACK_CHUNK; i++) {
+		/* Spelled out for the verifier: dst has room for n + a chunk. */
+		if (n > EP_MAX_STACK_BYTES - EP_STACK_CHUNK || n + EP_STACK_CHUNK > want)
+			break;
+		if (bpf_probe_read_user(dst + n, EP_STACK_CHUNK, (void *)(sp + n)))
+			break;
+		n += EP_STACK_CHUNK;
+	}
+	/* The rest of a window that is not a multiple of the chunk, or the
+	 * readable part of the chunk that crossed the stack's end. */
+	for (int j = 0; j < EP_STACK_CHUNK / EP_STACK_SUBCHUNK; j++) {
+		if (n > EP_MAX_STACK_BYTES - EP_STACK_SUBCHUNK || n + EP_STACK_SUBCHUNK > want)
+			break;
+		if (bpf_probe_read_user(dst + n, EP_STACK_SUBCHUNK, (void *)(sp + n)))
+			break;
+		n += EP_STACK_SUBCHUNK;
+	}
+	return n;
+}
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -103,7 +161,6 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	s->hdr.cpu = bpf_get_smp_processor_id();
 	s->hdr.ts_ns = bpf_ktime_get_ns();
 	s->flags = user_mode ? EP_SAMPLE_F_USER_MODE : 0;
-	s->_pad = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	/* A sample taken in user mode has no kernel part; asking anyway would
@@ -128,7 +185,24 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	}
 	if (ubytes > EP_MAX_STACK_DEPTH * 8)
 		ubytes = EP_MAX_STACK_DEPTH * 8;
-	size = EP_SAMPLE_HDR_SIZE + kbytes + ubytes;
+	s->ustack_copy = 0;
+	s->uregs[EP_UREG_IP] = s->uregs[EP_UREG_SP] = s->uregs[EP_UREG_FP] = 0;
+	if (stack_bytes) {
+		long off = (kbytes + ubytes) & ~7L;
+
+		if (!read_uregs(ctx, user_mode, s->uregs)) {
+			count_drop(EP_DROP_UREGS_ERR);
+		} else {
+			s->flags |= EP_SAMPLE_F_UREGS;
+			if (off > 2 * EP_MAX_STACK_DEPTH * 8)
+				off = 2 * EP_MAX_STACK_DEPTH * 8;
+			s->ustack_copy = copy_ustack((void *)s->stack + off, s->uregs[EP_UREG_SP]);
+			/* Even the first 64 bytes at sp unreadable: bogus sp. */
+			if (!s->ustack_copy)
+				count_drop(EP_DROP_USTACK_COPY_ERR);
+		}
+	}
+	size = EP_SAMPLE_HDR_SIZE + kbytes + ubytes + s->ustack_copy;
 	if (size > sizeof(*s))
 		size = sizeof(*s);
 	if (bpf_ringbuf_output(&events, s, size, submit_flags()))

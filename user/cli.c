@@ -41,6 +41,14 @@ void cli_usage(FILE *out)
 	      "                           until every traced process has exited)\n"
 	      "  -o, --output DIR         result directory (default ./ebpf-prof-PID-YYYYmmdd-HHMMSS)\n"
 	      "      --no-kernel          drop kernel frames (user stacks only)\n"
+	      "      --unwind MODE        user stack unwinding: auto (default: .eh_frame/DWARF CFI\n"
+	      "                           where a library has it, frame pointers otherwise; right\n"
+	      "                           for code built without frame pointers), dwarf (CFI only),\n"
+	      "                           fp (frame pointers only: cheapest, wrong callers for\n"
+	      "                           -fomit-frame-pointer code); docs/unwinding.md\n"
+	      "      --stack-bytes N      user stack copied per sample for auto/dwarf (default 8192;\n"
+	      "                           64..16384, multiple of 64); deeper stacks are cut and\n"
+	      "                           marked [truncated]\n"
 	      "      --gpu-interval MS    Jetson GPU/power/thermal sampling period (default 200;\n"
 	      "                           10..60000); off by itself on machines that are not Jetsons\n"
 	      "      --no-gpu             do not sample Jetson sysfs\n"
@@ -136,13 +144,16 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 {
 	enum { OPT_NO_KERNEL = 256, OPT_PROC_ROOT, OPT_GPU_INTERVAL, OPT_NO_GPU, OPT_SYSFS_ROOT,
 	       OPT_NO_SCHED, OPT_NO_OFFCPU_STACKS, OPT_OFFCPU_MIN_US, OPT_OFFCPU_USTACK_EVERY, OPT_PROBES, OPT_PROBE,
-	       OPT_PROBE_COUNT_ONLY, OPT_TOP, OPT_INTERVAL, OPT_ALERT, OPT_ALERT_EXEC };
+	       OPT_PROBE_COUNT_ONLY, OPT_TOP, OPT_INTERVAL, OPT_ALERT, OPT_ALERT_EXEC,
+	       OPT_UNWIND, OPT_STACK_BYTES };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+		{ "unwind", required_argument, NULL, OPT_UNWIND },
+		{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
@@ -169,6 +180,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	memset(o, 0, sizeof(*o));
 	o->freq_hz = CLI_DEFAULT_FREQ;
 	o->kernel_stacks = true;
+	o->unwind = CLI_UNWIND_AUTO;
+	o->stack_bytes = CLI_DEFAULT_STACK_BYTES;
 	o->proc_root = "/proc";
 	o->sysfs_root = "/";
 	o->gpu_interval_ms = CLI_DEFAULT_GPU_INTERVAL_MS;
@@ -227,6 +240,30 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			break;
 		case OPT_NO_KERNEL:
 			o->kernel_stacks = false;
+			break;
+		case OPT_UNWIND:
+			if (!strcmp(optarg, "auto")) {
+				o->unwind = CLI_UNWIND_AUTO;
+			} else if (!strcmp(optarg, "dwarf")) {
+				o->unwind = CLI_UNWIND_DWARF;
+			} else if (!strcmp(optarg, "fp")) {
+				o->unwind = CLI_UNWIND_FP;
+			} else {
+				fprintf(err,
+					"ebpf-prof: invalid --unwind '%s': expected auto, dwarf or fp\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_STACK_BYTES:
+			if (parse_u32(optarg, 64, CLI_MAX_STACK_BYTES, &o->stack_bytes) ||
+			    o->stack_bytes % 64) {
+				fprintf(err,
+					"ebpf-prof: invalid --stack-bytes '%s': expected 64..%d, a "
+					"multiple of 64\n",
+					optarg, CLI_MAX_STACK_BYTES);
+				return 2;
+			}
 			break;
 		case 'q':
 			o->verbosity = -1;

@@ -20,6 +20,17 @@
 #define CLI_DEFAULT_OFFCPU_MIN_US 1000
 #define CLI_MAX_OFFCPU_MIN_US 60000000
 #define CLI_DEFAULT_OFFCPU_USTACK_EVERY 0
+/* User stack window copied per sample for CFI unwinding (docs/unwinding.md
+ * has the measurements behind the default). A multiple of 64 bytes. */
+#define CLI_DEFAULT_STACK_BYTES 8192
+#define CLI_MAX_STACK_BYTES 16384 /* EP_MAX_STACK_BYTES */
+
+enum cli_unwind {
+	CLI_UNWIND_AUTO = 0, /* CFI where the module has it, frame pointers otherwise */
+	CLI_UNWIND_DWARF,    /* CFI (libdw) only, no fallback to the kernel's walk */
+	CLI_UNWIND_FP,	     /* frame pointers only (bpf_get_stack), no stack copy */
+};
+
 /* --alert may be repeated this many times (docs/top.md). */
 #define CLI_MAX_ALERTS 16
 
@@ -32,6 +43,8 @@ struct cli_opts {
 	double duration_s; /* 0: until stopped */
 	const char *output_dir; /* NULL: default name */
 	bool kernel_stacks;
+	enum cli_unwind unwind; /* --unwind */
+	uint32_t stack_bytes;	/* --stack-bytes */
 	int verbosity; /* -1 quiet, 0 normal, 1+ verbose */
 	bool show_help;
 	bool show_version;

@@ -209,6 +209,29 @@ static cJSON *build_threads(struct builder *b, const struct profile *p)
 	return arr;
 }
 
+static cJSON *build_unwind(struct builder *b, const struct run_unwind *u)
+{
+	cJSON *o = check(b, cJSON_CreateObject());
+	uint64_t stacks = u->cfi + u->fp;
+
+	if (!o)
+		return NULL;
+	add(b, o, "mode", str(u->mode));
+	add(b, o, "stack_bytes", u64(u->stack_bytes));
+	add(b, o, "cfi_stacks", u64(u->cfi));
+	add(b, o, "fp_stacks", u64(u->fp));
+	add(b, o, "fp_fallback", u64(u->fp_fallback));
+	add(b, o, "no_window", u64(u->no_window));
+	add(b, o, "window_copy_errors", u64(u->copy_errors));
+	add(b, o, "user_regs_errors", u64(u->regs_errors));
+	add(b, o, "truncated", u64(u->truncated));
+	add(b, o, "truncated_share", ratio(u->truncated, stacks, 1.0, 4));
+	add(b, o, "errors", u64(u->errors));
+	add(b, o, "error_share", ratio(u->errors, stacks, 1.0, 4));
+	add(b, o, "unwind_ns_per_stack", u64(u->cfi ? u->unwind_ns / u->cfi : 0));
+	return o;
+}
+
 static cJSON *build_report(struct builder *b, const struct profile *p, const struct run_info *ri)
 {
 	cJSON *root = check(b, cJSON_CreateObject());
@@ -227,6 +250,8 @@ static cJSON *build_report(struct builder *b, const struct profile *p, const str
 		add(b, s, "kernel_frames", cJSON_CreateBool(ri->kernel_frames));
 	}
 	add(b, root, "stop_reason", str(ri->stop_reason));
+	if (ri->unwind.mode)
+		add(b, root, "unwind", build_unwind(b, &ri->unwind));
 
 	cJSON *sm = check(b, cJSON_CreateObject());
 	add(b, root, "samples", sm);

@@ -31,6 +31,7 @@
 #include "sched_view.h"
 #include "symbolize.h"
 #include "top_live.h"
+#include "unwind.h"
 #include "top_module.h"
 #include "throttle_feed.h"
 #include "sysmon_module.h"
@@ -64,6 +65,7 @@ struct recorder {
 	const struct cli_opts *opts;
 	struct profile prof;
 	struct symbolizer *sym;
+	struct unwinder *uw;
 	struct sampler *sampler;
 	struct run_info ri;
 	struct rec_ctx mctx;
@@ -75,8 +77,10 @@ struct recorder {
 	bool child_reaped;
 	uint64_t next_liveness_ns;
 	uint64_t next_live_drops_ns;
-	uint32_t frames[2 * EP_MAX_STACK_DEPTH + 1];
+	uint32_t frames[2 * EP_MAX_STACK_DEPTH + 2];
+	uint64_t uaddrs[EP_MAX_STACK_DEPTH];
 	int64_t unavailable_frame;
+	int64_t truncated_frame;
 	struct live_metrics live;
 	bool stop_requested;
 };
@@ -86,6 +90,16 @@ static uint64_t mono_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time, not wall time: on a busy machine the collector is preempted
+ * mid-unwind and wall time would blame the unwinder for the wait. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -199,15 +213,81 @@ static int64_t intern_symbol(struct recorder *r, const struct sym_result *res, b
 	return profile_intern_frame(&r->prof, res->name, res->module, kernel);
 }
 
+/* The user stack of a sample, leaf first, into r->uaddrs as addresses ready
+ * to symbolize, per the --unwind mode: the CFI unwinder over the copied
+ * window, or the kernel's frame-pointer walk. Returns the frame count and
+ * sets *truncated when the stack was cut short of its outermost frame. */
+static int user_stack(struct recorder *r, const struct ep_sample *s, const __u64 *fpstack, int nfp,
+		      const void *win, size_t winlen, bool *truncated)
+{
+	struct run_unwind *st = &r->ri.unwind;
+	bool fallback = false;
+
+	*truncated = false;
+	if (r->opts->unwind != CLI_UNWIND_FP && r->uw) {
+		if ((s->flags & EP_SAMPLE_F_UREGS) && winlen) {
+			struct unwind_input in = {
+				.pid = s->hdr.pid,
+				.ip = s->uregs[EP_UREG_IP],
+				.sp = s->uregs[EP_UREG_SP],
+				.fp = s->uregs[EP_UREG_FP],
+				.stack = win,
+				.stack_len = winlen,
+			};
+			struct unwind_result res;
+			uint64_t t0 = thread_cpu_ns();
+			int err = unwinder_unwind(r->uw, &in, r->uaddrs, EP_MAX_STACK_DEPTH, &res);
+
+			st->unwind_ns += thread_cpu_ns() - t0;
+			if (err)
+				return err;
+			/* auto: a walk that failed at once (a pc without CFI
+			 * whose frame pointer leads nowhere, e.g. JIT code) is
+			 * better served by the kernel's frame-pointer walk. */
+			if (r->opts->unwind == CLI_UNWIND_DWARF || res.n > 1 ||
+			    (res.n == 1 && res.status != UNWIND_ERROR) || !nfp) {
+				st->cfi++;
+				if (res.status == UNWIND_TRUNCATED || res.status == UNWIND_DEPTH) {
+					st->truncated++;
+					*truncated = true;
+				} else if (res.status == UNWIND_ERROR) {
+					st->errors++;
+				}
+				return (int)res.n;
+			}
+			fallback = true;
+		} else {
+			st->no_window++;
+			if (r->opts->unwind == CLI_UNWIND_DWARF) {
+				st->cfi++;
+				st->errors++;
+				return 0;
+			}
+			fallback = true;
+		}
+	}
+	st->fp++;
+	if (fallback)
+		st->fp_fallback++;
+	/* Every frame but the leaf is a return address: look up address - 1
+	 * so a call at the very end of a function is not blamed on the next
+	 * one. */
+	for (int i = 0; i < nfp; i++)
+		r->uaddrs[i] = i && fpstack[i] ? fpstack[i] - 1 : fpstack[i];
+	return nfp;
+}
+
 static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t size)
 {
 	uint32_t depth = 0, nkernel = 0;
 	int nkern = s->kstack_sz > 0 ? s->kstack_sz / 8 : 0;
 	int nuser = s->ustack_sz > 0 ? s->ustack_sz / 8 : 0;
-	size_t avail = (size - EP_SAMPLE_HDR_SIZE) / 8;
+	size_t avail = (size - EP_SAMPLE_HDR_SIZE) / 8, winoff, winlen = 0;
 	const __u64 *kstack = s->stack, *ustack;
 	struct sym_result res;
 	int64_t thread, fi;
+	bool truncated;
+	int nu;
 
 	/* Trust the record's size, not its length fields. */
 	if (nkern > EP_MAX_STACK_DEPTH)
@@ -219,6 +299,11 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 		nuser = EP_MAX_STACK_DEPTH;
 	if ((size_t)nuser > avail - (size_t)nkern)
 		nuser = (int)(avail - (size_t)nkern);
+	/* The stack window follows the frames (bpf/events.h). */
+	winoff = EP_SAMPLE_HDR_SIZE + ((size_t)nkern + (size_t)nuser) * 8;
+	if (s->ustack_copy && winoff <= size && s->ustack_copy <= size - winoff &&
+	    s->ustack_copy <= EP_MAX_STACK_BYTES)
+		winlen = s->ustack_copy;
 	if (!r->ri.first_sample_ns)
 		r->ri.first_sample_ns = s->hdr.ts_ns;
 
@@ -232,15 +317,28 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 	if (thread < 0)
 		return (int)thread;
 
-	/* Stacks arrive leaf first; the profile wants root first. Every frame
-	 * but the leaf is a return address: look up address - 1 so a call at
-	 * the very end of a function is not blamed on the next one. */
-	for (int i = nuser - 1; i >= 0; i--) {
-		uint64_t addr = ustack[i];
+	nu = user_stack(r, s, ustack, nuser, (const char *)s + winoff, winlen, &truncated);
+	if (nu < 0)
+		return nu;
+	/* A cut stack hangs under one [truncated] root instead of posing as
+	 * a root of its own (perf's convention for the same case is to show
+	 * nothing; this keeps the time and says why it floats). */
+	if (truncated) {
+		if (r->truncated_frame < 0) {
+			r->truncated_frame =
+				profile_intern_frame(&r->prof, "[truncated]", NULL, false);
+			if (r->truncated_frame < 0)
+				return (int)r->truncated_frame;
+		}
+		r->frames[depth++] = (uint32_t)r->truncated_frame;
+	}
+	/* Stacks arrive leaf first; the profile wants root first. */
+	for (int i = nu - 1; i >= 0; i--) {
+		uint64_t addr = r->uaddrs[i];
 
 		if (!addr)
 			continue;
-		if (symbolizer_user(r->sym, s->hdr.pid, i ? addr - 1 : addr, &res))
+		if (symbolizer_user(r->sym, s->hdr.pid, addr, &res))
 			continue;
 		fi = intern_symbol(r, &res, false);
 		if (fi < 0)
@@ -260,8 +358,9 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 		r->frames[depth++] = (uint32_t)fi;
 		nkernel++;
 	}
-	if (!depth) {
+	if (!depth || (truncated && depth == 1 && !nu)) {
 		/* Keep the sample: its time is real even if its stack is not. */
+		depth = 0;
 		if (r->unavailable_frame < 0) {
 			r->unavailable_frame =
 				profile_intern_frame(&r->prof, "[stack unavailable]", NULL, false);
@@ -630,6 +729,19 @@ static int write_outputs(struct recorder *r, struct output_dir *od)
 	return err;
 }
 
+static const char *unwind_mode_name(enum cli_unwind m)
+{
+	switch (m) {
+	case CLI_UNWIND_FP:
+		return "fp";
+	case CLI_UNWIND_DWARF:
+		return "dwarf";
+	case CLI_UNWIND_AUTO:
+		break;
+	}
+	return "auto";
+}
+
 static void collect_drops(struct recorder *r)
 {
 	uint64_t d[EP_DROP__COUNT] = {};
@@ -641,6 +753,10 @@ static void collect_drops(struct recorder *r)
 	r->prof.drops[PROF_DROP_KERN_STACK] += d[EP_DROP_KERN_STACK_ERR];
 	r->prof.drops[PROF_DROP_TARGET_MAP_FULL] += d[EP_DROP_TARGET_MAP_FULL];
 	r->prof.drops[PROF_DROP_EVENT_LOST] += d[EP_DROP_EVENT_RINGBUF_FULL];
+	/* Not lost: the sample is kept, with the frame-pointer stack in auto
+	 * mode. Reported with the unwinding figures. */
+	r->ri.unwind.copy_errors += d[EP_DROP_USTACK_COPY_ERR];
+	r->ri.unwind.regs_errors += d[EP_DROP_UREGS_ERR];
 }
 
 /* The sampler's losses so far (kernel counters + collector) for the live
@@ -663,10 +779,16 @@ static void update_live_drops(struct recorder *r, uint64_t now)
 
 int record_main(const struct cli_opts *o)
 {
-	struct recorder r = { .opts = o, .child = -1, .unavailable_frame = -1 };
+	struct recorder r = {
+		.opts = o, .child = -1, .unavailable_frame = -1, .truncated_frame = -1
+	};
 	struct output_dir od = { .dirfd = -1 };
 	struct launch l = { -1, -1 };
-	struct sampler_opts so = { .freq_hz = o->freq_hz, .kernel_stacks = o->kernel_stacks };
+	struct sampler_opts so = {
+		.freq_hz = o->freq_hz,
+		.kernel_stacks = o->kernel_stacks,
+		.stack_bytes = o->unwind == CLI_UNWIND_FP ? 0 : o->stack_bytes,
+	};
 	struct symbolizer_opts symo = {
 		.proc_root = o->proc_root,
 		.kallsyms_path = "/proc/kallsyms",
@@ -680,6 +802,8 @@ int record_main(const struct cli_opts *o)
 	r.ri.exit_status = -1;
 	r.ri.freq_hz = o->freq_hz;
 	r.ri.kernel_frames = o->kernel_stacks;
+	r.ri.unwind.mode = unwind_mode_name(o->unwind);
+	r.ri.unwind.stack_bytes = so.stack_bytes;
 	libbpf_set_print(libbpf_print);
 
 	if (check_environment())
@@ -718,6 +842,13 @@ int record_main(const struct cli_opts *o)
 	if (err) {
 		log_error("cannot set up the symbolizer: %s", strerror(-err));
 		goto out;
+	}
+	if (o->unwind != CLI_UNWIND_FP) {
+		err = unwinder_new(&r.uw, r.sym);
+		if (err) {
+			log_error("cannot set up the stack unwinder: %s", strerror(-err));
+			goto out;
+		}
 	}
 	if (sampler_open(&r.sampler, &so, on_event, &r))
 		goto out;
@@ -930,7 +1061,10 @@ out:
 	/* After the modules' close: the probes module points into it. */
 	probe_bus_free(r.mctx.probe_bus);
 	free((void *)r.ri.output_files);
+	/* After the symbolizer: its Dwfl sessions were attached with the
+	 * unwinder's callbacks and ELF header. */
 	symbolizer_free(r.sym);
+	unwinder_free(r.uw);
 	profile_free(&r.prof);
 	output_dir_close(&od);
 	for (size_t i = 0; i < r.ri.ntargets; i++)

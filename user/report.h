@@ -27,6 +27,21 @@ struct report_target {
 	uint32_t parent_pid; /* 0 for a target named by the user */
 };
 
+/* How user stacks were unwound (docs/unwinding.md). Counts are samples. */
+struct run_unwind {
+	const char *mode;     /* "auto", "dwarf", "fp"; NULL: section omitted */
+	uint32_t stack_bytes; /* window requested per sample; 0 in fp mode */
+	uint64_t cfi;	      /* user stack from the CFI unwinder */
+	uint64_t fp;	      /* user stack from the kernel's frame-pointer walk */
+	uint64_t fp_fallback; /* of fp: auto mode, because CFI gave nothing */
+	uint64_t truncated;   /* of cfi: left the window or hit the depth limit */
+	uint64_t errors;      /* of cfi: stopped early (no CFI, garbage) */
+	uint64_t no_window;   /* no registers or window captured */
+	uint64_t copy_errors; /* BPF: window unreadable (e.g. sampled during exec) */
+	uint64_t regs_errors; /* BPF: no user registers */
+	uint64_t unwind_ns;   /* collector thread CPU time spent unwinding */
+};
+
 struct run_info {
 	struct report_target *targets;
 	size_t ntargets;
@@ -42,6 +57,7 @@ struct run_info {
 	const char *const *output_files; /* names inside output_dir, for report/summary */
 	size_t noutput_files;
 	uint64_t first_sample_ns; /* CLOCK_MONOTONIC of the first sample, 0 if none */
+	struct run_unwind unwind;
 	/* Lets the recorder's modules add their sections to report.json. */
 	int (*extend_report)(void *ctx, cJSON *root);
 	void *extend_ctx;

@@ -42,14 +42,21 @@ static int open_cpu_clock(uint32_t freq, int cpu)
  * library's symbols). Records carry only the frames they use; 1 KiB is a
  * deep stack (64 user + 64 kernel frames), typical ones are a few hundred
  * bytes. Sized per machine because a fixed ring is either too small for 64
- * CPUs or a waste of resident memory on 2. */
-static size_t ring_bytes(uint32_t freq_hz)
+ * CPUs or a waste of resident memory on 2.
+ * With a stack window every record carries it in full: a tenth of a second of
+ * those instead (ten drain periods), so the ring does not grow to 16 MiB at
+ * 999 Hz: its pages are resident in the collector. Drops, if a stall
+ * outlasts it, are counted (docs/unwinding.md). */
+static size_t ring_bytes(uint32_t freq_hz, uint32_t stack_bytes)
 {
 	int ncpus = libbpf_num_possible_cpus();
-	uint64_t want = (uint64_t)(ncpus > 0 ? ncpus : 1) * freq_hz *
-			1024 / 2;
+	uint64_t rate = (uint64_t)(ncpus > 0 ? ncpus : 1) * freq_hz;
+	uint64_t want = rate * 1024 / 2;
+	uint64_t with_window = rate * (stack_bytes + 1024) / 10;
 	size_t sz = 1u << 20;
 
+	if (stack_bytes && with_window > want)
+		want = with_window;
 	while (sz < want && sz < (64u << 20))
 		sz <<= 1;
 	return sz;
@@ -73,7 +80,9 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		goto fail;
 	}
 	s->skel->rodata->capture_kernel = opts->kernel_stacks;
-	ring = ring_bytes(opts->freq_hz);
+	s->skel->rodata->stack_bytes =
+		opts->stack_bytes > EP_MAX_STACK_BYTES ? EP_MAX_STACK_BYTES : opts->stack_bytes;
+	ring = ring_bytes(opts->freq_hz, s->skel->rodata->stack_bytes);
 	/* Wake the collector early only when half the ring is used: the timer
 	 * drain normally empties it long before. */
 	s->skel->rodata->wakeup_watermark = ring / 2;

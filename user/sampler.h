@@ -17,6 +17,9 @@ struct sampler;
 struct sampler_opts {
 	uint32_t freq_hz;
 	bool kernel_stacks;
+	/* User stack bytes copied per sample with the user registers, for
+	 * CFI unwinding in the collector; 0: frame pointers only. */
+	uint32_t stack_bytes;
 };
 
 /* Receives each record from the ring buffer (struct ep_sample or

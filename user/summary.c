@@ -100,6 +100,22 @@ void print_summary(const struct profile *p, const struct run_info *ri, FILE *out
 		fputc('\n', out);
 	}
 
+	if (ri->unwind.mode && ri->unwind.cfi + ri->unwind.fp) {
+		const struct run_unwind *u = &ri->unwind;
+		uint64_t stacks = u->cfi + u->fp;
+
+		fprintf(out,
+			"unwind:   %s, %" PRIu64 " CFI + %" PRIu64 " frame-pointer stacks, %.1f%% "
+			"truncated, %.1f%% stopped early",
+			u->mode, u->cfi, u->fp, pct(u->truncated, stacks), pct(u->errors, stacks));
+		if (u->no_window)
+			fprintf(out,
+				", %" PRIu64 " without stack copy (%" PRIu64 " unreadable, %" PRIu64
+				" no registers)",
+				u->no_window, u->copy_errors, u->regs_errors);
+		fputc('\n', out);
+	}
+
 	struct prof_func_stat *st = NULL;
 	size_t n = 0;
 	if (p->total_samples && profile_func_stats(p, &st, &n) == 0 && n) {

@@ -1221,6 +1221,13 @@ int symbolizer_user(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sy
 	return 0;
 }
 
+struct Dwfl *symbolizer_dwfl(struct symbolizer *s, uint32_t pid)
+{
+	struct pid_state *ps = get_pid(s, pid);
+
+	return ps ? ps->dwfl : NULL;
+}
+
 static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out)
 {
 	const char *name;

@@ -56,6 +56,12 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *ou
  * (the lazy load still happens). */
 int symbolizer_preload_kernel(struct symbolizer *s);
 
+/* The libdwfl session of pid (modules reported from its maps), for the CFI
+ * unwinder (unwind.c) to share rather than build its own; NULL on ENOMEM.
+ * Valid until symbolizer_forget_pid(pid) or a reload after exec: callers
+ * must not keep it across samples. */
+struct Dwfl *symbolizer_dwfl(struct symbolizer *s, uint32_t pid);
+
 /* The process exited: drop its maps, libdwfl session and cache. Names it
  * contributed to the build-id cache stay for other processes. */
 void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid);

@@ -195,9 +195,60 @@ static void test_zero(void)
 	profile_free(&p);
 }
 
+/* The unwind section: present with a mode, shares over all user stacks,
+ * per-stack cost over CFI stacks only, and no division by zero. */
+static void test_unwind_section(void)
+{
+	struct profile p;
+	CHECK_INT_EQ(profile_init(&p, 99), 0);
+	struct run_info ri = { .exit_status = -1 };
+	char *text = render(&p, &ri);
+	cJSON *j = cJSON_Parse(text);
+	CHECK(j && !get(j, "unwind")); /* no mode: no section */
+	cJSON_Delete(j);
+	free(text);
+
+	ri.unwind = (struct run_unwind){ .mode = "auto",
+					 .stack_bytes = 8192,
+					 .cfi = 300,
+					 .fp = 100,
+					 .fp_fallback = 100,
+					 .no_window = 100,
+					 .copy_errors = 7,
+					 .truncated = 30,
+					 .errors = 4,
+					 .unwind_ns = 3000000 };
+	text = render(&p, &ri);
+	j = cJSON_Parse(text);
+	CHECK(j != NULL);
+	CHECK_STR_EQ(str(j, "unwind.mode"), "auto");
+	CHECK_NEAR(num(j, "unwind.stack_bytes"), 8192, 0);
+	CHECK_NEAR(num(j, "unwind.cfi_stacks"), 300, 0);
+	CHECK_NEAR(num(j, "unwind.fp_stacks"), 100, 0);
+	CHECK_NEAR(num(j, "unwind.fp_fallback"), 100, 0);
+	CHECK_NEAR(num(j, "unwind.window_copy_errors"), 7, 0);
+	CHECK_NEAR(num(j, "unwind.truncated"), 30, 0);
+	CHECK_NEAR(num(j, "unwind.truncated_share"), 0.075, 1e-9);
+	CHECK_NEAR(num(j, "unwind.error_share"), 0.01, 1e-9);
+	CHECK_NEAR(num(j, "unwind.unwind_ns_per_stack"), 10000, 0);
+	cJSON_Delete(j);
+	free(text);
+
+	ri.unwind = (struct run_unwind){ .mode = "fp" };
+	text = render(&p, &ri);
+	CHECK(!strstr(text, "nan") && !strstr(text, "NaN"));
+	j = cJSON_Parse(text);
+	CHECK_NEAR(num(j, "unwind.truncated_share"), 0, 0);
+	CHECK_NEAR(num(j, "unwind.unwind_ns_per_stack"), 0, 0);
+	cJSON_Delete(j);
+	free(text);
+	profile_free(&p);
+}
+
 int main(void)
 {
 	test_full();
 	test_zero();
+	test_unwind_section();
 	return check_report("test_report");
 }

@@ -47,7 +47,17 @@ int main(void)
 	/* the newline inside a symbol must not start a new line */
 	CHECK(strstr(s, "line?break") != NULL);
 	CHECK(strstr(s, "/home/u/prof") != NULL && strstr(s, "report.json") != NULL);
+	CHECK(!strstr(s, "unwind:")); /* no unwinding figures, no line */
 	free(s);
+	/* Unwinding: mode, counts, truncated share, samples without a window. */
+	ri.unwind = (struct run_unwind){ .mode = "auto", .cfi = 90, .fp = 10, .truncated = 5,
+					 .errors = 1, .no_window = 10, .copy_errors = 10 };
+	s = summary(&p, &ri);
+	CHECK(strstr(s, "unwind:   auto, 90 CFI + 10 frame-pointer stacks, 5.0% truncated, 1.0% "
+			"stopped early, 10 without stack copy (10 unreadable, 0 no registers)\n") !=
+	      NULL);
+	free(s);
+	ri.unwind = (struct run_unwind){ 0 };
 	profile_free(&p);
 
 	CHECK_INT_EQ(profile_init(&p, 100), 0);

@@ -13,6 +13,11 @@
 # perf99, perf999, base, ...) so drift (thermal, other load) spreads evenly.
 # Use a build without sanitizers (ASan slows ebpf-prof's own side a lot).
 #
+# Unwinding (docs/unwinding.md): "ebpf-prof" is the default (--unwind auto,
+# 8 KiB stack window per sample), "ep-fp" is --unwind fp (frame pointers
+# only, no window), "perf-dwarf" is perf record --call-graph dwarf (8 KiB, as
+# ours). "perf" is perf record -g (frame pointers).
+#
 # Env: RUNS (default 5), CYCLES (default 10000), CAP_S (capture length for the
 # self-cost runs, default 5), CAP_RUNS (default 3), PERF (default perf).
 
@@ -59,6 +64,13 @@ run_cfg()
 	ebpf-prof*)
 		rm -rf "$W/ep-out"
 		"$EP_BIN" -q -F "$hz" -o "$W/ep-out" -- "$WORKLOAD" --cycles "$CYCLES" >"$out" 2>"$W/run.err" ;;
+	ep-fp*)
+		rm -rf "$W/ep-out"
+		"$EP_BIN" -q --unwind fp -F "$hz" -o "$W/ep-out" -- "$WORKLOAD" --cycles "$CYCLES" \
+			>"$out" 2>"$W/run.err" ;;
+	perf-dwarf*)
+		"$PERF" record -q -e cpu-clock --call-graph dwarf,8192 -F "$hz" -o "$W/perf.data" -- \
+			"$WORKLOAD" --cycles "$CYCLES" >"$out" 2>"$W/run.err" ;;
 	perf*)
 		"$PERF" record -q -e cpu-clock -g -F "$hz" -o "$W/perf.data" -- \
 			"$WORKLOAD" --cycles "$CYCLES" >"$out" 2>"$W/run.err" ;;
@@ -73,7 +85,8 @@ run_cfg()
 
 echo "workload: $WORKLOAD --cycles $CYCLES; $RUNS runs per configuration; $(nproc) CPUs; $(uname -r)" >&2
 "$WORKLOAD" --cycles 200 >/dev/null # warm the page cache
-CFGS=("base 0" "ebpf-prof@99 99" "ebpf-prof@999 999" "perf@99 99" "perf@999 999")
+CFGS=("base 0" "ebpf-prof@99 99" "ebpf-prof@999 999" "ep-fp@99 99" "ep-fp@999 999" "perf@99 99"
+	"perf@999 999" "perf-dwarf@99 99" "perf-dwarf@999 999")
 for ((r = 1; r <= RUNS; r++)); do
 	for c in "${CFGS[@]}"; do
 		# shellcheck disable=SC2086 # "name hz" pair
@@ -106,6 +119,16 @@ for ((r = 1; r <= CAP_RUNS; r++)); do
 		-o "$W/perf-cap.data" -- sleep "$CAP_S" >/dev/null 2>"$W/cap.err" || die "perf capture failed: $(tail -n 3 "$W/cap.err")"
 	read -r u s rss e <"$W/time.out"
 	echo "perf-record $u $s $rss $e - -" >>"$W/self"
+	rm -rf "$W/cap"
+	/usr/bin/time -o "$W/time.out" -f '%U %S %M %e' "$EP_BIN" -q --unwind fp --pid "$BG" -F 999 -d "$CAP_S" \
+		-o "$W/cap" >/dev/null 2>"$W/cap.err" || die "fp capture failed: $(tail -n 3 "$W/cap.err")"
+	read -r u s rss e <"$W/time.out"
+	echo "ep-fp $u $s $rss $e - -" >>"$W/self"
+	/usr/bin/time -o "$W/time.out" -f '%U %S %M %e' "$PERF" record -q -e cpu-clock --call-graph dwarf,8192 \
+		-F 999 -p "$BG" -o "$W/perf-cap.data" -- sleep "$CAP_S" >/dev/null 2>"$W/cap.err" ||
+		die "perf dwarf capture failed: $(tail -n 3 "$W/cap.err")"
+	read -r u s rss e <"$W/time.out"
+	echo "perf-dwarf $u $s $rss $e - -" >>"$W/self"
 done
 
 python3 - "$W/results" "$W/self" "$CAP_S" <<'PY'

@@ -1,0 +1,57 @@
+#!/bin/bash
+# CFI unwinding through a signal frame and through a library dlopen()ed after
+# the profiler attached, both built without frame pointers
+# (tests/targets/unwind_misc.c, unwind_late_lib.c).
+. "$(dirname "$0")/lib.sh"
+ep_require_root
+ep_init
+
+FREQ=499
+
+# Signal handler stacks: handler_work <- on_alarm <- __restore_rt <- the
+# interrupted spin loop <- main.
+ep_start_target unwind_misc signal
+PID=$TARGET_PID
+ep_wait_cpu "$PID" 0.2 10
+OUT="$EP_WORK/signal"
+ep_prof_run 60 --pid "$PID" -F "$FREQ" -d 3 --no-sched --probes none -o "$OUT"
+[ "$PROF_RC" -eq 0 ] || ep_fail "ebpf-prof exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
+ep_check_outputs "$OUT"
+ep_py "$OUT" <<'PY'
+tot = R["samples"]["total"]
+hw = folded_total(lambda fr: "handler_work" in fr)
+info("%d of %d samples in the signal handler" % (hw, tot))
+# The timer fires every 1 ms and the handler burns ~0.5 ms: a large share of
+# samples is in the handler (how large depends on timer slack, so only a floor).
+check(hw >= 0.05 * tot and hw >= 30, "only %d of %d samples in handler_work" % (hw, tot))
+def through_signal(fr):
+    if "handler_work" not in fr or "__restore_rt" not in fr or "main" not in fr:
+        return False
+    i = fr.index("__restore_rt")
+    return fr[i + 1:i + 3] == ["on_alarm", "handler_work"] and fr[i - 1] in ("spin_leaf", "spin_outer") \
+        and has_seq(fr, ["main", "run_signal", "spin_outer"])
+good = folded_total(through_signal)
+info("%d of %d handler stacks cross __restore_rt into the interrupted loop and reach main" % (good, hw))
+check(good >= 0.95 * hw, "only %d of %d handler stacks go through __restore_rt to main" % (good, hw))
+PY
+ep_stop_pid "$PID"
+
+# A frameless library loaded after attach.
+ep_start_target unwind_misc late "$EP_TARGETS_DIR/unwind_late_lib"
+PID=$TARGET_PID
+ep_prof_bg --pid "$PID" -F "$FREQ" -d 4 --no-sched --probes none -o "$EP_WORK/late"
+ep_wait_attached "$PROF_PID" 10
+kill -USR1 "$PID"
+ep_wait_line "$TARGET_OUT" '^loaded$' 10 "$PID" || ep_fail "unwind_misc did not load the library"
+ep_wait_exit "$PROF_PID" 30 || ep_fail "ebpf-prof did not stop at -d 4"
+[ "$EP_EXIT_RC" -eq 0 ] || ep_fail "ebpf-prof exited $EP_EXIT_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
+ep_py "$EP_WORK/late" <<'PY'
+leaf = folded_total(lambda fr: "late_leaf" in fr)
+good = folded_total(lambda fr: has_seq(fr, ["main", "run_late", "late_loop", "late_relay", "late_cb", "late_leaf"]))
+info("%d of %d late_leaf stacks reach main through late_relay" % (good, leaf))
+check(leaf >= 200, "only %d samples in late_leaf (the loaded library's loop ran ~3 s)" % leaf)
+check(good >= 0.98 * leaf, "only %d of %d late_leaf stacks reach main through the late library" % (good, leaf))
+files = {f.get("file") or "" for f in S["shared"]["frames"] if f.get("name") == "late_relay"}
+check(any(x.endswith("/unwind_late_lib") for x in files), "late_relay not from unwind_late_lib: %r" % files)
+PY
+ep_log "ok"
