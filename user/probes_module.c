@@ -431,7 +431,10 @@ static int on_event(void *ctx, void *data, size_t size)
 			t->rescan = true;
 		return 0;
 	}
-	if (!probe_stats_add_event(m->st, data, size) && !probe_stats_knows_thread(m->st, h->tid))
+	if (probe_stats_add_event(m->st, data, size))
+		return 0;
+	probes_cycle_fact(m->st, data, size, m->ctx->cycles);
+	if (!probe_stats_knows_thread(m->st, h->tid))
 		thread_name(m, h->pid, h->tid);
 	return 0;
 }
