@@ -422,7 +422,10 @@ static void rule_slow(struct flist *fl, const struct cycle_table *t, const struc
 	}
 	n = 0;
 	for (size_t i = 0; i < t->n; i++)
-		if (med && (double)t->rows[i].wall_ns > cfg->slow_factor * (double)med)
+		/* A truncated cycle's end is the run's end or a missed return:
+		 * its wall time is not a cycle time. */
+		if (med && !t->rows[i].truncated &&
+		    (double)t->rows[i].wall_ns > cfg->slow_factor * (double)med)
 			c[n++] = t->rows[i].index;
 	if (!n) {
 		free(c);

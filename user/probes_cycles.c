@@ -9,44 +9,43 @@
 #include "cycle_sink.h"
 #include "probes.h"
 
-void probes_cycle_fact(const struct probe_stats *st, const void *data,
-                       size_t size, struct cycle_sink *sink) {
-  const struct ep_span *sp = data;
-  const struct probe_info *pi;
-  const struct sql_stmt_stat *q;
-  struct cyc_span c = {0};
-  int32_t sql;
+void probes_cycle_fact(const struct probe_stats *st, const void *data, size_t size,
+		       struct cycle_sink *sink)
+{
+	const struct ep_span *sp = data;
+	const struct probe_info *pi;
+	const struct sql_stmt_stat *q;
+	struct cyc_span c = { 0 };
+	int32_t sql;
 
-  if (!sink || size < sizeof(*sp))
-    return;
-  pi = probe_stats_info(st, sp->probe_id);
-  if (!pi || !pi->def ||
-      (sp->flags & (EP_SPAN_F_NESTED_SAME | EP_SPAN_F_NESTED_SQL)))
-    return;
-  c.start_ns = sp->hdr.ts_ns;
-  c.end_ns = sp->hdr.ts_ns + sp->dur_ns;
-  c.tid = sp->hdr.tid;
-  c.name = pi->def->label ? pi->def->label : pi->def->symbol;
-  switch (pi->def->group) {
-  case PG_LLAMA:
-    /* ggml computes run inside llama_decode: only top-level calls. */
-    if (sp->depth)
-      return;
-    c.kind = CYC_SPAN_INFERENCE;
-    c.tokens = pi->def->flags & PROBE_F_TOKENS ? 1 : 0;
-    break;
-  case PG_SQLITE:
-    c.kind = CYC_SPAN_SQL;
-    sql = probe_stats_last_sql(st);
-    q = sql >= 0 ? probe_stats_sql(st, (size_t)sql) : NULL;
-    c.detail = q ? q->text : NULL;
-    break;
-  default:
-    c.kind =
-        pi->def->kind >= EP_PK_SQL_PREPARE_V2 && pi->def->kind <= EP_PK_SQL_STMT
-            ? CYC_SPAN_SQL
-            : CYC_SPAN_OTHER;
-    break;
-  }
-  cycle_sink_span(sink, &c);
+	if (!sink || size < sizeof(*sp))
+		return;
+	pi = probe_stats_info(st, sp->probe_id);
+	if (!pi || !pi->def || (sp->flags & (EP_SPAN_F_NESTED_SAME | EP_SPAN_F_NESTED_SQL)))
+		return;
+	c.start_ns = sp->hdr.ts_ns;
+	c.end_ns = sp->hdr.ts_ns + sp->dur_ns;
+	c.tid = sp->hdr.tid;
+	c.name = pi->def->label ? pi->def->label : pi->def->symbol;
+	switch (pi->def->group) {
+	case PG_LLAMA:
+		/* ggml computes run inside llama_decode: only top-level calls. */
+		if (sp->depth)
+			return;
+		c.kind = CYC_SPAN_INFERENCE;
+		c.tokens = pi->def->flags & PROBE_F_TOKENS ? 1 : 0;
+		break;
+	case PG_SQLITE:
+		c.kind = CYC_SPAN_SQL;
+		sql = probe_stats_last_sql(st);
+		q = sql >= 0 ? probe_stats_sql(st, (size_t)sql) : NULL;
+		c.detail = q ? q->text : NULL;
+		break;
+	default:
+		c.kind = pi->def->kind >= EP_PK_SQL_PREPARE_V2 && pi->def->kind <= EP_PK_SQL_STMT
+				 ? CYC_SPAN_SQL
+				 : CYC_SPAN_OTHER;
+		break;
+	}
+	cycle_sink_span(sink, &c);
 }
