@@ -131,20 +131,46 @@ static int cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Cycle k of the strip over the median of the ones before it. */
+static double cycle_ratio_at(const struct live_metrics *m, size_t k)
+{
+	double tmp[LIVE_MAX_CYCLES], med;
+
+	if (k < 1 || k >= LIVE_MAX_CYCLES)
+		return NAN;
+	memcpy(tmp, m->cycle_ms, k * sizeof(double));
+	qsort(tmp, k, sizeof(double), cmp_dbl);
+	med = k % 2 ? tmp[k / 2] : (tmp[k / 2 - 1] + tmp[k / 2]) / 2;
+	if (!(med > 0))
+		return NAN;
+	return m->cycle_ms[k] / med;
+}
+
 /* Last cycle over the median of the ones before it. */
 static double cycle_ratio(const struct live_metrics *m)
 {
-	double tmp[LIVE_MAX_CYCLES], med;
 	size_t n = m->ncycles > LIVE_MAX_CYCLES ? LIVE_MAX_CYCLES : m->ncycles;
 
-	if (n < 2)
-		return NAN;
-	memcpy(tmp, m->cycle_ms, (n - 1) * sizeof(double));
-	qsort(tmp, n - 1, sizeof(double), cmp_dbl);
-	med = (n - 1) % 2 ? tmp[(n - 1) / 2] : (tmp[(n - 1) / 2 - 1] + tmp[(n - 1) / 2]) / 2;
-	if (!(med > 0))
-		return NAN;
-	return m->cycle_ms[n - 1] / med;
+	return n < 2 ? NAN : cycle_ratio_at(m, n - 1);
+}
+
+/* The worst ratio among the cycles closed after cycle number `after`
+ * (several can close between two evaluations); *newest gets the newest
+ * cycle number. NAN when no new cycle can be compared. */
+static double cycle_ratio_new(const struct live_metrics *m, int64_t after, int64_t *newest)
+{
+	size_t n = m->ncycles > LIVE_MAX_CYCLES ? LIVE_MAX_CYCLES : m->ncycles;
+	double worst = NAN;
+
+	*newest = m->cycle_no;
+	for (size_t k = 1; k < n; k++) {
+		int64_t no = m->cycle_no - (int64_t)(n - 1 - k);
+		double r = no > after ? cycle_ratio_at(m, k) : NAN;
+
+		if (!isnan(r) && (isnan(worst) || r > worst))
+			worst = r;
+	}
+	return worst;
 }
 
 enum alert_state alert_eval(const struct alert_rule *r, const struct live_metrics *m,
@@ -211,6 +237,8 @@ int alert_set_init(struct alert_set *s, const char *const *exprs, size_t n, char
 		}
 	}
 	s->nrules = n;
+	for (size_t i = 0; i < n; i++)
+		s->cycle_seen[i] = -1;
 	return 0;
 }
 
@@ -252,6 +280,21 @@ size_t alert_set_step(struct alert_set *s, uint64_t now_ns, const struct live_me
 	for (size_t i = 0; i < s->nrules; i++) {
 		double v;
 		enum alert_state st = alert_eval(&s->rules[i], m, env, &v);
+
+		/* Cycles close faster than the view refreshes: judge every cycle
+		 * closed since the last step, not only the newest; with none,
+		 * the state holds. */
+		if (s->rules[i].metric == ALERT_CYCLE && st != ALERT_UNKNOWN) {
+			int64_t newest;
+
+			if (m->cycle_no <= s->cycle_seen[i])
+				continue;
+			v = cycle_ratio_new(m, s->cycle_seen[i], &newest);
+			s->cycle_seen[i] = newest;
+			if (isnan(v))
+				continue;
+			st = v > s->rules[i].threshold ? ALERT_ON : ALERT_OFF;
+		}
 
 		if (st == ALERT_UNKNOWN) {
 			if (!s->unknown_said[i] && n < max)
