@@ -154,24 +154,6 @@ static double cycle_ratio(const struct live_metrics *m)
 	return n < 2 ? NAN : cycle_ratio_at(m, n - 1);
 }
 
-/* The worst ratio among the cycles closed after cycle number `after`
- * (several can close between two evaluations); *newest gets the newest
- * cycle number. NAN when no new cycle can be compared. */
-static double cycle_ratio_new(const struct live_metrics *m, int64_t after, int64_t *newest)
-{
-	size_t n = m->ncycles > LIVE_MAX_CYCLES ? LIVE_MAX_CYCLES : m->ncycles;
-	double worst = NAN;
-
-	*newest = m->cycle_no;
-	for (size_t k = 1; k < n; k++) {
-		int64_t no = m->cycle_no - (int64_t)(n - 1 - k);
-		double r = no > after ? cycle_ratio_at(m, k) : NAN;
-
-		if (!isnan(r) && (isnan(worst) || r > worst))
-			worst = r;
-	}
-	return worst;
-}
 
 enum alert_state alert_eval(const struct alert_rule *r, const struct live_metrics *m,
 			    const struct alert_env *env, double *value)
@@ -281,21 +263,30 @@ size_t alert_set_step(struct alert_set *s, uint64_t now_ns, const struct live_me
 		double v;
 		enum alert_state st = alert_eval(&s->rules[i], m, env, &v);
 
-		/* Cycles close faster than the view refreshes: judge every cycle
-		 * closed since the last step, not only the newest; with none,
-		 * the state holds. */
+		/* Cycles close faster than the view refreshes: judge each cycle
+		 * closed since the last step in order, as if it had been
+		 * evaluated alone; with none, the state holds. */
 		if (s->rules[i].metric == ALERT_CYCLE && st != ALERT_UNKNOWN) {
-			int64_t newest;
+			size_t nc = m->ncycles > LIVE_MAX_CYCLES ? LIVE_MAX_CYCLES : m->ncycles;
 
-			if (m->cycle_no <= s->cycle_seen[i])
-				continue;
-			v = cycle_ratio_new(m, s->cycle_seen[i], &newest);
-			s->cycle_seen[i] = newest;
-			if (isnan(v))
-				continue;
-			st = v > s->rules[i].threshold ? ALERT_ON : ALERT_OFF;
+			s->evaluated[i] = true;
+			for (size_t k = 1; k < nc; k++) {
+				int64_t no = m->cycle_no - (int64_t)(nc - 1 - k);
+				double r = no > s->cycle_seen[i] ? cycle_ratio_at(m, k) : NAN;
+				bool on = r > s->rules[i].threshold;
+
+				if (isnan(r))
+					continue;
+				if (on && !s->active[i]) {
+					remember(s, now_ns, (int)i, r);
+					if (n < max)
+						out[n++] = (struct alert_fire){ (int)i, r, false };
+				}
+				s->active[i] = on;
+			}
+			s->cycle_seen[i] = m->cycle_no;
+			continue;
 		}
-
 		if (st == ALERT_UNKNOWN) {
 			if (!s->unknown_said[i] && n < max)
 				out[n++] = (struct alert_fire){ (int)i, v, true };

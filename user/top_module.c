@@ -405,6 +405,15 @@ static void snapshot(struct top_mod *m, uint64_t now)
 	for (int r = 0; r < m->frame.rows; r++)
 		if (top_frame_line(&m->frame, r)[0])
 			printf("%s\n", top_frame_line(&m->frame, r));
+	if (m->ctx->live) {
+		char line[512];
+
+		/* The functions pane is what a snapshot shows; cycles get
+		 * their figures on one line. */
+		top_cycle_summary(m->ctx->live, line, sizeof(line), 8);
+		if (line[0])
+			printf("%s\n", line);
+	}
 	fflush(stdout);
 }
 

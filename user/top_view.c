@@ -474,6 +474,24 @@ static void render_threads(const struct top_model *m, struct top_frame *f, int r
 		    m->threads[i].tid, m->threads[i].comm ? m->threads[i].comm : "");
 }
 
+void top_cycle_summary(const struct live_metrics *l, char *buf, size_t len, size_t nlast)
+{
+	size_t n = l->ncycles > LIVE_MAX_CYCLES ? LIVE_MAX_CYCLES : l->ncycles;
+
+	buf[0] = '\0';
+	if (!n || isnan(l->cycle_p50_ms))
+		return;
+	snprintf(buf, len, "%lld cycles  median %.1f ms  p95 %.1f ms  slowest #%lld %.1f ms",
+		 (long long)l->cycle_no + 1, l->cycle_p50_ms, l->cycle_p95_ms,
+		 (long long)l->cycle_max_no, l->cycle_max_ms);
+	if (nlast) {
+		cat(buf, len, "  last");
+		for (size_t i = n > nlast ? n - nlast : 0; i < n; i++)
+			cat(buf, len, " %.1f", l->cycle_ms[i]);
+		cat(buf, len, " ms");
+	}
+}
+
 /* Letters of the cycle strip, in the order the parts are drawn. */
 static const char cyc_part_char[LIVE_CYC_PARTS] = { 'I', 'S', 'O', 'P', '.' };
 
@@ -489,9 +507,10 @@ static void render_cycles(const struct top_model *m, struct top_frame *f, int ro
 		if (l->cycle_ms[i] > max)
 			max = l->cycle_ms[i];
 	if (!isnan(l->cycle_p50_ms) && nrows > 2) {
-		put(f, row++, "%lld cycles  median %.1f ms  p95 %.1f ms  slowest #%lld %.1f ms",
-		    (long long)l->cycle_no + 1, l->cycle_p50_ms, l->cycle_p95_ms,
-		    (long long)l->cycle_max_no, l->cycle_max_ms);
+		char line[160];
+
+		top_cycle_summary(l, line, sizeof(line), 0);
+		put(f, row++, "%s", line);
 		nrows--;
 	}
 	put(f, row++, "%-8s %10s  %s", "cycle", "ms",

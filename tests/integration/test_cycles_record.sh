@@ -52,6 +52,8 @@ check(meta.get("boundaries") == {"cycle": "cycle", "every": "cycle-every", "py":
       "cycles_meta.boundaries %r" % meta.get("boundaries"))
 check(all(v == 0 for v in meta.get("dropped", {"x": 1}).values()), "drops %r" % meta.get("dropped"))
 check([c["index"] for c in C] == list(range(len(C))), "indexes")
+def waits_all(c):
+    return c["off_cpu_by_reason"]["preempted"] + c["off_cpu_by_reason"]["runqueue"]
 sums = [0, 0]
 for c, (i, start, want) in zip(C, exp):
     _, _, _, infer, sql, calls, sleep = own[i][:7]
@@ -73,21 +75,27 @@ for c, (i, start, want) in zip(C, exp):
     # covers the module's binding and statement cache), plus the times the
     # thread was preempted between the target's clock read and the probe:
     # at most its preempted and run-queue time in the cycle (episodes of
-    # 1 ms and more are reported), plus 1 ms for shorter ones.
+    # 1 ms and more are reported), plus 1 ms for shorter ones, plus 10%
+    # for the host stalling the vCPU there (steal time, which the guest
+    # cannot see; measured up to 3 ms in a cycle with four builds running).
     per_call = 60000 if py else 20000
     waits = c["off_cpu_by_reason"]["preempted"] + c["off_cpu_by_reason"]["runqueue"]
     check(c["sql_ns"] <= sql + 0.2 * MS, "cycle %d SQL %.3f ms > target's %.3f ms" % (c["index"], c["sql_ns"] / MS, sql / MS))
     sums[0] += c["sql_ns"]
-    sums[1] += sql - calls * per_call - waits - 1 * MS
-    # Python: per cycle only the upper bound; the interpreter's own pauses
-    # around execute() (a few ms now and then on a busy machine) are
-    # checked against the budget over all cycles below.
-    check(py or c["sql_ns"] >= sql - calls * per_call - waits - 1 * MS,
+    low = 0.9 * sql - calls * per_call - waits - 1 * MS
+    sums[1] += low if not py else 0.85 * sql
+    # Python: per cycle only the upper bound; over all cycles the probes
+    # must see at least 85% of the target's own SQL time (execute() adds
+    # the module's binding, statement cache and result objects, and the
+    # interpreter pauses now and then on a busy machine).
+    check(py or c["sql_ns"] >= low,
           "cycle %d SQL %.3f ms, target's %.3f ms over %d calls, %.3f ms preempted" % (c["index"], c["sql_ns"] / MS, sql / MS, calls, waits / MS))
     # Sleep: one nanosleep of 20 ms, an off-CPU episode of the cycle thread
-    # inside the target's timing of it, short of it by at most 1 ms.
+    # inside the target's timing of it. The target's timing also covers
+    # the wait for a CPU after the wakeup (run-queue) and preemptions: with
+    # those it falls short by at most 1 ms.
     sl = c["off_cpu_by_reason"]["sleep"]
-    check(sleep - 1 * MS <= sl <= sleep + 0.2 * MS, "cycle %d sleep %.3f ms, target's %.3f ms" % (c["index"], sl / MS, sleep / MS))
+    check(sleep - 1 * MS <= sl + waits_all(c) and sl <= sleep + 0.2 * MS, "cycle %d sleep %.3f ms (+ %.3f ms waiting for a CPU), target's %.3f ms" % (c["index"], sl / MS, waits_all(c) / MS, sleep / MS))
     if not py:
         # Inference: llama_decode, timed by the target around the call.
         check(c["inference_calls"] == 1, "cycle %d inference calls %d" % (c["index"], c["inference_calls"]))
@@ -149,6 +157,35 @@ run_c cycle "cycles: pid [0-9]*: cycle boundary cycle_experiment:run_cycle" \
 run_c every "cycles: pid [0-9]*: cycle boundary cycle_experiment:run_cycle" \
 	--cycle-every cycle_experiment:run_cycle
 run_c marker "cycles: pid [0-9]*: cycle marker in .*cycle_experiment"
+
+# ---- the live view (piped: snapshots) and the cycle alert ----
+ep_start_target cycle_experiment $N $SLOW
+ep_prof_bg -v --pid "$TARGET_PID" -o "$EP_WORK/top" --no-gpu --cycle cycle_experiment:run_cycle \
+	--top --interval 0.2 --alert 'cycle>1.5x'
+ep_wait_line "$PROF_ERR" "cycles: pid [0-9]*: cycle boundary" 30 "$PROF_PID" || ep_fail "top: boundaries not attached"
+kill -USR1 "$TARGET_PID"
+ep_wait_exit "$PROF_PID" 60 || ep_fail "top: ebpf-prof did not stop after the target exited"
+[ "$EP_EXIT_RC" -eq 0 ] || ep_fail "top: ebpf-prof exited $EP_EXIT_RC"
+grep -Eq "^[0-9]+ cycles  median [0-9.]+ ms  p95 [0-9.]+ ms  slowest #[0-9]+ [0-9.]+ ms  last( [0-9.]+)+ ms$" "$PROF_OUT" ||
+	ep_fail "no cycle line in the snapshots: $(grep -i cycle "$PROF_OUT" | head -3)"
+N=$N SLOW=$SLOW TARGET_OUT=$TARGET_OUT ep_py "$EP_WORK/top" <<'PY'
+n, slow = int(os.environ["N"]), int(os.environ["SLOW"])
+own = [[int(x) for x in l.split()[1:]] for l in open(os.environ["TARGET_OUT"]) if l.startswith("cycle ")]
+walls = [o[2] - o[1] for o in own]
+# The alert compares a cycle with the median of the (up to 31) cycles
+# before it; the slow cycle's ratio by the target's own clock:
+prev = sorted(walls[:slow])
+med = prev[len(prev) // 2] if len(prev) % 2 else (prev[len(prev) // 2 - 1] + prev[len(prev) // 2]) / 2
+want = walls[slow] / med
+ev = R["alerts"]["events"]
+check(any(e["expr"] == "cycle>1.5x" and abs(e["value"] - want) <= 0.05 * want for e in ev),
+      "no cycle alert for the slow cycle (own ratio %.2f): %r" % (want, ev))
+# Every event is a cycle the target itself saw over 1.5x (5% margin).
+for e in ev:
+    check(e["value"] > 1.5 and any(abs(e["value"] - walls[k] / sorted(walls[:k])[k // 2]) <= 0.1 * e["value"] for k in range(1, n)),
+          "alert %r matches no cycle of the target's" % e)
+check(len(R["cycles"]) == n, "%d cycles" % len(R["cycles"]))
+PY
 
 # ---- Python ----
 [ -x /usr/bin/python3 ] || ep_fail "Debian's /usr/bin/python3 is missing (python3 package)"

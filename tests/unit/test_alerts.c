@@ -150,9 +150,10 @@ static void test_set(void)
 	alert_set_free(&s);
 }
 
-/* cycle>1.5x judges every cycle closed since the last step: a slow cycle
- * followed by normal ones within one refresh still fires, once, with its
- * own ratio; steps without a new cycle keep the state. */
+/* cycle>1.5x judges each cycle closed since the last step, in order: a
+ * slow cycle followed by normal ones within one refresh still fires, once,
+ * with its own ratio; two slow ones apart within one refresh fire twice;
+ * steps without a new cycle keep the state. */
 static void test_cycle_steps(void)
 {
 	const char *exprs[] = { "cycle>1.5x" };
@@ -177,15 +178,26 @@ static void test_cycle_steps(void)
 	CHECK_INT_EQ((int)alert_set_step(&s, 2, &l, NULL, out, 4), 1);
 	CHECK_NEAR(out[0].value, 3.0, 1e-9);
 	CHECK_INT_EQ((int)s.nevents, 1);
-	/* No new cycle: no new judgement, no second event. */
+	/* Cycles 5 and 6 were normal again: off. No new cycle: no new
+	 * judgement, no event. */
+	CHECK(!s.active[0]);
 	CHECK_INT_EQ((int)alert_set_step(&s, 3, &l, NULL, out, 4), 0);
-	CHECK(s.active[0]);
 	/* A normal cycle clears it; the next slow one fires again. */
 	l.ncycles = 8;
 	l.cycle_no = 7;
 	l.cycle_ms[7] = 100;
 	CHECK_INT_EQ((int)alert_set_step(&s, 4, &l, NULL, out, 4), 0);
 	CHECK(!s.active[0]);
+	/* Cycles 8 (250 ms), 9 (100), 10 (400) in one refresh: two events. */
+	l.ncycles = 11;
+	l.cycle_no = 10;
+	l.cycle_ms[8] = 250;
+	l.cycle_ms[9] = 100;
+	l.cycle_ms[10] = 400;
+	CHECK_INT_EQ((int)alert_set_step(&s, 5, &l, NULL, out, 4), 2);
+	CHECK_NEAR(out[0].value, 2.5, 1e-9);
+	CHECK_NEAR(out[1].value, 4.0, 1e-9);
+	CHECK_INT_EQ((int)s.nevents, 3);
 	/* The strip is full: it shifts, newest last. */
 	l.ncycles = LIVE_MAX_CYCLES;
 	l.cycle_no = 40;
