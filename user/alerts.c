@@ -154,7 +154,6 @@ static double cycle_ratio(const struct live_metrics *m)
 	return n < 2 ? NAN : cycle_ratio_at(m, n - 1);
 }
 
-
 enum alert_state alert_eval(const struct alert_rule *r, const struct live_metrics *m,
 			    const struct alert_env *env, double *value)
 {

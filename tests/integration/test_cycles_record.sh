@@ -187,6 +187,36 @@ for e in ev:
 check(len(R["cycles"]) == n, "%d cycles" % len(R["cycles"]))
 PY
 
+# ---- Jetson (recorded sysfs of a throttled AGX Orin): per-cycle GPU and
+# throttling. The fixture is constant, so each cycle's GPU means equal the
+# run's (report.json gpu.metrics) and every cycle is fully throttled. ----
+FX="$EP_SHARED_DIR/fixtures/jetson/jp6-agx-orin-throttled"
+if [ -d "$FX" ]; then
+	ep_prof_bg -v -o "$EP_WORK/jetson" --cycle cycle_experiment:run_cycle --gpu-interval 20 \
+		--sysfs-root "$FX" -- "$EP_TARGETS_DIR/cycle_experiment" 6 3
+	ep_wait_line "$PROF_OUT" '^ready [0-9]+$' 20 "$PROF_PID" || ep_fail "jetson: target not ready"
+	ep_wait_line "$PROF_ERR" "cycles: pid [0-9]*: cycle boundary" 30 "$PROF_PID" || ep_fail "jetson: boundaries not attached"
+	kill -USR1 "$(sed -n 's/^ready //p' "$PROF_OUT" | head -n1)"
+	ep_wait_exit "$PROF_PID" 60 || ep_fail "jetson: ebpf-prof did not stop after the target exited"
+	[ "$EP_EXIT_RC" -eq 0 ] || ep_fail "jetson: ebpf-prof exited $EP_EXIT_RC"
+	ep_py "$EP_WORK/jetson" <<'PY'
+C = R["cycles"]
+M = R["gpu"]["metrics"]
+rail = [v for k, v in M.items() if k.startswith("rail_mw.") and "GPU" in k]
+check(len(C) == 6, "%d cycles" % len(C))
+check(len(rail) == 1, "GPU rail in %r" % sorted(M))
+for c in C:
+    g = c.get("gpu") or {}
+    if not check(g, "cycle %d has no GPU figures" % c["index"]):
+        continue
+    check(abs(g["load_pct"] - M["gpu_load_pct"]["mean"]) < 0.01, "cycle %d GPU load %r" % (c["index"], g))
+    if rail:
+        check(abs(g["power_mw"] - rail[0]["mean"]) < 0.01, "cycle %d GPU power %r" % (c["index"], g))
+        check(abs(g["energy_mj"] - g["power_mw"] * c["wall_ns"] / 1e9) < 0.01, "cycle %d energy %r" % (c["index"], g))
+    check(abs(c["throttled_share"] - 1) < 0.01, "cycle %d throttled share %r" % (c["index"], c["throttled_share"]))
+PY
+fi
+
 # ---- Python ----
 [ -x /usr/bin/python3 ] || ep_fail "Debian's /usr/bin/python3 is missing (python3 package)"
 # run_py MODE WAIT_PATTERN DRIVER_ARGS -- PROF_ARGS...

@@ -32,12 +32,9 @@ static struct cycle_sink *mk(enum cycle_mode mode, size_t max_facts, bool chain)
 static void span(struct cycle_sink *s, uint64_t a, uint64_t b, uint32_t tid, uint32_t kind,
 		 const char *detail)
 {
-	struct cyc_span sp = { .start_ns = a,
-			       .end_ns = b,
-			       .tid = tid,
-			       .kind = kind,
-			       .name = "p",
-			       .detail = detail };
+	struct cyc_span sp = {
+		.start_ns = a, .end_ns = b, .tid = tid, .kind = kind, .name = "p", .detail = detail
+	};
 
 	cycle_sink_span(s, &sp);
 }
@@ -108,13 +105,13 @@ static void test_pairing(void)
 	struct cycle_sink *s = mk(CYCLE_MODE_PAIRS, 1000, false);
 	struct cycle_table t;
 
-	cycle_sink_end(s, T(5), 1);	/* unmatched */
-	cycle_sink_begin(s, T(10), 1);	/* A: 10..20, truncated by the next begin */
-	cycle_sink_begin(s, T(20), 1);	/* B: 20..50 */
-	cycle_sink_begin(s, T(30), 2);	/* C: 30..70, other thread, overlaps B */
+	cycle_sink_end(s, T(5), 1);    /* unmatched */
+	cycle_sink_begin(s, T(10), 1); /* A: 10..20, truncated by the next begin */
+	cycle_sink_begin(s, T(20), 1); /* B: 20..50 */
+	cycle_sink_begin(s, T(30), 2); /* C: 30..70, other thread, overlaps B */
 	cycle_sink_end(s, T(50), 1);
 	cycle_sink_end(s, T(70), 2);
-	cycle_sink_begin(s, T(80), 2);	/* D: 80..run end 90, truncated */
+	cycle_sink_begin(s, T(80), 2); /* D: 80..run end 90, truncated */
 	CHECK_INT_EQ(cycle_sink_flush(s, T(90), true), 4);
 	CHECK_INT_EQ(cycle_sink_stats(s)->unmatched_ends, 1);
 	cycle_sink_take_table(s, &t);
@@ -177,12 +174,12 @@ static void test_chain(void)
 	const struct cycle_table *t;
 
 	cycle_sink_end(s, T(10), 5);
-	cycle_sink_end(s, T(30), 5);  /* 10..30 */
-	cycle_sink_end(s, T(60), 5);  /* 30..60 */
+	cycle_sink_end(s, T(30), 5); /* 10..30 */
+	cycle_sink_end(s, T(60), 5); /* 30..60 */
 	cycle_sink_begin(s, T(70), 5);
-	cycle_sink_end(s, T(75), 5);  /* 70..75, paired */
-	cycle_sink_end(s, T(90), 5);  /* 75..90 */
-	cycle_sink_end(s, T(95), 6);  /* other thread: starts its own chain */
+	cycle_sink_end(s, T(75), 5); /* 70..75, paired */
+	cycle_sink_end(s, T(90), 5); /* 75..90 */
+	cycle_sink_end(s, T(95), 6); /* other thread: starts its own chain */
 	CHECK_INT_EQ(cycle_sink_flush(s, T(100), true), 4);
 	t = cycle_sink_table(s);
 	CHECK_INT_EQ(t->n, 4);
@@ -236,8 +233,9 @@ static void test_bounded(void)
 	for (size_t i = 0; i < t->n; i++) {
 		const struct cycle_row *r = &t->rows[i];
 
-		if (r->probe_other_calls != 50 || r->samples != 10 || r->probe_other_ns != 50 * 50000 ||
-		    !r->has_rss || r->rss_end_bytes != (uint64_t)(i / 100 * 100 + 1) << 20) {
+		if (r->probe_other_calls != 50 || r->samples != 10 ||
+		    r->probe_other_ns != 50 * 50000 || !r->has_rss ||
+		    r->rss_end_bytes != (uint64_t)(i / 100 * 100 + 1) << 20) {
 			CHECK(!"row attributed wrongly");
 			fprintf(stderr, "  row %zu: calls %u samples %llu rss %llu\n", i,
 				r->probe_other_calls, (unsigned long long)r->samples,
@@ -260,9 +258,9 @@ static void test_caps_and_bad_input(void)
 		cycle_sink_sample(s, T(k), 1, "f");
 	CHECK_INT_EQ(cycle_sink_stats(s)->dropped_facts, 2);
 	cycle_sink_offcpu(s, T(5), T(4), 1, CYC_OFF_SLEEP); /* ends before it starts */
-	cycle_sink_offcpu(s, T(5), T(6), 1, 99);	     /* no such reason */
-	span(s, T(1), T(2), 1, 42, NULL);		     /* no such kind */
-	cycle_sink_freq(s, T(1), -5);			     /* not a frequency */
+	cycle_sink_offcpu(s, T(5), T(6), 1, 99);	    /* no such reason */
+	span(s, T(1), T(2), 1, 42, NULL);		    /* no such kind */
+	cycle_sink_freq(s, T(1), -5);			    /* not a frequency */
 	cycle_sink_end(s, T(10), 1);
 	CHECK_INT_EQ(cycle_sink_flush(s, T(500), false), 1);
 	CHECK_INT_EQ(cycle_sink_table(s)->rows[0].samples, 3);
@@ -307,9 +305,20 @@ static void test_spec(void)
 	struct cycle_spec c;
 	char err[256];
 	static const char *const bad[] = {
-		"", "py:", "py:1abc", "py:a-b", "py:a b",
-		"py:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "nocolon",
-		":sym", "lib:", "lib:bad sym", "lib:f,count", "lib:f,bogus", "usdt:x", "\xff\xfe",
+		"",
+		"py:",
+		"py:1abc",
+		"py:a-b",
+		"py:a b",
+		"py:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		"nocolon",
+		":sym",
+		"lib:",
+		"lib:bad sym",
+		"lib:f,count",
+		"lib:f,bogus",
+		"usdt:x",
+		"\xff\xfe",
 	};
 
 	CHECK_INT_EQ(cycle_spec_parse(NULL, false, &c, err, sizeof(err)), 0);
