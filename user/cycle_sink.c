@@ -74,9 +74,13 @@ struct cycle_sink {
 	VEC(struct cycle_closed) taken;
 	struct cycle_table table;
 	size_t table_cap;
+	/* Reused batch after batch: its vectors stay allocated (no page
+	 * faults for each batch) and its names interned. */
+	struct cycles_input *in;
 	uint64_t horizon;     /* facts ending before it are not needed */
 	uint64_t first_start; /* of the first attributed cycle; UINT64_MAX: none */
 	uint64_t last_prune;
+	bool active;
 	struct cycle_sink_stats st;
 };
 
@@ -134,8 +138,15 @@ void cycle_sink_free(struct cycle_sink *s)
 	free(s->pend.v);
 	free(s->fresh.v);
 	free(s->taken.v);
+	cycles_input_free(s->in);
 	cycle_table_free(&s->table);
 	free(s);
+}
+
+void cycle_sink_set_active(struct cycle_sink *s, bool on)
+{
+	if (s)
+		s->active = on;
 }
 
 void cycle_sink_set_main_pid(struct cycle_sink *s, uint32_t pid)
@@ -314,7 +325,7 @@ void cycle_sink_span(struct cycle_sink *s, const struct cyc_span *sp)
 {
 	struct sspan v;
 
-	if (!s || !sp || sp->kind >= CYC_SPAN__COUNT)
+	if (!s || !s->active || !sp || sp->kind >= CYC_SPAN__COUNT)
 		return;
 	v = (struct sspan){ sp->start_ns,
 			    sp->end_ns ? sp->end_ns : sp->start_ns,
@@ -340,7 +351,7 @@ void cycle_sink_span(struct cycle_sink *s, const struct cyc_span *sp)
 
 void cycle_sink_sample(struct cycle_sink *s, uint64_t ts, uint32_t tid, const char *func)
 {
-	if (!s || !admit(s, ts, s->samples.n))
+	if (!s || !s->active || !admit(s, ts, s->samples.n))
 		return;
 	if (PUSH(s->samples, ((struct ssample){ ts, tid, intern(s, func) })))
 		s->st.dropped_facts++;
@@ -350,7 +361,8 @@ void cycle_sink_sample(struct cycle_sink *s, uint64_t ts, uint32_t tid, const ch
 void cycle_sink_offcpu(struct cycle_sink *s, uint64_t start, uint64_t end, uint32_t tid,
 		       unsigned reason)
 {
-	if (!s || reason >= CYC_OFF_REASONS || end < start || !admit(s, end, s->offs.n))
+	if (!s || !s->active || reason >= CYC_OFF_REASONS || end < start ||
+	    !admit(s, end, s->offs.n))
 		return;
 	if (PUSH(s->offs, ((struct soff){ start, end, tid, reason })))
 		s->st.dropped_facts++;
@@ -378,21 +390,21 @@ static void add_point(struct cycle_sink *s, void *vec_v, size_t *n, size_t *cap,
 
 void cycle_sink_rss(struct cycle_sink *s, uint32_t pid, uint64_t ts, uint64_t rss)
 {
-	if (!s || (s->main_pid && pid != s->main_pid))
+	if (!s || !s->active || (s->main_pid && pid != s->main_pid))
 		return;
 	add_point(s, &s->rss.v, &s->rss.n, &s->rss.cap, ts, (double)rss);
 }
 
 void cycle_sink_freq(struct cycle_sink *s, uint64_t ts, double mhz)
 {
-	if (!s || !(mhz > 0))
+	if (!s || !s->active || !(mhz > 0))
 		return;
 	add_point(s, &s->freq.v, &s->freq.n, &s->freq.cap, ts, mhz);
 }
 
 void cycle_sink_throttle(struct cycle_sink *s, uint64_t start, uint64_t end)
 {
-	if (!s || (end && end < start) || !admit(s, end ? end : UINT64_MAX, s->thr.n))
+	if (!s || !s->active || (end && end < start) || !admit(s, end ? end : UINT64_MAX, s->thr.n))
 		return;
 	if (PUSH(s->thr, ((struct sint){ start, end })))
 		s->st.dropped_facts++;
@@ -401,7 +413,7 @@ void cycle_sink_throttle(struct cycle_sink *s, uint64_t start, uint64_t end)
 
 void cycle_sink_gpu(struct cycle_sink *s, const struct cyc_gpu_sample *g)
 {
-	if (!s || !g)
+	if (!s || !s->active || !g)
 		return;
 	if (s->gpu.n >= s->cfg.max_facts) {
 		s->st.dropped_facts++;
@@ -499,13 +511,15 @@ static int cmp_closed(const void *a, const void *b)
 /* Attributes pend[0..n) (sorted by start) in one cycles_compute call. */
 static int attribute(struct cycle_sink *s, struct cycle_closed *c, size_t n)
 {
-	struct cycles_input *in = cycles_input_new();
+	struct cycles_input *in;
 	struct cycle_table t;
 	uint64_t lo = UINT64_MAX, hi = 0;
 	int err = 0;
 
-	if (!in)
+	if (!s->in && !(s->in = cycles_input_new()))
 		return -ENOMEM;
+	in = s->in;
+	cycles_input_clear(in);
 	for (size_t i = 0; i < n && !err; i++) {
 		lo = c[i].start_ns < lo ? c[i].start_ns : lo;
 		hi = c[i].end_ns > hi ? c[i].end_ns : hi;
@@ -515,16 +529,14 @@ static int attribute(struct cycle_sink *s, struct cycle_closed *c, size_t n)
 	}
 	if (!err)
 		err = feed(s, in, lo, hi);
-	if (err) {
-		cycles_input_free(in);
+	if (err)
 		return err;
-	}
 	struct cycles_cfg cfg = { .run_start_ns = lo,
 				  .run_end_ns = hi,
 				  .period_ns = s->cfg.period_ns };
 
 	err = cycles_compute(in, &cfg, &t);
-	cycles_input_free(in);
+	cycles_input_clear(in);
 	if (err)
 		return err;
 	while (s->table_cap < s->table.n + t.n) {

@@ -66,6 +66,11 @@ struct cycle_sink;
 struct cycle_sink *cycle_sink_new(const struct cycle_sink_cfg *cfg);
 void cycle_sink_free(struct cycle_sink *s);
 
+/* Facts are taken only while active: the cycles module turns the sink on
+ * once a cycle boundary is attached, so a run without cycles (or before
+ * its cycle library is loaded) pays one test per fact. Off at creation. */
+void cycle_sink_set_active(struct cycle_sink *s, bool on);
+
 /* The process whose RSS readings count (the first target); others' are
  * ignored. 0: any. */
 void cycle_sink_set_main_pid(struct cycle_sink *s, uint32_t pid);

@@ -379,6 +379,10 @@ static void scan_target(struct cycles_state *s, struct ctarget *t)
 		free(files);
 	}
 	proc_maps_free(&pm);
+	/* Facts are kept from the first boundary attached: none can come
+	 * before it. */
+	if (s->nboundary_links)
+		cycle_sink_set_active(s->ctx->cycles, true);
 }
 
 static struct ctarget *find_target(struct cycles_state *s, uint32_t pid)

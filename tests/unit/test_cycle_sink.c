@@ -26,6 +26,11 @@ static struct cycle_sink *mk(enum cycle_mode mode, size_t max_facts, bool chain)
 	struct cycle_sink *s = cycle_sink_new(&cfg);
 
 	CHECK(s != NULL);
+	/* Inactive, a sink takes no facts (a run whose boundaries are not
+	 * attached yet). */
+	cycle_sink_sample(s, T(0), 1, "f");
+	CHECK_INT_EQ(cycle_sink_stats(s)->held_facts + cycle_sink_stats(s)->peak_held_facts, 0);
+	cycle_sink_set_active(s, true);
 	return s;
 }
 
