@@ -35,8 +35,9 @@ run()
 	esac
 	"$WORK/cycle_bench" "$SECONDS_RUN" "$cyc_ms" >"$WORK/t.out" &
 	tpid=$!
-	for ((i = 0; i < 3000; i++)); do grep -q '^ready' "$WORK/t.out" && break; sleep 0.01; done
+	for ((i = 0; i < 6000; i++)); do grep -q '^ready' "$WORK/t.out" && break; sleep 0.01; done
 	pid=$(sed -n 's/^ready //p' "$WORK/t.out")
+	[ -n "$pid" ] || { echo "cycle_bench did not start" >&2; exit 1; }
 	/usr/bin/time -f "cpu %U %S hwm %M" -o "$WORK/cpu.out" "$BIN" -v --pid "$pid" --no-gpu \
 		--probes none --probe cycle_bench:span_fn -F 99 -o "$WORK/out" "${extra[@]}" \
 		>/dev/null 2>"$WORK/p.err" &
