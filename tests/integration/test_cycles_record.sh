@@ -52,6 +52,7 @@ check(meta.get("boundaries") == {"cycle": "cycle", "every": "cycle-every", "py":
       "cycles_meta.boundaries %r" % meta.get("boundaries"))
 check(all(v == 0 for v in meta.get("dropped", {"x": 1}).values()), "drops %r" % meta.get("dropped"))
 check([c["index"] for c in C] == list(range(len(C))), "indexes")
+med_other = sorted(c["other_ns"] for c in C)[len(C) // 2] if C else 0
 def waits_all(c):
     return c["off_cpu_by_reason"]["preempted"] + c["off_cpu_by_reason"]["runqueue"]
 sums = [0, 0]
@@ -82,14 +83,19 @@ for c, (i, start, want) in zip(C, exp):
     waits = c["off_cpu_by_reason"]["preempted"] + c["off_cpu_by_reason"]["runqueue"]
     check(c["sql_ns"] <= sql + 0.2 * MS, "cycle %d SQL %.3f ms > target's %.3f ms" % (c["index"], c["sql_ns"] / MS, sql / MS))
     sums[0] += c["sql_ns"]
-    low = 0.9 * sql - calls * per_call - waits - 1 * MS
-    sums[1] += low if not py else 0.85 * sql
+    # A stall between the target's clock read and the probe (another
+    # process registering uprobes on the same libsqlite3, host steal)
+    # shows as unattributed time: the cycle's "other" above the median
+    # cycle's is allowed too.
+    stall = max(0, c["other_ns"] - med_other)
+    low = 0.9 * sql - calls * per_call - waits - 1 * MS - stall
+    sums[1] += low if not py else 0.85 * sql - stall
     # Python: per cycle only the upper bound; over all cycles the probes
     # must see at least 85% of the target's own SQL time (execute() adds
     # the module's binding, statement cache and result objects, and the
     # interpreter pauses now and then on a busy machine).
     check(py or c["sql_ns"] >= low,
-          "cycle %d SQL %.3f ms, target's %.3f ms over %d calls, %.3f ms preempted" % (c["index"], c["sql_ns"] / MS, sql / MS, calls, waits / MS))
+          "cycle %d SQL %.3f ms, target's %.3f ms over %d calls, %.3f ms preempted, %.3f ms stalled" % (c["index"], c["sql_ns"] / MS, sql / MS, calls, waits / MS, stall / MS))
     # Sleep: one nanosleep of 20 ms, an off-CPU episode of the cycle thread
     # inside the target's timing of it. The target's timing also covers
     # the wait for a CPU after the wakeup (run-queue) and preemptions: with
@@ -108,11 +114,14 @@ check(sums[0] >= sums[1], "SQL %.3f ms over all cycles, under the target's own m
 # The slow cycle: found, and explained by SQL. On a busy machine another
 # cycle can be slow too (the host preempts the target's vCPU): the slow
 # set must be what the target's own timings say (wall over 1.5x the
-# median, the rule's default), with 5% of margin either way.
+# median, the rule's default), with 5% of margin on the median and the
+# wall tolerance either way.
 walls = [w for _, _, w in exp if w is not None]
 med = sorted(walls)[len(walls) // 2] if len(walls) % 2 else sum(sorted(walls)[len(walls) // 2 - 1:len(walls) // 2 + 1]) / 2
-sure = {k for k, (_, _, w) in enumerate(exp) if w is not None and w > 1.5 * 1.05 * med}
-maybe = {k for k, (_, _, w) in enumerate(exp) if w is not None and w > 1.5 * 0.95 * med}
+# A wall may differ from the target's by the tolerance above (2 ms + 1%).
+tol = lambda w: 2 * MS + 0.01 * w
+sure = {k for k, (_, _, w) in enumerate(exp) if w is not None and w - tol(w) > 1.5 * 1.05 * med}
+maybe = {k for k, (_, _, w) in enumerate(exp) if w is not None and w + tol(w) > 1.5 * 0.95 * med}
 slow_row = [k for k, (i, _, _) in enumerate(exp) if i == slow][0]
 check(slow_row in sure, "the target's own slow cycle %d is not slow by its own timing: %r" % (slow, walls))
 F = {f["rule"]: f for f in R["findings"]}
@@ -124,7 +133,13 @@ if not py:
     # 999 Hz: ~30 samples of llama_decode per cycle, the slow one's 120 ms
     # of SQL put SQLite's functions among its top five.
     tops = [[t["name"] for t in c["top_functions"]] for c in C]
-    check(any(t.startswith("sqlite3") for t in tops[slow_row]), "slow cycle's top functions %r" % tops[slow_row])
+    # A sample the recorder reaches after the target exited cannot be
+    # symbolized ("[unknown] 0x..."; a slow, e.g. sanitizer, build lags by
+    # seconds): then SQLite's frames cannot be named and the check is off.
+    if any(t.startswith("[unknown] 0x") for t in tops[slow_row]):
+        info("slow cycle's samples not symbolized (target gone first): %r" % tops[slow_row])
+    else:
+        check(any(t.startswith("sqlite3") for t in tops[slow_row]), "slow cycle's top functions %r" % tops[slow_row])
     # A process that exits before the recorder caught up with its samples
     # leaves the last ones unsymbolized ([unknown]): at least half.
     check(sum(1 for i, t in enumerate(tops) if i != slow_row and t and t[0] == "llama_decode") >= n // 2,
