@@ -79,6 +79,7 @@ struct cycles_state {
 	struct ctarget *tg;
 	size_t ntg, captg;
 	uint64_t next_rescan, prev_poll;
+	uint32_t main_pid; /* first target: the trace's cycle track */
 	size_t nboundary_links, ngc_links;
 	bool marker_found;
 	char py_missing[256]; /* a Python without USDT probes, for the warning */
@@ -398,8 +399,10 @@ static int cm_add_target(void *state, uint32_t pid)
 	struct cycles_state *s = state;
 	struct ctarget t = { .pid = pid };
 
-	if (!s->ntg)
+	if (!s->ntg && !s->main_pid) {
 		cycle_sink_set_main_pid(s->ctx->cycles, pid);
+		s->main_pid = pid;
+	}
 	if (!s->skel || find_target(s, pid))
 		return 0;
 	return push((void **)&s->tg, &s->ntg, &s->captg, sizeof(t), &t);
@@ -700,6 +703,47 @@ static void fill_throttling(struct cycle_table *t, const cJSON *root)
 	}
 }
 
+/* Each cycle as an async slice (b/e with the cycle index as id): a
+ * --cycle-every cycle does not nest with the spans on its thread, and
+ * cycles of different threads overlap, so they get their own track. */
+static int cm_trace(void *state, FILE *out, bool *first)
+{
+	struct cycles_state *s = state;
+	const struct cycle_table *t = cycle_sink_table(s->ctx->cycles);
+
+	for (size_t i = 0; t && i < t->n; i++) {
+		const struct cycle_row *r = &t->rows[i];
+		uint64_t off = 0;
+
+		for (int k = 0; k < CYC_OFF_REASONS; k++)
+			off += r->part_off_cpu_ns[k];
+		fprintf(out,
+			"%s{\"name\":\"cycle %u\",\"cat\":\"cycle\",\"ph\":\"b\",\"id\":%u,"
+			"\"ts\":%" PRIu64 ".%03u,\"pid\":%u,\"tid\":%u,\"args\":{\"wall_ms\":%.3f,"
+			"\"inference_ms\":%.3f,\"sql_ms\":%.3f,\"off_cpu_ms\":%.3f,\"gc_ms\":%.3f,"
+			"\"other_ms\":%.3f,\"truncated\":%s}}\n",
+			*first ? "" : ",", r->index, r->index, r->start_ns / 1000,
+			(unsigned)(r->start_ns % 1000), s->main_pid, r->tid, r->wall_ns / 1e6,
+			r->part_inference_ns / 1e6, r->part_sql_ns / 1e6, off / 1e6,
+			r->part_gc_ns / 1e6, r->other_ns / 1e6, r->truncated ? "true" : "false");
+		*first = false;
+		fprintf(out,
+			",{\"name\":\"cycle %u\",\"cat\":\"cycle\",\"ph\":\"e\",\"id\":%u,"
+			"\"ts\":%" PRIu64 ".%03u,\"pid\":%u,\"tid\":%u}\n",
+			r->index, r->index, r->end_ns / 1000, (unsigned)(r->end_ns % 1000),
+			s->main_pid, r->tid);
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+static bool cm_has_trace(void *state)
+{
+	struct cycles_state *s = state;
+	const struct cycle_table *t = cycle_sink_table(s->ctx->cycles);
+
+	return t && t->n;
+}
+
 static int cm_write_files(void *state, struct output_dir *od)
 {
 	((struct cycles_state *)state)->od = od;
@@ -856,6 +900,8 @@ const struct rec_module cycles_rec_module = {
 	.on_exit = cm_on_exit,
 	.stop = cm_stop,
 	.write_files = cm_write_files,
+	.trace_events = cm_trace,
+	.has_trace = cm_has_trace,
 	.report_json = cm_report,
 	.summary = cm_summary,
 	.close = cm_close,

@@ -144,6 +144,16 @@ if not py:
     # leaves the last ones unsymbolized ([unknown]): at least half.
     check(sum(1 for i, t in enumerate(tops) if i != slow_row and t and t[0] == "llama_decode") >= n // 2,
           "normal cycles' top functions %r" % tops)
+# trace.json: each cycle as an async slice (b/e, id = index) at its times.
+T = [e for e in load_json("trace.json")["traceEvents"] if e.get("cat") == "cycle"]
+B = {e["id"]: e for e in T if e["ph"] == "b"}
+E = {e["id"]: e for e in T if e["ph"] == "e"}
+check(len(T) == 2 * len(C) and len(B) == len(C) == len(E), "trace.json has %d cycle events for %d cycles" % (len(T), len(C)))
+for c in C:
+    b, e = B.get(c["index"]), E.get(c["index"])
+    if check(b and e, "cycle %d not in trace.json" % c["index"]):
+        check(abs(b["ts"] * 1000 - c["start_ns"]) < 2 and abs(e["ts"] * 1000 - c["end_ns"]) < 2,
+              "cycle %d trace times %r %r" % (c["index"], b["ts"], e["ts"]))
 rows = open(os.path.join(D, "cycles.csv")).read().splitlines()
 check(len(rows) == len(C) + 1, "cycles.csv has %d lines for %d cycles" % (len(rows), len(C)))
 html = open(os.path.join(D, "report.html")).read()
