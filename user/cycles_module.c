@@ -63,6 +63,7 @@ struct ctarget {
 	size_t nseen, capseen;
 	struct bpf_link **links;
 	size_t nlinks, caplinks;
+	char *py_path; /* a CPython whose GC probes wait for the marker */
 };
 
 struct gc_open {
@@ -175,8 +176,7 @@ nobpf:
 	/* Asked-for boundaries that cannot be attached are an error; without
 	 * them the run is one cycle as before. */
 	if (s->spec.src != CYC_SRC_AUTO) {
-		log_error("cycles: cannot load the BPF programs for --cycle%s %s: %s (run "
-			  "with -vv "
+		log_error("cycles: cannot load the BPF programs for --cycle%s %s: %s (run with -vv "
 			  "for the verifier log)",
 			  s->spec.every ? "-every" : "", s->spec.text, strerror(-rc));
 		goto fail;
@@ -271,6 +271,8 @@ static void scan_uprobe(struct cycles_state *s, struct ctarget *t, const struct 
 	log_info("cycles: pid %u: cycle boundary %s in %s", t->pid, s->spec.text, f->path);
 }
 
+static void attach_gc(struct cycles_state *s, struct ctarget *t, const char *path);
+
 static void scan_file(struct cycles_state *s, struct ctarget *t, const struct ud_file *f,
 		      const char *exe)
 {
@@ -334,11 +336,30 @@ static void scan_file(struct cycles_state *s, struct ctarget *t, const struct ud
 		}
 		break;
 	}
-	/* CPython's GC, whatever defines the cycles: its time is a column. */
-	if (is_python(f->path) &&
-	    !attach_usdt(s, t, f->path, "python", "gc__start", EP_CYC_GC_START, true) &&
-	    !attach_usdt(s, t, f->path, "python", "gc__done", EP_CYC_GC_DONE, true))
+	if (!is_python(f->path))
+		return;
+	/* CPython's GC, whatever defines the cycles: its time is a column.
+	 * Not before there can be cycles: enabling the probes makes every
+	 * collection trap. A marker found later attaches it then. */
+	if (s->spec.src == CYC_SRC_AUTO && !s->marker_found) {
+		if (!t->py_path)
+			t->py_path = strdup(f->path);
+		return;
+	}
+	attach_gc(s, t, f->path);
+}
+
+static void attach_gc(struct cycles_state *s, struct ctarget *t, const char *path)
+{
+	size_t before = t->nlinks;
+
+	if (!attach_usdt(s, t, path, "python", "gc__start", EP_CYC_GC_START, true) &&
+	    !attach_usdt(s, t, path, "python", "gc__done", EP_CYC_GC_DONE, true)) {
 		s->ngc_links++;
+		return;
+	}
+	while (t->nlinks > before)
+		bpf_link__destroy(t->links[--t->nlinks]);
 }
 
 static bool seen_file(struct ctarget *t, const struct ud_file *f)
@@ -380,6 +401,12 @@ static void scan_target(struct cycles_state *s, struct ctarget *t)
 		free(files);
 	}
 	proc_maps_free(&pm);
+	for (size_t i = 0; s->marker_found && i < s->ntg; i++)
+		if (s->tg[i].py_path && !s->tg[i].exited) {
+			attach_gc(s, &s->tg[i], s->tg[i].py_path);
+			free(s->tg[i].py_path);
+			s->tg[i].py_path = NULL;
+		}
 	/* Facts are kept from the first boundary attached: none can come
 	 * before it. */
 	if (s->nboundary_links)
@@ -881,6 +908,7 @@ static void cm_close(void *state)
 		destroy_links(&s->tg[i]);
 		free(s->tg[i].links);
 		free(s->tg[i].seen);
+		free(s->tg[i].py_path);
 	}
 	free(s->tg);
 	ring_buffer__free(s->rb);

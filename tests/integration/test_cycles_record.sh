@@ -98,10 +98,12 @@ for c, (i, start, want) in zip(C, exp):
           "cycle %d SQL %.3f ms, target's %.3f ms over %d calls, %.3f ms preempted, %.3f ms stalled" % (c["index"], c["sql_ns"] / MS, sql / MS, calls, waits / MS, stall / MS))
     # Sleep: one nanosleep of 20 ms, an off-CPU episode of the cycle thread
     # inside the target's timing of it. The target's timing also covers
-    # the wait for a CPU after the wakeup (run-queue) and preemptions: with
-    # those it falls short by at most 1 ms.
+    # the wait for a CPU after the wakeup (run-queue) and preemptions:
+    # with the reported ones (1 ms and longer) it falls short by at most
+    # 2 ms (a wait under 1 ms after the wakeup and one preemption), or a
+    # stall that shows as unattributed time.
     sl = c["off_cpu_by_reason"]["sleep"]
-    check(sleep - 1 * MS <= sl + waits_all(c) and sl <= sleep + 0.2 * MS, "cycle %d sleep %.3f ms (+ %.3f ms waiting for a CPU), target's %.3f ms" % (c["index"], sl / MS, waits_all(c) / MS, sleep / MS))
+    check(sleep - 2 * MS - stall <= sl + waits_all(c) and sl <= sleep + 0.2 * MS, "cycle %d sleep %.3f ms (+ %.3f ms waiting for a CPU), target's %.3f ms" % (c["index"], sl / MS, waits_all(c) / MS, sleep / MS))
     if not py:
         # Inference: llama_decode, timed by the target around the call.
         check(c["inference_calls"] == 1, "cycle %d inference calls %d" % (c["index"], c["inference_calls"]))
@@ -109,7 +111,7 @@ for c, (i, start, want) in zip(C, exp):
     else:
         gcn = own[i][7]
         check(c["gc_count"] == 1, "cycle %d gc passes %d, want 1" % (c["index"], c["gc_count"]))
-        check(gcn * 0.7 - 0.5 * MS <= c["gc_ns"] <= gcn + 0.2 * MS, "cycle %d GC %.3f ms, target's %.3f ms" % (c["index"], c["gc_ns"] / MS, gcn / MS))
+        check(gcn * 0.7 - 0.5 * MS - stall <= c["gc_ns"] <= gcn + 0.2 * MS, "cycle %d GC %.3f ms, target's %.3f ms" % (c["index"], c["gc_ns"] / MS, gcn / MS))
 check(sums[0] >= sums[1], "SQL %.3f ms over all cycles, under the target's own minus the probe cost budget %.3f ms" % (sums[0] / MS, sums[1] / MS))
 # The slow cycle: found, and explained by SQL. On a busy machine another
 # cycle can be slow too (the host preempts the target's vCPU): the slow
