@@ -6,7 +6,7 @@ usage: python3 cycle_driver.py CYCLES SLOW plain|marker [MARKER_DIR]
 Each cycle is one call of run_cycle(): ~30 ms of pure-Python compute, 20
 INSERTs through the sqlite3 module (Debian's libsqlite3), a gc.collect() of
 cyclic garbage (automatic collection is off, so these are the only GC
-passes), and a 20 ms sleep. Cycle SLOW also runs a heavy query for ~120 ms:
+passes), and a 20 ms sleep. Cycle SLOW also runs a heavy query for ~300 ms:
 its extra time is SQL. With "marker" the cycles are also bracketed by the
 cycle marker (tools/cycle_marker/ebpf_prof_cycle.py).
 
@@ -62,7 +62,7 @@ def run_cycle(db, i, slow, own):
         own.sql += now() - t0
         own.calls += 1
     if slow:
-        until = now() + 120_000_000
+        until = now() + 300_000_000
         while now() < until:
             t0 = now()
             db.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "

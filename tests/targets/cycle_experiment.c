@@ -6,8 +6,8 @@
  *   inference  llama_decode(): a busy loop of INFER_MS (a fake with the real
  *              name, so the llama preset probes it as inference)
  *   SQL        N_INS inserts (prepare/step/reset/finalize) into an in-memory
- *              SQLite database; cycle SLOW also runs a recursive query of
- *              about SLOW_SQL_MS: the slow cycle's extra time is SQL
+ *              SQLite database; cycle SLOW also runs a recursive query for
+ *              SLOW_SQL_MS: the slow cycle's extra time is SQL
  *   sleep      SLEEP_MS in nanosleep (off-CPU, sleep)
  *
  * usage: cycle_experiment [CYCLES [SLOW]]   (default 8 cycles, slow = 5)
@@ -31,7 +31,9 @@
 #define INFER_MS 30
 #define SLEEP_MS 20
 #define N_INS 20
-#define SLOW_SQL_MS 120
+/* Long enough that the slow cycle stays slow when a busy host stretches
+ * the others 2-3x. */
+#define SLOW_SQL_MS 300
 
 struct own {
 	uint64_t infer_ns, sql_ns, sql_calls, sleep_ns;
