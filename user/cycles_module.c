@@ -42,9 +42,11 @@
 /* Stacks kept for the HTML flame graph: the heaviest ones carry nearly all
  * samples, and the page stays small enough for a laptop browser. */
 #define FLAME_MAX_STACKS 3000
-/* A maps re-read costs ~60 us; Python loads the marker library with ctypes
- * after start, and its first cycles are lost until it is seen. */
-#define RESCAN_PERIOD_NS (200 * 1000000ull)
+/* A maps re-read costs ~60 us (ms under a sanitizer); Python loads the
+ * marker library with ctypes after start, and its first cycles are lost
+ * until it is seen. A target whose boundaries are attached is not
+ * re-read. */
+#define RESCAN_PERIOD_NS (300 * 1000000ull)
 /* The probe ring is drained every 10 ms but the recorder stalls up to
  * ~0.3 s at start-up (docs/performance.md); spans arrive at their return. */
 #define CYCLE_LAG_NS (1000 * 1000000ull)
@@ -64,6 +66,7 @@ struct ctarget {
 	struct bpf_link **links;
 	size_t nlinks, caplinks;
 	char *py_path; /* a CPython whose GC probes wait for the marker */
+	bool bound;    /* its boundaries are attached: rescans only for py_path */
 };
 
 struct gc_open {
@@ -394,11 +397,14 @@ static void scan_target(struct cycles_state *s, struct ctarget *t)
 	free(buf);
 	files = calloc(MAX_EXEC_FILES, sizeof(*files));
 	if (files) {
+		size_t before = s->nboundary_links;
+
 		n = ud_exec_files(&pm, files, MAX_EXEC_FILES);
 		for (size_t i = 0; i < n; i++)
 			if (!seen_file(t, &files[i]))
 				scan_file(s, t, &files[i], exe[0] ? exe : NULL);
 		free(files);
+		t->bound = t->bound || s->nboundary_links > before;
 	}
 	proc_maps_free(&pm);
 	for (size_t i = 0; s->marker_found && i < s->ntg; i++)
@@ -577,7 +583,7 @@ static int cm_poll(void *state, uint64_t now)
 		err = ring_buffer__consume(s->rb);
 	if (s->skel && now >= s->next_rescan) {
 		for (size_t i = 0; i < s->ntg; i++)
-			if (!s->tg[i].exited)
+			if (!s->tg[i].exited && !(s->tg[i].bound && !s->tg[i].py_path))
 				scan_target(s, &s->tg[i]);
 		s->next_rescan = now + RESCAN_PERIOD_NS;
 	}
