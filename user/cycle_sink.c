@@ -550,7 +550,7 @@ static int attribute(struct cycle_sink *s, struct cycle_closed *c, size_t n)
 		s->table.rows = p;
 		s->table_cap = c;
 	}
-	for (size_t i = 0; i < t.n; i++) {
+	for (size_t i = 0, cur = 0; i < t.n; i++) {
 		struct cycle_row *r = &s->table.rows[s->table.n];
 
 		*r = t.rows[i];
@@ -560,11 +560,13 @@ static int attribute(struct cycle_sink *s, struct cycle_closed *c, size_t n)
 			t.rows[i].top[k].name = NULL;
 		t.rows[i].n_top = 0;
 		r->index = (uint32_t)s->table.n;
-		/* Pairs were closed here; the truncation is known only here. */
-		for (size_t k = 0; k < n; k++)
+		/* Pairs were closed here; the truncation is known only here.
+		 * Both lists are in (start, thread) order: a forward cursor. */
+		for (size_t k = cur; k < n; k++)
 			if (c[k].start_ns == r->start_ns && c[k].end_ns == r->end_ns &&
 			    c[k].tid == r->tid) {
 				r->truncated = c[k].truncated;
+				cur = k + 1;
 				break;
 			}
 		if (r->start_ns < s->first_start)
