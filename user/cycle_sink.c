@@ -112,6 +112,8 @@ struct cycle_sink *cycle_sink_new(const struct cycle_sink_cfg *cfg)
 	s->cfg = *cfg;
 	if (!s->cfg.max_facts)
 		s->cfg.max_facts = 1;
+	if (!s->cfg.max_rows)
+		s->cfg.max_rows = SIZE_MAX;
 	hashmap_init(&s->strmap);
 	s->first_start = UINT64_MAX;
 	s->table.period_ns = cfg->period_ns;
@@ -516,6 +518,16 @@ static int attribute(struct cycle_sink *s, struct cycle_closed *c, size_t n)
 	uint64_t lo = UINT64_MAX, hi = 0;
 	int err = 0;
 
+	/* A full table: the cycles are counted, their facts dropped by the
+	 * pruning that follows. */
+	if (s->table.n + n > s->cfg.max_rows) {
+		size_t room = s->table.n < s->cfg.max_rows ? s->cfg.max_rows - s->table.n : 0;
+
+		s->st.dropped_cycles += n - room;
+		n = room;
+		if (!n)
+			return 0;
+	}
 	if (!s->in && !(s->in = cycles_input_new()))
 		return -ENOMEM;
 	in = s->in;

@@ -32,6 +32,7 @@ struct cycle_sink_cfg {
 	uint64_t lag_ns;    /* attribute a cycle this long after its end */
 	uint64_t period_ns; /* CPU time one sample stands for */
 	size_t max_facts;   /* per kind (spans, samples, off-CPU, readings) */
+	size_t max_rows;    /* cycles kept in the table; later ones are counted */
 	/* Pairs mode: an end with no open cycle on its thread closes a cycle
 	 * that started at that thread's previous end (CPython 3.11 fires no
 	 * function__entry for calls from Python code, gh-98894, but every
@@ -50,6 +51,7 @@ struct cycle_sink_stats {
 	uint64_t late_facts;
 	uint64_t dropped_facts; /* over max_facts: not kept */
 	uint64_t dropped_names; /* over the name table's cap: kept without name */
+	uint64_t dropped_cycles; /* closed after the table was full (max_rows) */
 	size_t held_facts, peak_held_facts;
 };
 

@@ -291,6 +291,25 @@ static void test_caps_and_bad_input(void)
 	CHECK_INT_EQ(cycle_sink_table(s)->rows[0].rss_end_bytes, 5);
 	cycle_sink_free(s);
 
+	/* A full table: later cycles are counted, not kept. */
+	{
+		struct cycle_sink_cfg cfg = { .mode = CYCLE_MODE_EVERY,
+					      .lag_ns = LAG,
+					      .period_ns = MS,
+					      .max_facts = 10,
+					      .max_rows = 2 };
+
+		s = cycle_sink_new(&cfg);
+		cycle_sink_set_active(s, true);
+		for (int i = 0; i < 5; i++)
+			cycle_sink_entry(s, T(i * 10), 1);
+		CHECK_INT_EQ(cycle_sink_flush(s, T(50), true), 2);
+		CHECK_INT_EQ(cycle_sink_table(s)->n, 2);
+		CHECK_INT_EQ(cycle_sink_stats(s)->dropped_cycles, 3);
+		CHECK_INT_EQ(cycle_sink_stats(s)->closed, 5);
+		cycle_sink_free(s);
+	}
+
 	cycle_sink_begin(NULL, 1, 1);
 	cycle_sink_end(NULL, 1, 1);
 	cycle_sink_entry(NULL, 1, 1);
