@@ -95,6 +95,7 @@ struct cycles_state {
 	struct gc_open gc[MAX_GC_THREADS];
 	size_t ngc;
 	uint64_t gc_unpaired, bad_events;
+	uint64_t cutoff_ns, after_end; /* the run's end; boundaries past it */
 	uint64_t drops[EP_CYC_DROP__COUNT];
 	bool stopped;
 	/* live view */
@@ -500,6 +501,12 @@ static int on_event(void *ctx, void *data, size_t size)
 		s->bad_events++;
 		return 0;
 	}
+	/* The run has ended; the target may go on (--pid, q, -d) while the
+	 * other modules stop. */
+	if (s->cutoff_ns && e->hdr.ts_ns > s->cutoff_ns) {
+		s->after_end++;
+		return 0;
+	}
 	switch (e->kind) {
 	case EP_CYC_BEGIN:
 		cycle_sink_begin(sink, e->hdr.ts_ns, e->hdr.tid);
@@ -652,18 +659,21 @@ static void cm_stop(void *state)
 	if (s->stopped || !s->ctx->cycles)
 		return;
 	s->stopped = true;
-	for (size_t i = 0; i < s->ntg; i++)
-		destroy_links(&s->tg[i]);
-	if (s->rb)
-		ring_buffer__consume(s->rb);
-	if (s->skel)
-		read_drops(s);
 	if (!end) {
 		struct timespec ts;
 
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		end = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	}
+	/* The modules before this one took their time to stop while the
+	 * target ran on: what it did after the end is not in the run. */
+	s->cutoff_ns = end;
+	for (size_t i = 0; i < s->ntg; i++)
+		destroy_links(&s->tg[i]);
+	if (s->rb)
+		ring_buffer__consume(s->rb);
+	if (s->skel)
+		read_drops(s);
 	/* The other modules stopped before this one (modules[] order) and
 	 * have handed over everything they drained. */
 	if (cycle_sink_flush(s->ctx->cycles, end, true) < 0)
@@ -837,7 +847,8 @@ static int add_meta(struct cycles_state *s, cJSON *root)
 	    !cJSON_AddNumberToObject(d, "names", st ? (double)st->dropped_names : 0) ||
 	    !cJSON_AddNumberToObject(d, "cycles_over_cap", st ? (double)st->dropped_cycles : 0) ||
 	    !cJSON_AddNumberToObject(d, "reordered_entries", st ? (double)st->reordered : 0) ||
-	    !cJSON_AddNumberToObject(d, "bad_events", (double)s->bad_events))
+	    !cJSON_AddNumberToObject(d, "bad_events", (double)s->bad_events) ||
+	    !cJSON_AddNumberToObject(m, "boundaries_after_end", (double)s->after_end))
 		return -ENOMEM;
 	return 0;
 }
