@@ -55,6 +55,10 @@ ep_py "$OUT" <<'PY'
 C = R["cycles"]
 check(not R["cycles_whole_run"] and len(C) >= 3, "%d cycles after q" % len(C))
 check(all(c["inference_calls"] == 1 for c in C if not c["truncated"]), "inference calls per cycle %r" % [c["inference_calls"] for c in C])
+# The target runs on after q: nothing past the end of the run.
+end = R["time"]["end_monotonic_ns"]
+check(all(c["end_ns"] <= end for c in C), "cycles past the run's end %d: %r" % (end, [c["end_ns"] for c in C if c["end_ns"] > end]))
+info("boundaries after the end, ignored: %d" % R["cycles_meta"]["boundaries_after_end"])
 PY
 kill "$TARGET_PID" 2>/dev/null || true
 echo "PASS: test_cycles_top_tmux"
