@@ -546,6 +546,10 @@ static void top_stop(void *state)
 {
 	struct top_mod *m = state;
 
+	/* A last judgement: cycles that closed after the last refresh (the
+	 * cycles module hands over the last ones in its stop, just before
+	 * this one) would otherwise never be seen by a cycle> alert. */
+	step_alerts(m, mono_ns());
 	/* The summary goes to the normal screen. */
 	screen_down(m);
 	reap_children(m);
