@@ -349,3 +349,44 @@ struct ep_sysmon_mm {
 };
 
 #endif /* EBPF_PROF_EVENTS_SYSMON_H */
+
+/* ---- cycles (bpf/cycles.bpf.c, user/cycles_module.c): cycle boundaries ---- */
+/* Own guard: this section sits after the file's #endif. */
+#ifndef EBPF_PROF_EVENTS_CYCLES_H
+#define EBPF_PROF_EVENTS_CYCLES_H
+
+enum ep_cycle_event_type {
+	EP_EV_CYCLE = 48, /* struct ep_cycle_event */
+};
+
+/* What a boundary event says (ep_cycle_event.kind). */
+enum ep_cycle_kind {
+	EP_CYC_BEGIN = 1,    /* --cycle entry, marker begin, py: entry (outermost) */
+	EP_CYC_END = 2,	     /* --cycle return, marker end, py: return (outermost) */
+	EP_CYC_ENTRY = 3,    /* --cycle-every: a new cycle starts here */
+	EP_CYC_GC_START = 4, /* CPython gc__start */
+	EP_CYC_GC_DONE = 5,  /* CPython gc__done */
+};
+
+/* The attach cookie: the kind to report, and how the program decides. */
+#define EP_CYC_COOKIE_KIND(c) ((__u32)((c)&0xff))
+#define EP_CYC_COOKIE_PY 0x100ull    /* CPython function__entry/return: filter by name */
+#define EP_CYC_COOKIE_DEPTH 0x200ull /* pair entry/return per thread: outermost only */
+
+/* Longest py:FUNCTION name matched in the kernel (NUL included). */
+#define EP_CYC_PY_NAME_LEN 64
+
+enum ep_cycle_drop {
+	EP_CYC_DROP_RINGBUF_FULL = 0, /* boundary or GC event not delivered */
+	EP_CYC_DROP_DEPTH_MAP_FULL = 1, /* thread not tracked: its cycle calls not paired */
+	EP_CYC_DROP__COUNT
+};
+
+struct ep_cycle_event {
+	struct ep_event_hdr hdr; /* ts_ns: the boundary */
+	__u32 kind;		 /* enum ep_cycle_kind */
+	__u32 _pad;
+	__s64 arg; /* marker: the id; gc: generation / collected */
+};
+
+#endif /* EBPF_PROF_EVENTS_CYCLES_H */

@@ -131,20 +131,27 @@ static int cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Cycle k of the strip over the median of the ones before it. */
+static double cycle_ratio_at(const struct live_metrics *m, size_t k)
+{
+	double tmp[LIVE_MAX_CYCLES], med;
+
+	if (k < 1 || k >= LIVE_MAX_CYCLES)
+		return NAN;
+	memcpy(tmp, m->cycle_ms, k * sizeof(double));
+	qsort(tmp, k, sizeof(double), cmp_dbl);
+	med = k % 2 ? tmp[k / 2] : (tmp[k / 2 - 1] + tmp[k / 2]) / 2;
+	if (!(med > 0))
+		return NAN;
+	return m->cycle_ms[k] / med;
+}
+
 /* Last cycle over the median of the ones before it. */
 static double cycle_ratio(const struct live_metrics *m)
 {
-	double tmp[LIVE_MAX_CYCLES], med;
 	size_t n = m->ncycles > LIVE_MAX_CYCLES ? LIVE_MAX_CYCLES : m->ncycles;
 
-	if (n < 2)
-		return NAN;
-	memcpy(tmp, m->cycle_ms, (n - 1) * sizeof(double));
-	qsort(tmp, n - 1, sizeof(double), cmp_dbl);
-	med = (n - 1) % 2 ? tmp[(n - 1) / 2] : (tmp[(n - 1) / 2 - 1] + tmp[(n - 1) / 2]) / 2;
-	if (!(med > 0))
-		return NAN;
-	return m->cycle_ms[n - 1] / med;
+	return n < 2 ? NAN : cycle_ratio_at(m, n - 1);
 }
 
 enum alert_state alert_eval(const struct alert_rule *r, const struct live_metrics *m,
@@ -211,6 +218,8 @@ int alert_set_init(struct alert_set *s, const char *const *exprs, size_t n, char
 		}
 	}
 	s->nrules = n;
+	for (size_t i = 0; i < n; i++)
+		s->cycle_seen[i] = -1;
 	return 0;
 }
 
@@ -253,6 +262,30 @@ size_t alert_set_step(struct alert_set *s, uint64_t now_ns, const struct live_me
 		double v;
 		enum alert_state st = alert_eval(&s->rules[i], m, env, &v);
 
+		/* Cycles close faster than the view refreshes: judge each cycle
+		 * closed since the last step in order, as if it had been
+		 * evaluated alone; with none, the state holds. */
+		if (s->rules[i].metric == ALERT_CYCLE && st != ALERT_UNKNOWN) {
+			size_t nc = m->ncycles > LIVE_MAX_CYCLES ? LIVE_MAX_CYCLES : m->ncycles;
+
+			s->evaluated[i] = true;
+			for (size_t k = 1; k < nc; k++) {
+				int64_t no = m->cycle_no - (int64_t)(nc - 1 - k);
+				double r = no > s->cycle_seen[i] ? cycle_ratio_at(m, k) : NAN;
+				bool on = r > s->rules[i].threshold;
+
+				if (isnan(r))
+					continue;
+				if (on && !s->active[i]) {
+					remember(s, now_ns, (int)i, r);
+					if (n < max)
+						out[n++] = (struct alert_fire){ (int)i, r, false };
+				}
+				s->active[i] = on;
+			}
+			s->cycle_seen[i] = m->cycle_no;
+			continue;
+		}
 		if (st == ALERT_UNKNOWN) {
 			if (!s->unknown_said[i] && n < max)
 				out[n++] = (struct alert_fire){ (int)i, v, true };

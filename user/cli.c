@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "alerts.h"
+#include "cycle_spec.h"
 #include "probes.h"
 #include "proc_info.h"
 
@@ -68,6 +69,14 @@ void cli_usage(FILE *out)
 	      "      --probe-count-only SYM[,SYM...]\n"
 	      "                           count these probed functions without timing them\n"
 	      "                           (for calls made millions of times per second)\n"
+	      "      --cycle PROBE        each call of PROBE is one experiment cycle (per-cycle\n"
+	      "                           table, findings, report.html; docs/cycles.md). PROBE:\n"
+	      "                           LIB:SYMBOL, py:FUNCTION (a Python function, by name) or\n"
+	      "                           marker (ebpf_prof_cycle_begin/end, tools/cycle_marker);\n"
+	      "                           default: the marker when the target has it, else the\n"
+	      "                           whole run is one cycle\n"
+	      "      --cycle-every PROBE  a new cycle at each entry of PROBE (LIB:SYMBOL,\n"
+	      "                           py:FUNCTION or usdt:PATH:PROVIDER:NAME)\n"
 	      "      --offcpu-min-us US   report off-CPU episodes (blocked at least US us) with their\n"
 	      "                           stacks in offcpu.folded and the speedscope file\n"
 	      "                           (default 1000)\n"
@@ -145,7 +154,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	enum { OPT_NO_KERNEL = 256, OPT_PROC_ROOT, OPT_GPU_INTERVAL, OPT_NO_GPU, OPT_SYSFS_ROOT,
 	       OPT_NO_SCHED, OPT_NO_OFFCPU_STACKS, OPT_OFFCPU_MIN_US, OPT_OFFCPU_USTACK_EVERY, OPT_PROBES, OPT_PROBE,
 	       OPT_PROBE_COUNT_ONLY, OPT_TOP, OPT_INTERVAL, OPT_ALERT, OPT_ALERT_EXEC,
-	       OPT_UNWIND, OPT_STACK_BYTES };
+	       OPT_UNWIND, OPT_STACK_BYTES, OPT_CYCLE, OPT_CYCLE_EVERY };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -173,6 +182,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "alert", required_argument, NULL, OPT_ALERT },
 		{ "alert-exec", required_argument, NULL, OPT_ALERT_EXEC },
+		{ "cycle", required_argument, NULL, OPT_CYCLE },
+		{ "cycle-every", required_argument, NULL, OPT_CYCLE_EVERY },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, n;
@@ -391,6 +402,24 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			}
 			o->alert_exec = optarg;
 			break;
+		case OPT_CYCLE:
+		case OPT_CYCLE_EVERY: {
+			struct cycle_spec cs;
+			char why[256];
+
+			if (o->cycle) {
+				fprintf(err, "ebpf-prof: give one --cycle or --cycle-every\n");
+				return 2;
+			}
+			if (cycle_spec_parse(optarg, c == OPT_CYCLE_EVERY, &cs, why, sizeof(why))) {
+				fprintf(err, "ebpf-prof: invalid %s\n", why);
+				return 2;
+			}
+			cycle_spec_free(&cs);
+			o->cycle = optarg;
+			o->cycle_every = c == OPT_CYCLE_EVERY;
+			break;
+		}
 		case ':':
 			fprintf(err, "ebpf-prof: option '%s' needs a value\n", argv[optind - 1]);
 			return 2;

@@ -66,6 +66,8 @@ struct cli_opts {
 	const char *alerts[CLI_MAX_ALERTS]; /* --alert EXPR, validated */
 	int nalerts;
 	const char *alert_exec;	  /* --alert-exec CMD */
+	const char *cycle;	  /* --cycle or --cycle-every PROBE, validated; NULL: auto */
+	bool cycle_every;	  /* it was --cycle-every */
 };
 
 /* Returns 0 on success or 2 (usage error, message already printed to err). */

@@ -92,6 +92,12 @@ struct cycles_input *cycles_input_new(void)
 	return in;
 }
 
+void cycles_input_clear(struct cycles_input *in)
+{
+	in->bevs.n = in->entries.n = in->spans.n = in->samples.n = in->offs.n = 0;
+	in->rss.n = in->freq.n = in->throttle.n = in->gpu.n = 0;
+}
+
 void cycles_input_free(struct cycles_input *in)
 {
 	if (!in)

@@ -143,6 +143,9 @@ struct cycles_input;
 
 struct cycles_input *cycles_input_new(void);
 void cycles_input_free(struct cycles_input *in);
+/* Forgets every boundary and fact but keeps the memory and the interned
+ * strings, for a caller that builds one input after another. */
+void cycles_input_clear(struct cycles_input *in);
 
 /* Cycle boundaries. Begin/end of the cycle probe (--cycle): per thread, an
  * end closes the open cycle; a begin while one is open closes it there and

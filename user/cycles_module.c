@@ -1,44 +1,802 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The cycles recording module, first stage: no cycle boundaries yet
- * (--cycle/--cycle-every/marker are not wired), so the run is one cycle.
- * From the report the other modules have built (it runs after them), it
- * adds report.json `cycles`, `findings` and `flame`, writes report.html and
- * cycles.csv, and prints the cycle summary with the top findings.
+ * The cycles recording module.
+ *
+ * During the run: attaches the cycle boundaries (--cycle / --cycle-every
+ * probe, py:FUNCTION, the marker, found in what each target maps, re-read
+ * every RESCAN_PERIOD_NS for libraries loaded later such as the Python
+ * marker's), and CPython's GC probes; drains their ring into the cycle
+ * facts sink (cycle_sink.h, created by record.c, fed by the other modules
+ * too), attributes closed cycles a lag after their end and shows them in
+ * the live view.
+ *
+ * At the end: report.json `cycles`, `findings`, `flame`, report.html,
+ * cycles.csv and the summary. Without boundaries the run is one cycle,
+ * rebuilt from the report the other modules built (it runs after them).
  */
 #include "cycles_module.h"
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "cycle_sink.h"
+#include "cycle_spec.h"
+#include "cycles.skel.h"
 #include "cycles_json.h"
 #include "cycles_summary.h"
 #include "export_csv.h"
+#include "histogram.h"
 #include "log.h"
+#include "proc_maps.h"
 #include "report_html.h"
+#include "top_live.h"
+#include "uprobe_discovery.h"
 
 /* Stacks kept for the HTML flame graph: the heaviest ones carry nearly all
  * samples, and the page stays small enough for a laptop browser. */
 #define FLAME_MAX_STACKS 3000
+/* A maps re-read costs ~60 us (ms under a sanitizer); Python loads the
+ * marker library with ctypes after start, and its first cycles are lost
+ * until it is seen. A target whose boundaries are attached is not
+ * re-read. */
+#define RESCAN_PERIOD_NS (300 * 1000000ull)
+/* The probe ring is drained every 10 ms but the recorder stalls up to
+ * ~0.3 s at start-up (docs/performance.md); spans arrive at their return. */
+#define CYCLE_LAG_NS (1000 * 1000000ull)
+/* Per fact kind: 1M spans (~48 MB) = 5 s at the 200k spans/s design rate,
+ * the longest cycle fully attributed at that rate; longer ones count the
+ * excess as dropped facts. */
+#define CYCLE_MAX_FACTS (1u << 20)
+/* A row is ~0.5 KB, ~1 KB of report.json, and ~7 KB of peak memory while
+ * report.json is built as a cJSON tree (100k cycles peaked at 750 MB).
+ * A "cycle" function called more often than this in a run is an inner
+ * step, not the experiment's loop; the rest are counted. */
+#define CYCLE_MAX_ROWS 20000
+#define MAX_MAPS_BYTES (64u << 20)
+#define MAX_EXEC_FILES 4096
+#define MAX_GC_THREADS 64
+
+struct ctarget {
+	uint32_t pid;
+	bool exited;
+	uint64_t (*seen)[2];
+	size_t nseen, capseen;
+	struct bpf_link **links;
+	size_t nlinks, caplinks;
+	char *py_path; /* a CPython whose GC probes wait for the marker */
+	bool bound;    /* its boundaries are attached: rescans only for py_path */
+};
+
+struct gc_open {
+	uint32_t tid;
+	uint64_t start;
+};
 
 struct cycles_state {
 	const struct rec_ctx *ctx;
 	struct output_dir *od; /* from write_files, still open while report.json is written */
+	struct cycle_spec spec;
+	struct cycles_bpf *skel;
+	struct ring_buffer *rb;
+	struct ctarget *tg;
+	size_t ntg, captg;
+	uint64_t next_rescan, prev_poll;
+	uint32_t main_pid; /* first target: the trace's cycle track */
+	size_t nboundary_links, ngc_links;
+	bool marker_found;
+	char py_missing[256]; /* a Python without USDT probes, for the warning */
+	struct gc_open gc[MAX_GC_THREADS];
+	size_t ngc;
+	uint64_t gc_unpaired, bad_events;
+	uint64_t cutoff_ns, after_end; /* the run's end; boundaries past it */
+	uint64_t drops[EP_CYC_DROP__COUNT];
+	bool stopped;
+	/* live view */
+	struct histogram walls;
+	double max_ms;
+	int64_t max_no;
+	size_t live_rows; /* table rows already shown as breakdowns */
+	/* end of run */
 	struct cycle_table table;
 	struct findings findings;
 	bool have;
 };
 
+static int push(void **arr, size_t *n, size_t *cap, size_t elem, const void *v)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 8;
+		void *p = realloc(*arr, c * elem);
+
+		if (!p)
+			return -ENOMEM;
+		*arr = p;
+		*cap = c;
+	}
+	memcpy((char *)*arr + *n * elem, v, elem);
+	(*n)++;
+	return 0;
+}
+
+struct cycle_sink *cycles_sink_new(const struct cli_opts *o, uint64_t period_ns)
+{
+	struct cycle_sink_cfg cfg = {
+		.mode = o->cycle_every ? CYCLE_MODE_EVERY : CYCLE_MODE_PAIRS,
+		.chain_ends = o->cycle && !o->cycle_every && !strncmp(o->cycle, "py:", 3),
+		.lag_ns = CYCLE_LAG_NS,
+		.period_ns = period_ns,
+		.max_facts = CYCLE_MAX_FACTS,
+		.max_rows = CYCLE_MAX_ROWS,
+	};
+
+	return cycle_sink_new(&cfg);
+}
+
+static void cm_close(void *state);
+static int on_event(void *ctx, void *data, size_t size);
+
 static int cm_open(void **state, const struct rec_ctx *ctx)
 {
 	struct cycles_state *s = calloc(1, sizeof(*s));
+	char err[256] = "";
+	int rc;
+
 	if (!s)
 		return -ENOMEM;
 	s->ctx = ctx;
 	*state = s;
+	hist_init(&s->walls);
+	s->max_no = -1;
+	rc = cycle_spec_parse(ctx->opts->cycle, ctx->opts->cycle_every, &s->spec, err, sizeof(err));
+	if (rc) {
+		log_error("%s", err); /* cli_parse validated it */
+		goto fail;
+	}
+	if (!ctx->cycles)
+		return 0; /* whole run only */
+	s->skel = cycles_bpf__open();
+	if (!s->skel) {
+		rc = -errno;
+		goto nobpf;
+	}
+	if (s->spec.src == CYC_SRC_PY) {
+		memcpy((char *)s->skel->rodata->py_name, s->spec.py_name, sizeof(s->spec.py_name));
+		s->skel->rodata->py_name_len = (uint32_t)strlen(s->spec.py_name) + 1;
+	}
+	rc = bpf_map__reuse_fd(s->skel->maps.targets, ctx->targets_map_fd);
+	if (!rc)
+		rc = cycles_bpf__load(s->skel);
+	if (rc)
+		goto nobpf;
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.cycle_events), on_event, s, NULL);
+	if (!s->rb) {
+		rc = -errno;
+		log_error("cycles: cannot set up the ring buffer: %s", strerror(-rc));
+		goto fail;
+	}
 	return 0;
+nobpf:
+	/* Asked-for boundaries that cannot be attached are an error; without
+	 * them the run is one cycle as before. */
+	if (s->spec.src != CYC_SRC_AUTO) {
+		log_error("cycles: cannot load the BPF programs for --cycle%s %s: %s (run with -vv "
+			  "for the verifier log)",
+			  s->spec.every ? "-every" : "", s->spec.text, strerror(-rc));
+		goto fail;
+	}
+	log_info("cycles: no cycle boundaries: cannot load the BPF programs: %s", strerror(-rc));
+	cycles_bpf__destroy(s->skel);
+	s->skel = NULL;
+	return 0;
+fail:
+	cm_close(s);
+	*state = NULL;
+	return rc ? rc : -EINVAL;
+}
+
+static int keep_link(struct ctarget *t, struct bpf_link *l)
+{
+	int err = push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l);
+
+	if (err)
+		bpf_link__destroy(l);
+	return err;
+}
+
+static int attach_usdt(struct cycles_state *s, struct ctarget *t, const char *path,
+		       const char *prov, const char *name, uint64_t cookie, bool quiet)
+{
+	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = cookie);
+	struct bpf_link *l = bpf_program__attach_usdt(s->skel->progs.cycle_usdt, (pid_t)t->pid,
+						      path, prov, name, &uo);
+	int err = l ? keep_link(t, l) : -errno;
+
+	if (err && !quiet)
+		log_warn("cycles: cannot attach usdt %s:%s in %s (pid %u): %s", prov, name, path,
+			 t->pid, strerror(-err));
+	return err;
+}
+
+static int attach_uprobe(struct cycles_state *s, struct ctarget *t, const char *path, uint64_t off,
+			 uint64_t cookie, bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = cookie, .retprobe = ret);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(ret ? s->skel->progs.cycle_return
+								 : s->skel->progs.cycle_entry,
+							     (pid_t)t->pid, path, off, &o);
+
+	return l ? keep_link(t, l) : -errno;
+}
+
+static bool is_python(const char *path)
+{
+	const char *b = proc_maps_basename(path);
+
+	return !strncmp(b, "python3", 7) || !strncmp(b, "libpython3", 10);
+}
+
+static void scan_uprobe(struct cycles_state *s, struct ctarget *t, const struct ud_file *f)
+{
+	const struct probe_def *d = &s->spec.def;
+	const char *names[1] = { d->symbol };
+	uint64_t off = 0, begin;
+	char path[512];
+	size_t before = t->nlinks;
+	int fd, n, err;
+
+	if (!ud_lib_matches(d->lib, f->path))
+		return;
+	fd = ud_open_mapped(s->ctx->opts->proc_root, t->pid, f, path, sizeof(path));
+	if (fd < 0) {
+		log_warn("cycles: --cycle%s %s: cannot open %s: %s", s->spec.every ? "-every" : "",
+			 s->spec.text, f->path, strerror(-fd));
+		return;
+	}
+	n = ud_find_functions(fd, names, 1, &off);
+	close(fd);
+	if (n <= 0 || !off) {
+		log_warn("cycles: --cycle%s %s: symbol %s not found in %s",
+			 s->spec.every ? "-every" : "", s->spec.text, d->symbol, f->path);
+		return;
+	}
+	begin = s->spec.every ? EP_CYC_ENTRY : (EP_CYC_BEGIN | EP_CYC_COOKIE_DEPTH);
+	err = attach_uprobe(s, t, path, off, begin, false);
+	if (!err && !s->spec.every)
+		err = attach_uprobe(s, t, path, off, EP_CYC_END | EP_CYC_COOKIE_DEPTH, true);
+	if (err) {
+		while (t->nlinks > before)
+			bpf_link__destroy(t->links[--t->nlinks]);
+		log_warn("cycles: cannot attach %s in %s (pid %u): %s", s->spec.text, path, t->pid,
+			 strerror(-err));
+		return;
+	}
+	s->nboundary_links++;
+	log_info("cycles: pid %u: cycle boundary %s in %s", t->pid, s->spec.text, f->path);
+}
+
+static void attach_gc(struct cycles_state *s, struct ctarget *t, const char *path);
+
+static void scan_file(struct cycles_state *s, struct ctarget *t, const struct ud_file *f,
+		      const char *exe)
+{
+	const char *base = proc_maps_basename(f->path);
+
+	switch (s->spec.src) {
+	case CYC_SRC_UPROBE:
+		scan_uprobe(s, t, f);
+		break;
+	case CYC_SRC_USDT:
+		if (ud_lib_matches(s->spec.def.lib, f->path) &&
+		    !attach_usdt(s, t, f->path, s->spec.def.usdt_provider, s->spec.def.symbol,
+				 EP_CYC_ENTRY, false)) {
+			s->nboundary_links++;
+			log_info("cycles: pid %u: cycle boundary %s in %s", t->pid, s->spec.text,
+				 f->path);
+		}
+		break;
+	case CYC_SRC_PY: {
+		size_t before = t->nlinks;
+		uint64_t entry = s->spec.every ? EP_CYC_ENTRY : EP_CYC_BEGIN | EP_CYC_COOKIE_DEPTH;
+		int err;
+
+		if (!is_python(f->path))
+			break;
+		/* Quiet: an interpreter built without --with-dtrace (pyenv,
+		 * most self-built ones) has no probes; said once at the end. */
+		err = attach_usdt(s, t, f->path, "python", "function__entry",
+				  entry | EP_CYC_COOKIE_PY, true);
+		if (!err && !s->spec.every)
+			err = attach_usdt(s, t, f->path, "python", "function__return",
+					  EP_CYC_END | EP_CYC_COOKIE_PY | EP_CYC_COOKIE_DEPTH,
+					  true);
+		if (err) {
+			while (t->nlinks > before)
+				bpf_link__destroy(t->links[--t->nlinks]);
+			log_info("cycles: pid %u: no CPython USDT probes in %s: %s", t->pid,
+				 f->path, strerror(-err));
+			snprintf(s->py_missing, sizeof(s->py_missing), "%s", f->path);
+			break;
+		}
+		s->nboundary_links++;
+		log_info("cycles: pid %u: cycle boundary %s in %s", t->pid, s->spec.text, f->path);
+		break;
+	}
+	case CYC_SRC_AUTO:
+	case CYC_SRC_MARKER:
+		/* The marker lives in its library or is linked into the
+		 * program: look only there, not in every mapped file. */
+		if (!strncmp(base, "libebpf_prof_cycle", 18) || (exe && !strcmp(exe, f->path))) {
+			bool quiet = strncmp(base, "libebpf_prof_cycle", 18) != 0;
+
+			if (!attach_usdt(s, t, f->path, "ebpf_prof", "cycle_begin", EP_CYC_BEGIN,
+					 quiet) &&
+			    !attach_usdt(s, t, f->path, "ebpf_prof", "cycle_end", EP_CYC_END,
+					 quiet)) {
+				s->nboundary_links++;
+				s->marker_found = true;
+				log_info("cycles: pid %u: cycle marker in %s", t->pid, f->path);
+			}
+		}
+		break;
+	}
+	if (!is_python(f->path))
+		return;
+	/* CPython's GC, whatever defines the cycles: its time is a column.
+	 * Not before there can be cycles: enabling the probes makes every
+	 * collection trap. A marker found later attaches it then. */
+	if (s->spec.src == CYC_SRC_AUTO && !s->marker_found) {
+		if (!t->py_path)
+			t->py_path = strdup(f->path);
+		return;
+	}
+	attach_gc(s, t, f->path);
+}
+
+static void attach_gc(struct cycles_state *s, struct ctarget *t, const char *path)
+{
+	size_t before = t->nlinks;
+
+	if (!attach_usdt(s, t, path, "python", "gc__start", EP_CYC_GC_START, true) &&
+	    !attach_usdt(s, t, path, "python", "gc__done", EP_CYC_GC_DONE, true)) {
+		s->ngc_links++;
+		return;
+	}
+	while (t->nlinks > before)
+		bpf_link__destroy(t->links[--t->nlinks]);
+}
+
+static bool seen_file(struct ctarget *t, const struct ud_file *f)
+{
+	uint64_t k[2] = { f->dev, f->inode };
+
+	for (size_t i = 0; i < t->nseen; i++)
+		if (t->seen[i][0] == f->dev && t->seen[i][1] == f->inode)
+			return true;
+	push((void **)&t->seen, &t->nseen, &t->capseen, sizeof(k), k);
+	return false;
+}
+
+static void scan_target(struct cycles_state *s, struct ctarget *t)
+{
+	struct proc_maps pm = { 0 };
+	struct ud_file *files;
+	char path[128], exe[512], *buf = NULL;
+	size_t len, n;
+	ssize_t el;
+
+	snprintf(path, sizeof(path), "%s/%u/exe", s->ctx->opts->proc_root, t->pid);
+	el = readlink(path, exe, sizeof(exe) - 1);
+	exe[el > 0 ? el : 0] = '\0';
+	snprintf(path, sizeof(path), "%s/%u/maps", s->ctx->opts->proc_root, t->pid);
+	if (proc_maps_read_file(path, MAX_MAPS_BYTES, &buf, &len))
+		return; /* gone: on_exit follows */
+	if (proc_maps_parse_buf(buf, len, 1u << 20, &pm)) {
+		free(buf);
+		return;
+	}
+	free(buf);
+	files = calloc(MAX_EXEC_FILES, sizeof(*files));
+	if (files) {
+		size_t before = s->nboundary_links;
+
+		n = ud_exec_files(&pm, files, MAX_EXEC_FILES);
+		for (size_t i = 0; i < n; i++)
+			if (!seen_file(t, &files[i]))
+				scan_file(s, t, &files[i], exe[0] ? exe : NULL);
+		free(files);
+		t->bound = t->bound || s->nboundary_links > before;
+	}
+	proc_maps_free(&pm);
+	for (size_t i = 0; s->marker_found && i < s->ntg; i++)
+		if (s->tg[i].py_path && !s->tg[i].exited) {
+			attach_gc(s, &s->tg[i], s->tg[i].py_path);
+			free(s->tg[i].py_path);
+			s->tg[i].py_path = NULL;
+		}
+	/* Facts are kept from the first boundary attached: none can come
+	 * before it. */
+	if (s->nboundary_links)
+		cycle_sink_set_active(s->ctx->cycles, true);
+}
+
+static struct ctarget *find_target(struct cycles_state *s, uint32_t pid)
+{
+	for (size_t i = 0; i < s->ntg; i++)
+		if (s->tg[i].pid == pid)
+			return &s->tg[i];
+	return NULL;
+}
+
+static int cm_add_target(void *state, uint32_t pid)
+{
+	struct cycles_state *s = state;
+	struct ctarget t = { .pid = pid };
+
+	if (!s->ntg && !s->main_pid) {
+		cycle_sink_set_main_pid(s->ctx->cycles, pid);
+		s->main_pid = pid;
+	}
+	if (!s->skel || find_target(s, pid))
+		return 0;
+	return push((void **)&s->tg, &s->ntg, &s->captg, sizeof(t), &t);
+}
+
+static int cm_attach(void *state)
+{
+	struct cycles_state *s = state;
+
+	if (!s->skel)
+		return 0;
+	for (size_t i = 0; i < s->ntg; i++)
+		scan_target(s, &s->tg[i]);
+	s->next_rescan = 0;
+	return 0;
+}
+
+static void gc_event(struct cycles_state *s, const struct ep_cycle_event *e)
+{
+	size_t k = 0;
+
+	while (k < s->ngc && s->gc[k].tid != e->hdr.tid)
+		k++;
+	if (e->kind == EP_CYC_GC_START) {
+		if (k == s->ngc) {
+			if (s->ngc == MAX_GC_THREADS) {
+				s->gc_unpaired++;
+				return;
+			}
+			s->ngc++;
+		}
+		s->gc[k] = (struct gc_open){ e->hdr.tid, e->hdr.ts_ns };
+		return;
+	}
+	if (k == s->ngc) {
+		s->gc_unpaired++; /* collection running at attach */
+		return;
+	}
+	struct cyc_span sp = { .start_ns = s->gc[k].start,
+			       .end_ns = e->hdr.ts_ns,
+			       .tid = e->hdr.tid,
+			       .kind = CYC_SPAN_GC,
+			       .name = "gc" };
+
+	cycle_sink_span(s->ctx->cycles, &sp);
+	s->gc[k] = s->gc[--s->ngc];
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct cycles_state *s = ctx;
+	const struct ep_cycle_event *e = data;
+	struct cycle_sink *sink = s->ctx->cycles;
+
+	if (size < sizeof(*e) || e->hdr.type != EP_EV_CYCLE) {
+		s->bad_events++;
+		return 0;
+	}
+	/* The run has ended; the target may go on (--pid, q, -d) while the
+	 * other modules stop. */
+	if (s->cutoff_ns && e->hdr.ts_ns > s->cutoff_ns) {
+		s->after_end++;
+		return 0;
+	}
+	switch (e->kind) {
+	case EP_CYC_BEGIN:
+		cycle_sink_begin(sink, e->hdr.ts_ns, e->hdr.tid);
+		break;
+	case EP_CYC_END:
+		cycle_sink_end(sink, e->hdr.ts_ns, e->hdr.tid);
+		break;
+	case EP_CYC_ENTRY:
+		cycle_sink_entry(sink, e->hdr.ts_ns, e->hdr.tid);
+		break;
+	case EP_CYC_GC_START:
+	case EP_CYC_GC_DONE:
+		gc_event(s, e);
+		break;
+	default:
+		s->bad_events++;
+	}
+	return 0;
+}
+
+/* The cycle strip and running figures of the live view. */
+static void update_live(struct cycles_state *s)
+{
+	struct live_metrics *l = s->ctx->live;
+	const struct cycle_table *t = cycle_sink_table(s->ctx->cycles);
+	const struct cycle_closed *c;
+	size_t n;
+
+	c = cycle_sink_take_closed(s->ctx->cycles, &n);
+	if (!l)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		double ms = (double)(c[i].end_ns - c[i].start_ns) / 1e6;
+		size_t k = l->ncycles < LIVE_MAX_CYCLES ? l->ncycles++ : LIVE_MAX_CYCLES - 1;
+
+		if (k == LIVE_MAX_CYCLES - 1 && l->ncycles == LIVE_MAX_CYCLES) {
+			memmove(l->cycle_ms, l->cycle_ms + 1, k * sizeof(*l->cycle_ms));
+			memmove(l->cycle_start_ns, l->cycle_start_ns + 1,
+				k * sizeof(*l->cycle_start_ns));
+			memmove(l->cycle_part, l->cycle_part + 1, k * sizeof(*l->cycle_part));
+		}
+		l->cycle_ms[k] = ms;
+		l->cycle_start_ns[k] = c[i].start_ns;
+		for (int p = 0; p < LIVE_CYC_PARTS; p++)
+			l->cycle_part[k][p] = NAN;
+		l->cycle_no = (int64_t)c[i].no;
+		hist_add(&s->walls, c[i].end_ns - c[i].start_ns);
+		if (s->max_no < 0 || ms > s->max_ms) {
+			s->max_ms = ms;
+			s->max_no = (int64_t)c[i].no;
+		}
+	}
+	if (n) {
+		l->cycle_p50_ms = (double)hist_quantile(&s->walls, 0.5) / 1e6;
+		l->cycle_p95_ms = (double)hist_quantile(&s->walls, 0.95) / 1e6;
+		l->cycle_max_ms = s->max_ms;
+		l->cycle_max_no = s->max_no;
+	}
+	for (; t && s->live_rows < t->n; s->live_rows++) {
+		const struct cycle_row *r = &t->rows[s->live_rows];
+		double w = r->wall_ns ? (double)r->wall_ns : 1, off = 0;
+
+		for (int k = 0; k < CYC_OFF_REASONS; k++)
+			off += (double)r->part_off_cpu_ns[k];
+		for (size_t k = 0; k < l->ncycles && k < LIVE_MAX_CYCLES; k++) {
+			if (l->cycle_start_ns[k] != r->start_ns)
+				continue;
+			l->cycle_part[k][LIVE_CYC_INFER] = (double)r->part_inference_ns / w;
+			l->cycle_part[k][LIVE_CYC_SQL] = (double)r->part_sql_ns / w;
+			l->cycle_part[k][LIVE_CYC_OFFCPU] = off / w;
+			l->cycle_part[k][LIVE_CYC_PROBE] =
+				(double)(r->part_probe_ns + r->part_gc_ns) / w;
+			l->cycle_part[k][LIVE_CYC_OTHER] = (double)r->other_ns / w;
+			break;
+		}
+	}
+}
+
+static int cm_poll(void *state, uint64_t now)
+{
+	struct cycles_state *s = state;
+	int err = 0;
+
+	if (s->stopped || !s->ctx->cycles)
+		return 0;
+	if (s->rb)
+		err = ring_buffer__consume(s->rb);
+	if (s->skel && now >= s->next_rescan) {
+		for (size_t i = 0; i < s->ntg; i++)
+			if (!s->tg[i].exited && !(s->tg[i].bound && !s->tg[i].py_path))
+				scan_target(s, &s->tg[i]);
+		s->next_rescan = now + RESCAN_PERIOD_NS;
+	}
+	/* Every ring (the sampler's included) was drained completely at least
+	 * once after the previous poll: events stamped before it are all in.
+	 * `now` is not such a mark: the recorder may have stalled (symbol
+	 * loading) with events still queued. */
+	if (s->prev_poll && cycle_sink_flush(s->ctx->cycles, s->prev_poll, false) < 0)
+		err = -ENOMEM;
+	s->prev_poll = now;
+	update_live(s);
+	return err < 0 ? err : 0;
+}
+
+static void destroy_links(struct ctarget *t)
+{
+	for (size_t i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	t->nlinks = 0;
+}
+
+static void cm_on_exit(void *state, uint32_t pid, uint64_t ts)
+{
+	struct cycles_state *s = state;
+	struct ctarget *t = find_target(s, pid);
+
+	(void)ts;
+	if (!t)
+		return;
+	if (s->rb)
+		ring_buffer__consume(s->rb);
+	t->exited = true;
+	destroy_links(t);
+}
+
+static void read_drops(struct cycles_state *s)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd;
+	uint64_t *v;
+
+	if (ncpu <= 0 || !(v = calloc((size_t)ncpu, sizeof(*v))))
+		return;
+	fd = bpf_map__fd(s->skel->maps.cycle_drops);
+	for (uint32_t r = 0; r < EP_CYC_DROP__COUNT; r++) {
+		if (bpf_map_lookup_elem(fd, &r, v))
+			continue;
+		s->drops[r] = 0;
+		for (int c = 0; c < ncpu; c++)
+			s->drops[r] += v[c];
+	}
+	free(v);
+}
+
+static void cm_stop(void *state)
+{
+	struct cycles_state *s = state;
+	const struct cycle_sink_stats *st;
+	uint64_t end = s->ctx->ri && s->ctx->ri->end_mono_ns ? s->ctx->ri->end_mono_ns : 0;
+
+	if (s->stopped || !s->ctx->cycles)
+		return;
+	s->stopped = true;
+	if (!end) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		end = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
+	/* The modules before this one took their time to stop while the
+	 * target ran on: what it did after the end is not in the run. */
+	s->cutoff_ns = end;
+	for (size_t i = 0; i < s->ntg; i++)
+		destroy_links(&s->tg[i]);
+	if (s->rb)
+		ring_buffer__consume(s->rb);
+	if (s->skel)
+		read_drops(s);
+	/* The other modules stopped before this one (modules[] order) and
+	 * have handed over everything they drained. */
+	if (cycle_sink_flush(s->ctx->cycles, end, true) < 0)
+		log_warn("cycles: out of memory while attributing the last cycles");
+	update_live(s);
+	st = cycle_sink_stats(s->ctx->cycles);
+	if (s->spec.src == CYC_SRC_PY && !s->nboundary_links && s->py_missing[0])
+		log_warn("cycles: --cycle%s %s: %s has no CPython USDT probes (built without "
+			 "--with-dtrace; Debian's /usr/bin/python3 has them); the whole run is one "
+			 "cycle",
+			 s->spec.every ? "-every" : "", s->spec.text, s->py_missing);
+	else if (s->spec.src != CYC_SRC_AUTO && !s->nboundary_links)
+		log_warn("cycles: --cycle%s %s was never attached (no traced process "
+			 "mapped it); "
+			 "the whole run is one cycle",
+			 s->spec.every ? "-every" : "", s->spec.text);
+	else if (s->spec.src == CYC_SRC_PY && s->spec.every && !st->attributed)
+		log_warn("cycles: --cycle-every %s: no call seen; CPython 3.11 fires no "
+			 "function__entry for calls from Python code (CPython gh-98894): use "
+			 "--cycle "
+			 "%s (cycles between returns) or the cycle marker",
+			 s->spec.text, s->spec.text);
+	else if (s->nboundary_links && !st->attributed)
+		log_warn("cycles: %s attached but no cycle was seen; the whole run is one cycle",
+			 s->spec.src == CYC_SRC_AUTO ? "the cycle marker" : s->spec.text);
+	if (st->dropped_cycles)
+		log_warn("cycles: %" PRIu64
+			 " cycle(s) after the first %d were counted, not kept: a "
+			 "function called that often is an inner step, not the experiment's loop "
+			 "(choose an outer one)",
+			 st->dropped_cycles, CYCLE_MAX_ROWS);
+	if (st->chained)
+		log_warn("cycles: %s: this CPython fired function__return but not function__entry "
+			 "(3.11, CPython gh-98894): %" PRIu64
+			 " cycle(s) run from one return to the "
+			 "next, the first call is not a cycle",
+			 s->spec.text, st->chained);
+	log_info("cycles: %" PRIu64 " closed, %" PRIu64 " unmatched ends, facts: peak %zu held, "
+		 "%" PRIu64 " late, %" PRIu64 " dropped",
+		 st->closed, st->unmatched_ends, st->peak_held_facts, st->late_facts,
+		 st->dropped_facts);
+}
+
+/* Throttled share per cycle from the episodes the sysmon module found at
+ * the end of the run (the detector needs the whole timeline). */
+static void fill_throttling(struct cycle_table *t, const cJSON *root)
+{
+	const cJSON *tm = cJSON_GetObjectItemCaseSensitive(root, "time"), *p;
+	const cJSON *eps = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(root, "throttling"), "episodes");
+	double t0, a, b;
+
+	if (!cycles_json_number(cJSON_GetObjectItemCaseSensitive(tm, "start_monotonic_ns"), &t0) ||
+	    !cJSON_IsArray(eps))
+		return;
+	for (size_t i = 0; i < t->n; i++) {
+		struct cycle_row *r = &t->rows[i];
+		uint64_t thr = 0, last = r->start_ns;
+
+		/* Episodes are sorted and disjoint in the report. */
+		cJSON_ArrayForEach(p, eps) {
+			uint64_t s0, s1;
+
+			if (!cycles_json_number(cJSON_GetObjectItemCaseSensitive(p, "start_s"),
+						&a) ||
+			    !cycles_json_number(cJSON_GetObjectItemCaseSensitive(p, "end_s"), &b) ||
+			    b < a || b > 1e9)
+				continue;
+			s0 = (uint64_t)t0 + (uint64_t)(a * 1e9);
+			s1 = (uint64_t)t0 + (uint64_t)(b * 1e9);
+			if (s0 < last)
+				s0 = last;
+			if (s1 > r->end_ns)
+				s1 = r->end_ns;
+			if (s1 > s0) {
+				thr += s1 - s0;
+				last = s1;
+			}
+		}
+		if (r->wall_ns && (thr || r->has_freq))
+			r->throttled_share = (double)thr / (double)r->wall_ns;
+	}
+}
+
+/* Each cycle as an async slice (b/e with the cycle index as id): a
+ * --cycle-every cycle does not nest with the spans on its thread, and
+ * cycles of different threads overlap, so they get their own track. */
+static int cm_trace(void *state, FILE *out, bool *first)
+{
+	struct cycles_state *s = state;
+	const struct cycle_table *t = cycle_sink_table(s->ctx->cycles);
+
+	for (size_t i = 0; t && i < t->n; i++) {
+		const struct cycle_row *r = &t->rows[i];
+		uint64_t off = 0;
+
+		for (int k = 0; k < CYC_OFF_REASONS; k++)
+			off += r->part_off_cpu_ns[k];
+		fprintf(out,
+			"%s{\"name\":\"cycle %u\",\"cat\":\"cycle\",\"ph\":\"b\",\"id\":%u,"
+			"\"ts\":%" PRIu64 ".%03u,\"pid\":%u,\"tid\":%u,\"args\":{\"wall_ms\":%.3f,"
+			"\"inference_ms\":%.3f,\"sql_ms\":%.3f,\"off_cpu_ms\":%.3f,\"gc_ms\":%.3f,"
+			"\"other_ms\":%.3f,\"truncated\":%s}}\n",
+			*first ? "" : ",", r->index, r->index, r->start_ns / 1000,
+			(unsigned)(r->start_ns % 1000), s->main_pid, r->tid, r->wall_ns / 1e6,
+			r->part_inference_ns / 1e6, r->part_sql_ns / 1e6, off / 1e6,
+			r->part_gc_ns / 1e6, r->other_ns / 1e6, r->truncated ? "true" : "false");
+		*first = false;
+		fprintf(out,
+			",{\"name\":\"cycle %u\",\"cat\":\"cycle\",\"ph\":\"e\",\"id\":%u,"
+			"\"ts\":%" PRIu64 ".%03u,\"pid\":%u,\"tid\":%u}\n",
+			r->index, r->index, r->end_ns / 1000, (unsigned)(r->end_ns % 1000),
+			s->main_pid, r->tid);
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+static bool cm_has_trace(void *state)
+{
+	struct cycles_state *s = state;
+	const struct cycle_table *t = cycle_sink_table(s->ctx->cycles);
+
+	return t && t->n;
 }
 
 static int cm_write_files(void *state, struct output_dir *od)
@@ -57,10 +815,50 @@ static int write_csv(FILE *f, void *t)
 	return export_cycles_csv(f, t);
 }
 
+static int add_meta(struct cycles_state *s, cJSON *root)
+{
+	const struct cycle_sink_stats *st =
+		s->ctx->cycles ? cycle_sink_stats(s->ctx->cycles) : NULL;
+	cJSON *m = cJSON_AddObjectToObject(root, "cycles_meta"), *d;
+	const char *src = "none";
+
+	if (!m)
+		return -ENOMEM;
+	if (s->table.n && !s->table.whole_run)
+		src = s->spec.src == CYC_SRC_AUTO || s->spec.src == CYC_SRC_MARKER ? "marker"
+		      : s->spec.every						   ? "cycle-every"
+										   : "cycle";
+	if (!cJSON_AddStringToObject(m, "boundaries", src) ||
+	    (s->spec.text && !cJSON_AddStringToObject(m, "spec", s->spec.text)) ||
+	    !cJSON_AddNumberToObject(m, "lag_ms", CYCLE_LAG_NS / 1e6) ||
+	    !cJSON_AddNumberToObject(m, "unmatched_ends", st ? (double)st->unmatched_ends : 0) ||
+	    !cJSON_AddNumberToObject(m, "return_to_return", st ? (double)st->chained : 0) ||
+	    !cJSON_AddNumberToObject(m, "gc_unpaired", (double)s->gc_unpaired) ||
+	    !cJSON_AddNumberToObject(m, "peak_held_facts", st ? (double)st->peak_held_facts : 0))
+		return -ENOMEM;
+	d = cJSON_AddObjectToObject(m, "dropped");
+	if (!d ||
+	    !cJSON_AddNumberToObject(d, "ringbuf_full",
+				     (double)s->drops[EP_CYC_DROP_RINGBUF_FULL]) ||
+	    !cJSON_AddNumberToObject(d, "depth_map_full",
+				     (double)s->drops[EP_CYC_DROP_DEPTH_MAP_FULL]) ||
+	    !cJSON_AddNumberToObject(d, "late_facts", st ? (double)st->late_facts : 0) ||
+	    !cJSON_AddNumberToObject(d, "over_cap_facts", st ? (double)st->dropped_facts : 0) ||
+	    !cJSON_AddNumberToObject(d, "names", st ? (double)st->dropped_names : 0) ||
+	    !cJSON_AddNumberToObject(d, "cycles_over_cap", st ? (double)st->dropped_cycles : 0) ||
+	    !cJSON_AddNumberToObject(d, "reordered_entries", st ? (double)st->reordered : 0) ||
+	    !cJSON_AddNumberToObject(d, "bad_events", (double)s->bad_events) ||
+	    !cJSON_AddNumberToObject(m, "boundaries_after_end", (double)s->after_end))
+		return -ENOMEM;
+	return 0;
+}
+
 static int cm_report(void *state, cJSON *root)
 {
 	struct cycles_state *s = state;
 	char err[128];
+	int e;
+
 	if (s->ctx->prof) {
 		cJSON *fl = flame_to_json(s->ctx->prof, FLAME_MAX_STACKS);
 		if (!fl || !cJSON_AddItemToObject(root, "flame", fl)) {
@@ -68,11 +866,16 @@ static int cm_report(void *state, cJSON *root)
 			return -ENOMEM;
 		}
 	}
-	int e = cycles_whole_run_from_report(root, &s->table, err, sizeof(err));
-	if (e) {
-		/* Not fatal: report.json is written without cycles. */
-		log_warn("cycles: no per-cycle table: %s", err);
-		return e == -ENOMEM ? e : 0;
+	if (s->ctx->cycles && cycle_sink_table(s->ctx->cycles)->n) {
+		cycle_sink_take_table(s->ctx->cycles, &s->table);
+		fill_throttling(&s->table, root);
+	} else {
+		e = cycles_whole_run_from_report(root, &s->table, err, sizeof(err));
+		if (e) {
+			/* Not fatal: report.json is written without cycles. */
+			log_warn("cycles: no per-cycle table: %s", err);
+			return e == -ENOMEM ? e : 0;
+		}
 	}
 	struct findings_cfg cfg;
 	struct findings_ctx fctx = { 0 };
@@ -103,6 +906,9 @@ static int cm_report(void *state, cJSON *root)
 		cJSON_Delete(fj);
 		return -ENOMEM;
 	}
+	e = add_meta(s, root);
+	if (e)
+		return e;
 	s->have = true;
 	/* report.json is the last file and the only hook that sees the whole
 	 * report: the HTML (which embeds it) is written from here. A failure
@@ -117,6 +923,7 @@ static int cm_report(void *state, cJSON *root)
 static void cm_summary(void *state, FILE *out)
 {
 	struct cycles_state *s = state;
+
 	if (s->have)
 		cycles_print_summary(out, &s->table, &s->findings, 3);
 }
@@ -124,8 +931,19 @@ static void cm_summary(void *state, FILE *out)
 static void cm_close(void *state)
 {
 	struct cycles_state *s = state;
+
 	if (!s)
 		return;
+	for (size_t i = 0; i < s->ntg; i++) {
+		destroy_links(&s->tg[i]);
+		free(s->tg[i].links);
+		free(s->tg[i].seen);
+		free(s->tg[i].py_path);
+	}
+	free(s->tg);
+	ring_buffer__free(s->rb);
+	cycles_bpf__destroy(s->skel);
+	cycle_spec_free(&s->spec);
 	cycle_table_free(&s->table);
 	findings_free(&s->findings);
 	free(s);
@@ -134,7 +952,14 @@ static void cm_close(void *state)
 const struct rec_module cycles_rec_module = {
 	.name = "cycles",
 	.open = cm_open,
+	.add_target = cm_add_target,
+	.attach = cm_attach,
+	.poll = cm_poll,
+	.on_exit = cm_on_exit,
+	.stop = cm_stop,
 	.write_files = cm_write_files,
+	.trace_events = cm_trace,
+	.has_trace = cm_has_trace,
 	.report_json = cm_report,
 	.summary = cm_summary,
 	.close = cm_close,

@@ -7,6 +7,94 @@ static double msd(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
+#include <stdlib.h>
+
+typedef uint64_t (*part_fn)(const struct cycle_row *r);
+
+static uint64_t p_wall(const struct cycle_row *r)
+{
+	return r->wall_ns;
+}
+static uint64_t p_inf(const struct cycle_row *r)
+{
+	return r->part_inference_ns;
+}
+static uint64_t p_sql(const struct cycle_row *r)
+{
+	return r->part_sql_ns;
+}
+static uint64_t p_gc(const struct cycle_row *r)
+{
+	return r->part_gc_ns;
+}
+static uint64_t p_probe(const struct cycle_row *r)
+{
+	return r->part_probe_ns;
+}
+static uint64_t p_off(const struct cycle_row *r)
+{
+	uint64_t s = 0;
+
+	for (int k = 0; k < CYC_OFF_REASONS; k++)
+		s += r->part_off_cpu_ns[k];
+	return s;
+}
+static uint64_t p_other(const struct cycle_row *r)
+{
+	return r->other_ns;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest rank, as cycles_wall_percentile. */
+static uint64_t rank(const uint64_t *sorted, size_t n, double pct)
+{
+	size_t r = (size_t)(pct / 100.0 * (double)n + 0.999999);
+
+	return sorted[(r ? r : 1) - 1];
+}
+
+/* Where the time of a typical, a p95 and the slowest cycle goes: the
+ * partition (breakdown) per part, the parts that are zero everywhere left
+ * out. Percentiles are per part, so the column does not add up. */
+static void print_parts(FILE *out, const struct cycle_table *t, const struct cycle_row *slow)
+{
+	static const struct {
+		const char *name;
+		part_fn f;
+	} parts[] = { { "wall", p_wall },
+		      { "inference", p_inf },
+		      { "SQL", p_sql },
+		      { "GC", p_gc },
+		      { "other probes", p_probe },
+		      { "off-CPU", p_off },
+		      { "unattributed", p_other } };
+	uint64_t *v = malloc(t->n * sizeof(*v));
+
+	if (!v)
+		return;
+	fprintf(out, "  %-14s %10s %10s %10s\n", "", "median", "p95", "slowest");
+	for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++) {
+		uint64_t any = 0;
+
+		for (size_t i = 0; i < t->n; i++) {
+			v[i] = parts[k].f(&t->rows[i]);
+			any |= v[i];
+		}
+		if (!any && k)
+			continue;
+		qsort(v, t->n, sizeof(*v), cmp_u64);
+		fprintf(out, "  %-14s %7.1f ms %7.1f ms %7.1f ms\n", parts[k].name,
+			msd(rank(v, t->n, 50)), msd(rank(v, t->n, 95)), msd(parts[k].f(slow)));
+	}
+	free(v);
+}
+
 void cycles_print_summary(FILE *out, const struct cycle_table *t, const struct findings *f,
 			  size_t max_findings)
 {
@@ -24,6 +112,8 @@ void cycles_print_summary(FILE *out, const struct cycle_table *t, const struct f
 			t->n, t->whole_run ? " (whole run, no cycles defined)" : "",
 			msd(cycles_wall_percentile(t, 50)), msd(cycles_wall_percentile(t, 95)),
 			msd(total) / (double)t->n, slow->index, msd(slow->wall_ns));
+		if (!t->whole_run && t->n >= 2)
+			print_parts(out, t, slow);
 	}
 	if (!f || !f->n)
 		return;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,11 +80,20 @@ int export_cycles_csv(FILE *f, const struct cycle_table *t)
 		else
 			fputs(",,", f);
 		fprintf(f, ",%.2f", r->throttled_share * 100);
-		if (r->has_gpu)
-			fprintf(f, ",%.1f,%.1f,%.1f,%.3f", r->gpu_load_pct, r->gpu_power_mw,
-				r->gpu_temp_c, r->gpu_energy_mj);
-		else
+		if (r->has_gpu) {
+			/* A board may lack one of the three (no GPU rail or
+			 * zone): NaN, an empty cell like any unknown. */
+			const double g[4] = { r->gpu_load_pct, r->gpu_power_mw, r->gpu_temp_c,
+					      r->gpu_energy_mj };
+
+			for (int k = 0; k < 4; k++)
+				if (isnan(g[k]))
+					fputc(',', f);
+				else
+					fprintf(f, k == 3 ? ",%.3f" : ",%.1f", g[k]);
+		} else {
 			fputs(",,,,", f);
+		}
 		fputc(',', f);
 		if (r->n_top) {
 			/* name:samples pairs, ';'-separated, in one quoted cell. */

@@ -185,9 +185,13 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Median (lower middle for even counts); 0 for an empty table. */
-static int median_of(const struct cycle_table *t, row_get g, uint64_t *med)
+/* Median (lower middle for even counts); 0 for an empty table. complete:
+ * over the cycles that are not truncated (their wall time is a cut, not a
+ * cycle time), unless all are. */
+static int median_sel(const struct cycle_table *t, row_get g, bool complete, uint64_t *med)
 {
+	size_t n = 0;
+
 	*med = 0;
 	if (!t->n)
 		return 0;
@@ -195,12 +199,17 @@ static int median_of(const struct cycle_table *t, row_get g, uint64_t *med)
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->n; i++)
-		v[i] = g(&t->rows[i]);
-	qsort(v, t->n, sizeof(*v), cmp_u64);
-	*med = v[(t->n - 1) / 2];
+		if (!complete || !t->rows[i].truncated)
+			v[n++] = g(&t->rows[i]);
+	if (!n)
+		for (size_t i = 0; i < t->n; i++)
+			v[n++] = g(&t->rows[i]);
+	qsort(v, n, sizeof(*v), cmp_u64);
+	*med = v[(n - 1) / 2];
 	free(v);
 	return 0;
 }
+
 
 static uint64_t g_wall(const struct cycle_row *r)
 {
@@ -404,12 +413,12 @@ static void rule_slow(struct flist *fl, const struct cycle_table *t, const struc
 	if (t->n < cfg->slow_min_cycles || t->n < 2)
 		return;
 	uint64_t med, cmed[NCOMP];
-	if (median_of(t, g_wall, &med)) {
+	if (median_sel(t, g_wall, true, &med)) {
 		fl->err = -ENOMEM;
 		return;
 	}
 	for (size_t k = 0; k < NCOMP; k++)
-		if (median_of(t, comps[k].g, &cmed[k])) {
+		if (median_sel(t, comps[k].g, true, &cmed[k])) {
 			fl->err = -ENOMEM;
 			return;
 		}
@@ -422,7 +431,10 @@ static void rule_slow(struct flist *fl, const struct cycle_table *t, const struc
 	}
 	n = 0;
 	for (size_t i = 0; i < t->n; i++)
-		if (med && (double)t->rows[i].wall_ns > cfg->slow_factor * (double)med)
+		/* A truncated cycle's end is the run's end or a missed return:
+		 * its wall time is not a cycle time. */
+		if (med && !t->rows[i].truncated &&
+		    (double)t->rows[i].wall_ns > cfg->slow_factor * (double)med)
 			c[n++] = t->rows[i].index;
 	if (!n) {
 		free(c);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Runs the Jetson sysfs sampler as a recording module. */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cycle_sink.h"
 #include "jetson.h"
 #include "jetson_module.h"
 #include "log.h"
@@ -20,6 +22,7 @@ struct jetson_mod {
 	pthread_mutex_t lock;
 	bool fresh;
 	double gpu_load_pct, gpu_power_w, gpu_temp_c;
+	uint64_t ts_ns; /* of the snapshot the figures come from */
 	int throttled;
 };
 
@@ -64,6 +67,7 @@ static void jm_live(struct jetson_mod *m, const struct jetson_snapshot *snap, si
 	m->gpu_load_pct = load;
 	m->gpu_power_w = w;
 	m->gpu_temp_c = t;
+	m->ts_ns = snap->mono_ns;
 	m->throttled = nsig ? 1 : 0;
 	m->fresh = true;
 	pthread_mutex_unlock(&m->lock);
@@ -84,6 +88,13 @@ static int jm_poll(void *state, uint64_t now)
 		l->gpu_temp_c = m->gpu_temp_c;
 		l->throttled = m->throttled;
 		m->fresh = false;
+		/* Per-cycle GPU means: the sink is the recorder thread's. */
+		if (!isnan(m->gpu_load_pct) || !isnan(m->gpu_power_w) || !isnan(m->gpu_temp_c)) {
+			struct cyc_gpu_sample g = { m->ts_ns, m->gpu_load_pct,
+						    m->gpu_power_w * 1000.0, m->gpu_temp_c };
+
+			cycle_sink_gpu(m->ctx->cycles, &g);
+		}
 	}
 	pthread_mutex_unlock(&m->lock);
 	return 0;
@@ -97,7 +108,7 @@ static void jm_on_sample(void *ctx, const struct jetson_snapshot *snap,
 
 	if (m->ctx->throttle)
 		throttle_feed_push(m->ctx->throttle, snap->mono_ns, sig, nsig);
-	if (m->ctx->live && (m->ctx->opts->top || m->ctx->opts->nalerts))
+	if (m->ctx->live && (m->ctx->opts->top || m->ctx->opts->nalerts || m->ctx->cycles))
 		jm_live(m, snap, nsig);
 }
 

@@ -144,6 +144,21 @@ int probe_stats_set_probe(struct probe_stats *st, uint32_t id, const struct prob
 /* Feeds one record from the ring (struct ep_span or ep_span_sql). Returns
  * 0, or -EINVAL for a malformed record (counted, not fatal). */
 int probe_stats_add_event(struct probe_stats *st, const void *data, size_t size);
+/* Statement index (probe_stats_sql) of the event probe_stats_add_event
+ * accepted last, or -1. */
+int32_t probe_stats_last_sql(const struct probe_stats *st);
+/* Hands the event probe_stats_add_event just accepted to the cycle facts
+ * sink (probes_cycles.c); sink may be NULL. */
+struct cycle_sink;
+struct cyc_span;
+void probes_cycle_fact(const struct probe_stats *st, const void *data, size_t size,
+		       struct cycle_sink *sink);
+/* The same fact, built but not handed over (the probes module builds it on
+ * its drain thread and hands it over on the recorder thread, the sink not
+ * being thread-safe). false: the event is no cycle fact. Its strings live
+ * as long as st. */
+bool probes_cycle_span(const struct probe_stats *st, const void *data, size_t size,
+		       struct cyc_span *out);
 /* A call still open at the end of the run. */
 void probe_stats_add_open(struct probe_stats *st, uint32_t pid, uint32_t tid, uint32_t probe_id,
 			  uint64_t start_ns, uint64_t end_ns);

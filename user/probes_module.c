@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cycle_sink.h"
 #include "log.h"
 #include "probes.h"
 #include "top_live.h"
@@ -122,6 +123,9 @@ struct probes_mod {
 		size_t req;
 	} *pending, *spare;
 	size_t npending, cappending, capspare;
+	/* Cycle facts built on the drain thread (queue_cycle_fact). */
+	struct cyc_span *cyc, *cycspare;
+	size_t ncyc, capcyc, capcycspare;
 	uint64_t bus_lost;
 	int nice_err; /* drain thread: setpriority's errno, read after the join */
 	size_t nattached;
@@ -504,6 +508,19 @@ static void queue_bus_span(struct probes_mod *m, const struct ep_span *sp, size_
 		m->bus_lost++;
 }
 
+/* Cycle facts go the same way as bus spans: the sink belongs to the
+ * recorder thread. Same bound, same reason. */
+static void queue_cycle_fact(struct probes_mod *m, const void *data, size_t size)
+{
+	struct cyc_span c;
+
+	if (!probes_cycle_span(m->st, data, size, &c))
+		return;
+	if (m->ncyc >= MAX_PENDING_BUS_SPANS ||
+	    push((void **)&m->cyc, &m->ncyc, &m->capcyc, sizeof(c), &c))
+		m->bus_lost++;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct probes_mod *m = ctx;
@@ -523,6 +540,8 @@ static int on_event(void *ctx, void *data, size_t size)
 
 		if (sp->probe_id < EP_PROBE_MAX && m->id_req[sp->probe_id] >= 0)
 			queue_bus_span(m, sp, (size_t)m->id_req[sp->probe_id]);
+		if (m->ctx->cycles)
+			queue_cycle_fact(m, data, size);
 		if (!probe_stats_knows_thread(m->st, h->tid))
 			thread_name(m, h->pid, h->tid);
 	}
@@ -535,7 +554,8 @@ static int on_event(void *ctx, void *data, size_t size)
 static void deliver_bus_spans(struct probes_mod *m)
 {
 	struct bus_span *b;
-	size_t n, cap;
+	struct cyc_span *c;
+	size_t n, cap, nc, capc;
 
 	pthread_mutex_lock(&m->lock);
 	b = m->pending;
@@ -546,12 +566,24 @@ static void deliver_bus_spans(struct probes_mod *m)
 	m->npending = 0;
 	m->spare = NULL;
 	m->capspare = 0;
+	c = m->cyc;
+	nc = m->ncyc;
+	capc = m->capcyc;
+	m->cyc = m->cycspare;
+	m->capcyc = m->capcycspare;
+	m->ncyc = 0;
+	m->cycspare = NULL;
+	m->capcycspare = 0;
 	pthread_mutex_unlock(&m->lock);
 	for (size_t i = 0; i < n; i++)
 		probe_bus_deliver(m->ctx->probe_bus, b[i].req, &b[i].ev);
+	for (size_t i = 0; i < nc; i++)
+		cycle_sink_span(m->ctx->cycles, &c[i]);
 	pthread_mutex_lock(&m->lock);
 	m->spare = b;
 	m->capspare = cap;
+	m->cycspare = c;
+	m->capcycspare = capc;
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -1064,6 +1096,8 @@ static void pm_close(void *state)
 	free(m->id_req);
 	free(m->pending);
 	free(m->spare);
+	free(m->cyc);
+	free(m->cycspare);
 	probe_stats_free(m->st);
 	probe_specs_free(&m->specs);
 	if (m->lock_ok)

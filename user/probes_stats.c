@@ -59,6 +59,7 @@ struct probe_stats {
 	uint64_t bad_events;
 	uint64_t module_lost; /* spans another module's queue could not take */
 	uint64_t tokens, tok_first_ns, tok_last_ns;
+	int32_t last_sql; /* statement of the last event added, -1 (cycle facts) */
 
 	char **nf; /* "probe\0reason" pairs as two strings each */
 	size_t nnf;
@@ -92,6 +93,7 @@ struct probe_stats *probe_stats_new(size_t max_trace_spans, size_t max_sql)
 	st->max_spans = max_trace_spans;
 	st->max_sql = max_sql ? max_sql : 1;
 	st->other_sql = -1;
+	st->last_sql = -1;
 	hashmap_init(&st->sql_idx);
 	hashmap_init(&st->stmt_idx);
 	hashmap_init(&st->thread_idx);
@@ -493,10 +495,16 @@ int probe_stats_add_event(struct probe_stats *st, const void *data, size_t size)
 		}
 	}
 	keep_span(st, sp, sql_idx, false);
+	st->last_sql = sql_idx;
 	return 0;
 bad:
 	st->bad_events++;
 	return -EINVAL;
+}
+
+int32_t probe_stats_last_sql(const struct probe_stats *st)
+{
+	return st->last_sql;
 }
 
 void probe_stats_add_open(struct probe_stats *st, uint32_t pid, uint32_t tid, uint32_t probe_id,

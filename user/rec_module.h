@@ -31,6 +31,7 @@ struct throttle_feed;
 struct profile;
 struct live_metrics;
 struct probe_bus;
+struct cycle_sink;
 
 struct rec_ctx {
 	const struct cli_opts *opts;
@@ -49,6 +50,10 @@ struct rec_ctx {
 	/* Latest figures for the live view and alerts (top_live.h): modules
 	 * write their fields from poll; unknown ones stay unknown. */
 	struct live_metrics *live;
+	/* Per-cycle facts (cycle_sink.h): modules hand over timestamped facts
+	 * (spans, off-CPU intervals, RSS, ...) from poll/stop with the
+	 * cycle_sink_* functions, which accept NULL (cycles off). */
+	struct cycle_sink *cycles;
 	/* Set by a module (the live view's q) to end the run through the
 	 * normal stop path, as a signal would. */
 	bool *stop_requested;

@@ -27,6 +27,7 @@
 #include "rec_module.h"
 #include "profile.h"
 #include "report.h"
+#include "cycle_sink.h"
 #include "sampler.h"
 #include "sched_view.h"
 #include "symbolize.h"
@@ -369,8 +370,18 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 		}
 		r->frames[depth++] = (uint32_t)r->unavailable_frame;
 	}
-	return profile_add_sample(&r->prof, (uint32_t)thread, s->hdr.ts_ns, r->frames, depth,
-				  nkernel, !(s->flags & EP_SAMPLE_F_USER_MODE));
+	int err = profile_add_sample(&r->prof, (uint32_t)thread, s->hdr.ts_ns, r->frames, depth,
+				     nkernel, !(s->flags & EP_SAMPLE_F_USER_MODE));
+
+	/* Per-cycle top functions: the innermost user frame (the user's
+	 * code), the kernel leaf for kernel-only stacks. */
+	if (!err && r->mctx.cycles) {
+		uint32_t leaf = r->frames[depth > nkernel ? depth - nkernel - 1 : depth - 1];
+
+		cycle_sink_sample(r->mctx.cycles, s->hdr.ts_ns, s->hdr.tid,
+				  r->prof.frames[leaf].name);
+	}
+	return err;
 }
 
 static int on_event(void *ctx, const void *data, size_t size)
@@ -894,6 +905,9 @@ int record_main(const struct cli_opts *o)
 	live_metrics_init(&r.live);
 	r.mctx.live = &r.live;
 	r.mctx.stop_requested = &r.stop_requested;
+	r.mctx.cycles = cycles_sink_new(o, r.prof.period_ns);
+	if (!r.mctx.cycles)
+		log_warn("cycles: out of memory: no per-cycle table");
 	if (throttle_feed_new(&r.mctx.throttle) || probe_bus_new(&r.mctx.probe_bus)) {
 		log_error("out of memory");
 		goto out;
@@ -1060,6 +1074,7 @@ out:
 	throttle_feed_free(r.mctx.throttle);
 	/* After the modules' close: the probes module points into it. */
 	probe_bus_free(r.mctx.probe_bus);
+	cycle_sink_free(r.mctx.cycles);
 	free((void *)r.ri.output_files);
 	/* After the symbolizer: its Dwfl sessions were attached with the
 	 * unwinder's callbacks and ELF header. */

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cycle_sink.h"
 #include "log.h"
 #include "proc_info.h"
 #include "report.h"
@@ -135,6 +136,9 @@ static int on_event(void *ctx, void *data, size_t size)
 	}
 	m->st.episodes++;
 	m->st.episode_ns += e->dur_ns;
+	/* hdr.ts_ns is the switch-in. */
+	cycle_sink_offcpu(m->ctx->cycles, e->hdr.ts_ns - e->dur_ns, e->hdr.ts_ns, e->hdr.tid,
+			  e->reason);
 	return 0;
 }
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "cycle_sink.h"
 #include "log.h"
 #include "memory.h"
 #include "sysfs_seed.h"
@@ -123,6 +124,10 @@ static int on_sm_event(void *c, void *data, size_t size)
 		int64_t sz[4] = { e->v[0], e->v[1], e->v[2], e->v[3] };
 
 		mem_on_rss(&m->mem, e->ts_ns, e->pid, e->mm_id, sz, e->peak);
+		/* RSS = file + anon + shmem pages (swap is not resident). */
+		if (sz[0] >= 0 && sz[1] >= 0 && sz[3] >= 0)
+			cycle_sink_rss(m->ctx->cycles, e->pid, e->ts_ns,
+				       (uint64_t)(sz[0] + sz[1] + sz[3]));
 		break;
 	}
 	case EP_SM_OOM: {
@@ -145,6 +150,7 @@ static int on_sm_event(void *c, void *data, size_t size)
 			t->cpu = (int32_t)e->v[0];
 			t->a = e->v[1];
 		}
+		cycle_sink_freq(m->ctx->cycles, e->ts_ns, (double)e->v[1] / 1000.0);
 		break;
 	case EP_SM_FREQ_LIMITS:
 		if ((t = thermal_tl_push(&m->tl, e->ts_ns, THR_EV_FREQ_LIMITS))) {
@@ -304,6 +310,8 @@ static void sample_proc(struct sysmon *m, uint32_t pid, uint64_t now)
 	if (vm == 0 && rss == 0)
 		vm = rss = -1;
 	mem_on_proc(&m->mem, now, pid, vm, rss, hwm, fok, minf, majf);
+	if (rss > 0)
+		cycle_sink_rss(m->ctx->cycles, pid, now, (uint64_t)rss);
 }
 
 static void sample_busy(struct sysmon *m, uint64_t now)

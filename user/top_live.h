@@ -17,6 +17,16 @@
 #define LIVE_MAX_PROBES 16
 #define LIVE_MAX_CYCLES 32
 
+/* Parts of a cycle's wall time in the cycle strip (shares of the wall). */
+enum live_cyc_part {
+	LIVE_CYC_INFER,
+	LIVE_CYC_SQL,
+	LIVE_CYC_OFFCPU,
+	LIVE_CYC_PROBE, /* other probes and GC */
+	LIVE_CYC_OTHER,
+	LIVE_CYC_PARTS
+};
+
 /* Whose drop counters: each source writes its own running total. */
 enum live_src {
 	LIVE_SRC_SAMPLER,
@@ -51,6 +61,13 @@ struct live_metrics {
 	int64_t cycle_no;
 	double cycle_ms[LIVE_MAX_CYCLES];
 	size_t ncycles;
+	/* Over every cycle closed so far (not only the strip). */
+	double cycle_p50_ms, cycle_p95_ms, cycle_max_ms;
+	int64_t cycle_max_no;
+	/* Per strip entry: its start (to find it when attributed, a lag
+	 * later) and the shares of its wall time, NAN until then. */
+	uint64_t cycle_start_ns[LIVE_MAX_CYCLES];
+	double cycle_part[LIVE_MAX_CYCLES][LIVE_CYC_PARTS];
 };
 
 static inline void live_metrics_init(struct live_metrics *m)
@@ -68,9 +85,16 @@ static inline void live_metrics_init(struct live_metrics *m)
 		.slowest_sql_ns = NAN,
 		.tokens_per_s = NAN,
 		.cycle_no = -1,
+		.cycle_p50_ms = NAN,
+		.cycle_p95_ms = NAN,
+		.cycle_max_ms = NAN,
+		.cycle_max_no = -1,
 	};
 	for (int i = 0; i < LIVE_SRC__COUNT; i++)
 		m->drops[i] = -1;
+	for (int i = 0; i < LIVE_MAX_CYCLES; i++)
+		for (int k = 0; k < LIVE_CYC_PARTS; k++)
+			m->cycle_part[i][k] = NAN;
 }
 
 /* Sum of the known drop totals, -1 when none is known. */

@@ -405,6 +405,15 @@ static void snapshot(struct top_mod *m, uint64_t now)
 	for (int r = 0; r < m->frame.rows; r++)
 		if (top_frame_line(&m->frame, r)[0])
 			printf("%s\n", top_frame_line(&m->frame, r));
+	if (m->ctx->live) {
+		char line[512];
+
+		/* The functions pane is what a snapshot shows; cycles get
+		 * their figures on one line. */
+		top_cycle_summary(m->ctx->live, line, sizeof(line), 8);
+		if (line[0])
+			printf("%s\n", line);
+	}
 	fflush(stdout);
 }
 
@@ -537,6 +546,10 @@ static void top_stop(void *state)
 {
 	struct top_mod *m = state;
 
+	/* A last judgement: cycles that closed after the last refresh (the
+	 * cycles module hands over the last ones in its stop, just before
+	 * this one) would otherwise never be seen by a cycle> alert. */
+	step_alerts(m, mono_ns());
 	/* The summary goes to the normal screen. */
 	screen_down(m);
 	reap_children(m);

@@ -376,8 +376,11 @@ static int render_header(const struct top_model *m, struct top_frame *f, int row
 	if (l->ncycles) {
 		size_t n = l->ncycles > LIVE_MAX_CYCLES ? LIVE_MAX_CYCLES : l->ncycles;
 
+		/* The median over every cycle so far when known, else over
+		 * the strip. */
 		cat(buf, sizeof(buf), "cycle %lld  last %.0f ms  median %.0f ms  ",
-		    (long long)l->cycle_no, l->cycle_ms[n - 1], median(l->cycle_ms, n));
+		    (long long)l->cycle_no, l->cycle_ms[n - 1],
+		    isnan(l->cycle_p50_ms) ? median(l->cycle_ms, n) : l->cycle_p50_ms);
 	}
 	if (!isnan(l->tokens_per_s))
 		cat(buf, sizeof(buf), "%.1f tokens/s", l->tokens_per_s);
@@ -471,6 +474,27 @@ static void render_threads(const struct top_model *m, struct top_frame *f, int r
 		    m->threads[i].tid, m->threads[i].comm ? m->threads[i].comm : "");
 }
 
+void top_cycle_summary(const struct live_metrics *l, char *buf, size_t len, size_t nlast)
+{
+	size_t n = l->ncycles > LIVE_MAX_CYCLES ? LIVE_MAX_CYCLES : l->ncycles;
+
+	buf[0] = '\0';
+	if (!n || isnan(l->cycle_p50_ms))
+		return;
+	snprintf(buf, len, "%lld cycles  median %.1f ms  p95 %.1f ms  slowest #%lld %.1f ms",
+		 (long long)l->cycle_no + 1, l->cycle_p50_ms, l->cycle_p95_ms,
+		 (long long)l->cycle_max_no, l->cycle_max_ms);
+	if (nlast) {
+		cat(buf, len, "  last");
+		for (size_t i = n > nlast ? n - nlast : 0; i < n; i++)
+			cat(buf, len, " %.1f", l->cycle_ms[i]);
+		cat(buf, len, " ms");
+	}
+}
+
+/* Letters of the cycle strip, in the order the parts are drawn. */
+static const char cyc_part_char[LIVE_CYC_PARTS] = { 'I', 'S', 'O', 'P', '.' };
+
 static void render_cycles(const struct top_model *m, struct top_frame *f, int row, int nrows)
 {
 	const struct live_metrics *l = m->live;
@@ -482,7 +506,15 @@ static void render_cycles(const struct top_model *m, struct top_frame *f, int ro
 	for (size_t i = 0; i < n; i++)
 		if (l->cycle_ms[i] > max)
 			max = l->cycle_ms[i];
-	put(f, row++, "%-8s %10s  %s", "cycle", "ms", "");
+	if (!isnan(l->cycle_p50_ms) && nrows > 2) {
+		char line[160];
+
+		top_cycle_summary(l, line, sizeof(line), 0);
+		put(f, row++, "%s", line);
+		nrows--;
+	}
+	put(f, row++, "%-8s %10s  %s", "cycle", "ms",
+	    "I inference  S SQL  O off-CPU  P probes/GC  . other  # not yet attributed");
 	nrows--;
 	first = n > (size_t)(nrows > 0 ? nrows : 0) ? n - (size_t)nrows : 0;
 	for (size_t i = first; i < n; i++) {
@@ -493,6 +525,22 @@ static void render_cycles(const struct top_model *m, struct top_frame *f, int ro
 			w = sizeof(bar) - 1;
 		memset(bar, '#', (size_t)w);
 		bar[w] = '\0';
+		/* Once attributed, the bar shows its breakdown: each part gets
+		 * its share of the bar, rounded so the parts fill it exactly. */
+		if (!isnan(l->cycle_part[i][LIVE_CYC_OTHER])) {
+			double acc = 0;
+			int at = 0;
+
+			for (int p = 0; p < LIVE_CYC_PARTS; p++) {
+				int to;
+
+				acc += l->cycle_part[i][p];
+				to = p == LIVE_CYC_PARTS - 1 ? w : (int)(acc * w + 0.5);
+				to = to > w ? w : to;
+				for (; at < to; at++)
+					bar[at] = cyc_part_char[p];
+			}
+		}
 		put(f, row++, "%-8lld %10.1f  %s", (long long)(l->cycle_no - (int64_t)(n - 1 - i)),
 		    l->cycle_ms[i], bar);
 	}

@@ -101,6 +101,9 @@ void top_frame_free(struct top_frame *f);
 const char *top_frame_line(const struct top_frame *f, int row);
 /* Draws m into f (which keeps its size). */
 void top_render(const struct top_model *m, struct top_frame *f);
+/* "N cycles  median  p95  slowest #K" over every cycle so far, then the
+ * last nlast wall times (0: none); "" before the first cycle. */
+void top_cycle_summary(const struct live_metrics *l, char *buf, size_t len, size_t nlast);
 /* Whether the cycle pane has anything to show. */
 bool top_has_cycles(const struct top_model *m);
 

@@ -150,10 +150,70 @@ static void test_set(void)
 	alert_set_free(&s);
 }
 
+/* cycle>1.5x judges each cycle closed since the last step, in order: a
+ * slow cycle followed by normal ones within one refresh still fires, once,
+ * with its own ratio; two slow ones apart within one refresh fire twice;
+ * steps without a new cycle keep the state. */
+static void test_cycle_steps(void)
+{
+	const char *exprs[] = { "cycle>1.5x" };
+	struct alert_set s;
+	struct alert_fire out[4];
+	struct live_metrics l;
+	char why[128];
+
+	CHECK_INT_EQ(alert_set_init(&s, exprs, 1, why, sizeof(why)), 0);
+	live_metrics_init(&l);
+	/* Cycles 0..3 of 100 ms: nothing slow. */
+	l.ncycles = 4;
+	l.cycle_no = 3;
+	for (int i = 0; i < 4; i++)
+		l.cycle_ms[i] = 100;
+	CHECK_INT_EQ((int)alert_set_step(&s, 1, &l, NULL, out, 4), 0);
+	/* Within one refresh: cycle 4 takes 300 ms, 5 and 6 are back to 100. */
+	l.ncycles = 7;
+	l.cycle_no = 6;
+	l.cycle_ms[4] = 300;
+	l.cycle_ms[5] = l.cycle_ms[6] = 100;
+	CHECK_INT_EQ((int)alert_set_step(&s, 2, &l, NULL, out, 4), 1);
+	CHECK_NEAR(out[0].value, 3.0, 1e-9);
+	CHECK_INT_EQ((int)s.nevents, 1);
+	/* Cycles 5 and 6 were normal again: off. No new cycle: no new
+	 * judgement, no event. */
+	CHECK(!s.active[0]);
+	CHECK_INT_EQ((int)alert_set_step(&s, 3, &l, NULL, out, 4), 0);
+	/* A normal cycle clears it; the next slow one fires again. */
+	l.ncycles = 8;
+	l.cycle_no = 7;
+	l.cycle_ms[7] = 100;
+	CHECK_INT_EQ((int)alert_set_step(&s, 4, &l, NULL, out, 4), 0);
+	CHECK(!s.active[0]);
+	/* Cycles 8 (250 ms), 9 (100), 10 (400) in one refresh: two events. */
+	l.ncycles = 11;
+	l.cycle_no = 10;
+	l.cycle_ms[8] = 250;
+	l.cycle_ms[9] = 100;
+	l.cycle_ms[10] = 400;
+	CHECK_INT_EQ((int)alert_set_step(&s, 5, &l, NULL, out, 4), 2);
+	CHECK_NEAR(out[0].value, 2.5, 1e-9);
+	CHECK_NEAR(out[1].value, 4.0, 1e-9);
+	CHECK_INT_EQ((int)s.nevents, 3);
+	/* The strip is full: it shifts, newest last. */
+	l.ncycles = LIVE_MAX_CYCLES;
+	l.cycle_no = 40;
+	for (int i = 0; i < LIVE_MAX_CYCLES; i++)
+		l.cycle_ms[i] = 100;
+	l.cycle_ms[LIVE_MAX_CYCLES - 2] = 200; /* cycle 39 */
+	CHECK_INT_EQ((int)alert_set_step(&s, 5, &l, NULL, out, 4), 1);
+	CHECK_NEAR(out[0].value, 2.0, 1e-9);
+	alert_set_free(&s);
+}
+
 int main(void)
 {
 	test_parse();
 	test_eval();
 	test_set();
+	test_cycle_steps();
 	return check_report("test_alerts");
 }

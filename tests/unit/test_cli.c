@@ -179,5 +179,24 @@ int main(void)
 	CHECK_INT_EQ(parse(&o, ARGS("--interval", "0", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--alert-exec", "", "--pid", "1")), 2);
 
+	/* Cycle boundaries: one of --cycle / --cycle-every, validated. */
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1")), 0);
+	CHECK(o.cycle == NULL && !o.cycle_every);
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "py:run_cycle", "--pid", "1")), 0);
+	CHECK_STR_EQ(o.cycle, "py:run_cycle");
+	CHECK(!o.cycle_every);
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle-every", "libllama:llama_tokenize", "--pid", "1")), 0);
+	CHECK_STR_EQ(o.cycle, "libllama:llama_tokenize");
+	CHECK(o.cycle_every);
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "marker", "--pid", "1")), 0);
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle-every", "usdt:/bin/x:p:n", "--pid", "1")), 0);
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "usdt:/bin/x:p:n", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle-every", "marker", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "a:f", "--cycle-every", "a:g", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "a:f", "--cycle", "a:g", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "py:", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "nosymbol", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "lib:f,count", "--pid", "1")), 2);
+
 	return check_report("test_cli");
 }

@@ -306,6 +306,60 @@ static void test_html(void)
 	}
 }
 
+/* Many cycles: the page embeds 5000 of 6000 (the slowest, those a finding
+ * names, evenly spaced ones) and a summary over all 6000. Cycle i lasts
+ * 1000 + i ns, so the median is 3999 + 1000 (nearest rank 3000), p95 rank
+ * 5700 -> 6699, the slowest is #5999; cycle 17 is named by a finding. */
+static void test_html_many(void)
+{
+	cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "cycles");
+	cJSON *fa = cJSON_AddArrayToObject(root, "findings"), *f = cJSON_CreateObject();
+	int rc = -1, n17 = 0, n5999 = 0;
+	size_t pre = (size_t)(strstr(report_html_page, "@@DATA@@") - report_html_page);
+
+	for (int i = 0; i < 6000; i++) {
+		cJSON *c = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(c, "index", i);
+		cJSON_AddNumberToObject(c, "wall_ns", 1000 + i);
+		cJSON_AddItemToArray(arr, c);
+	}
+	cJSON_AddItemToObject(f, "cycles", cJSON_CreateIntArray((const int[]){ 17 }, 1));
+	cJSON_AddItemToArray(fa, f);
+	char *html = capture(html_fn, root, &rc);
+	CHECK_INT_EQ(rc, 0);
+	if (html && strlen(html) > pre) {
+		cJSON *d = cJSON_ParseWithOpts(html + pre, NULL, false);
+		const cJSON *cy = cJSON_GetObjectItemCaseSensitive(d, "cycles"), *c;
+		const cJSON *sm = cJSON_GetObjectItemCaseSensitive(d, "cycles_summary");
+		double prev = -1;
+		bool ordered = true;
+
+		CHECK_INT_EQ(cJSON_GetArraySize(cy), 5000);
+		cJSON_ArrayForEach (c, cy) {
+			double ix = cJSON_GetObjectItemCaseSensitive(c, "index")->valuedouble;
+
+			ordered = ordered && ix > prev;
+			prev = ix;
+			n17 += ix == 17;
+			n5999 += ix == 5999;
+		}
+		CHECK(ordered);
+		CHECK_INT_EQ(n17, 1);
+		CHECK_INT_EQ(n5999, 1);
+		CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(sm, "count")->valuedouble, 6000);
+		CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(sm, "shown")->valuedouble, 5000);
+		CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(sm, "median_ns")->valuedouble, 3999);
+		CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(sm, "p95_ns")->valuedouble, 6699);
+		CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(sm, "slowest_index")->valuedouble, 5999);
+		cJSON_Delete(d);
+	} else {
+		CHECK(!"no page");
+	}
+	free(html);
+	cJSON_Delete(root);
+}
+
 /* A run without cycles: one whole-run cycle from the report's own sections
  * (1 s run; numbers chosen so every part is checkable by hand). */
 static void test_whole_run_from_report(void)
@@ -402,5 +456,6 @@ int main(void)
 	test_bad_input();
 	test_csv();
 	test_html();
+	test_html_many();
 	return check_report("test_cycles_json");
 }

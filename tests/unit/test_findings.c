@@ -197,6 +197,27 @@ static void test_slow(void)
 	even.n = 5;
 	free_table(&even);
 	free_table(&t);
+
+	/* Truncated cycles (cut by the end of the run or a missed return) are
+	 * not cycle times: not slow, and not in the median. Walls 100, 100,
+	 * 100, 160 and three truncated of 900 ms: with them the median would
+	 * be 160 and nothing slow; without, it is 100 and 160 is slow. */
+	struct cycle_table tr = mk(7);
+	tr.rows[3].wall_ns = 160 * MS;
+	for (int i = 4; i < 7; i++) {
+		tr.rows[i].wall_ns = 900 * MS;
+		tr.rows[i].truncated = true;
+	}
+	f = eval(&tr, NULL);
+	x = find(&f, "slow_cycles");
+	CHECK(x != NULL);
+	if (x) {
+		CHECK_INT_EQ(x->ncycles, 1);
+		CHECK(has_cycle(x, 3));
+		CHECK(strstr(x->title, "median 100.0 ms") != NULL);
+	}
+	findings_free(&f);
+	free_table(&tr);
 }
 
 static void test_slow_explained_by_throttling(void)

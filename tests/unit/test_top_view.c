@@ -337,8 +337,78 @@ static void test_small_sizes(void)
 	CHECK(top_frame_init(&(struct top_frame){ 0 }, -1, 5) < 0);
 }
 
+/* The cycle pane with the cycles module's figures: a line with the count,
+ * median, p95 and slowest over every cycle, the legend, and bars that show
+ * each attributed cycle's breakdown (cycle 11: 40% inference, 20% SQL,
+ * 30% off-CPU, 10% other of a full 76-column bar) and '#' for one not
+ * attributed yet. */
+static void test_cycle_pane(void)
+{
+	struct top_frame f;
+	struct live_metrics l;
+	struct top_model m = { .target = "t", .lost = -1, .pane = TOP_PANE_CYCLES };
+	const char *bar;
+	int r11 = -1, r12 = -1;
+
+	live_metrics_init(&l);
+	m.live = &l;
+	l.ncycles = 2;
+	l.cycle_no = 12;
+	l.cycle_ms[0] = 200;
+	l.cycle_ms[1] = 100;
+	l.cycle_p50_ms = 110;
+	l.cycle_p95_ms = 190;
+	l.cycle_max_ms = 200;
+	l.cycle_max_no = 11;
+	l.cycle_part[0][LIVE_CYC_INFER] = 0.4;
+	l.cycle_part[0][LIVE_CYC_SQL] = 0.2;
+	l.cycle_part[0][LIVE_CYC_OFFCPU] = 0.3;
+	l.cycle_part[0][LIVE_CYC_PROBE] = 0;
+	l.cycle_part[0][LIVE_CYC_OTHER] = 0.1;
+	CHECK_INT_EQ(top_frame_init(&f, 14, 100), 0);
+	top_render(&m, &f);
+	/* Header: the running median, not the strip's. */
+	CHECK(starts(top_frame_line(&f, 1), "cycle 12  last 100 ms  median 110 ms"));
+	for (int r = 0; r < f.rows; r++) {
+		if (starts(top_frame_line(&f, r), "11 "))
+			r11 = r;
+		if (starts(top_frame_line(&f, r), "12 "))
+			r12 = r;
+	}
+	CHECK(r11 > 3 && r12 == r11 + 1);
+	CHECK(starts(top_frame_line(&f, r11 - 2),
+		     "13 cycles  median 110.0 ms  p95 190.0 ms  slowest #11 200.0 ms"));
+	CHECK(strstr(top_frame_line(&f, r11 - 1), "I inference  S SQL  O off-CPU") != NULL);
+	if (r11 > 0) {
+		bar = strchr(top_frame_line(&f, r11), 'I');
+		CHECK(bar != NULL);
+		/* 76 columns, ends rounded cumulatively: I to 30.4 -> 30, S to
+		 * 45.6 -> 46, O to 68.4 -> 68, P none, '.' the rest. */
+		CHECK(bar && strlen(bar) == 76);
+		CHECK(bar && !strncmp(bar + 29, "IS", 2) && !strncmp(bar + 45, "SO", 2) &&
+		      !strncmp(bar + 67, "O.", 2) && bar[75] == '.');
+	}
+	if (r12 > 0) {
+		bar = strchr(top_frame_line(&f, r12), '#');
+		CHECK(bar && strlen(bar) == 38);
+	}
+	/* The snapshot line (non-TTY) with the last walls. */
+	{
+		char line[200];
+
+		top_cycle_summary(&l, line, sizeof(line), 8);
+		CHECK_STR_EQ(line, "13 cycles  median 110.0 ms  p95 190.0 ms  slowest #11 200.0 ms  "
+				   "last 200.0 100.0 ms");
+		l.ncycles = 0;
+		top_cycle_summary(&l, line, sizeof(line), 8);
+		CHECK_STR_EQ(line, "");
+	}
+	top_frame_free(&f);
+}
+
 int main(void)
 {
+	test_cycle_pane();
 	test_window();
 	test_render();
 	test_scroll_and_probes();

@@ -1,0 +1,723 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The cycle facts sink (cycle_sink.h): per-thread pairing of boundaries,
+ * facts held until the cycles they touch are attributed, attribution in
+ * batches through the pure cycles_compute(), and pruning.
+ */
+#include "cycle_sink.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hashmap.h"
+
+/* Distinct names kept (functions, probe labels, SQL texts): a profile has
+ * thousands; this bounds a hostile target that makes up SQL endlessly. */
+#define MAX_NAMES 65536u
+/* Pruning walks every held fact: at most this often while the run lasts. */
+#define PRUNE_PERIOD_NS (100 * 1000000ull)
+
+struct sspan {
+	uint64_t start, end, tokens;
+	uint32_t tid, kind, name, detail; /* name/detail: string id + 1, 0 = none */
+};
+
+struct ssample {
+	uint64_t ts;
+	uint32_t tid, func;
+};
+
+struct soff {
+	uint64_t start, end;
+	uint32_t tid, reason;
+};
+
+struct spoint {
+	uint64_t ts;
+	double v;
+};
+
+struct sint {
+	uint64_t start, end; /* end 0: still going */
+};
+
+struct sopen {
+	uint32_t tid;
+	uint64_t start;
+};
+
+#define VEC(T)                 \
+	struct {               \
+		T *v;          \
+		size_t n, cap; \
+	}
+
+struct cycle_sink {
+	struct cycle_sink_cfg cfg;
+	uint32_t main_pid;
+	VEC(struct sspan) spans;
+	VEC(struct ssample) samples;
+	VEC(struct soff) offs;
+	VEC(struct spoint) rss;
+	VEC(struct spoint) freq;
+	VEC(struct sint) thr;
+	VEC(struct cyc_gpu_sample) gpu;
+	VEC(char *) strs;
+	struct hashmap strmap;
+	VEC(struct sopen) open;	    /* pairs mode: one per thread with a cycle open */
+	VEC(struct sopen) last_end; /* chain_ends: per thread, its last end */
+	bool every_open;	    /* every mode: the open cycle */
+	struct sopen every;
+	VEC(struct cycle_closed) pend;	/* closed, not attributed */
+	VEC(struct cycle_closed) fresh; /* closed since the last take_closed */
+	VEC(struct cycle_closed) taken;
+	struct cycle_table table;
+	size_t table_cap;
+	/* Reused batch after batch: its vectors stay allocated (no page
+	 * faults for each batch) and its names interned. */
+	struct cycles_input *in;
+	uint64_t horizon;     /* facts ending before it are not needed */
+	uint64_t first_start; /* of the first attributed cycle; UINT64_MAX: none */
+	uint64_t last_prune;
+	bool active;
+	struct cycle_sink_stats st;
+};
+
+static int grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 64;
+	void *p = realloc(*v, c * elem);
+
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+#define PUSH(vec, val)                                                  \
+	(grow((void **)&(vec).v, &(vec).cap, (vec).n, sizeof(*(vec).v)) \
+		 ? -ENOMEM                                              \
+		 : ((vec).v[(vec).n++] = (val), 0))
+
+struct cycle_sink *cycle_sink_new(const struct cycle_sink_cfg *cfg)
+{
+	struct cycle_sink *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->cfg = *cfg;
+	if (!s->cfg.max_facts)
+		s->cfg.max_facts = 1;
+	if (!s->cfg.max_rows)
+		s->cfg.max_rows = SIZE_MAX;
+	hashmap_init(&s->strmap);
+	s->first_start = UINT64_MAX;
+	s->table.period_ns = cfg->period_ns;
+	return s;
+}
+
+void cycle_sink_free(struct cycle_sink *s)
+{
+	if (!s)
+		return;
+	free(s->spans.v);
+	free(s->samples.v);
+	free(s->offs.v);
+	free(s->rss.v);
+	free(s->freq.v);
+	free(s->thr.v);
+	free(s->gpu.v);
+	for (size_t i = 0; i < s->strs.n; i++)
+		free(s->strs.v[i]);
+	free(s->strs.v);
+	hashmap_free(&s->strmap);
+	free(s->open.v);
+	free(s->last_end.v);
+	free(s->pend.v);
+	free(s->fresh.v);
+	free(s->taken.v);
+	cycles_input_free(s->in);
+	cycle_table_free(&s->table);
+	free(s);
+}
+
+void cycle_sink_set_active(struct cycle_sink *s, bool on)
+{
+	if (s)
+		s->active = on;
+}
+
+void cycle_sink_set_main_pid(struct cycle_sink *s, uint32_t pid)
+{
+	if (s)
+		s->main_pid = pid;
+}
+
+static size_t held(const struct cycle_sink *s)
+{
+	return s->spans.n + s->samples.n + s->offs.n + s->rss.n + s->freq.n + s->thr.n + s->gpu.n;
+}
+
+/* ---- names ---- */
+
+static bool str_eq(uint32_t idx, const void *key, const void *ctx)
+{
+	const struct cycle_sink *s = ctx;
+
+	return strcmp(s->strs.v[idx], key) == 0;
+}
+
+/* String id + 1, or 0 (NULL, no memory, table full: counted). */
+static uint32_t intern(struct cycle_sink *s, const char *str)
+{
+	uint64_t h;
+	int64_t f;
+	char *c;
+
+	if (!str)
+		return 0;
+	h = hashmap_hash_finish(hashmap_hash_bytes(str, strlen(str), HASHMAP_SEED));
+	f = hashmap_find(&s->strmap, h, str, str_eq, s);
+	if (f >= 0)
+		return (uint32_t)f + 1;
+	if (s->strs.n >= MAX_NAMES || !(c = strdup(str))) {
+		s->st.dropped_names++;
+		return 0;
+	}
+	if (PUSH(s->strs, c)) {
+		free(c);
+		s->st.dropped_names++;
+		return 0;
+	}
+	if (hashmap_insert(&s->strmap, h, (uint32_t)(s->strs.n - 1))) {
+		free(s->strs.v[--s->strs.n]);
+		s->st.dropped_names++;
+		return 0;
+	}
+	return (uint32_t)s->strs.n;
+}
+
+static const char *name_of(const struct cycle_sink *s, uint32_t id)
+{
+	return id ? s->strs.v[id - 1] : NULL;
+}
+
+/* ---- boundaries ---- */
+
+static void close_cycle(struct cycle_sink *s, uint64_t start, uint64_t end, uint32_t tid,
+			bool truncated)
+{
+	struct cycle_closed c = { s->st.closed, start, end < start ? start : end, tid, truncated };
+
+	/* Out of memory here loses a cycle: counted like a dropped fact. */
+	if (PUSH(s->pend, c)) {
+		s->st.dropped_facts++;
+		return;
+	}
+	s->st.closed++;
+	if (PUSH(s->fresh, c))
+		return; /* only the live view misses it */
+}
+
+static struct sopen *find_open(struct cycle_sink *s, uint32_t tid)
+{
+	for (size_t i = 0; i < s->open.n; i++)
+		if (s->open.v[i].tid == tid)
+			return &s->open.v[i];
+	return NULL;
+}
+
+void cycle_sink_begin(struct cycle_sink *s, uint64_t ts, uint32_t tid)
+{
+	struct sopen *o;
+
+	if (!s)
+		return;
+	o = find_open(s, tid);
+	if (o) {
+		/* Missing return (longjmp, exception, a marker end never
+		 * called): the new begin closes the open cycle there. */
+		close_cycle(s, o->start, ts, tid, true);
+		o->start = ts;
+		return;
+	}
+	if (PUSH(s->open, ((struct sopen){ tid, ts })))
+		s->st.dropped_facts++;
+}
+
+void cycle_sink_end(struct cycle_sink *s, uint64_t ts, uint32_t tid)
+{
+	struct sopen *o;
+
+	if (!s)
+		return;
+	o = find_open(s, tid);
+	if (o) {
+		close_cycle(s, o->start, ts, tid, false);
+		*o = s->open.v[--s->open.n];
+	} else if (!s->cfg.chain_ends) {
+		s->st.unmatched_ends++;
+		return;
+	}
+	if (!s->cfg.chain_ends)
+		return;
+	for (size_t i = 0; i < s->last_end.n; i++) {
+		if (s->last_end.v[i].tid != tid)
+			continue;
+		if (!o && ts >= s->last_end.v[i].start) {
+			close_cycle(s, s->last_end.v[i].start, ts, tid, false);
+			s->st.chained++;
+		}
+		s->last_end.v[i].start = ts;
+		return;
+	}
+	if (!o)
+		s->st.unmatched_ends++;
+	if (PUSH(s->last_end, ((struct sopen){ tid, ts })))
+		s->st.dropped_facts++;
+}
+
+void cycle_sink_entry(struct cycle_sink *s, uint64_t ts, uint32_t tid)
+{
+	if (!s)
+		return;
+	if (s->every_open) {
+		if (ts < s->every.start) {
+			s->st.reordered++;
+			return;
+		}
+		close_cycle(s, s->every.start, ts, s->every.tid, false);
+	}
+	s->every_open = true;
+	s->every = (struct sopen){ tid, ts };
+}
+
+/* ---- facts ---- */
+
+/* Whether a fact ending at `end` can still be used; counts it when not. */
+static bool admit(struct cycle_sink *s, uint64_t end, size_t n)
+{
+	if (end < s->horizon) {
+		/* Before the horizon nothing open or pending needs it; it is
+		 * late if an attributed cycle may have needed it. */
+		if (end >= s->first_start)
+			s->st.late_facts++;
+		return false;
+	}
+	if (n >= s->cfg.max_facts) {
+		s->st.dropped_facts++;
+		return false;
+	}
+	return true;
+}
+
+static void note_held(struct cycle_sink *s)
+{
+	size_t h = held(s);
+
+	if (h > s->st.peak_held_facts)
+		s->st.peak_held_facts = h;
+}
+
+void cycle_sink_span(struct cycle_sink *s, const struct cyc_span *sp)
+{
+	struct sspan v;
+
+	if (!s || !s->active || !sp || sp->kind >= CYC_SPAN__COUNT)
+		return;
+	v = (struct sspan){ sp->start_ns,
+			    sp->end_ns ? sp->end_ns : sp->start_ns,
+			    sp->tokens,
+			    sp->tid,
+			    sp->kind,
+			    0,
+			    0 };
+	if (v.end < v.start)
+		v.end = v.start;
+	if (!admit(s, v.end, s->spans.n))
+		return;
+	/* Part of it fell before the horizon: cycles already attributed
+	 * missed that part. */
+	if (v.start < s->horizon && v.start >= s->first_start)
+		s->st.late_facts++;
+	v.name = intern(s, sp->name);
+	v.detail = intern(s, sp->detail);
+	if (PUSH(s->spans, v))
+		s->st.dropped_facts++;
+	note_held(s);
+}
+
+void cycle_sink_sample(struct cycle_sink *s, uint64_t ts, uint32_t tid, const char *func)
+{
+	if (!s || !s->active || !admit(s, ts, s->samples.n))
+		return;
+	if (PUSH(s->samples, ((struct ssample){ ts, tid, intern(s, func) })))
+		s->st.dropped_facts++;
+	note_held(s);
+}
+
+void cycle_sink_offcpu(struct cycle_sink *s, uint64_t start, uint64_t end, uint32_t tid,
+		       unsigned reason)
+{
+	if (!s || !s->active || reason >= CYC_OFF_REASONS || end < start ||
+	    !admit(s, end, s->offs.n))
+		return;
+	if (PUSH(s->offs, ((struct soff){ start, end, tid, reason })))
+		s->st.dropped_facts++;
+	note_held(s);
+}
+
+/* Readings hold until the next one, so an old one is still the value at
+ * the start of the next cycle: never late, only superseded (pruning). */
+static void add_point(struct cycle_sink *s, void *vec_v, size_t *n, size_t *cap, uint64_t ts,
+		      double v)
+{
+	struct spoint **pv = vec_v;
+
+	if (*n >= s->cfg.max_facts) {
+		s->st.dropped_facts++;
+		return;
+	}
+	if (grow((void **)pv, cap, *n, sizeof(**pv))) {
+		s->st.dropped_facts++;
+		return;
+	}
+	(*pv)[(*n)++] = (struct spoint){ ts, v };
+	note_held(s);
+}
+
+void cycle_sink_rss(struct cycle_sink *s, uint32_t pid, uint64_t ts, uint64_t rss)
+{
+	if (!s || !s->active || (s->main_pid && pid != s->main_pid))
+		return;
+	add_point(s, &s->rss.v, &s->rss.n, &s->rss.cap, ts, (double)rss);
+}
+
+void cycle_sink_freq(struct cycle_sink *s, uint64_t ts, double mhz)
+{
+	if (!s || !s->active || !(mhz > 0))
+		return;
+	add_point(s, &s->freq.v, &s->freq.n, &s->freq.cap, ts, mhz);
+}
+
+void cycle_sink_throttle(struct cycle_sink *s, uint64_t start, uint64_t end)
+{
+	if (!s || !s->active || (end && end < start) || !admit(s, end ? end : UINT64_MAX, s->thr.n))
+		return;
+	if (PUSH(s->thr, ((struct sint){ start, end })))
+		s->st.dropped_facts++;
+	note_held(s);
+}
+
+void cycle_sink_gpu(struct cycle_sink *s, const struct cyc_gpu_sample *g)
+{
+	if (!s || !s->active || !g)
+		return;
+	if (s->gpu.n >= s->cfg.max_facts) {
+		s->st.dropped_facts++;
+		return;
+	}
+	if (PUSH(s->gpu, *g))
+		s->st.dropped_facts++;
+	note_held(s);
+}
+
+/* ---- attribution ---- */
+
+static bool overlaps(uint64_t s, uint64_t e, uint64_t lo, uint64_t hi)
+{
+	return (s < hi && e > lo) || (s >= lo && s < hi);
+}
+
+/* Index of the last reading before lo in ts-unsorted v, or n. */
+static size_t last_before(const struct spoint *v, size_t n, uint64_t lo)
+{
+	size_t best = n;
+
+	for (size_t i = 0; i < n; i++)
+		if (v[i].ts < lo && (best == n || v[i].ts >= v[best].ts))
+			best = i;
+	return best;
+}
+
+static int feed(struct cycle_sink *s, struct cycles_input *in, uint64_t lo, uint64_t hi)
+{
+	int err = 0;
+	size_t k;
+
+	for (size_t i = 0; i < s->spans.n && !err; i++) {
+		const struct sspan *v = &s->spans.v[i];
+		struct cyc_span sp = { v->start,
+				       v->end,
+				       v->tid,
+				       v->kind,
+				       v->tokens,
+				       name_of(s, v->name),
+				       name_of(s, v->detail) };
+
+		if (overlaps(v->start, v->end, lo, hi))
+			err = cycles_add_span(in, &sp);
+	}
+	for (size_t i = 0; i < s->samples.n && !err; i++) {
+		const struct ssample *v = &s->samples.v[i];
+
+		if (v->ts >= lo && v->ts < hi)
+			err = cycles_add_sample(in, v->ts, v->tid, name_of(s, v->func));
+	}
+	for (size_t i = 0; i < s->offs.n && !err; i++) {
+		const struct soff *v = &s->offs.v[i];
+
+		if (overlaps(v->start, v->end, lo, hi))
+			err = cycles_add_offcpu(in, v->start, v->end, v->tid, v->reason);
+	}
+	k = last_before(s->rss.v, s->rss.n, lo);
+	for (size_t i = 0; i < s->rss.n && !err; i++)
+		if (i == k || (s->rss.v[i].ts >= lo && s->rss.v[i].ts <= hi))
+			err = cycles_add_rss(in, s->rss.v[i].ts, (uint64_t)s->rss.v[i].v);
+	k = last_before(s->freq.v, s->freq.n, lo);
+	for (size_t i = 0; i < s->freq.n && !err; i++)
+		if (i == k || (s->freq.v[i].ts >= lo && s->freq.v[i].ts <= hi))
+			err = cycles_add_freq(in, s->freq.v[i].ts, s->freq.v[i].v);
+	for (size_t i = 0; i < s->thr.n && !err; i++)
+		if (!s->thr.v[i].end || overlaps(s->thr.v[i].start, s->thr.v[i].end, lo, hi))
+			err = cycles_add_throttle(in, s->thr.v[i].start, s->thr.v[i].end);
+	{
+		size_t best = s->gpu.n;
+
+		for (size_t i = 0; i < s->gpu.n; i++)
+			if (s->gpu.v[i].ts_ns < lo &&
+			    (best == s->gpu.n || s->gpu.v[i].ts_ns >= s->gpu.v[best].ts_ns))
+				best = i;
+		for (size_t i = 0; i < s->gpu.n && !err; i++)
+			if (i == best || (s->gpu.v[i].ts_ns >= lo && s->gpu.v[i].ts_ns <= hi))
+				err = cycles_add_gpu(in, &s->gpu.v[i]);
+	}
+	return err;
+}
+
+static int cmp_closed(const void *a, const void *b)
+{
+	const struct cycle_closed *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->end_ns < y->end_ns ? -1 : x->end_ns > y->end_ns;
+}
+
+/* Attributes pend[0..n) (sorted by start) in one cycles_compute call. */
+static int attribute(struct cycle_sink *s, struct cycle_closed *c, size_t n)
+{
+	struct cycles_input *in;
+	struct cycle_table t;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	int err = 0;
+
+	/* A full table: the cycles are counted, their facts dropped by the
+	 * pruning that follows. */
+	if (s->table.n + n > s->cfg.max_rows) {
+		size_t room = s->table.n < s->cfg.max_rows ? s->cfg.max_rows - s->table.n : 0;
+
+		s->st.dropped_cycles += n - room;
+		n = room;
+		if (!n)
+			return 0;
+	}
+	if (!s->in && !(s->in = cycles_input_new()))
+		return -ENOMEM;
+	in = s->in;
+	cycles_input_clear(in);
+	for (size_t i = 0; i < n && !err; i++) {
+		lo = c[i].start_ns < lo ? c[i].start_ns : lo;
+		hi = c[i].end_ns > hi ? c[i].end_ns : hi;
+		err = cycles_add_begin(in, c[i].start_ns, c[i].tid);
+		if (!err)
+			err = cycles_add_end(in, c[i].end_ns, c[i].tid);
+	}
+	if (!err)
+		err = feed(s, in, lo, hi);
+	if (err)
+		return err;
+	struct cycles_cfg cfg = { .run_start_ns = lo,
+				  .run_end_ns = hi,
+				  .period_ns = s->cfg.period_ns };
+
+	err = cycles_compute(in, &cfg, &t);
+	cycles_input_clear(in);
+	if (err)
+		return err;
+	while (s->table_cap < s->table.n + t.n) {
+		size_t c = s->table_cap ? s->table_cap * 2 : 64;
+		void *p = realloc(s->table.rows, c * sizeof(*t.rows));
+
+		if (!p) {
+			cycle_table_free(&t);
+			return -ENOMEM;
+		}
+		s->table.rows = p;
+		s->table_cap = c;
+	}
+	for (size_t i = 0, cur = 0; i < t.n; i++) {
+		struct cycle_row *r = &s->table.rows[s->table.n];
+
+		*r = t.rows[i];
+		/* The rows own their strings now. */
+		t.rows[i].sql_slowest = NULL;
+		for (uint32_t k = 0; k < t.rows[i].n_top; k++)
+			t.rows[i].top[k].name = NULL;
+		t.rows[i].n_top = 0;
+		r->index = (uint32_t)s->table.n;
+		/* Pairs were closed here; the truncation is known only here.
+		 * Both lists are in (start, thread) order: a forward cursor. */
+		for (size_t k = cur; k < n; k++)
+			if (c[k].start_ns == r->start_ns && c[k].end_ns == r->end_ns &&
+			    c[k].tid == r->tid) {
+				r->truncated = c[k].truncated;
+				cur = k + 1;
+				break;
+			}
+		if (r->start_ns < s->first_start)
+			s->first_start = r->start_ns;
+		s->table.n++;
+	}
+	s->st.attributed = s->table.n;
+	cycle_table_free(&t);
+	return (int)n;
+}
+
+#define PRUNE(vec, keep)                                     \
+	do {                                                 \
+		size_t j_ = 0;                               \
+		for (size_t i_ = 0; i_ < (vec).n; i_++)      \
+			if (keep(&(vec).v[i_]))              \
+				(vec).v[j_++] = (vec).v[i_]; \
+		(vec).n = j_;                                \
+	} while (0)
+
+static void prune_points(struct spoint *v, size_t *n, uint64_t h)
+{
+	size_t k = last_before(v, *n, h), j = 0;
+
+	for (size_t i = 0; i < *n; i++)
+		if (i == k || v[i].ts >= h)
+			v[j++] = v[i];
+	*n = j;
+}
+
+static void prune(struct cycle_sink *s)
+{
+	uint64_t h = s->horizon;
+	size_t j = 0, best = s->gpu.n;
+
+#define KEEP_SPAN(p)   ((p)->end >= h)
+#define KEEP_SAMPLE(p) ((p)->ts >= h)
+#define KEEP_OFF(p)    ((p)->end >= h)
+#define KEEP_THR(p)    (!(p)->end || (p)->end >= h)
+	PRUNE(s->spans, KEEP_SPAN);
+	PRUNE(s->samples, KEEP_SAMPLE);
+	PRUNE(s->offs, KEEP_OFF);
+	PRUNE(s->thr, KEEP_THR);
+	prune_points(s->rss.v, &s->rss.n, h);
+	prune_points(s->freq.v, &s->freq.n, h);
+	for (size_t i = 0; i < s->gpu.n; i++)
+		if (s->gpu.v[i].ts_ns < h &&
+		    (best == s->gpu.n || s->gpu.v[i].ts_ns >= s->gpu.v[best].ts_ns))
+			best = i;
+	for (size_t i = 0; i < s->gpu.n; i++)
+		if (i == best || s->gpu.v[i].ts_ns >= h)
+			s->gpu.v[j++] = s->gpu.v[i];
+	s->gpu.n = j;
+}
+
+int cycle_sink_flush(struct cycle_sink *s, uint64_t now, bool final)
+{
+	size_t nready = 0;
+	uint64_t h;
+	int ret = 0;
+
+	if (!s)
+		return 0;
+	if (final) {
+		for (size_t i = 0; i < s->open.n; i++)
+			close_cycle(s, s->open.v[i].start, now, s->open.v[i].tid, true);
+		s->open.n = 0;
+		/* Not ended by a next entry: cut by the end of the run. */
+		if (s->every_open)
+			close_cycle(s, s->every.start, now, s->every.tid, true);
+		s->every_open = false;
+	}
+	/* Ready ones first, in start order. */
+	for (size_t i = 0; i < s->pend.n; i++)
+		if (final || s->pend.v[i].end_ns + s->cfg.lag_ns <= now) {
+			struct cycle_closed t = s->pend.v[nready];
+
+			s->pend.v[nready++] = s->pend.v[i];
+			s->pend.v[i] = t;
+		}
+	if (nready) {
+		qsort(s->pend.v, nready, sizeof(*s->pend.v), cmp_closed);
+		ret = attribute(s, s->pend.v, nready);
+		if (ret < 0)
+			return ret;
+		memmove(s->pend.v, s->pend.v + nready, (s->pend.n - nready) * sizeof(*s->pend.v));
+		s->pend.n -= nready;
+	}
+	/* Facts ending before every open or pending cycle and older than the
+	 * lag are not needed by any cycle to come. */
+	h = final ? now : (now > s->cfg.lag_ns ? now - s->cfg.lag_ns : 0);
+	for (size_t i = 0; i < s->open.n; i++)
+		h = s->open.v[i].start < h ? s->open.v[i].start : h;
+	if (s->every_open && s->every.start < h)
+		h = s->every.start;
+	for (size_t i = 0; i < s->pend.n; i++)
+		h = s->pend.v[i].start_ns < h ? s->pend.v[i].start_ns : h;
+	if (h > s->horizon)
+		s->horizon = h;
+	if (final || nready || now >= s->last_prune + PRUNE_PERIOD_NS) {
+		prune(s);
+		s->last_prune = now;
+	}
+	s->st.held_facts = held(s);
+	return ret;
+}
+
+const struct cycle_closed *cycle_sink_take_closed(struct cycle_sink *s, size_t *n)
+{
+	VEC(struct cycle_closed) t;
+
+	*n = 0;
+	if (!s)
+		return NULL;
+	/* Swap: the caller reads the old fresh list while new ones go to the
+	 * other buffer. */
+	memcpy(&t, &s->taken, sizeof(t));
+	memcpy(&s->taken, &s->fresh, sizeof(t));
+	memcpy(&s->fresh, &t, sizeof(t));
+	s->fresh.n = 0;
+	*n = s->taken.n;
+	return s->taken.v;
+}
+
+const struct cycle_table *cycle_sink_table(const struct cycle_sink *s)
+{
+	return s ? &s->table : NULL;
+}
+
+void cycle_sink_take_table(struct cycle_sink *s, struct cycle_table *out)
+{
+	s->table.unmatched_ends = s->st.unmatched_ends;
+	*out = s->table;
+	memset(&s->table, 0, sizeof(s->table));
+	s->table.period_ns = out->period_ns;
+	s->table_cap = 0;
+}
+
+const struct cycle_sink_stats *cycle_sink_stats(const struct cycle_sink *s)
+{
+	return &s->st;
+}

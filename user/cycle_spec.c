@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "cycle_spec.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A Python identifier in ASCII (CPython reports the code object's name;
+ * non-ASCII names are rare in experiment loops and not supported). */
+static bool py_ident(const char *s)
+{
+	if (!*s || (*s >= '0' && *s <= '9'))
+		return false;
+	for (; *s; s++)
+		if (!(*s == '_' || (*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= 'A' && *s <= 'Z')))
+			return false;
+	return true;
+}
+
+int cycle_spec_parse(const char *s, bool every, struct cycle_spec *out, char *err, size_t errlen)
+{
+	const char *opt = every ? "--cycle-every" : "--cycle";
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->every = every;
+	out->text = s;
+	if (!s)
+		return 0;
+	if (!strcmp(s, "marker")) {
+		if (every) {
+			snprintf(err, errlen,
+				 "%s marker: the marker has begin and end; use --cycle marker",
+				 opt);
+			return -EINVAL;
+		}
+		out->src = CYC_SRC_MARKER;
+		return 0;
+	}
+	if (!strncmp(s, "py:", 3)) {
+		if (strlen(s + 3) >= sizeof(out->py_name) || !py_ident(s + 3)) {
+			snprintf(err, errlen,
+				 "%s '%s': expected py:FUNCTION with a Python function name of at "
+				 "most %d characters",
+				 opt, s, EP_CYC_PY_NAME_LEN - 1);
+			return -EINVAL;
+		}
+		out->src = CYC_SRC_PY;
+		strcpy(out->py_name, s + 3);
+		return 0;
+	}
+	{
+		char why[256] = "";
+
+		rc = probe_parse_spec(s, &out->def, why, sizeof(why));
+		if (rc) {
+			snprintf(err, errlen, "%s %s", opt, why);
+			return rc;
+		}
+	}
+	if (out->def.mode != EP_PM_LATENCY) {
+		snprintf(err, errlen, "%s '%s': a cycle probe cannot be count-only", opt, s);
+		cycle_spec_free(out);
+		return -EINVAL;
+	}
+	if (out->def.usdt_provider) {
+		if (!every) {
+			snprintf(err, errlen,
+				 "%s '%s': a USDT point has no return; use --cycle-every, or the "
+				 "marker's begin/end",
+				 opt, s);
+			cycle_spec_free(out);
+			return -EINVAL;
+		}
+		out->src = CYC_SRC_USDT;
+	} else {
+		out->src = CYC_SRC_UPROBE;
+	}
+	return 0;
+}
+
+void cycle_spec_free(struct cycle_spec *c)
+{
+	free(c->def.owned);
+	c->def.owned = NULL;
+}
