@@ -13,7 +13,7 @@
 /* 127 is the kernel's default perf_event_max_stack; deeper stacks are cut
  * by the kernel anyway, so a larger buffer would only waste ring space. */
 #define EP_MAX_STACK_DEPTH 127
-#define EP_COMM_LEN 16
+#define EP_COMM_LEN	   16
 
 /* Sizes the target filter: one entry per traced process (not thread). */
 #define EP_MAX_TARGETS 4096
@@ -27,13 +27,13 @@ enum ep_event_type {
 
 /* Why a sample, or part of it, was lost. Indexes the per-CPU drop counters. */
 enum ep_drop_reason {
-	EP_DROP_RINGBUF_FULL = 0,   /* sample not delivered at all */
-	EP_DROP_USER_STACK_ERR = 1, /* delivered without user frames */
-	EP_DROP_KERN_STACK_ERR = 2, /* delivered without kernel frames */
-	EP_DROP_TARGET_MAP_FULL = 3, /* forked child could not be followed */
+	EP_DROP_RINGBUF_FULL = 0,	/* sample not delivered at all */
+	EP_DROP_USER_STACK_ERR = 1,	/* delivered without user frames */
+	EP_DROP_KERN_STACK_ERR = 2,	/* delivered without kernel frames */
+	EP_DROP_TARGET_MAP_FULL = 3,	/* forked child could not be followed */
 	EP_DROP_EVENT_RINGBUF_FULL = 4, /* fork/exit notice lost */
-	EP_DROP_USTACK_COPY_ERR = 5, /* window for CFI unwinding not copied */
-	EP_DROP_UREGS_ERR = 6,	     /* no user registers: no CFI unwinding */
+	EP_DROP_USTACK_COPY_ERR = 5,	/* window for CFI unwinding not copied */
+	EP_DROP_UREGS_ERR = 6,		/* no user registers: no CFI unwinding */
 	EP_DROP__COUNT
 };
 
@@ -52,7 +52,7 @@ struct ep_event_hdr {
 /* The window is copied in chunks of this size; a chunk that cannot be read
  * (the top of the stack mapping) is retried in EP_STACK_SUBCHUNK pieces, so
  * a window crossing the end of the stack keeps all but < 64 readable bytes. */
-#define EP_STACK_CHUNK 1024
+#define EP_STACK_CHUNK	  1024
 #define EP_STACK_SUBCHUNK 64
 
 /* User registers a CFI unwinder starts from (x86_64: rip, rsp, rbp). */
@@ -78,7 +78,7 @@ struct ep_sample {
 #define EP_SAMPLE_HDR_SIZE ((unsigned long)&((struct ep_sample *)0)->stack)
 
 #define EP_SAMPLE_F_USER_MODE 1u /* interrupted in user mode */
-#define EP_SAMPLE_F_UREGS 2u	 /* uregs hold the user registers */
+#define EP_SAMPLE_F_UREGS     2u /* uregs hold the user registers */
 
 struct ep_task_event {
 	struct ep_event_hdr hdr;
@@ -104,23 +104,23 @@ struct ep_task_event {
 /* The attach cookie: probe id in the low 16 bits, kind and mode above. */
 #define EP_PROBE_COOKIE(id, kind, mode) \
 	((__u64)(id) | ((__u64)(kind) << 16) | ((__u64)(mode) << 24))
-#define EP_PROBE_COOKIE_ID(c) ((__u32)((c)&0xffff))
+#define EP_PROBE_COOKIE_ID(c)	((__u32)((c)&0xffff))
 #define EP_PROBE_COOKIE_KIND(c) ((__u32)(((c) >> 16) & 0xff))
 #define EP_PROBE_COOKIE_MODE(c) ((__u32)(((c) >> 24) & 0xff))
 
 /* What the entry program saves and the return program reports. */
 enum ep_probe_kind {
-	EP_PK_PLAIN = 0,	/* time only */
+	EP_PK_PLAIN = 0,	  /* time only */
 	EP_PK_SQL_PREPARE_V2 = 1, /* (db, sql, nbyte, ppStmt, tail) */
 	EP_PK_SQL_PREPARE_V3 = 2, /* (db, sql, nbyte, flags, ppStmt, tail) */
-	EP_PK_SQL_EXEC = 3,	/* (db, sql, cb, arg, errmsg) */
-	EP_PK_SQL_STMT = 4,	/* (stmt): step, reset, finalize */
-	EP_PK_USDT = 5,		/* a USDT point: zero-length span */
+	EP_PK_SQL_EXEC = 3,	  /* (db, sql, cb, arg, errmsg) */
+	EP_PK_SQL_STMT = 4,	  /* (stmt): step, reset, finalize */
+	EP_PK_USDT = 5,		  /* a USDT point: zero-length span */
 	/* A pair of USDT points timed as one span (e.g. gc__start/gc__done):
 	 * begin pushes a frame like a function entry, end pops the matching
 	 * one like a return. Both carry the pair's probe id. */
-	EP_PK_USDT_BEGIN = 6,	/* arg0 of the begin point -> span obj */
-	EP_PK_USDT_END = 7,	/* arg0 of the end point -> span ret */
+	EP_PK_USDT_BEGIN = 6, /* arg0 of the begin point -> span obj */
+	EP_PK_USDT_END = 7,   /* arg0 of the end point -> span ret */
 	EP_PK__COUNT
 };
 
@@ -136,8 +136,8 @@ enum ep_probe_event_type {
 };
 
 enum ep_probe_drop {
-	EP_PDROP_RINGBUF_FULL = 0, /* span completed but not delivered */
-	EP_PDROP_STACK_FULL = 1,   /* nested deeper than EP_PROBE_STACK_DEPTH */
+	EP_PDROP_RINGBUF_FULL = 0,   /* span completed but not delivered */
+	EP_PDROP_STACK_FULL = 1,     /* nested deeper than EP_PROBE_STACK_DEPTH */
 	EP_PDROP_NO_THREAD_SLOT = 2, /* thread map full: call not timed */
 	EP_PDROP_UNMATCHED_RET = 3,  /* return without a matching entry */
 	EP_PDROP_LOST_RET = 4,	     /* entry whose return never came (longjmp) */
@@ -146,7 +146,7 @@ enum ep_probe_drop {
 };
 
 #define EP_SPAN_F_NESTED_SAME 1u /* inside another call of the same probe */
-#define EP_SPAN_F_SQL_TRUNC 2u	 /* SQL text cut at EP_PROBE_SQL_LEN - 1 */
+#define EP_SPAN_F_SQL_TRUNC   2u /* SQL text cut at EP_PROBE_SQL_LEN - 1 */
 /* An SQLite call made by another probed SQLite call (sqlite3_exec runs
  * prepare/step itself): not counted again in per-statement stats. */
 #define EP_SPAN_F_NESTED_SQL 4u
@@ -154,8 +154,8 @@ enum ep_probe_drop {
 struct ep_span {
 	struct ep_event_hdr hdr; /* ts_ns: call start */
 	__u64 dur_ns;
-	__s64 ret;  /* return value register */
-	__u64 obj;  /* sqlite3_stmt* (prepare: *ppStmt after the call) */
+	__s64 ret; /* return value register */
+	__u64 obj; /* sqlite3_stmt* (prepare: *ppStmt after the call) */
 	__u32 probe_id;
 	__u16 flags; /* EP_SPAN_F_* */
 	__u16 depth; /* open probed calls below this one on the thread */
@@ -163,7 +163,7 @@ struct ep_span {
 
 struct ep_span_sql {
 	struct ep_span span;
-	__s32 nbyte; /* prepare's nByte (<0: up to NUL) */
+	__s32 nbyte;   /* prepare's nByte (<0: up to NUL) */
 	__s32 sql_len; /* bytes read, or negative errno */
 	char sql[EP_PROBE_SQL_LEN];
 };
@@ -199,11 +199,11 @@ struct ep_probe_thread {
 /* Where an off-CPU interval of a thread goes. The per-thread off_ns[]
  * entries add up to the thread's whole off-CPU time. */
 enum ep_off_reason {
-	EP_OFF_SLEEP = 0,   /* TASK_INTERRUPTIBLE: waiting for an event, until woken */
-	EP_OFF_BLOCKED = 1, /* TASK_UNINTERRUPTIBLE (D): disk I/O, page-in, some locks */
+	EP_OFF_SLEEP = 0,     /* TASK_INTERRUPTIBLE: waiting for an event, until woken */
+	EP_OFF_BLOCKED = 1,   /* TASK_UNINTERRUPTIBLE (D): disk I/O, page-in, some locks */
 	EP_OFF_PREEMPTED = 2, /* switched out while still runnable, until back on CPU */
-	EP_OFF_RUNQ = 3,    /* woken (or new), waiting for a CPU */
-	EP_OFF_OTHER = 4,   /* stopped, traced, parked, frozen */
+	EP_OFF_RUNQ = 3,      /* woken (or new), waiting for a CPU */
+	EP_OFF_OTHER = 4,     /* stopped, traced, parked, frozen */
 	EP_OFF__COUNT
 };
 
@@ -211,8 +211,9 @@ enum ep_off_reason {
  * power of two (half a bucket = 6.25% error), values >= 2^36 ns (69 s) in
  * the last one; 272 u32 = 1088 bytes per thread. */
 #define EP_SCHED_HIST_SUB_BITS 3
-#define EP_SCHED_HIST_MAX_EXP 35
-#define EP_SCHED_HIST_BUCKETS ((EP_SCHED_HIST_MAX_EXP - EP_SCHED_HIST_SUB_BITS + 2) << EP_SCHED_HIST_SUB_BITS)
+#define EP_SCHED_HIST_MAX_EXP  35
+#define EP_SCHED_HIST_BUCKETS \
+	((EP_SCHED_HIST_MAX_EXP - EP_SCHED_HIST_SUB_BITS + 2) << EP_SCHED_HIST_SUB_BITS)
 
 /* Threads of traced processes followed at once (all processes together).
  * ML jobs run tens to a few hundred threads per process; full: counted. */
@@ -244,9 +245,9 @@ struct ep_sched_thread {
 	__u8 out_site;	     /* wait site (ep_ustack_key >> 58) of the current episode */
 	__u8 _pad2;
 	__u32 _pad3;
-	__u64 long_sites; /* bit per wait site: its last blocking episode was long */
-	__u64 seen_sites; /* bit per wait site: a stack was walked there */
-	__u64 ustack_key; /* wait site of the stack in the thread's slot (0: none) */
+	__u64 long_sites;	/* bit per wait site: its last blocking episode was long */
+	__u64 seen_sites;	/* bit per wait site: a stack was walked there */
+	__u64 ustack_key;	/* wait site of the stack in the thread's slot (0: none) */
 	char comm[EP_COMM_LEN]; /* at creation, then at exit (the collector reads /proc for
 				 * threads alive at the end) */
 	__u32 rq_hist[EP_SCHED_HIST_BUCKETS];
@@ -269,8 +270,8 @@ enum ep_sched_event_type {
  * user bytes (a few hundred bytes typically, not 2 KiB). */
 struct ep_offcpu {
 	struct ep_event_hdr hdr;
-	__u64 dur_ns; /* switch-out to switch-in */
-	__u32 reason; /* enum ep_off_reason at the switch-out */
+	__u64 dur_ns;	 /* switch-out to switch-in */
+	__u32 reason;	 /* enum ep_off_reason at the switch-out */
 	__s32 kstack_sz; /* bytes of kernel frames at ips[0], or negative errno */
 	__s32 ustack_sz; /* bytes of user frames right after them, or negative errno */
 	__u32 _pad;
@@ -294,7 +295,7 @@ enum ep_sched_drop {
 #define EP_SSTAT_USTACK_SKIPPED EP_SDROP__COUNT
 /* User stack walks made at blocking switch-outs (their cost, ~1 us each). */
 #define EP_SSTAT_USTACK_WALKS (EP_SDROP__COUNT + 1)
-#define EP_SCHED_COUNTERS (EP_SDROP__COUNT + 2)
+#define EP_SCHED_COUNTERS     (EP_SDROP__COUNT + 2)
 
 #endif /* EBPF_PROF_EVENTS_SCHED_H */
 
@@ -303,14 +304,14 @@ enum ep_sched_drop {
 #ifndef EBPF_PROF_EVENTS_SYSMON_H
 #define EBPF_PROF_EVENTS_SYSMON_H
 enum ep_sysmon_type {
-	EP_SM_RSS = 1,        /* a traced mm's RSS moved by at least rss_step */
-	EP_SM_OOM = 2,        /* oom/mark_victim of a traced process */
-	EP_SM_FREQ = 3,       /* power/cpu_frequency */
+	EP_SM_RSS = 1,	       /* a traced mm's RSS moved by at least rss_step */
+	EP_SM_OOM = 2,	       /* oom/mark_victim of a traced process */
+	EP_SM_FREQ = 3,	       /* power/cpu_frequency */
 	EP_SM_FREQ_LIMITS = 4, /* power/cpu_frequency_limits */
-	EP_SM_TEMP = 5,       /* thermal/thermal_temperature */
-	EP_SM_TRIP = 6,       /* thermal/thermal_zone_trip */
-	EP_SM_CDEV = 7,       /* thermal/cdev_update */
-	EP_SM_EXEC = 8,       /* sched/sched_process_exec of a traced process: new mm */
+	EP_SM_TEMP = 5,	       /* thermal/thermal_temperature */
+	EP_SM_TRIP = 6,	       /* thermal/thermal_zone_trip */
+	EP_SM_CDEV = 7,	       /* thermal/cdev_update */
+	EP_SM_EXEC = 8,	       /* sched/sched_process_exec of a traced process: new mm */
 };
 
 enum ep_sysmon_drop {
@@ -324,15 +325,15 @@ enum ep_sysmon_drop {
 #define EP_SM_RSS_MEMBERS 4
 
 struct ep_sysmon_event {
-	__u32 type; /* enum ep_sysmon_type */
-	__u32 pid;  /* RSS, OOM: tgid (OOM: the victim's pid) */
+	__u32 type;  /* enum ep_sysmon_type */
+	__u32 pid;   /* RSS, OOM: tgid (OOM: the victim's pid) */
 	__u64 ts_ns; /* CLOCK_MONOTONIC */
 	/* RSS: bytes per member; OOM: total_vm, anon_rss, file_rss, shmem_rss
 	 * (kB); FREQ: cpu, kHz; FREQ_LIMITS: cpu, min kHz, max kHz; TEMP: zone
 	 * id, mC, previous mC; TRIP: zone id, trip index, trip type; CDEV:
 	 * target state. */
 	__s64 v[4];
-	__s64 peak; /* RSS: highest RSS (bytes) of this mm seen in the kernel */
+	__s64 peak;  /* RSS: highest RSS (bytes) of this mm seen in the kernel */
 	__u32 mm_id; /* RSS: kmem/rss_stat mm_id */
 	__u32 _pad;
 	char name[EP_SM_NAME_LEN]; /* zone / cooling device type, OOM comm */
@@ -370,14 +371,14 @@ enum ep_cycle_kind {
 
 /* The attach cookie: the kind to report, and how the program decides. */
 #define EP_CYC_COOKIE_KIND(c) ((__u32)((c)&0xff))
-#define EP_CYC_COOKIE_PY 0x100ull    /* CPython function__entry/return: filter by name */
-#define EP_CYC_COOKIE_DEPTH 0x200ull /* pair entry/return per thread: outermost only */
+#define EP_CYC_COOKIE_PY      0x100ull /* CPython function__entry/return: filter by name */
+#define EP_CYC_COOKIE_DEPTH   0x200ull /* pair entry/return per thread: outermost only */
 
 /* Longest py:FUNCTION name matched in the kernel (NUL included). */
 #define EP_CYC_PY_NAME_LEN 64
 
 enum ep_cycle_drop {
-	EP_CYC_DROP_RINGBUF_FULL = 0, /* boundary or GC event not delivered */
+	EP_CYC_DROP_RINGBUF_FULL = 0,	/* boundary or GC event not delivered */
 	EP_CYC_DROP_DEPTH_MAP_FULL = 1, /* thread not tracked: its cycle calls not paired */
 	EP_CYC_DROP__COUNT
 };

@@ -121,8 +121,8 @@ static __always_inline bool is_sql_kind(__u32 kind)
 /* Pushes a frame for a call (or a USDT begin point) of `probe` on the
  * thread's stack. The caller has checked the target filter and counted the
  * call. */
-static __always_inline void push_frame(__u32 tid, __u32 tgid, __u32 probe, __u32 kind,
-				       __u64 arg0, __u64 arg1, __s32 nbyte)
+static __always_inline void push_frame(__u32 tid, __u32 tgid, __u32 probe, __u32 kind, __u64 arg0,
+				       __u64 arg1, __s32 nbyte)
 {
 	struct ep_probe_thread *t;
 	struct ep_probe_frame *f;

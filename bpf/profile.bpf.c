@@ -242,7 +242,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	/* A new thread shares its tgid and is already covered. */
 	if (ptgid == ctgid || !bpf_map_lookup_elem(&targets, &ptgid))
 		return 0;
-	if (bpf_map_update_elem(&targets, &ctgid, &one, BPF_NOEXIST) && !bpf_map_lookup_elem(&targets, &ctgid)) {
+	if (bpf_map_update_elem(&targets, &ctgid, &one, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&targets, &ctgid)) {
 		count_drop(EP_DROP_TARGET_MAP_FULL);
 		return 0;
 	}

@@ -224,8 +224,8 @@ static __always_inline __u64 submit_flags(void)
 
 /* Out of line, as save_user_stack: they run for few switches, and keeping
  * them out of on_switch keeps its hot path compact. */
-static __noinline void emit_episode(struct task_struct *task, __u32 tid,
-				    struct ep_sched_thread *t, __u64 dur, __u64 now)
+static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct ep_sched_thread *t,
+				    __u64 dur, __u64 now)
 {
 	const __u32 max_bytes = EP_MAX_STACK_DEPTH * sizeof(__u64), zero = 0;
 	struct ep_offcpu *e = bpf_map_lookup_elem(&offcpu_scratch, &zero);
@@ -271,7 +271,8 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid,
 				ubytes = (__u32)s->size & ~7u;
 				if (ubytes > max_bytes)
 					ubytes = max_bytes;
-				if (bpf_probe_read_kernel((void *)e->ips + kbytes, ubytes, s->ips)) {
+				if (bpf_probe_read_kernel((void *)e->ips + kbytes, ubytes,
+							  s->ips)) {
 					e->ustack_sz = -EP_EFAULT;
 					ubytes = 0;
 				}
@@ -282,8 +283,8 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid,
 	}
 	e->kstack_sz = e->kstack_sz < 0 ? e->kstack_sz : (__s32)kbytes;
 	e->ustack_sz = e->ustack_sz < 0 ? e->ustack_sz : (__s32)ubytes;
-	if (bpf_ringbuf_output(&offcpu_events, e,
-			       offsetof(struct ep_offcpu, ips) + kbytes + ubytes, submit_flags()))
+	if (bpf_ringbuf_output(&offcpu_events, e, offsetof(struct ep_offcpu, ips) + kbytes + ubytes,
+			       submit_flags()))
 		count_drop(EP_SDROP_RINGBUF_FULL);
 }
 

@@ -36,10 +36,10 @@
 
 /* Kernel task state bits (include/linux/sched.h; stable ABI of /proc and
  * the sched_switch tracepoint's prev_state). */
-#define EP_TASK_INTERRUPTIBLE 0x0001
+#define EP_TASK_INTERRUPTIBLE	0x0001
 #define EP_TASK_UNINTERRUPTIBLE 0x0002
-#define EP_TASK_DEAD 0x0080
-#define EP_TASK_RTLOCK_WAIT 0x1000
+#define EP_TASK_DEAD		0x0080
+#define EP_TASK_RTLOCK_WAIT	0x1000
 
 /* Why prev leaves the CPU. preempt: the scheduler took the CPU away (the
  * task stays on the run queue whatever its state says). */
@@ -303,8 +303,7 @@ EP_ACCT_INLINE void ep_acct_finish(struct ep_sched_thread *t, __u64 now)
 {
 	__u64 d = now > t->last_ts ? now - t->last_ts : 0;
 
-	if (t->state == EP_TS_ON ||
-	    (t->state == EP_TS_SEEDED && t->reason == EP_OFF_PREEMPTED))
+	if (t->state == EP_TS_ON || (t->state == EP_TS_SEEDED && t->reason == EP_OFF_PREEMPTED))
 		t->on_ns += d;
 	else if (t->state != EP_TS_DEAD)
 		t->off_ns[ep_off_idx(t->reason)] += d;

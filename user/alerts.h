@@ -63,7 +63,7 @@ struct alert_set {
 	size_t nrules;
 	bool active[16]; /* condition held at the last step */
 	bool unknown_said[16];
-	bool evaluated[16]; /* had a known value at least once */
+	bool evaluated[16];	/* had a known value at least once */
 	int64_t cycle_seen[16]; /* cycle rules: newest cycle number judged, -1 none */
 	struct alert_event *events;
 	size_t nevents, cap;

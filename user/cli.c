@@ -151,10 +151,28 @@ static int parse_duration(const char *s, double *out)
 
 int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 {
-	enum { OPT_NO_KERNEL = 256, OPT_PROC_ROOT, OPT_GPU_INTERVAL, OPT_NO_GPU, OPT_SYSFS_ROOT,
-	       OPT_NO_SCHED, OPT_NO_OFFCPU_STACKS, OPT_OFFCPU_MIN_US, OPT_OFFCPU_USTACK_EVERY, OPT_PROBES, OPT_PROBE,
-	       OPT_PROBE_COUNT_ONLY, OPT_TOP, OPT_INTERVAL, OPT_ALERT, OPT_ALERT_EXEC,
-	       OPT_UNWIND, OPT_STACK_BYTES, OPT_CYCLE, OPT_CYCLE_EVERY };
+	enum {
+		OPT_NO_KERNEL = 256,
+		OPT_PROC_ROOT,
+		OPT_GPU_INTERVAL,
+		OPT_NO_GPU,
+		OPT_SYSFS_ROOT,
+		OPT_NO_SCHED,
+		OPT_NO_OFFCPU_STACKS,
+		OPT_OFFCPU_MIN_US,
+		OPT_OFFCPU_USTACK_EVERY,
+		OPT_PROBES,
+		OPT_PROBE,
+		OPT_PROBE_COUNT_ONLY,
+		OPT_TOP,
+		OPT_INTERVAL,
+		OPT_ALERT,
+		OPT_ALERT_EXEC,
+		OPT_UNWIND,
+		OPT_STACK_BYTES,
+		OPT_CYCLE,
+		OPT_CYCLE_EVERY
+	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -228,8 +246,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			break;
 		case 'F':
 			if (parse_u32(optarg, 1, CLI_MAX_FREQ, &o->freq_hz)) {
-				fprintf(err, "ebpf-prof: invalid -F '%s': expected 1..%d Hz\n", optarg,
-					CLI_MAX_FREQ);
+				fprintf(err, "ebpf-prof: invalid -F '%s': expected 1..%d Hz\n",
+					optarg, CLI_MAX_FREQ);
 				return 2;
 			}
 			break;
@@ -343,7 +361,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			char why[256];
 
 			if (o->nprobe_specs == CLI_MAX_PROBES) {
-				fprintf(err, "ebpf-prof: at most %d --probe options\n", CLI_MAX_PROBES);
+				fprintf(err, "ebpf-prof: at most %d --probe options\n",
+					CLI_MAX_PROBES);
 				return 2;
 			}
 			if (probe_parse_spec(optarg, &def, why, sizeof(why))) {
@@ -356,7 +375,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		}
 		case OPT_PROBE_COUNT_ONLY:
 			if (!*optarg) {
-				fprintf(err, "ebpf-prof: --probe-count-only needs SYMBOL[,SYMBOL...]\n");
+				fprintf(err,
+					"ebpf-prof: --probe-count-only needs SYMBOL[,SYMBOL...]\n");
 				return 2;
 			}
 			o->probe_count_only = optarg;
@@ -424,7 +444,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			fprintf(err, "ebpf-prof: option '%s' needs a value\n", argv[optind - 1]);
 			return 2;
 		default:
-			fprintf(err, "ebpf-prof: unknown option '%s' (see --help)\n", argv[optind - 1]);
+			fprintf(err, "ebpf-prof: unknown option '%s' (see --help)\n",
+				argv[optind - 1]);
 			return 2;
 		}
 	}

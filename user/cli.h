@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define CLI_MAX_PIDS 64
+#define CLI_MAX_PIDS	 64
 #define CLI_DEFAULT_FREQ 99
 /* kernel.perf_event_max_sample_rate defaults to 100000 at most. */
 #define CLI_MAX_FREQ 100000
@@ -17,13 +17,13 @@
 /* --probe may be repeated this many times. */
 #define CLI_MAX_PROBES 32
 /* See docs/performance.md (sched) for the measurements behind it. */
-#define CLI_DEFAULT_OFFCPU_MIN_US 1000
-#define CLI_MAX_OFFCPU_MIN_US 60000000
+#define CLI_DEFAULT_OFFCPU_MIN_US	1000
+#define CLI_MAX_OFFCPU_MIN_US		60000000
 #define CLI_DEFAULT_OFFCPU_USTACK_EVERY 0
 /* User stack window copied per sample for CFI unwinding (docs/unwinding.md
  * has the measurements behind the default). A multiple of 64 bytes. */
 #define CLI_DEFAULT_STACK_BYTES 8192
-#define CLI_MAX_STACK_BYTES 16384 /* EP_MAX_STACK_BYTES */
+#define CLI_MAX_STACK_BYTES	16384 /* EP_MAX_STACK_BYTES */
 
 enum cli_unwind {
 	CLI_UNWIND_AUTO = 0, /* CFI where the module has it, frame pointers otherwise */
@@ -40,34 +40,34 @@ struct cli_opts {
 	char **command; /* argv after "--", NULL-terminated; points into argv */
 	int ncommand;
 	uint32_t freq_hz;
-	double duration_s; /* 0: until stopped */
+	double duration_s;	/* 0: until stopped */
 	const char *output_dir; /* NULL: default name */
 	bool kernel_stacks;
 	enum cli_unwind unwind; /* --unwind */
 	uint32_t stack_bytes;	/* --stack-bytes */
-	int verbosity; /* -1 quiet, 0 normal, 1+ verbose */
+	int verbosity;		/* -1 quiet, 0 normal, 1+ verbose */
 	bool show_help;
 	bool show_version;
-	const char *proc_root; /* hidden testing hook: --proc-root */
-	const char *sysfs_root; /* --sysfs-root: read sysfs (Jetson) under DIR */
+	const char *proc_root;	  /* hidden testing hook: --proc-root */
+	const char *sysfs_root;	  /* --sysfs-root: read sysfs (Jetson) under DIR */
 	uint32_t gpu_interval_ms; /* Jetson sampler period */
 	bool no_gpu;
-	bool no_sched;		/* no scheduler accounting (sched_switch) */
-	bool no_offcpu_stacks;	/* sched accounting without off-CPU stacks */
-	uint32_t offcpu_min_us; /* shortest off-CPU episode reported with its stack */
+	bool no_sched;		      /* no scheduler accounting (sched_switch) */
+	bool no_offcpu_stacks;	      /* sched accounting without off-CPU stacks */
+	uint32_t offcpu_min_us;	      /* shortest off-CPU episode reported with its stack */
 	uint32_t offcpu_ustack_every; /* user stack walked at 1 in N blocking switch-outs
 				       * besides the predicted ones (0..255; 0: none) */
-	const char *probe_presets; /* --probes; NULL: llama,sqlite */
+	const char *probe_presets;    /* --probes; NULL: llama,sqlite */
 	const char *probe_specs[CLI_MAX_PROBES]; /* --probe, in order */
 	int nprobe_specs;
-	const char *probe_count_only; /* --probe-count-only SYM[,SYM...] */
-	bool top;		  /* --top or "ebpf-prof top": live view (docs/top.md) */
-	double interval_s;	  /* live view / snapshot refresh period */
+	const char *probe_count_only;	    /* --probe-count-only SYM[,SYM...] */
+	bool top;			    /* --top or "ebpf-prof top": live view (docs/top.md) */
+	double interval_s;		    /* live view / snapshot refresh period */
 	const char *alerts[CLI_MAX_ALERTS]; /* --alert EXPR, validated */
 	int nalerts;
-	const char *alert_exec;	  /* --alert-exec CMD */
-	const char *cycle;	  /* --cycle or --cycle-every PROBE, validated; NULL: auto */
-	bool cycle_every;	  /* it was --cycle-every */
+	const char *alert_exec; /* --alert-exec CMD */
+	const char *cycle;	/* --cycle or --cycle-every PROBE, validated; NULL: auto */
+	bool cycle_every;	/* it was --cycle-every */
 };
 
 /* Returns 0 on success or 2 (usage error, message already printed to err). */

@@ -49,8 +49,8 @@ struct cycle_sink_stats {
 	/* Facts that came after the cycles they overlap had been attributed
 	 * (the lag was too short): not in those rows. */
 	uint64_t late_facts;
-	uint64_t dropped_facts; /* over max_facts: not kept */
-	uint64_t dropped_names; /* over the name table's cap: kept without name */
+	uint64_t dropped_facts;	 /* over max_facts: not kept */
+	uint64_t dropped_names;	 /* over the name table's cap: kept without name */
 	uint64_t dropped_cycles; /* closed after the table was full (max_rows) */
 	size_t held_facts, peak_held_facts;
 };

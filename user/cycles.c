@@ -41,10 +41,10 @@ struct iint {
 	uint64_t start, end;
 };
 
-#define VEC(T)                                                                                     \
-	struct {                                                                                   \
-		T *v;                                                                              \
-		size_t n, cap;                                                                     \
+#define VEC(T)                 \
+	struct {               \
+		T *v;          \
+		size_t n, cap; \
 	}
 
 struct cycles_input {
@@ -76,12 +76,12 @@ static int vec_grow(void **v, size_t *cap, size_t n, size_t elem)
 	return 0;
 }
 
-#define VEC_PUSH(vec, val)                                                                         \
-	({                                                                                         \
-		int _r = vec_grow((void **)&(vec).v, &(vec).cap, (vec).n, sizeof(*(vec).v));       \
-		if (!_r)                                                                           \
-			(vec).v[(vec).n++] = (val);                                                \
-		_r;                                                                                \
+#define VEC_PUSH(vec, val)                                                                   \
+	({                                                                                   \
+		int _r = vec_grow((void **)&(vec).v, &(vec).cap, (vec).n, sizeof(*(vec).v)); \
+		if (!_r)                                                                     \
+			(vec).v[(vec).n++] = (val);                                          \
+		_r;                                                                          \
 	})
 
 struct cycles_input *cycles_input_new(void)
@@ -162,28 +162,28 @@ static const char *str_of(const struct cycles_input *in, uint32_t id)
 
 int cycles_add_begin(struct cycles_input *in, uint64_t ts_ns, uint32_t tid)
 {
-	return VEC_PUSH(in->bevs, ((struct bev){ts_ns, tid, 0}));
+	return VEC_PUSH(in->bevs, ((struct bev){ ts_ns, tid, 0 }));
 }
 
 int cycles_add_end(struct cycles_input *in, uint64_t ts_ns, uint32_t tid)
 {
-	return VEC_PUSH(in->bevs, ((struct bev){ts_ns, tid, 1}));
+	return VEC_PUSH(in->bevs, ((struct bev){ ts_ns, tid, 1 }));
 }
 
 int cycles_add_entry(struct cycles_input *in, uint64_t ts_ns, uint32_t tid)
 {
-	return VEC_PUSH(in->entries, ((struct bev){ts_ns, tid, 0}));
+	return VEC_PUSH(in->entries, ((struct bev){ ts_ns, tid, 0 }));
 }
 
 int cycles_add_span(struct cycles_input *in, const struct cyc_span *s)
 {
 	if (!s || s->kind >= CYC_SPAN__COUNT)
 		return -EINVAL;
-	struct ispan is = {.start = s->start_ns,
-			   .end = s->end_ns,
-			   .tid = s->tid,
-			   .kind = s->kind,
-			   .tokens = s->tokens};
+	struct ispan is = { .start = s->start_ns,
+			    .end = s->end_ns,
+			    .tid = s->tid,
+			    .kind = s->kind,
+			    .tokens = s->tokens };
 	/* A return before its entry is garbage; keep the call, drop the end. */
 	if (is.end && is.end < is.start)
 		is.end = 0;
@@ -197,7 +197,7 @@ int cycles_add_span(struct cycles_input *in, const struct cyc_span *s)
 
 int cycles_add_sample(struct cycles_input *in, uint64_t ts_ns, uint32_t tid, const char *func)
 {
-	struct isample s = {ts_ns, tid, 0};
+	struct isample s = { ts_ns, tid, 0 };
 	int r = intern(in, func, &s.func);
 	return r ? r : VEC_PUSH(in->samples, s);
 }
@@ -209,26 +209,26 @@ int cycles_add_offcpu(struct cycles_input *in, uint64_t start_ns, uint64_t end_n
 		return -EINVAL;
 	if (reason >= CYC_OFF_REASONS)
 		reason = CYC_OFF_OTHER;
-	return VEC_PUSH(in->offs, ((struct ioff){start_ns, end_ns, tid, reason}));
+	return VEC_PUSH(in->offs, ((struct ioff){ start_ns, end_ns, tid, reason }));
 }
 
 int cycles_add_rss(struct cycles_input *in, uint64_t ts_ns, uint64_t rss_bytes)
 {
-	return VEC_PUSH(in->rss, ((struct ipoint){ts_ns, (double)rss_bytes}));
+	return VEC_PUSH(in->rss, ((struct ipoint){ ts_ns, (double)rss_bytes }));
 }
 
 int cycles_add_freq(struct cycles_input *in, uint64_t ts_ns, double mhz)
 {
 	if (!(mhz >= 0))
 		return -EINVAL;
-	return VEC_PUSH(in->freq, ((struct ipoint){ts_ns, mhz}));
+	return VEC_PUSH(in->freq, ((struct ipoint){ ts_ns, mhz }));
 }
 
 int cycles_add_throttle(struct cycles_input *in, uint64_t start_ns, uint64_t end_ns)
 {
 	if (end_ns && end_ns < start_ns)
 		return -EINVAL;
-	return VEC_PUSH(in->throttle, ((struct iint){start_ns, end_ns}));
+	return VEC_PUSH(in->throttle, ((struct iint){ start_ns, end_ns }));
 }
 
 int cycles_add_gpu(struct cycles_input *in, const struct cyc_gpu_sample *g)
@@ -398,11 +398,11 @@ static int build_boundaries(const struct cycles_input *in, const struct cycles_c
 				open[k].start = b[i].ts;
 				continue;
 			}
-			open[nopen++] = (struct open_cycle){b[i].tid, b[i].ts};
+			open[nopen++] = (struct open_cycle){ b[i].tid, b[i].ts };
 		}
 		for (size_t k = 0; k < nopen && !err; k++) {
-			uint64_t end =
-				cfg->run_end_ns > open[k].start ? cfg->run_end_ns : open[k].start;
+			uint64_t end = cfg->run_end_ns > open[k].start ? cfg->run_end_ns
+								       : open[k].start;
 			err = push_row(t, &cap, open[k].start, end, open[k].tid, true);
 		}
 		free(b);
@@ -452,11 +452,11 @@ static int sweep(const struct cls_iv *iv, size_t n, uint32_t ncls, uint64_t lo, 
 		uint64_t f = iv[i].end > hi ? hi : iv[i].end;
 		if (f <= s)
 			continue;
-		e[ne++] = (struct edge){s, 1, iv[i].cls};
-		e[ne++] = (struct edge){f, -1, iv[i].cls};
+		e[ne++] = (struct edge){ s, 1, iv[i].cls };
+		e[ne++] = (struct edge){ f, -1, iv[i].cls };
 	}
 	qsort(e, ne, sizeof(*e), cmp_edge);
-	int64_t cnt[SWEEP_MAX_CLS] = {0};
+	int64_t cnt[SWEEP_MAX_CLS] = { 0 };
 	uint64_t prev = lo;
 	size_t i = 0;
 	for (;;) {
@@ -496,17 +496,17 @@ struct ctx {
 };
 
 /* First index whose key is >= v in a sorted array of n elements. */
-#define LOWER_BOUND(arr, n, field, v)                                                              \
-	({                                                                                         \
-		size_t _lo = 0, _hi = (n);                                                         \
-		while (_lo < _hi) {                                                                \
-			size_t _m = _lo + (_hi - _lo) / 2;                                         \
-			if ((arr)[_m] field < (v))                                                 \
-				_lo = _m + 1;                                                      \
-			else                                                                       \
-				_hi = _m;                                                          \
-		}                                                                                  \
-		_lo;                                                                               \
+#define LOWER_BOUND(arr, n, field, v)                      \
+	({                                                 \
+		size_t _lo = 0, _hi = (n);                 \
+		while (_lo < _hi) {                        \
+			size_t _m = _lo + (_hi - _lo) / 2; \
+			if ((arr)[_m] field < (v))         \
+				_lo = _m + 1;              \
+			else                               \
+				_hi = _m;                  \
+		}                                          \
+		_lo;                                       \
 	})
 
 /* First index whose prefix-max end exceeds t: every interval before it ended
@@ -534,7 +534,7 @@ static int scratch_push(struct ctx *c, size_t *n, uint64_t s, uint64_t e, uint32
 {
 	if (vec_grow((void **)&c->scratch, &c->scratch_cap, *n, sizeof(*c->scratch)))
 		return -ENOMEM;
-	c->scratch[(*n)++] = (struct cls_iv){s, e, cls};
+	c->scratch[(*n)++] = (struct cls_iv){ s, e, cls };
 	return 0;
 }
 
@@ -591,7 +591,7 @@ static int do_spans(struct ctx *c, struct cycle_row *r, size_t *np)
 			r->probe_other_calls += starts_here;
 			break;
 		}
-		static const uint32_t prio[CYC_SPAN__COUNT] = {P_INF, P_SQL, P_PROBE, P_GC};
+		static const uint32_t prio[CYC_SPAN__COUNT] = { P_INF, P_SQL, P_PROBE, P_GC };
 		if (ov && scratch_push(c, np, s->start, end, prio[s->kind]))
 			return -ENOMEM;
 	}
@@ -660,7 +660,7 @@ static int do_samples(struct ctx *c, struct cycle_row *r)
 		else
 			r->n_top++;
 		memmove(&r->top[pos + 1], &r->top[pos], (r->n_top - 1 - pos) * sizeof(r->top[0]));
-		r->top[pos] = (struct cycle_func){dup, cnt};
+		r->top[pos] = (struct cycle_func){ dup, cnt };
 	}
 	return 0;
 }
@@ -744,7 +744,7 @@ static int do_throttle(struct ctx *c, struct cycle_row *r)
 		return -ENOMEM;
 	for (size_t i = 0; i < in->throttle.n; i++) {
 		uint64_t e = in->throttle.v[i].end ? in->throttle.v[i].end : UINT64_MAX;
-		iv[i] = (struct cls_iv){in->throttle.v[i].start, e, 0};
+		iv[i] = (struct cls_iv){ in->throttle.v[i].start, e, 0 };
 	}
 	uint64_t out[2];
 	int err = sweep(iv, in->throttle.n, 1, r->start_ns, r->end_ns, out);
@@ -837,7 +837,7 @@ int cycles_compute(const struct cycles_input *in, const struct cycles_cfg *cfg,
 		return err;
 	}
 
-	struct ctx c = {.in = in, .cfg = cfg};
+	struct ctx c = { .in = in, .cfg = cfg };
 	size_t ns = in->spans.n, no = in->offs.n, nstr = in->strs.n;
 	c.spans = malloc((ns ? ns : 1) * sizeof(*c.spans));
 	if (c.spans) {
@@ -913,7 +913,7 @@ uint64_t cycles_wall_percentile(const struct cycle_table *t, double pct)
 
 const char *cycles_off_reason_name(unsigned reason)
 {
-	static const char *const names[CYC_OFF_REASONS] = {"sleep", "uninterruptible", "preempted",
-							   "runqueue", "other"};
+	static const char *const names[CYC_OFF_REASONS] = { "sleep", "uninterruptible", "preempted",
+							    "runqueue", "other" };
 	return reason < CYC_OFF_REASONS ? names[reason] : "unknown";
 }

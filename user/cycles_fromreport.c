@@ -82,7 +82,8 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 		return -ENOMEM;
 	int e = 0;
 	const cJSON *p;
-	cJSON_ArrayForEach (p, get(get(root, "memory"), "timeline")) {
+	cJSON_ArrayForEach(p, get(get(root, "memory"), "timeline"))
+	{
 		double ts, rss;
 		double pid = 0;
 		if (!num(get(p, "t_s"), &ts) || !num(get(p, "rss_bytes"), &rss))
@@ -93,7 +94,8 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 		if (!e && ts < 1e9)
 			e = cycles_add_rss(in, (uint64_t)t0 + (uint64_t)(ts * 1e9), (uint64_t)rss);
 	}
-	cJSON_ArrayForEach (p, get(get(root, "throttling"), "episodes")) {
+	cJSON_ArrayForEach(p, get(get(root, "throttling"), "episodes"))
+	{
 		double s, f;
 		if (!num(get(p, "start_s"), &s) || !num(get(p, "end_s"), &f) || f < s || f > 1e9)
 			continue;
@@ -101,7 +103,7 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 			e = cycles_add_throttle(in, (uint64_t)t0 + (uint64_t)(s * 1e9),
 						(uint64_t)t0 + (uint64_t)(f * 1e9));
 	}
-	struct cycles_cfg cfg = {.run_start_ns = (uint64_t)t0, .run_end_ns = (uint64_t)t1};
+	struct cycles_cfg cfg = { .run_start_ns = (uint64_t)t0, .run_end_ns = (uint64_t)t1 };
 	if (!e)
 		e = cycles_compute(in, &cfg, out);
 	cycles_input_free(in);
@@ -116,7 +118,8 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 
 	/* Off-CPU of the main thread when the scheduler view has it. */
 	const cJSON *sched = get(root, "sched"), *by = NULL, *t;
-	cJSON_ArrayForEach (t, get(sched, "threads")) {
+	cJSON_ArrayForEach(t, get(sched, "threads"))
+	{
 		if (main_pid && u64_of(get(t, "tid")) == main_pid)
 			by = get(t, "off_cpu_by_reason");
 	}
@@ -129,7 +132,8 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 	}
 
 	const cJSON *probes = get(root, "probes");
-	cJSON_ArrayForEach (p, get(probes, "list")) {
+	cJSON_ArrayForEach(p, get(probes, "list"))
+	{
 		const cJSON *g = get(p, "group");
 		uint64_t ns = u64_of(get(p, "total_ns")), calls = u64_of(get(p, "count"));
 		if (calls > UINT32_MAX)
@@ -149,7 +153,8 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 	if (r->inference_ns)
 		r->tokens_per_s = (double)r->tokens * 1e9 / (double)r->inference_ns;
 	const cJSON *st;
-	cJSON_ArrayForEach (st, get(get(root, "sql"), "statements")) {
+	cJSON_ArrayForEach(st, get(get(root, "sql"), "statements"))
+	{
 		uint64_t c = u64_of(get(st, "count"));
 		r->sql_count += c > UINT32_MAX - r->sql_count ? 0 : (uint32_t)c;
 		const cJSON *txt = get(st, "text");
@@ -175,7 +180,8 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 	r->other_ns = left;
 
 	const cJSON *f;
-	cJSON_ArrayForEach (f, get(root, "top_functions")) {
+	cJSON_ArrayForEach(f, get(root, "top_functions"))
+	{
 		const cJSON *nm = get(f, "name");
 		if (r->n_top >= CYC_TOP_FUNCS)
 			break;
@@ -186,7 +192,7 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 			cycle_table_free(out);
 			return -ENOMEM;
 		}
-		r->top[r->n_top++] = (struct cycle_func){d, u64_of(get(f, "self"))};
+		r->top[r->n_top++] = (struct cycle_func){ d, u64_of(get(f, "self")) };
 	}
 	return 0;
 }

@@ -304,12 +304,12 @@ static int row_from_json(const cJSON *o, struct cycle_row *r, size_t i, char *er
 	int e;
 	if (!cJSON_IsObject(o))
 		return fail(err, el, "cycles[%zu]: not an object", i);
-#define U(key, field, req, max)                                                                    \
-	do {                                                                                       \
-		v = 0;                                                                             \
-		if ((e = get_u64(o, key, req, max, &v, NULL, i, err, el)))                         \
-			return e;                                                                  \
-		r->field = v;                                                                      \
+#define U(key, field, req, max)                                            \
+	do {                                                               \
+		v = 0;                                                     \
+		if ((e = get_u64(o, key, req, max, &v, NULL, i, err, el))) \
+			return e;                                          \
+		r->field = v;                                              \
 	} while (0)
 	U("index", index, true, U32M);
 	U("tid", tid, false, U32M);
@@ -394,12 +394,13 @@ static int row_from_json(const cJSON *o, struct cycle_row *r, size_t i, char *er
 	if (top && !cJSON_IsArray(top))
 		return fail(err, el, "cycles[%zu].top_functions: not an array", i);
 	const cJSON *f;
-	cJSON_ArrayForEach (f, top) {
+	cJSON_ArrayForEach(f, top)
+	{
 		if (r->n_top >= CYC_TOP_FUNCS)
 			break;
 		if (!cJSON_IsObject(f))
 			return fail(err, el, "cycles[%zu].top_functions: entry not an object", i);
-		struct cycle_func cf = {0};
+		struct cycle_func cf = { 0 };
 		if ((e = get_u64(f, "samples", true, U64M, &cf.samples, NULL, i, err, el)) ||
 		    (e = get_str(f, "name", &cf.name, i, err, el)))
 			return e;
@@ -421,7 +422,8 @@ int cycles_from_json(const cJSON *arr, struct cycle_table *out, char *err, size_
 	if (!out->rows)
 		return -ENOMEM;
 	const cJSON *o;
-	cJSON_ArrayForEach (o, arr) {
+	cJSON_ArrayForEach(o, arr)
+	{
 		/* Count the row first so a failure half-way frees its strings. */
 		struct cycle_row *r = &out->rows[out->n++];
 		int e = row_from_json(o, r, out->n - 1, err, errlen);
@@ -451,7 +453,8 @@ int findings_from_json(const cJSON *arr, struct findings *out, char *err, size_t
 		return -ENOMEM;
 	const cJSON *o;
 	int e = 0;
-	cJSON_ArrayForEach (o, arr) {
+	cJSON_ArrayForEach(o, arr)
+	{
 		size_t i = out->n;
 		struct finding *f = &out->v[out->n++];
 		if (!cJSON_IsObject(o)) {
@@ -480,8 +483,8 @@ int findings_from_json(const cJSON *arr, struct findings *out, char *err, size_t
 			break;
 		}
 		/* get_str's messages say "cycles[...]": findings use their own. */
-		const char *keys[3] = {"title", "evidence", "recommendation"};
-		char **dst[3] = {&f->title, &f->evidence, &f->recommendation};
+		const char *keys[3] = { "title", "evidence", "recommendation" };
+		char **dst[3] = { &f->title, &f->evidence, &f->recommendation };
 		for (int k = 0; k < 3 && !e; k++) {
 			const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, keys[k]);
 			if (!cJSON_IsString(s)) {
@@ -513,7 +516,8 @@ int findings_from_json(const cJSON *arr, struct findings *out, char *err, size_t
 			}
 		}
 		const cJSON *x;
-		cJSON_ArrayForEach (x, c) {
+		cJSON_ArrayForEach(x, c)
+		{
 			if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0 ||
 			    x->valuedouble > UINT32_MAX) {
 				e = fail(err, errlen, "findings[%zu].cycles: bad cycle index", i);

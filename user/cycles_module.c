@@ -734,7 +734,8 @@ static void fill_throttling(struct cycle_table *t, const cJSON *root)
 		uint64_t thr = 0, last = r->start_ns;
 
 		/* Episodes are sorted and disjoint in the report. */
-		cJSON_ArrayForEach(p, eps) {
+		cJSON_ArrayForEach(p, eps)
+		{
 			uint64_t s0, s1;
 
 			if (!cycles_json_number(cJSON_GetObjectItemCaseSensitive(p, "start_s"),
@@ -817,8 +818,8 @@ static int write_csv(FILE *f, void *t)
 
 static int add_meta(struct cycles_state *s, cJSON *root)
 {
-	const struct cycle_sink_stats *st =
-		s->ctx->cycles ? cycle_sink_stats(s->ctx->cycles) : NULL;
+	const struct cycle_sink_stats *st = s->ctx->cycles ? cycle_sink_stats(s->ctx->cycles)
+							   : NULL;
 	cJSON *m = cJSON_AddObjectToObject(root, "cycles_meta"), *d;
 	const char *src = "none";
 

@@ -82,8 +82,8 @@ static void format_wall(const struct timespec *ts, char *buf, size_t len)
 	long ms = ts->tv_nsec / 1000000;
 	if (ms < 0 || ms > 999)
 		ms = 0;
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }
 
 static cJSON *build_target(struct builder *b, const struct run_info *ri)

@@ -63,7 +63,8 @@ static void write_frames(FILE *out, const struct profile *p)
 /* remap: frame index in the written table per index in p (NULL: same);
  * label: prefix of the profile name, or NULL. */
 static void write_thread(FILE *out, const struct profile *p, const struct prof_thread *t,
-			 uint64_t start_ns, bool multi_pid, const uint32_t *remap, const char *label)
+			 uint64_t start_ns, bool multi_pid, const uint32_t *remap,
+			 const char *label)
 {
 	char name[160];
 	const char *lsep = label ? ": " : "";
@@ -96,7 +97,8 @@ static void write_thread(FILE *out, const struct profile *p, const struct prof_t
 	}
 	fputs("],\n\"weights\":[", out);
 	for (size_t r = 0; r < t->nruns; r++)
-		fprintf(out, r ? ",%" PRIu64 : "%" PRIu64, (uint64_t)t->runs[r].count * p->period_ns);
+		fprintf(out, r ? ",%" PRIu64 : "%" PRIu64,
+			(uint64_t)t->runs[r].count * p->period_ns);
 	fputs("]}", out);
 }
 

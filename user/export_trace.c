@@ -21,9 +21,11 @@ int export_trace_json(const struct run_info *ri, trace_events_fn events_fn, void
 		if (!first)
 			fputc(',', out);
 		first = false;
-		fprintf(out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":",
+		fprintf(out,
+			"{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":",
 			ri->targets[i].pid);
-		json_write_strn(out, ri->targets[i].comm, strnlen(ri->targets[i].comm, sizeof(ri->targets[i].comm)));
+		json_write_strn(out, ri->targets[i].comm,
+				strnlen(ri->targets[i].comm, sizeof(ri->targets[i].comm)));
 		fputs("}}\n", out);
 	}
 	if (events_fn) {

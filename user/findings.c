@@ -143,7 +143,7 @@ static struct finding *add(struct flist *fl, const char *rule, enum finding_seve
 		fl->cap = nc;
 	}
 	struct finding *f = &fl->out->v[fl->out->n++];
-	*f = (struct finding){rule, sev, t, e, r, value, threshold, cycles, ncycles};
+	*f = (struct finding){ rule, sev, t, e, r, value, threshold, cycles, ncycles };
 	return f;
 fail:
 	free(t);
@@ -209,7 +209,6 @@ static int median_sel(const struct cycle_table *t, row_get g, bool complete, uin
 	free(v);
 	return 0;
 }
-
 
 static uint64_t g_wall(const struct cycle_row *r)
 {
@@ -288,7 +287,7 @@ static void share_rule(struct flist *fl, const struct cycle_table *t, uint64_t w
 		fl->err = -ENOMEM;
 		return;
 	}
-	struct sbuf ti = {0}, ev = {0}, re = {0};
+	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
 	sb_printf(&ti, "%s takes %.0f%% of cycle time", what, share * 100);
 	sb_printf(&ev,
 		  "%s: %.1f ms of %.1f ms wall over %zu cycle(s) (%.1f%%, threshold %.0f%%); "
@@ -311,7 +310,7 @@ static void share_rule(struct flist *fl, const struct cycle_table *t, uint64_t w
 static void rule_inference(struct flist *fl, const struct cycle_table *t, uint64_t wall,
 			   const struct findings_cfg *cfg)
 {
-	struct sbuf x = {0};
+	struct sbuf x = { 0 };
 	uint64_t tok = 0, inf = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		tok += t->rows[i].tokens;
@@ -342,7 +341,7 @@ static int cmp_stmt(const void *a, const void *b)
 static void rule_sql(struct flist *fl, const struct cycle_table *t, uint64_t wall,
 		     const struct findings_cfg *cfg)
 {
-	struct sbuf x = {0};
+	struct sbuf x = { 0 };
 	struct stmt *s = malloc((t->n ? t->n : 1) * sizeof(*s));
 	if (!s) {
 		fl->err = -ENOMEM;
@@ -359,7 +358,7 @@ static void rule_sql(struct flist *fl, const struct cycle_table *t, uint64_t wal
 		while (k < ns && strcmp(s[k].text, t->rows[i].sql_slowest) != 0)
 			k++;
 		if (k == ns)
-			s[ns++] = (struct stmt){t->rows[i].sql_slowest, 0, 0};
+			s[ns++] = (struct stmt){ t->rows[i].sql_slowest, 0, 0 };
 		if (t->rows[i].sql_slowest_ns > s[k].ns) {
 			s[k].ns = t->rows[i].sql_slowest_ns;
 			s[k].cycle = t->rows[i].index;
@@ -381,7 +380,7 @@ static void rule_sql(struct flist *fl, const struct cycle_table *t, uint64_t wal
 static void rule_other(struct flist *fl, const struct cycle_table *t, uint64_t wall,
 		       const struct findings_cfg *cfg)
 {
-	struct sbuf x = {0};
+	struct sbuf x = { 0 };
 	share_rule(fl, t, wall, g_other, cfg->other_share, "unattributed_time", "Unattributed time",
 		   "Part of the cycle is not covered by any probe or off-CPU wait: add probes "
 		   "for the remaining steps (--probe LIB:SYMBOL, or py:FUNCTION for Python), "
@@ -396,15 +395,15 @@ struct comp {
 };
 
 static const struct comp comps[] = {
-	{"SQL", g_sql, "batch writes and add indexes"},
-	{"GC", g_gc, "reduce allocations or tune gc thresholds (gc.freeze / gc.set_threshold)"},
-	{"off-CPU I/O", g_io, "move I/O off the cycle path or make it asynchronous"},
-	{"throttling", g_throttled, "improve cooling or cap the power mode"},
-	{"run-queue wait", g_runq, "reduce the number of busy threads"},
-	{"inference", g_inf, "check the prompt length and generated tokens of that cycle"},
-	{"other probes", g_probe, "look at the probe table for that cycle"},
-	{"sleep", g_sleep, "check timers, locks and waits on other threads"},
-	{"unattributed", g_other, "add probes around the remaining steps"},
+	{ "SQL", g_sql, "batch writes and add indexes" },
+	{ "GC", g_gc, "reduce allocations or tune gc thresholds (gc.freeze / gc.set_threshold)" },
+	{ "off-CPU I/O", g_io, "move I/O off the cycle path or make it asynchronous" },
+	{ "throttling", g_throttled, "improve cooling or cap the power mode" },
+	{ "run-queue wait", g_runq, "reduce the number of busy threads" },
+	{ "inference", g_inf, "check the prompt length and generated tokens of that cycle" },
+	{ "other probes", g_probe, "look at the probe table for that cycle" },
+	{ "sleep", g_sleep, "check timers, locks and waits on other threads" },
+	{ "unattributed", g_other, "add probes around the remaining steps" },
 };
 #define NCOMP (sizeof(comps) / sizeof(comps[0]))
 
@@ -440,10 +439,10 @@ static void rule_slow(struct flist *fl, const struct cycle_table *t, const struc
 		free(c);
 		return;
 	}
-	struct sbuf ti = {0}, ev = {0}, re = {0};
+	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
 	sb_printf(&ti, "%zu slow cycle(s) (over %.0f%% of the median %.1f ms)", n,
 		  cfg->slow_factor * 100, ms(med));
-	bool seen[NCOMP] = {false};
+	bool seen[NCOMP] = { false };
 	uint64_t worst = 0;
 	for (size_t j = 0; j < n; j++) {
 		const struct cycle_row *r = NULL;
@@ -504,7 +503,7 @@ static void rule_memory(struct flist *fl, const struct cycle_table *t,
 		return;
 	if (ctx && ctx->mem_total_bytes &&
 	    (double)peak > cfg->mem_pressure * (double)ctx->mem_total_bytes) {
-		struct sbuf ti = {0}, ev = {0}, re = {0};
+		struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
 		double share = (double)peak / (double)ctx->mem_total_bytes;
 		uint32_t *c = malloc(sizeof(*c));
 		if (c)
@@ -548,7 +547,7 @@ static void rule_memory(struct flist *fl, const struct cycle_table *t,
 	free(y);
 	if (!(slope >= cfg->leak_mb_per_cycle) || !(r2 >= cfg->leak_min_r2))
 		return;
-	struct sbuf ti = {0}, ev = {0}, re = {0};
+	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
 	sb_printf(&ti, "Memory grows %.2f MB per cycle", slope);
 	sb_printf(&ev,
 		  "least-squares fit of RSS at cycle end over %zu cycles (%u..%u): %.2f "
@@ -603,7 +602,7 @@ static void rule_throttle(struct flist *fl, const struct cycle_table *t,
 		free(c);
 		return;
 	}
-	struct sbuf ti = {0}, ev = {0}, re = {0};
+	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
 	sb_printf(&ti, "CPU throttling in %zu of %zu cycles", n, t->n);
 	sb_printf(&ev, "throttled %.1f ms in total; cycles with more than %.0f%% throttled: ",
 		  ms(thr_ns), cfg->throttle_share * 100);
@@ -642,7 +641,7 @@ static void rule_oversub(struct flist *fl, const struct cycle_table *t, uint64_t
 		fl->err = -ENOMEM;
 		return;
 	}
-	struct sbuf ti = {0}, ev = {0}, re = {0};
+	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
 	sb_printf(&ti, "CPU oversubscription: threads wait for a CPU");
 	sb_printf(&ev,
 		  "run-queue wait (runnable, not running) %.1f ms = %.1f%% of wall "
@@ -668,7 +667,7 @@ static void rule_no_cycles(struct flist *fl, const struct cycle_table *t)
 {
 	if (!t->whole_run)
 		return;
-	struct sbuf ti = {0}, ev = {0}, re = {0};
+	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
 	sb_printf(&ti, "No cycles defined: the whole run is one cycle");
 	sb_printf(&ev, "no --cycle, --cycle-every or marker was given");
 	sb_printf(&re, "Define cycles to get per-cycle numbers: --cycle FUNCTION (one call = one "
@@ -700,7 +699,7 @@ int findings_evaluate(const struct cycle_table *t, const struct findings_cfg *cf
 	out->n = 0;
 	if (!t || !cfg)
 		return -EINVAL;
-	struct flist fl = {.out = out};
+	struct flist fl = { .out = out };
 	uint64_t wall = sum_of(t, g_wall);
 	rule_no_cycles(&fl, t);
 	rule_inference(&fl, t, wall, cfg);

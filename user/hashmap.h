@@ -14,7 +14,7 @@
 struct hashmap {
 	uint64_t *hashes;
 	uint32_t *slots; /* index + 1; 0 = empty */
-	size_t cap;      /* power of two, or 0 */
+	size_t cap;	 /* power of two, or 0 */
 	size_t len;
 };
 

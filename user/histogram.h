@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define HIST_SUB_BITS 4
+#define HIST_SUB_BITS	 4
 #define HIST_SUB_BUCKETS (1u << HIST_SUB_BITS)
 /* Exact buckets 0..15, then 16 buckets per exponent 4..63. */
 #define HIST_NBUCKETS ((64 - HIST_SUB_BITS + 1) * HIST_SUB_BUCKETS)

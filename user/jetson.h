@@ -19,28 +19,28 @@
 
 #include <cjson/cJSON.h>
 
-#define JETSON_NAME_LEN 64
-#define JETSON_MAX_RAILS 16
-#define JETSON_MAX_ZONES 32
-#define JETSON_MAX_TRIPS 12
+#define JETSON_NAME_LEN	   64
+#define JETSON_MAX_RAILS   16
+#define JETSON_MAX_ZONES   32
+#define JETSON_MAX_TRIPS   12
 #define JETSON_MAX_COOLING 32
-#define JETSON_MAX_FANS 4
-#define JETSON_MAX_OC 6
+#define JETSON_MAX_FANS	   4
+#define JETSON_MAX_OC	   6
 #define JETSON_MAX_SIGNALS 48
 
 /* Default sampling period; see docs/jetson.md for the measured cost behind it. */
 #define JETSON_DEFAULT_INTERVAL_MS 200
-#define JETSON_MIN_INTERVAL_MS 10
+#define JETSON_MIN_INTERVAL_MS	   10
 
 /* Temperature that Tegra thermal drivers report for a powered-down sensor. */
 #define JETSON_TEMP_OFFLINE_MC (-256000LL)
 
 struct jetson_board {
 	bool is_jetson;
-	char model[128];   /* device-tree model, "" if unknown */
-	char soc[32];      /* last "nvidia,tegraNNN" of compatible, without "nvidia," */
-	char l4t[32];      /* "36.4.3" from etc/nv_tegra_release, "" if absent */
-	char why[256];     /* evidence for / against */
+	char model[128];	/* device-tree model, "" if unknown */
+	char soc[32];		/* last "nvidia,tegraNNN" of compatible, without "nvidia," */
+	char l4t[32];		/* "36.4.3" from etc/nv_tegra_release, "" if absent */
+	char why[256];		/* evidence for / against */
 	char nvidia_driver[64]; /* desktop driver version (proc/driver/nvidia/version), "" */
 };
 
@@ -53,10 +53,10 @@ struct jetson_val {
 
 struct jetson_gpu {
 	bool present;
-	char devfreq[JETSON_NAME_LEN];      /* devfreq device name, e.g. 17000000.gpu */
+	char devfreq[JETSON_NAME_LEN]; /* devfreq device name, e.g. 17000000.gpu */
 	char of_node_name[JETSON_NAME_LEN];
 	char governor[JETSON_NAME_LEN];
-	struct jetson_val load_permille;    /* 0..1000 */
+	struct jetson_val load_permille; /* 0..1000 */
 	struct jetson_val cur_hz, min_hz, max_hz;
 };
 
@@ -74,7 +74,7 @@ struct jetson_rail {
 struct jetson_trip {
 	long long temp_mc;
 	long long hyst_mc; /* 0 if unreadable */
-	char type[16];     /* active, passive, hot, critical */
+	char type[16];	   /* active, passive, hot, critical */
 };
 
 enum jetson_zone_state { JETSON_ZONE_OK, JETSON_ZONE_OFFLINE, JETSON_ZONE_UNAVAILABLE };
@@ -83,7 +83,7 @@ struct jetson_zone {
 	char type[JETSON_NAME_LEN];
 	char node[24]; /* thermal_zoneN */
 	enum jetson_zone_state state;
-	int err;       /* for UNAVAILABLE */
+	int err; /* for UNAVAILABLE */
 	long long temp_mc;
 	size_t ntrips;
 	struct jetson_trip trips[JETSON_MAX_TRIPS];
@@ -97,7 +97,7 @@ struct jetson_cooling {
 
 struct jetson_fan {
 	char source[JETSON_NAME_LEN]; /* "pwmfan hwmon0", "pwm-fan" */
-	struct jetson_val pwm;        /* 0..255 */
+	struct jetson_val pwm;	      /* 0..255 */
 	struct jetson_val rpm;
 };
 
@@ -126,7 +126,7 @@ struct jetson_snapshot {
 
 struct jetson_reader_opts {
 	const char *sysfs_root; /* NULL or "/" = the real system */
-	bool deny_debugfs;      /* behave as if sys/kernel/debug were root-only and we were not */
+	bool deny_debugfs;	/* behave as if sys/kernel/debug were root-only and we were not */
 };
 
 /* Discovery state: where the GPU, rails, zones, fans are. Re-probes on loss. */
@@ -145,16 +145,16 @@ int jetson_detect(const char *sysfs_root, struct jetson_board *b);
 /* Throttling evidence of one snapshot. */
 enum jetson_throttle_kind {
 	JETSON_THR_GPU_BUSY_BELOW_MAX, /* load >= 90 % while cur_freq < max_freq */
-	JETSON_THR_ZONE_TRIP,          /* zone at/above a passive/hot/critical trip */
+	JETSON_THR_ZONE_TRIP,	       /* zone at/above a passive/hot/critical trip */
 	JETSON_THR_COOLING_ALERT,      /* *-throttle-alert / hot-surface-alert cur_state > 0 */
 };
 
 struct jetson_throttle_signal {
 	enum jetson_throttle_kind kind;
 	char source[JETSON_NAME_LEN]; /* zone type, cooling device type, "gpu" */
-	long long value;              /* milli-C, cur_state, or load per-mille */
-	long long limit;              /* trip milli-C, 0, or max_freq Hz */
-	char detail[160];             /* human sentence */
+	long long value;	      /* milli-C, cur_state, or load per-mille */
+	long long limit;	      /* trip milli-C, 0, or max_freq Hz */
+	char detail[160];	      /* human sentence */
 };
 
 #define JETSON_GPU_BUSY_PERMILLE 900
@@ -178,9 +178,9 @@ typedef void (*jetson_sample_cb)(void *ctx, const struct jetson_snapshot *s,
 
 struct jetson_sampler_opts {
 	const char *sysfs_root;
-	unsigned interval_ms;   /* 0 = JETSON_DEFAULT_INTERVAL_MS */
+	unsigned interval_ms; /* 0 = JETSON_DEFAULT_INTERVAL_MS */
 	bool deny_debugfs;
-	size_t timeline_cap;    /* 0 = JETSON_TIMELINE_CAP */
+	size_t timeline_cap; /* 0 = JETSON_TIMELINE_CAP */
 	jetson_sample_cb on_sample;
 	void *cb_ctx;
 };
@@ -201,7 +201,8 @@ uint64_t jetson_sampler_count(const struct jetson_sampler *s);
 double jetson_sampler_energy_j(const struct jetson_sampler *s);
 /* Energy (J) between two CLOCK_MONOTONIC instants, from the timeline; <0 if
  * not covered. For per-cycle energy. */
-double jetson_sampler_energy_between(const struct jetson_sampler *s, uint64_t t0_ns, uint64_t t1_ns);
+double jetson_sampler_energy_between(const struct jetson_sampler *s, uint64_t t0_ns,
+				     uint64_t t1_ns);
 /* Samples seen throttled, and the first/last such time (0 if none). */
 uint64_t jetson_sampler_throttled_samples(const struct jetson_sampler *s, uint64_t *first_ns,
 					  uint64_t *last_ns);

@@ -90,7 +90,8 @@ static void print_table(const struct jetson_snapshot *s)
 		if (s->emc_hz.ok)
 			printf("%.1f MHz", jetson_mhz(s->emc_hz.v));
 		else
-			printf("n/a (%s)", s->emc_hz.err == -EACCES ? "needs root" : strerror(-s->emc_hz.err));
+			printf("n/a (%s)",
+			       s->emc_hz.err == -EACCES ? "needs root" : strerror(-s->emc_hz.err));
 		if (s->emc_hz.ok && s->emc_mc_all.ok)
 			printf(", util %.1f %%", jetson_emc_util_pct(s->emc_mc_all.v, s->emc_hz.v));
 		printf("\n");
@@ -217,15 +218,18 @@ int jetson_cmd_main(int argc, char **argv)
 		} else if (!strcmp(a, "--parse-tegrastats") && has_next) {
 			tegra = argv[++i];
 		} else if (!strcmp(a, "--interval") && has_next) {
-			if (parse_uint(argv[++i], 3600000, &interval) || interval < JETSON_MIN_INTERVAL_MS) {
-				fprintf(stderr, "jetson: --interval wants %d..3600000 ms, got '%s'\n",
+			if (parse_uint(argv[++i], 3600000, &interval) ||
+			    interval < JETSON_MIN_INTERVAL_MS) {
+				fprintf(stderr,
+					"jetson: --interval wants %d..3600000 ms, got '%s'\n",
 					JETSON_MIN_INTERVAL_MS, argv[i]);
 				return 2;
 			}
 			interval_set = true;
 		} else if (!strcmp(a, "--count") && has_next) {
 			if (parse_uint(argv[++i], 1000000, &count) || count == 0) {
-				fprintf(stderr, "jetson: --count wants 1..1000000, got '%s'\n", argv[i]);
+				fprintf(stderr, "jetson: --count wants 1..1000000, got '%s'\n",
+					argv[i]);
 				return 2;
 			}
 		} else {
@@ -259,13 +263,15 @@ int jetson_cmd_main(int argc, char **argv)
 				next.tv_nsec -= 1000000000L;
 				next.tv_sec++;
 			}
-			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) ==
+			       EINTR)
 				;
 		}
 		jetson_reader_sample(r, s);
 		if (json) {
 			cJSON *o = jetson_snapshot_json(s);
-			char *txt = o ? (count > 1 ? cJSON_PrintUnformatted(o) : cJSON_Print(o)) : NULL;
+			char *txt = o ? (count > 1 ? cJSON_PrintUnformatted(o) : cJSON_Print(o))
+				      : NULL;
 			cJSON_Delete(o);
 			if (!txt) {
 				err = -ENOMEM;

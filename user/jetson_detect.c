@@ -106,14 +106,16 @@ int jetson_detect_fs(const struct jfs *fs, struct jetson_board *b)
 	nvidia_desktop_driver(fs, b->nvidia_driver, sizeof(b->nvidia_driver));
 	b->is_jetson = has_release || has_soc;
 	if (b->is_jetson)
-		snprintf(b->why, sizeof(b->why), "%s%s%s", has_release ? "etc/nv_tegra_release" : "",
+		snprintf(b->why, sizeof(b->why), "%s%s%s",
+			 has_release ? "etc/nv_tegra_release" : "",
 			 has_release && has_soc ? " and " : "",
 			 has_soc ? "device-tree compatible nvidia,tegra*" : "");
 	else
-		snprintf(b->why, sizeof(b->why),
-			 "no etc/nv_tegra_release and no nvidia,tegra* device-tree compatible%s%s%s",
-			 b->nvidia_driver[0] ? " (desktop NVIDIA driver " : "", b->nvidia_driver,
-			 b->nvidia_driver[0] ? " present: use NVML)" : "");
+		snprintf(
+			b->why, sizeof(b->why),
+			"no etc/nv_tegra_release and no nvidia,tegra* device-tree compatible%s%s%s",
+			b->nvidia_driver[0] ? " (desktop NVIDIA driver " : "", b->nvidia_driver,
+			b->nvidia_driver[0] ? " present: use NVML)" : "");
 	return 0;
 }
 
@@ -124,8 +126,8 @@ int jetson_detect(const char *sysfs_root, struct jetson_board *b)
 
 	if (err) {
 		memset(b, 0, sizeof(*b));
-		snprintf(b->why, sizeof(b->why), "cannot open %s: %s", sysfs_root ? sysfs_root : "/",
-			 strerror(-err));
+		snprintf(b->why, sizeof(b->why), "cannot open %s: %s",
+			 sysfs_root ? sysfs_root : "/", strerror(-err));
 		return err;
 	}
 	err = jetson_detect_fs(&fs, b);

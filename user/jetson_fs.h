@@ -26,10 +26,10 @@
 #define JFS_MAX_LINKS 40
 
 struct jfs {
-	int dirfd;              /* O_PATH fd of the root */
-	bool stubs;             /* follow link stubs (fake roots only) */
-	bool deny_debugfs;      /* treat sys/kernel/debug as EACCES (tests) */
-	char root[PATH_MAX];    /* as given, for messages */
+	int dirfd;	     /* O_PATH fd of the root */
+	bool stubs;	     /* follow link stubs (fake roots only) */
+	bool deny_debugfs;   /* treat sys/kernel/debug as EACCES (tests) */
+	char root[PATH_MAX]; /* as given, for messages */
 };
 
 int jfs_open(struct jfs *fs, const char *root);

@@ -96,11 +96,13 @@ static void rails_json(const struct jetson_snapshot *s, cJSON *root, cJSON *unav
 	add_val(root, "total_mw", &s->total_uw, jetson_mw(s->total_uw.v));
 	if (s->total_rail >= 0) {
 		char rule[96];
-		snprintf(rule, sizeof(rule), "%s is the module input", s->rails[s->total_rail].name);
+		snprintf(rule, sizeof(rule), "%s is the module input",
+			 s->rails[s->total_rail].name);
 		cJSON_AddStringToObject(root, "total_rule", rule);
 	} else {
-		cJSON_AddStringToObject(root, "total_rule",
-					"no VDD_IN/POM_5V_IN rail: sum of all rails (approximation)");
+		cJSON_AddStringToObject(
+			root, "total_rule",
+			"no VDD_IN/POM_5V_IN rail: sum of all rails (approximation)");
 	}
 	if (!s->total_uw.ok)
 		unavailable(unav, "total power", s->total_uw.err);

@@ -276,7 +276,8 @@ static void probe_rails(struct jetson_reader *r)
 		size_t nent;
 
 		if (jfs_path(devdir, sizeof(devdir), "sys/bus/i2c/devices/%s", devs[i]) ||
-		    read_str(&r->fs, devdir, "name", name, sizeof(name)) || !strstr(name, "ina3221"))
+		    read_str(&r->fs, devdir, "name", name, sizeof(name)) ||
+		    !strstr(name, "ina3221"))
 			continue;
 		/* JP5+: hwmon/hwmonN; JP4: iio:deviceN directly under the i2c device */
 		if (jfs_path(sub, sizeof(sub), "%s/hwmon", devdir) == 0 &&
@@ -387,7 +388,8 @@ static void probe_hwmon(struct jetson_reader *r)
 				jfs_path(f->pwm, sizeof(f->pwm), "%s/pwm1", dir);
 				f->rpm[0] = '\0';
 				snprintf(f->source, sizeof(f->source), "pwmfan %s", ents[i]);
-			} else if ((!strcmp(name, "pwm_tach") || !strcmp(name, "generic_pwm_tachometer")) &&
+			} else if ((!strcmp(name, "pwm_tach") ||
+				    !strcmp(name, "generic_pwm_tachometer")) &&
 				   ntach < JETSON_MAX_FANS) {
 				jfs_path(tach[ntach++], JR_PATH, "%s/rpm", dir);
 			} else if (!strcmp(name, "soctherm_oc")) {
@@ -427,7 +429,8 @@ size_t jetson_parse_nvpmodel_conf(const char *text, struct jetson_mode_name *out
 		if (len < sizeof(line)) {
 			memcpy(line, p, len);
 			line[len] = '\0';
-			if (sscanf(line, " < POWER_MODEL ID=%d NAME=%63[^ >\t] >", &id, name) == 2 &&
+			if (sscanf(line, " < POWER_MODEL ID=%d NAME=%63[^ >\t] >", &id, name) ==
+				    2 &&
 			    id >= 0) {
 				out[n].id = id;
 				jstrcpy(out[n].name, sizeof(out[n].name), name);
@@ -526,14 +529,14 @@ const struct jetson_board *jetson_reader_board(const struct jetson_reader *r)
 }
 
 static const char *const emc_rate_paths[] = {
-	"sys/kernel/debug/bpmp/debug/clk/emc/rate",      /* t186/t194/t234 */
-	"sys/kernel/debug/clk/override.emc/clk_rate",    /* t210 */
-	"sys/kernel/debug/clk/emc/clk_rate",             /* t210 fallback */
-	"sys/class/devfreq/bwmgr/cur_freq",              /* t264 Thor */
+	"sys/kernel/debug/bpmp/debug/clk/emc/rate",   /* t186/t194/t234 */
+	"sys/kernel/debug/clk/override.emc/clk_rate", /* t210 */
+	"sys/kernel/debug/clk/emc/clk_rate",	      /* t210 fallback */
+	"sys/class/devfreq/bwmgr/cur_freq",	      /* t264 Thor */
 };
 static const char *const emc_act_paths[] = {
-	"sys/kernel/actmon_avg_activity/mc_all",                /* JP4/JP5 */
-	"sys/kernel/debug/cactmon/mc_all",                      /* JP6 */
+	"sys/kernel/actmon_avg_activity/mc_all",		  /* JP4/JP5 */
+	"sys/kernel/debug/cactmon/mc_all",			  /* JP6 */
 	"sys/kernel/debug/bpmp/debug/actmon/mc_all_avg_activity", /* JP7 */
 };
 
@@ -646,7 +649,8 @@ static void sample_rails(struct jetson_reader *r, struct jetson_snapshot *s)
 		}
 		if (gone(d->power_uw.err) && dir_lost(&r->fs, src->dir))
 			r->reprobe_rails = true;
-		if (s->total_rail < 0 && (!strcmp(d->name, "VDD_IN") || !strcmp(d->name, "POM_5V_IN")))
+		if (s->total_rail < 0 &&
+		    (!strcmp(d->name, "VDD_IN") || !strcmp(d->name, "POM_5V_IN")))
 			s->total_rail = (int)i;
 		if (d->power_uw.ok)
 			sum += d->power_uw.v;
@@ -788,9 +792,11 @@ static void sample_emc(struct jetson_reader *r, struct jetson_snapshot *s)
 {
 	bool den = false;
 
-	s->emc_hz = read_first(r, emc_rate_paths, sizeof(emc_rate_paths) / sizeof(emc_rate_paths[0]),
-			       &r->emc_rate_idx, &den);
-	s->emc_mc_all = read_first(r, emc_act_paths, sizeof(emc_act_paths) / sizeof(emc_act_paths[0]),
+	s->emc_hz = read_first(r, emc_rate_paths,
+			       sizeof(emc_rate_paths) / sizeof(emc_rate_paths[0]), &r->emc_rate_idx,
+			       &den);
+	s->emc_mc_all = read_first(r, emc_act_paths,
+				   sizeof(emc_act_paths) / sizeof(emc_act_paths[0]),
 				   &r->emc_act_idx, &den);
 	s->debugfs_denied = den;
 	if (den && !r->told_root) {
@@ -879,14 +885,14 @@ size_t jetson_throttle_signals(const struct jetson_snapshot *s, struct jetson_th
 {
 	size_t n = 0;
 
-#define PUSH(...)                                                                              \
-	do {                                                                                   \
-		if (n < max) {                                                                 \
-			struct jetson_throttle_signal *sg = &out[n];                           \
-			memset(sg, 0, sizeof(*sg));                                            \
-			__VA_ARGS__;                                                           \
-		}                                                                              \
-		n++;                                                                           \
+#define PUSH(...)                                                    \
+	do {                                                         \
+		if (n < max) {                                       \
+			struct jetson_throttle_signal *sg = &out[n]; \
+			memset(sg, 0, sizeof(*sg));                  \
+			__VA_ARGS__;                                 \
+		}                                                    \
+		n++;                                                 \
 	} while (0)
 
 	if (!s->board.is_jetson)
@@ -918,8 +924,8 @@ size_t jetson_throttle_signals(const struct jetson_snapshot *s, struct jetson_th
 			PUSH(sg->kind = JETSON_THR_COOLING_ALERT;
 			     jstrcpy(sg->source, sizeof(sg->source), c->type);
 			     sg->value = c->cur_state.v;
-			     snprintf(sg->detail, sizeof(sg->detail), "%s %s cur_state=%lld", c->node,
-				      c->type, c->cur_state.v));
+			     snprintf(sg->detail, sizeof(sg->detail), "%s %s cur_state=%lld",
+				      c->node, c->type, c->cur_state.v));
 	}
 	if (s->gpu.present && s->gpu.load_permille.ok && s->gpu.cur_hz.ok && s->gpu.max_hz.ok &&
 	    s->gpu.load_permille.v >= JETSON_GPU_BUSY_PERMILLE && s->gpu.cur_hz.v < s->gpu.max_hz.v)

@@ -17,11 +17,11 @@
 #include "jetson_internal.h"
 #include "log.h"
 
-#define JS_MAX_METRICS 64
+#define JS_MAX_METRICS	   64
 #define JS_MAX_THR_SOURCES 16
 
 struct js_metric {
-	char key[96];   /* report key, e.g. "rail_mw.VDD_IN" */
+	char key[96];	/* report key, e.g. "rail_mw.VDD_IN" */
 	char track[96]; /* trace counter name */
 	double min, max, sum;
 	uint64_t n;
@@ -244,7 +244,8 @@ static void *sampler_main(void *arg)
 		jetson_reader_sample(s->reader, s->cur);
 		nsig = jetson_throttle_signals(s->cur, s->sig, JETSON_MAX_SIGNALS);
 		if (s->cb)
-			s->cb(s->cb_ctx, s->cur, s->sig, nsig < JETSON_MAX_SIGNALS ? nsig : JETSON_MAX_SIGNALS);
+			s->cb(s->cb_ctx, s->cur, s->sig,
+			      nsig < JETSON_MAX_SIGNALS ? nsig : JETSON_MAX_SIGNALS);
 		pthread_mutex_lock(&s->lock);
 		if (!s->samples)
 			*s->first = *s->cur;
@@ -277,7 +278,8 @@ static void *sampler_main(void *arg)
 
 int jetson_sampler_start_opts(struct jetson_sampler **out, const struct jetson_sampler_opts *o)
 {
-	struct jetson_reader_opts ro = { .sysfs_root = o->sysfs_root, .deny_debugfs = o->deny_debugfs };
+	struct jetson_reader_opts ro = { .sysfs_root = o->sysfs_root,
+					 .deny_debugfs = o->deny_debugfs };
 	struct jetson_sampler *s;
 	pthread_condattr_t ca;
 	int err;
@@ -407,7 +409,8 @@ static double energy_at(const struct jetson_sampler *s, uint64_t t)
 		return NAN;
 	if (b->ts == a->ts)
 		return a->energy_j;
-	return a->energy_j + (b->energy_j - a->energy_j) * (double)(t - a->ts) / (double)(b->ts - a->ts);
+	return a->energy_j +
+	       (b->energy_j - a->energy_j) * (double)(t - a->ts) / (double)(b->ts - a->ts);
 }
 
 double jetson_sampler_energy_between(const struct jetson_sampler *s, uint64_t t0_ns, uint64_t t1_ns)
@@ -478,10 +481,11 @@ int jetson_report_json(const struct jetson_sampler *s, cJSON *report)
 		cJSON_AddNumberToObject(gpu, "energy_j", s->energy_j);
 	else
 		cJSON_AddNullToObject(gpu, "energy_j");
-	cJSON_AddStringToObject(gpu, "energy_rule",
-				last->total_rail >= 0
-					? "trapezoid integration of the module input rail over CLOCK_MONOTONIC"
-					: "trapezoid integration of the sum of all rails (no input rail)");
+	cJSON_AddStringToObject(
+		gpu, "energy_rule",
+		last->total_rail >= 0
+			? "trapezoid integration of the module input rail over CLOCK_MONOTONIC"
+			: "trapezoid integration of the sum of all rails (no input rail)");
 
 	thr = cJSON_AddObjectToObject(gpu, "throttling");
 	cJSON_AddNumberToObject(thr, "samples", (double)s->thr_samples);
@@ -529,8 +533,9 @@ int jetson_trace_counters(const struct jetson_sampler *s, FILE *out, uint32_t pi
 			*first = false;
 			fputs("{\"name\":", out);
 			json_write_str(out, name);
-			fprintf(out, ",\"cat\":\"jetson\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%u,"
-				     "\"args\":{\"value\":%.7g}}\n",
+			fprintf(out,
+				",\"cat\":\"jetson\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%u,"
+				"\"args\":{\"value\":%.7g}}\n",
 				(double)pt->ts / 1000.0, pid, v);
 		}
 	}

@@ -13,7 +13,7 @@
 #include "jetson_internal.h"
 
 #define TS_MAX_TOKENS 512
-#define TS_MAX_LINE 65536
+#define TS_MAX_LINE   65536
 
 /* Plain decimal: optional '-', digits, optional '.digits'. No inf/nan/hex/exponent. */
 static bool parse_dec(const char *s, size_t len, double *out)
@@ -241,8 +241,8 @@ cJSON *jetson_tegrastats_parse_line(const char *line)
 		bool has_max;
 		int nr;
 
-		if (i == 0 && v && strlen(k) == 10 && k[2] == '-' && k[5] == '-' && strlen(v) == 8 &&
-		    v[2] == ':' && v[5] == ':') {
+		if (i == 0 && v && strlen(k) == 10 && k[2] == '-' && k[5] == '-' &&
+		    strlen(v) == 8 && v[2] == ':' && v[5] == ':') {
 			char ts[20];
 			snprintf(ts, sizeof(ts), "%s %s", k, v);
 			cJSON_AddStringToObject(root, "timestamp", ts);
@@ -265,7 +265,8 @@ cJSON *jetson_tegrastats_parse_line(const char *line)
 		if ((!strcmp(k, "GR3D_FREQ") || !strcmp(k, "EMC_FREQ")) && v) {
 			cJSON *o = cJSON_CreateObject();
 			if (parse_pct_at(v, o, !strcmp(k, "GR3D_FREQ") ? "load_pct" : "util_pct")) {
-				cJSON_AddItemToObject(root, !strcmp(k, "GR3D_FREQ") ? "gpu" : "emc", o);
+				cJSON_AddItemToObject(root, !strcmp(k, "GR3D_FREQ") ? "gpu" : "emc",
+						      o);
 				any = true;
 				i++;
 			} else {

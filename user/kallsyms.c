@@ -17,15 +17,15 @@
 
 /* Bounds against a bogus file: real kallsyms has a few hundred thousand lines. */
 #define KSYMS_MAX_LINES (8u << 20)
-#define KSYMS_MAX_NAME 512
+#define KSYMS_MAX_NAME	512
 /* Kernel symbols have no size; no kernel function is this large, so an address
  * this far past the closest symbol is in a gap, not in that symbol. */
 #define KSYMS_MAX_SYM_SPAN (1u << 20)
 /* While loading, the top two bits of a name offset hold the alias rank; the
  * arena is therefore limited to 1 GiB (real files need a few MiB). */
 #define RANK_SHIFT 30
-#define OFF_MASK ((1u << RANK_SHIFT) - 1)
-#define READ_BUF (64u << 10)
+#define OFF_MASK   ((1u << RANK_SHIFT) - 1)
+#define READ_BUF   (64u << 10)
 
 struct kallsyms {
 	uint64_t *addrs;

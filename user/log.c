@@ -7,8 +7,14 @@
  * from option parsing before any thread starts. */
 static enum log_level g_level = LOG_WARN;
 
-void log_set_level(enum log_level lvl) { g_level = lvl; }
-enum log_level log_get_level(void) { return g_level; }
+void log_set_level(enum log_level lvl)
+{
+	g_level = lvl;
+}
+enum log_level log_get_level(void)
+{
+	return g_level;
+}
 
 void log_vprint(enum log_level lvl, const char *fmt, va_list ap)
 {
@@ -21,13 +27,13 @@ void log_vprint(enum log_level lvl, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
-#define DEFINE_LOG(fn, lvl)                      \
-	void fn(const char *fmt, ...)            \
-	{                                        \
-		va_list ap;                      \
-		va_start(ap, fmt);               \
-		log_vprint(lvl, fmt, ap);        \
-		va_end(ap);                      \
+#define DEFINE_LOG(fn, lvl)               \
+	void fn(const char *fmt, ...)     \
+	{                                 \
+		va_list ap;               \
+		va_start(ap, fmt);        \
+		log_vprint(lvl, fmt, ap); \
+		va_end(ap);               \
 	}
 
 DEFINE_LOG(log_error, LOG_ERROR)

@@ -30,7 +30,9 @@ int main(int argc, char **argv)
 		printf("ebpf-prof %s\n", EBPF_PROF_VERSION);
 		return 0;
 	}
-	log_set_level(o.verbosity < 0 ? LOG_ERROR : o.verbosity == 0 ? LOG_WARN
-					: o.verbosity == 1 ? LOG_INFO : LOG_DEBUG);
+	log_set_level(o.verbosity < 0	 ? LOG_ERROR
+		      : o.verbosity == 0 ? LOG_WARN
+		      : o.verbosity == 1 ? LOG_INFO
+					 : LOG_DEBUG);
 	return record_main(&o);
 }

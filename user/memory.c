@@ -274,8 +274,7 @@ cJSON *mem_report_json(const struct memstate *m, uint64_t t0)
 	cJSON_AddStringToObject(src, "rss", m->rss_tracepoint ? "kmem/rss_stat" : "/proc sampling");
 	cJSON_AddStringToObject(src, "vm_size", "/proc/PID/statm sampling");
 	cJSON_AddStringToObject(src, "faults", "/proc/PID/stat sampling");
-	cJSON_AddStringToObject(src, "oom",
-				m->oom_tracepoint ? "oom/mark_victim" : "unavailable");
+	cJSON_AddStringToObject(src, "oom", m->oom_tracepoint ? "oom/mark_victim" : "unavailable");
 	cJSON_AddNumberToObject(src, "sample_period_ms", m->sample_period_ms);
 	cJSON_AddNumberToObject(src, "rss_step_bytes", (double)m->rss_step);
 	add_bytes(root, "system_ram_bytes", m->total_ram);
@@ -293,8 +292,8 @@ cJSON *mem_report_json(const struct memstate *m, uint64_t t0)
 		else
 			cJSON_AddNullToObject(o, "peak_rss_pct_of_ram");
 		if (p->peak_rss >= 0)
-			cJSON_AddNumberToObject(o, "peak_t_s",
-						p->peak_ts_ns > t0 ? (p->peak_ts_ns - t0) / 1e9 : 0);
+			cJSON_AddNumberToObject(
+				o, "peak_t_s", p->peak_ts_ns > t0 ? (p->peak_ts_ns - t0) / 1e9 : 0);
 		else
 			cJSON_AddNullToObject(o, "peak_t_s");
 		add_bytes(o, "peak_vm_bytes", p->peak_vm);
@@ -366,8 +365,9 @@ int mem_trace_events(const struct memstate *m, FILE *out, bool *first)
 		if (!*first)
 			fputc(',', out);
 		*first = false;
-		fprintf(out, "{\"name\":\"memory\",\"cat\":\"memory\",\"ph\":\"C\",\"ts\":%.3f,"
-			     "\"pid\":%" PRIu32 ",\"args\":{",
+		fprintf(out,
+			"{\"name\":\"memory\",\"cat\":\"memory\",\"ph\":\"C\",\"ts\":%.3f,"
+			"\"pid\":%" PRIu32 ",\"args\":{",
 			(double)s->ts_ns / 1000.0, s->pid);
 		if (s->rss >= 0)
 			fprintf(out, "\"rss_mib\":%.3f", (double)s->rss / 1048576.0);

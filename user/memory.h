@@ -17,7 +17,7 @@
 /* Timeline points kept; when full, every second point is dropped (the peak
  * is tracked apart, so it survives). */
 #define MEM_TIMELINE_CAP 4096
-#define MEM_MAX_OOM 64
+#define MEM_MAX_OOM	 64
 
 struct mem_sample {
 	uint64_t ts_ns;
@@ -28,18 +28,18 @@ struct mem_sample {
 
 struct mem_proc {
 	uint32_t pid;
-	int64_t rss, vm;           /* latest, -1 unknown */
-	int64_t peak_rss;          /* max over the kernel's peak and /proc readings */
+	int64_t rss, vm;  /* latest, -1 unknown */
+	int64_t peak_rss; /* max over the kernel's peak and /proc readings */
 	uint64_t peak_ts_ns;
 	int64_t peak_vm;
-	int64_t hwm;               /* /proc VmHWM, -1 unknown */
+	int64_t hwm;			 /* /proc VmHWM, -1 unknown */
 	int64_t anon, file, shmem, swap; /* latest rss_stat members, -1 unknown */
-	uint64_t minflt, majflt;   /* /proc/PID/stat, latest reading */
+	uint64_t minflt, majflt;	 /* /proc/PID/stat, latest reading */
 	bool faults_ok;
 	bool exited;
-	uint64_t rss_events;       /* rss_stat events received */
-	uint32_t mm_id;            /* rss_stat mm_id of the current image, 0 unknown */
-	unsigned execs;            /* images replaced during the run */
+	uint64_t rss_events;	   /* rss_stat events received */
+	uint32_t mm_id;		   /* rss_stat mm_id of the current image, 0 unknown */
+	unsigned execs;		   /* images replaced during the run */
 	int64_t pre_exec_peak_rss; /* highest RSS of earlier images, -1 none */
 };
 
@@ -58,10 +58,10 @@ struct memstate {
 	unsigned stride, skip; /* keep every stride-th point after halving */
 	struct mem_oom ooms[MEM_MAX_OOM];
 	size_t nooms, ooms_dropped;
-	int64_t total_ram; /* bytes, -1 unknown */
-	bool rss_tracepoint;  /* rss_stat attached */
-	bool oom_tracepoint;  /* mark_victim attached */
-	uint64_t rss_step;    /* coalescing step of the BPF side (bytes) */
+	int64_t total_ram;   /* bytes, -1 unknown */
+	bool rss_tracepoint; /* rss_stat attached */
+	bool oom_tracepoint; /* mark_victim attached */
+	uint64_t rss_step;   /* coalescing step of the BPF side (bytes) */
 	unsigned sample_period_ms;
 };
 

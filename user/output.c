@@ -46,8 +46,7 @@ bool output_parse_sudo_ids(const char *sudo_uid, const char *sudo_gid, uid_t *ui
  * the final component (that is where an attacker would plant one to make us
  * write elsewhere); above it, only root-owned symlinks (/var/run and the
  * like) are followed, since only root could have made them. */
-static int open_component(int cur, const char *comp, const char *shown,
-			  bool last, bool *created)
+static int open_component(int cur, const char *comp, const char *shown, bool last, bool *created)
 {
 	int fl = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
 	*created = false;

@@ -34,12 +34,10 @@ typedef int (*output_writer_fn)(FILE *f, void *ctx);
 /* Writes NAME inside the directory atomically: temp file, write_fn, fflush,
  * fsync, fchown, renameat. Returns 0 or -errno (write_fn's negative return
  * is passed through); logs the failure with the file name. */
-int output_write(struct output_dir *od, const char *name, output_writer_fn write_fn,
-		 void *ctx);
+int output_write(struct output_dir *od, const char *name, output_writer_fn write_fn, void *ctx);
 
 /* Parses SUDO_UID/SUDO_GID from the given values (NULL when unset).
  * Returns true and fills uid/gid when both are valid decimal ids. */
-bool output_parse_sudo_ids(const char *sudo_uid, const char *sudo_gid, uid_t *uid,
-			   gid_t *gid);
+bool output_parse_sudo_ids(const char *sudo_uid, const char *sudo_gid, uid_t *uid, gid_t *gid);
 
 #endif

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define PERFMAP_MAX_BYTES (64u << 20)
+#define PERFMAP_MAX_BYTES   (64u << 20)
 #define PERFMAP_MAX_ENTRIES (2u << 20)
 
 struct perfmap;

@@ -44,8 +44,8 @@ void probe_bus_free(struct probe_bus *b)
 	free(b);
 }
 
-int probe_bus_request(struct probe_bus *b, const char *spec, probe_span_fn fn, void *arg,
-		      char *err, size_t errlen)
+int probe_bus_request(struct probe_bus *b, const char *spec, probe_span_fn fn, void *arg, char *err,
+		      size_t errlen)
 {
 	struct probe_req r = { .fn = fn, .arg = arg };
 	void *p;

@@ -31,9 +31,9 @@ enum probe_group {
 	PG_SQLITE = 2,
 };
 
-#define PROBE_PRESET_LLAMA (1u << PG_LLAMA)
+#define PROBE_PRESET_LLAMA  (1u << PG_LLAMA)
 #define PROBE_PRESET_SQLITE (1u << PG_SQLITE)
-#define PROBE_PRESET_ALL (PROBE_PRESET_LLAMA | PROBE_PRESET_SQLITE)
+#define PROBE_PRESET_ALL    (PROBE_PRESET_LLAMA | PROBE_PRESET_SQLITE)
 
 #define PROBE_F_TOKENS 1u /* one call per generated token */
 
@@ -41,23 +41,23 @@ enum probe_group {
  * only: the rest of the return register is undefined for an int. */
 enum probe_err_rule {
 	PE_NONE = 0,
-	PE_NONZERO, /* int != 0 (SQLite rc, llama_decode, ggml_status) */
+	PE_NONZERO,  /* int != 0 (SQLite rc, llama_decode, ggml_status) */
 	PE_NEGATIVE, /* int < 0 (llama_tokenize) */
-	PE_NULL,    /* pointer == NULL (llama_model_load_from_file) */
-	PE_STEP,    /* sqlite3_step: anything but SQLITE_ROW / SQLITE_DONE */
+	PE_NULL,     /* pointer == NULL (llama_model_load_from_file) */
+	PE_STEP,     /* sqlite3_step: anything but SQLITE_ROW / SQLITE_DONE */
 };
 
 struct probe_def {
 	enum probe_group group;
-	const char *lib;    /* pattern (ud_lib_matches); NULL: any mapped file */
-	const char *symbol; /* function, or USDT name */
+	const char *lib;	   /* pattern (ud_lib_matches); NULL: any mapped file */
+	const char *symbol;	   /* function, or USDT name */
 	const char *usdt_provider; /* non-NULL: a USDT point */
-	const char *label;  /* shown name */
-	uint32_t kind;	    /* enum ep_probe_kind */
-	uint32_t mode;	    /* enum ep_probe_mode */
-	uint32_t flags;	    /* PROBE_F_* */
-	uint32_t err_rule;  /* enum probe_err_rule */
-	char *owned;	    /* storage the strings above point into, if any */
+	const char *label;	   /* shown name */
+	uint32_t kind;		   /* enum ep_probe_kind */
+	uint32_t mode;		   /* enum ep_probe_mode */
+	uint32_t flags;		   /* PROBE_F_* */
+	uint32_t err_rule;	   /* enum probe_err_rule */
+	char *owned;		   /* storage the strings above point into, if any */
 	/* USDT pair: the point that ends the span begun at `symbol` (kind
 	 * EP_PK_USDT_BEGIN); NULL for a single point. */
 	const char *usdt_end;
@@ -102,11 +102,11 @@ struct probe_info {
 };
 
 struct probe_stat {
-	uint64_t calls;	    /* entered (exact, from the in-kernel counter) */
-	uint64_t spans;	    /* completed calls received */
-	uint64_t total_ns;  /* inclusive, recursion counted once */
+	uint64_t calls;	   /* entered (exact, from the in-kernel counter) */
+	uint64_t spans;	   /* completed calls received */
+	uint64_t total_ns; /* inclusive, recursion counted once */
 	uint64_t errors;
-	uint64_t open;	    /* still running at the end */
+	uint64_t open;	     /* still running at the end */
 	uint64_t rows, done; /* sqlite3_step: SQLITE_ROW / SQLITE_DONE */
 	uint64_t nested_sql; /* made by another probed SQLite call (exec) */
 	struct histogram hist;
@@ -223,8 +223,8 @@ int probe_bus_new(struct probe_bus **out);
 void probe_bus_free(struct probe_bus *b);
 /* Returns the request's index (>= 0), or a negative errno with a reason in
  * err (a spec probe_parse_spec rejects: -EINVAL). */
-int probe_bus_request(struct probe_bus *b, const char *spec, probe_span_fn fn, void *arg,
-		      char *err, size_t errlen);
+int probe_bus_request(struct probe_bus *b, const char *spec, probe_span_fn fn, void *arg, char *err,
+		      size_t errlen);
 /* For the probes module. */
 size_t probe_bus_count(const struct probe_bus *b);
 const struct probe_def *probe_bus_def(const struct probe_bus *b, size_t i);

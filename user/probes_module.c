@@ -47,10 +47,10 @@
 /* A maps re-read of a 300-line process costs ~60 us (docs/probes.md); the
  * ld.so trigger catches dlopen within one 10 ms poll, so the timer only
  * covers exotic loaders and can be slow. */
-#define RESCAN_PERIOD_NS (500 * 1000000ull)
-#define MAX_MAPS_BYTES (64u << 20)
-#define MAX_EXEC_FILES 4096
-#define MAX_TRACE_SPANS (1u << 20) /* ~48 MiB of spans kept for trace.json */
+#define RESCAN_PERIOD_NS   (500 * 1000000ull)
+#define MAX_MAPS_BYTES	   (64u << 20)
+#define MAX_EXEC_FILES	   4096
+#define MAX_TRACE_SPANS	   (1u << 20) /* ~48 MiB of spans kept for trace.json */
 #define MAX_SQL_STATEMENTS 2048
 
 #define LDSO_SYMBOL "_dl_debug_state"
@@ -121,7 +121,7 @@ struct probes_mod {
 	struct bus_span {
 		struct probe_span_ev ev;
 		size_t req;
-	} *pending, *spare;
+	} * pending, *spare;
 	size_t npending, cappending, capspare;
 	/* Cycle facts built on the drain thread (queue_cycle_fact). */
 	struct cyc_span *cyc, *cycspare;
@@ -207,7 +207,8 @@ static struct file_cache *file_lookup(struct probes_mod *m, uint32_t pid, const 
 		if (fd >= 0)
 			close(fd);
 		if (fd < 0 && !fc)
-			log_debug("probes: pid %u: cannot open %s: %s", pid, f->path, strerror(-fd));
+			log_debug("probes: pid %u: cannot open %s: %s", pid, f->path,
+				  strerror(-fd));
 		return fd < 0 ? NULL : fc;
 	}
 	nf.offsets = calloc(m->nnames ? m->nnames : 1, sizeof(*nf.offsets));
@@ -256,8 +257,8 @@ static int keep_link(struct ptarget *t, struct bpf_link *l)
 	return push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l);
 }
 
-static int attach_uprobe(struct ptarget *t, const struct bpf_program *prog,
-			 const char *path, uint64_t off, uint64_t cookie, bool ret)
+static int attach_uprobe(struct ptarget *t, const struct bpf_program *prog, const char *path,
+			 uint64_t off, uint64_t cookie, bool ret)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = cookie, .retprobe = ret);
 	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, (pid_t)t->pid, path, off, &o);
@@ -344,7 +345,8 @@ static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const 
 static bool preset_lib(const char *path, enum probe_group g)
 {
 	if (g == PG_LLAMA)
-		return ud_lib_matches("libllama", path) || !strncmp(proc_maps_basename(path), "libggml", 7);
+		return ud_lib_matches("libllama", path) ||
+		       !strncmp(proc_maps_basename(path), "libggml", 7);
 	return ud_lib_matches("libsqlite3", path);
 }
 
@@ -390,8 +392,8 @@ static void scan_file(struct probes_mod *m, struct ptarget *t, const struct ud_f
 		/* Say which preset functions a llama/SQLite library lacks (an
 		 * older or newer API), once per file and process. */
 		if ((any || relevant) && missing[0] && fc && fc->offsets)
-			log_info("probes: %s: not found in %s: %s", g == PG_LLAMA ? "llama" : "sqlite",
-				 f->path, missing);
+			log_info("probes: %s: not found in %s: %s",
+				 g == PG_LLAMA ? "llama" : "sqlite", f->path, missing);
 	}
 	for (size_t d = 0; d < m->specs.n; d++) {
 		const struct probe_def *def = &m->specs.defs[d];
@@ -819,7 +821,8 @@ static void update_live(struct probes_mod *m, uint64_t now)
 	size_t n = probe_stats_nprobes(m->st);
 	double dt = (double)(now - m->live_ns) / 1e9;
 
-	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) || now < m->live_ns + 1000000000ull)
+	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) ||
+	    now < m->live_ns + 1000000000ull)
 		return;
 	l->nprobes = 0;
 	for (uint32_t id = 0; id < n && l->nprobes < LIVE_MAX_PROBES; id++) {
@@ -834,7 +837,8 @@ static void update_live(struct probes_mod *m, uint64_t now)
 		}
 		snprintf(lp->name, sizeof(lp->name), "%s",
 			 pi->def->label ? pi->def->label : pi->def->symbol);
-		lp->rate_hz = m->live_ns && dt > 0 ? (double)(ps->spans - m->live_spans[k]) / dt : NAN;
+		lp->rate_hz = m->live_ns && dt > 0 ? (double)(ps->spans - m->live_spans[k]) / dt
+						   : NAN;
 		m->live_spans[k] = ps->spans;
 		lp->p50_ns = ps->spans ? (double)hist_quantile(&ps->hist, 0.5) : NAN;
 		lp->p99_ns = ps->spans ? (double)hist_quantile(&ps->hist, 0.99) : NAN;
@@ -1002,7 +1006,8 @@ static void pm_stop(void *state)
 	ring_buffer__consume(m->rb);
 	deliver_bus_spans(m);
 	if (m->bus_lost)
-		log_warn("probes: %" PRIu64 " spans of other modules' probes not delivered (recorder "
+		log_warn("probes: %" PRIu64
+			 " spans of other modules' probes not delivered (recorder "
 			 "thread too far behind)",
 			 m->bus_lost);
 	probe_stats_set_module_lost(m->st, m->bus_lost);
@@ -1020,18 +1025,20 @@ static void pm_stop(void *state)
 		if (def->usdt_provider)
 			snprintf(probe + strlen(probe), sizeof(probe) - strlen(probe), ":%s",
 				 def->symbol);
-		log_warn("probe %s: no traced process mapped a file matching '%s'", probe, def->lib);
+		log_warn("probe %s: no traced process mapped a file matching '%s'", probe,
+			 def->lib);
 		probe_stats_add_not_found(m->st, probe, "library never mapped by a traced process");
 	}
 	if (m->nrescans)
 		log_info("probes: %" PRIu64 " maps scans, %.1f us each on average", m->nrescans,
 			 (double)m->rescan_ns / 1e3 / (double)m->nrescans);
 	if (m->last_poll_ns)
-		log_info("probes: drain thread: %" PRIu64 " drains, longest gap between drains %.1f "
-			 "ms, %" PRIu64 " gaps over 50 ms, most spans in one drain %d; longest poll "
-			 "hook %.1f ms",
-			 m->ndrains, (double)m->max_poll_gap_ns / 1e6, m->long_poll_gaps,
-			 m->max_drained, (double)m->max_poll_ns / 1e6);
+		log_info(
+			"probes: drain thread: %" PRIu64 " drains, longest gap between drains %.1f "
+			"ms, %" PRIu64 " gaps over 50 ms, most spans in one drain %d; longest poll "
+			"hook %.1f ms",
+			m->ndrains, (double)m->max_poll_gap_ns / 1e6, m->long_poll_gaps,
+			m->max_drained, (double)m->max_poll_ns / 1e6);
 	m->stopped = true;
 }
 

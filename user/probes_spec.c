@@ -12,26 +12,26 @@
  * which covers versioned sonames, per-ISA ggml CPU variants, static links
  * and extension modules alike. */
 static const struct probe_def preset_defs[] = {
-	{ PG_LLAMA, NULL, "llama_model_load_from_file", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY,
-	  0, PE_NULL, NULL },
-	{ PG_LLAMA, NULL, "llama_tokenize", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY, 0,
-	  PE_NEGATIVE, NULL },
+	{ PG_LLAMA, NULL, "llama_model_load_from_file", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY, 0,
+	  PE_NULL, NULL },
+	{ PG_LLAMA, NULL, "llama_tokenize", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY, 0, PE_NEGATIVE,
+	  NULL },
 	{ PG_LLAMA, NULL, "llama_decode", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY, 0, PE_NONZERO,
 	  NULL },
 	{ PG_LLAMA, NULL, "llama_sampler_sample", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY,
 	  PROBE_F_TOKENS, PE_NONE, NULL },
 	{ PG_LLAMA, NULL, "ggml_graph_compute", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY, 0,
 	  PE_NONZERO, NULL },
-	{ PG_LLAMA, NULL, "ggml_backend_graph_compute", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY,
-	  0, PE_NONZERO, NULL },
-	{ PG_SQLITE, NULL, "sqlite3_prepare_v2", NULL, NULL, EP_PK_SQL_PREPARE_V2, EP_PM_LATENCY,
-	  0, PE_NONZERO, NULL },
-	{ PG_SQLITE, NULL, "sqlite3_prepare_v3", NULL, NULL, EP_PK_SQL_PREPARE_V3, EP_PM_LATENCY,
-	  0, PE_NONZERO, NULL },
+	{ PG_LLAMA, NULL, "ggml_backend_graph_compute", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY, 0,
+	  PE_NONZERO, NULL },
+	{ PG_SQLITE, NULL, "sqlite3_prepare_v2", NULL, NULL, EP_PK_SQL_PREPARE_V2, EP_PM_LATENCY, 0,
+	  PE_NONZERO, NULL },
+	{ PG_SQLITE, NULL, "sqlite3_prepare_v3", NULL, NULL, EP_PK_SQL_PREPARE_V3, EP_PM_LATENCY, 0,
+	  PE_NONZERO, NULL },
 	{ PG_SQLITE, NULL, "sqlite3_step", NULL, NULL, EP_PK_SQL_STMT, EP_PM_LATENCY, 0, PE_STEP,
 	  NULL },
-	{ PG_SQLITE, NULL, "sqlite3_exec", NULL, NULL, EP_PK_SQL_EXEC, EP_PM_LATENCY, 0,
-	  PE_NONZERO, NULL },
+	{ PG_SQLITE, NULL, "sqlite3_exec", NULL, NULL, EP_PK_SQL_EXEC, EP_PM_LATENCY, 0, PE_NONZERO,
+	  NULL },
 	{ PG_SQLITE, NULL, "sqlite3_finalize", NULL, NULL, EP_PK_SQL_STMT, EP_PM_LATENCY, 0,
 	  PE_NONZERO, NULL },
 	{ PG_SQLITE, NULL, "sqlite3_reset", NULL, NULL, EP_PK_SQL_STMT, EP_PM_LATENCY, 0,
@@ -160,7 +160,8 @@ int probe_parse_spec(const char *s, struct probe_def *out, char *err, size_t err
 	} else {
 		colon = strrchr(buf, ':');
 		if (!colon || colon == buf || !valid_symbol(colon + 1)) {
-			fail(err, errlen, "'%s': expected LIB:SYMBOL (e.g. libsqlite3:sqlite3_step)", s);
+			fail(err, errlen,
+			     "'%s': expected LIB:SYMBOL (e.g. libsqlite3:sqlite3_step)", s);
 			goto out_err;
 		}
 		*colon = '\0';
@@ -168,7 +169,8 @@ int probe_parse_spec(const char *s, struct probe_def *out, char *err, size_t err
 		out->symbol = colon + 1;
 	}
 	out->label = out->symbol;
-	for (tok = opts ? strtok_r(opts, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = opts ? strtok_r(opts, ",", &save) : NULL; tok;
+	     tok = strtok_r(NULL, ",", &save)) {
 		if (!strncmp(tok, "label=", 6) && tok[6] && strlen(tok + 6) <= 64) {
 			out->label = tok + 6;
 		} else if (!strcmp(tok, "count")) {
@@ -179,8 +181,8 @@ int probe_parse_spec(const char *s, struct probe_def *out, char *err, size_t err
 		} else if (out->usdt_provider && !strcmp(tok, "pair") && !out->usdt_end && !pair) {
 			pair = true;
 		} else {
-			fail(err, errlen, "'%s': unknown option '%s' (label=NAME or count%s)", s, tok,
-			     out->usdt_provider ? ", and for USDT end=NAME or pair" : "");
+			fail(err, errlen, "'%s': unknown option '%s' (label=NAME or count%s)", s,
+			     tok, out->usdt_provider ? ", and for USDT end=NAME or pair" : "");
 			goto out_err;
 		}
 	}
@@ -254,11 +256,13 @@ int probe_specs_build(struct probe_specs *ps, uint32_t mask, const char *const *
 			probe_specs_free(ps);
 			return -ENOMEM;
 		}
-		for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (char *tok = strtok_r(list, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save)) {
 			bool hit = false;
 
 			for (size_t i = 0; i < ps->n; i++)
-				if (!strcmp(ps->defs[i].symbol, tok) || !strcmp(ps->defs[i].label, tok)) {
+				if (!strcmp(ps->defs[i].symbol, tok) ||
+				    !strcmp(ps->defs[i].label, tok)) {
 					ps->defs[i].mode = EP_PM_COUNT;
 					hit = true;
 				}

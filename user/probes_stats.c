@@ -14,7 +14,7 @@
 #include "probes.h"
 #include "uprobe_discovery.h"
 
-#define SQLITE_ROW 100
+#define SQLITE_ROW  100
 #define SQLITE_DONE 101
 
 enum stmt_role { ROLE_NONE, ROLE_STEP, ROLE_RESET, ROLE_FINALIZE };
@@ -484,10 +484,10 @@ int probe_stats_add_event(struct probe_stats *st, const void *data, size_t size)
 
 			if (s) {
 				key.text = s;
-				int64_t f = hashmap_find(
-					&st->sql_idx,
-					hashmap_hash_finish(hashmap_hash_bytes(s, strlen(s), HASHMAP_SEED)),
-					&key, sql_eq, st);
+				int64_t f = hashmap_find(&st->sql_idx,
+							 hashmap_hash_finish(hashmap_hash_bytes(
+								 s, strlen(s), HASHMAP_SEED)),
+							 &key, sql_eq, st);
 				sql_idx = f >= 0 ? (int32_t)f : -1;
 			}
 			free(s);
@@ -717,8 +717,8 @@ int probe_stats_report_json(const struct probe_stats *st, cJSON *root)
 					in->def->mode == EP_PM_COUNT ? "count" : "latency");
 		/* Calls entered come from an in-kernel counter; completed
 		 * spans can be fewer (still open, or dropped). */
-		add_num(o, "count", (double)(s->calls > s->spans + s->open ? s->calls
-									    : s->spans + s->open));
+		add_num(o, "count",
+			(double)(s->calls > s->spans + s->open ? s->calls : s->spans + s->open));
 		add_num(o, "completed", (double)s->spans);
 		add_num(o, "open", (double)s->open);
 		add_num(o, "total_ns", (double)s->total_ns);
@@ -819,7 +819,8 @@ int probe_stats_trace_events(const struct probe_stats *st, FILE *out, bool *firs
 		const struct thread_ent *t = &st->threads[i];
 
 		sep(out, first);
-		fprintf(out, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":",
+		fprintf(out,
+			"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":",
 			t->pid, t->tid);
 		json_write_strn(out, t->name, strnlen(t->name, sizeof(t->name)));
 		fputs("}}\n", out);
@@ -834,8 +835,8 @@ int probe_stats_trace_events(const struct probe_stats *st, FILE *out, bool *firs
 		/* ns / 1000 printed to three decimals keeps every nanosecond, so
 		 * nested calls stay nested in the viewer. */
 		fprintf(out,
-			",\"cat\":\"probe,%s\",\"ph\":\"X\",\"ts\":%" PRIu64 ".%03u,\"dur\":%" PRIu64
-			".%03u,\"pid\":%u,\"tid\":%u,\"args\":{",
+			",\"cat\":\"probe,%s\",\"ph\":\"X\",\"ts\":%" PRIu64
+			".%03u,\"dur\":%" PRIu64 ".%03u,\"pid\":%u,\"tid\":%u,\"args\":{",
 			group_name(def->group), r->start_ns / 1000, (unsigned)(r->start_ns % 1000),
 			r->dur_ns / 1000, (unsigned)(r->dur_ns % 1000), r->pid, r->tid);
 		if (r->open)
@@ -910,8 +911,10 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 
 				fmt_ns(a, sizeof(a), s->total_ns);
 				fmt_ns(b, sizeof(b), hist_quantile(&s->hist, 0.99));
-				fprintf(out, "    %9s  x%-8" PRIu64 " p99 %-9s rows %-8" PRIu64 " %.60s\n", a,
-					s->count, b, s->rows, s->text);
+				fprintf(out,
+					"    %9s  x%-8" PRIu64 " p99 %-9s rows %-8" PRIu64
+					" %.60s\n",
+					a, s->count, b, s->rows, s->text);
 			}
 			free(ord);
 		}
@@ -920,7 +923,8 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 		drops += st->drops[i];
 	drops += st->module_lost;
 	if (drops)
-		fprintf(out, "  probe events dropped: %" PRIu64 " (see report.json probes.dropped)\n",
+		fprintf(out,
+			"  probe events dropped: %" PRIu64 " (see report.json probes.dropped)\n",
 			drops);
 	for (size_t i = 0; i < st->nnf; i++)
 		fprintf(out, "  not probed: %s: %s\n", st->nf[2 * i], st->nf[2 * i + 1]);

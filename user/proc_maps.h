@@ -12,21 +12,21 @@
 #include <stdint.h>
 
 enum proc_map_kind {
-	PROC_MAP_FILE,  /* path starts with '/' */
-	PROC_MAP_ANON,  /* no path, or [anon:...] / [heap] / [stack] style pseudo names */
-	PROC_MAP_VDSO,  /* [vdso] */
+	PROC_MAP_FILE,	/* path starts with '/' */
+	PROC_MAP_ANON,	/* no path, or [anon:...] / [heap] / [stack] style pseudo names */
+	PROC_MAP_VDSO,	/* [vdso] */
 	PROC_MAP_OTHER, /* [vvar], [vsyscall], ... never symbolized */
 };
 
 struct proc_map {
 	uint64_t start, end; /* [start, end) */
-	uint64_t pgoff;      /* file offset of start */
+	uint64_t pgoff;	     /* file offset of start */
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
 	char perms[5];
-	bool deleted;	   /* path had the " (deleted)" suffix, which is stripped */
+	bool deleted; /* path had the " (deleted)" suffix, which is stripped */
 	enum proc_map_kind kind;
-	char *path;	   /* owned; "" for anonymous memory */
+	char *path; /* owned; "" for anonymous memory */
 };
 
 struct proc_maps {

@@ -163,8 +163,7 @@ int64_t profile_thread(struct profile *p, uint32_t pid, uint32_t tid, const char
 	}
 	if (p->nthreads >= UINT32_MAX - 1)
 		return -ENOMEM;
-	if (ensure_cap((void **)&p->threads, &p->cap_threads, p->nthreads + 1,
-		       sizeof(*p->threads)))
+	if (ensure_cap((void **)&p->threads, &p->cap_threads, p->nthreads + 1, sizeof(*p->threads)))
 		return -ENOMEM;
 	struct prof_thread *t = &p->threads[p->nthreads];
 	memset(t, 0, sizeof(*t));
@@ -255,8 +254,8 @@ int profile_add_sample(struct profile *p, uint32_t thread, uint64_t ts_ns, const
 	return 0;
 }
 
-int profile_add_weighted(struct profile *p, uint32_t thread, uint64_t ts_ns,
-			 const uint32_t *frames, uint32_t depth, uint32_t nkernel, uint64_t weight)
+int profile_add_weighted(struct profile *p, uint32_t thread, uint64_t ts_ns, const uint32_t *frames,
+			 uint32_t depth, uint32_t nkernel, uint64_t weight)
 {
 	if (thread >= p->nthreads || nkernel > depth || (depth && !frames) || !weight)
 		return -EINVAL;
@@ -284,8 +283,9 @@ int profile_add_weighted(struct profile *p, uint32_t thread, uint64_t ts_ns,
 		if (ensure_cap((void **)&t->runs, &t->cap_runs, t->nruns + 1, sizeof(*t->runs)))
 			return -ENOMEM;
 		uint32_t n = left < UINT32_MAX ? (uint32_t)left : UINT32_MAX;
-		t->runs[t->nruns++] =
-			(struct prof_run){ .first_ts_ns = ts_ns, .stack = (uint32_t)sid, .count = n };
+		t->runs[t->nruns++] = (struct prof_run){ .first_ts_ns = ts_ns,
+							 .stack = (uint32_t)sid,
+							 .count = n };
 		left -= n;
 	}
 	p->stacks[sid].count += weight;

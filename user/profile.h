@@ -26,7 +26,7 @@ struct prof_stack {
 	uint32_t *frames;
 	uint32_t depth;
 	uint32_t nkernel; /* how many of the leaf-most frames are kernel frames */
-	uint64_t count;   /* samples with this stack, all threads */
+	uint64_t count;	  /* samples with this stack, all threads */
 };
 
 /* Consecutive samples of one thread with the same stack are merged. */
@@ -47,19 +47,19 @@ struct prof_thread {
 };
 
 enum prof_drop {
-	PROF_DROP_RINGBUF_FULL,   /* kernel could not queue the sample */
-	PROF_DROP_USER_STACK,     /* user stack could not be read */
-	PROF_DROP_KERN_STACK,     /* kernel stack could not be read */
-	PROF_DROP_TARGET_MAP_FULL,/* child process not followed */
-	PROF_DROP_EVENT_LOST,     /* fork/exit notice lost */
-	PROF_DROP_COLLECTOR,      /* collector could not process (e.g. ENOMEM) */
+	PROF_DROP_RINGBUF_FULL,	   /* kernel could not queue the sample */
+	PROF_DROP_USER_STACK,	   /* user stack could not be read */
+	PROF_DROP_KERN_STACK,	   /* kernel stack could not be read */
+	PROF_DROP_TARGET_MAP_FULL, /* child process not followed */
+	PROF_DROP_EVENT_LOST,	   /* fork/exit notice lost */
+	PROF_DROP_COLLECTOR,	   /* collector could not process (e.g. ENOMEM) */
 	PROF_DROP__COUNT
 };
 
 struct prof_func_stat {
-	uint32_t frame;   /* index into frames */
-	uint64_t self;    /* samples where it is the leaf */
-	uint64_t total;   /* samples where it appears anywhere (once per sample) */
+	uint32_t frame; /* index into frames */
+	uint64_t self;	/* samples where it is the leaf */
+	uint64_t total; /* samples where it appears anywhere (once per sample) */
 };
 
 struct profile {
@@ -75,7 +75,7 @@ struct profile {
 
 	uint64_t total_samples;
 	uint64_t kernel_samples; /* samples taken while in the kernel */
-	uint64_t user_samples;   /* samples taken in user mode */
+	uint64_t user_samples;	 /* samples taken in user mode */
 	uint64_t drops[PROF_DROP__COUNT];
 
 	/* private: hash indexes, managed by profile.c */
@@ -88,31 +88,26 @@ int profile_init(struct profile *p, uint32_t freq_hz);
 void profile_free(struct profile *p);
 
 /* Returns the frame index (>= 0) or -ENOMEM. Strings are copied. */
-int64_t profile_intern_frame(struct profile *p, const char *name,
-			     const char *module, bool kernel);
+int64_t profile_intern_frame(struct profile *p, const char *name, const char *module, bool kernel);
 
 /* Finds or creates the thread (pid, tid); updates comm when non-NULL.
  * Returns the thread index or -ENOMEM. */
-int64_t profile_thread(struct profile *p, uint32_t pid, uint32_t tid,
-		       const char *comm);
+int64_t profile_thread(struct profile *p, uint32_t pid, uint32_t tid, const char *comm);
 
 /* Adds one sample. frames: root first; the last nkernel are kernel frames.
  * in_kernel: the sample interrupted kernel mode. Returns 0 or -errno. */
-int profile_add_sample(struct profile *p, uint32_t thread, uint64_t ts_ns,
-		       const uint32_t *frames, uint32_t depth, uint32_t nkernel,
-		       bool in_kernel);
+int profile_add_sample(struct profile *p, uint32_t thread, uint64_t ts_ns, const uint32_t *frames,
+		       uint32_t depth, uint32_t nkernel, bool in_kernel);
 
 /* Adds weight units of time for one stack (e.g. an off-CPU episode in a
  * profile whose period_ns is the unit): like profile_add_sample with a
  * count of weight, in_kernel not counted. Returns 0 or -errno. */
-int profile_add_weighted(struct profile *p, uint32_t thread, uint64_t ts_ns,
-			 const uint32_t *frames, uint32_t depth, uint32_t nkernel,
-			 uint64_t weight);
+int profile_add_weighted(struct profile *p, uint32_t thread, uint64_t ts_ns, const uint32_t *frames,
+			 uint32_t depth, uint32_t nkernel, uint64_t weight);
 
 /* Per-function self/total counts, sorted by self desc, then total desc,
  * then name. *out is malloc'ed (caller frees). Returns 0 or -ENOMEM. */
-int profile_func_stats(const struct profile *p, struct prof_func_stat **out,
-		       size_t *n);
+int profile_func_stats(const struct profile *p, struct prof_func_stat **out, size_t *n);
 
 const char *profile_drop_name(enum prof_drop d);
 

@@ -40,7 +40,7 @@ struct rec_ctx {
 	 * bpf_map__reuse_fd() before load, so every module follows the same
 	 * processes, including children forked later. */
 	int targets_map_fd;
-	struct symbolizer *sym; /* shared symbolizer (user + kernel frames) */
+	struct symbolizer *sym;	   /* shared symbolizer (user + kernel frames) */
 	const struct run_info *ri; /* targets, times; complete by report time */
 	/* Throttling evidence from sampler threads (Jetson) to the detector
 	 * (sysmon); thread-safe, see throttle_feed.h. */

@@ -37,7 +37,9 @@
 #include "throttle_feed.h"
 #include "sysmon_module.h"
 
-/* Data sources beside the CPU sampler; see rec_module.h. */
+/* Data sources beside the CPU sampler; see rec_module.h. The order is
+ * meaningful, hence one per line. */
+// clang-format off
 static const struct rec_module *const modules[] = {
 	&jetson_rec_module,
 	&sysmon_rec_module,
@@ -46,10 +48,11 @@ static const struct rec_module *const modules[] = {
 	&cycles_rec_module, /* after the modules whose report sections it reads */
 	&top_rec_module, /* last: shows what the others polled this round */
 };
+// clang-format on
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))
 
-#define for_each_module(r, i)                      \
-	for (size_t i = 0; i < NMODULES; i++)      \
+#define for_each_module(r, i)                 \
+	for (size_t i = 0; i < NMODULES; i++) \
 		if ((r)->mstate[i])
 
 /* How often the loop wakes to drain the ring buffer when no watermark
@@ -71,7 +74,7 @@ struct recorder {
 	struct run_info ri;
 	struct rec_ctx mctx;
 	struct output_dir *od; /* while the bundle is written */
-	void *mstate[8]; /* per module in `modules`, NULL when off */
+	void *mstate[8];       /* per module in `modules`, NULL when off */
 	size_t cap_targets;
 	size_t nalive;
 	pid_t child;
@@ -638,7 +641,8 @@ static int module_trace_events(void *c, FILE *out, bool *first)
 	int err;
 
 	for_each_module(r, i) {
-		if (!modules[i]->trace_events || (modules[i]->has_trace && !modules[i]->has_trace(r->mstate[i])))
+		if (!modules[i]->trace_events ||
+		    (modules[i]->has_trace && !modules[i]->has_trace(r->mstate[i])))
 			continue;
 		err = modules[i]->trace_events(r->mstate[i], out, first);
 		if (err)
@@ -882,8 +886,7 @@ int record_main(const struct cli_opts *o)
 				goto out;
 	}
 
-	outdir = o->output_dir ? strdup(o->output_dir)
-			       : default_output_dir(r.ri.targets[0].pid);
+	outdir = o->output_dir ? strdup(o->output_dir) : default_output_dir(r.ri.targets[0].pid);
 	if (!outdir || output_dir_open(&od, outdir))
 		goto out;
 	r.ri.output_dir = od.path;

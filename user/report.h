@@ -16,13 +16,13 @@
 #include <cjson/cJSON.h>
 
 #define EBPF_PROF_VERSION "0.1.0"
-#define REPORT_SCHEMA "ebpf-prof/1"
+#define REPORT_SCHEMA	  "ebpf-prof/1"
 
 struct report_target {
 	uint32_t pid;
 	char comm[PROF_COMM_LEN];
-	char *cmdline;       /* NUL separators replaced by spaces; may be NULL */
-	bool exited;         /* exited before the end of the run */
+	char *cmdline;	     /* NUL separators replaced by spaces; may be NULL */
+	bool exited;	     /* exited before the end of the run */
 	uint64_t exit_ns;    /* CLOCK_MONOTONIC when seen exiting, 0 if not */
 	uint32_t parent_pid; /* 0 for a target named by the user */
 };
@@ -45,9 +45,9 @@ struct run_unwind {
 struct run_info {
 	struct report_target *targets;
 	size_t ntargets;
-	bool launched;     /* -- CMD mode */
-	char *command;     /* launch mode: the command line; else NULL */
-	int exit_status;   /* launch mode: child's exit code, 128+sig if killed, -1 if unknown */
+	bool launched;	 /* -- CMD mode */
+	char *command;	 /* launch mode: the command line; else NULL */
+	int exit_status; /* launch mode: child's exit code, 128+sig if killed, -1 if unknown */
 	uint64_t start_mono_ns, end_mono_ns;
 	struct timespec start_wall, end_wall; /* CLOCK_REALTIME */
 	uint32_t freq_hz;

@@ -52,7 +52,8 @@ static cJSON *cycles_summary(const cJSON *cycles, size_t shown)
 
 	if (!w)
 		return NULL;
-	cJSON_ArrayForEach(c, cycles) {
+	cJSON_ArrayForEach(c, cycles)
+	{
 		w[i] = wall_of(c);
 		sum += w[i];
 		if (w[i] > w[slow])
@@ -93,17 +94,19 @@ static cJSON *cycles_subset(const cJSON *cycles, const cJSON *findings)
 
 	if (!v || !keep)
 		goto done;
-	cJSON_ArrayForEach(c, cycles)
-		v[k++] = c;
+	cJSON_ArrayForEach(c, cycles) v[k++] = c;
 	/* Findings name cycles by index, which is the position. */
-	cJSON_ArrayForEach(fnd, findings)
-		cJSON_ArrayForEach(id, cJSON_GetObjectItemCaseSensitive(fnd, "cycles"))
-			if (cJSON_IsNumber(id) && id->valuedouble >= 0 &&
-			    id->valuedouble < (double)n && nkeep < HTML_MAX_CYCLES / 2 &&
-			    !keep[(size_t)id->valuedouble]) {
-				keep[(size_t)id->valuedouble] = true;
-				nkeep++;
-			}
+	cJSON_ArrayForEach(fnd, findings) cJSON_ArrayForEach(
+		id,
+		cJSON_GetObjectItemCaseSensitive(fnd, "cycles")) if (cJSON_IsNumber(id) &&
+								     id->valuedouble >= 0 &&
+								     id->valuedouble < (double)n &&
+								     nkeep < HTML_MAX_CYCLES / 2 &&
+								     !keep[(size_t)id->valuedouble])
+	{
+		keep[(size_t)id->valuedouble] = true;
+		nkeep++;
+	}
 	{
 		const cJSON **byw = malloc(n * sizeof(*byw));
 

@@ -80,8 +80,8 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		goto fail;
 	}
 	s->skel->rodata->capture_kernel = opts->kernel_stacks;
-	s->skel->rodata->stack_bytes =
-		opts->stack_bytes > EP_MAX_STACK_BYTES ? EP_MAX_STACK_BYTES : opts->stack_bytes;
+	s->skel->rodata->stack_bytes = opts->stack_bytes > EP_MAX_STACK_BYTES ? EP_MAX_STACK_BYTES
+									      : opts->stack_bytes;
 	ring = ring_bytes(opts->freq_hz, s->skel->rodata->stack_bytes);
 	/* Wake the collector early only when half the ring is used: the timer
 	 * drain normally empties it long before. */
@@ -94,11 +94,12 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 	err = profile_bpf__load(s->skel);
 	if (err) {
 		log_error("cannot load BPF programs: %s%s", strerror(-err),
-			  log_get_level() < LOG_DEBUG ? " (rerun with -v for the verifier log)" : "");
+			  log_get_level() < LOG_DEBUG ? " (rerun with -v for the verifier log)"
+						      : "");
 		goto fail;
 	}
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events),
-				 (ring_buffer_sample_fn)fn, ctx, NULL);
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), (ring_buffer_sample_fn)fn, ctx,
+				 NULL);
 	if (!s->rb) {
 		err = -errno;
 		log_error("cannot set up the BPF ring buffer: %s", strerror(-err));
@@ -159,8 +160,9 @@ int sampler_attach(struct sampler *s)
 			err = -errno;
 			log_error("cannot open cpu-clock perf event on CPU %d at %u Hz: %s%s", cpu,
 				  s->opts.freq_hz, strerror(-err),
-				  err == -EINVAL ? " (frequency above kernel.perf_event_max_sample_rate?)"
-						 : "");
+				  err == -EINVAL
+					  ? " (frequency above kernel.perf_event_max_sample_rate?)"
+					  : "");
 			return err;
 		}
 		s->pfds[cpu] = fd;

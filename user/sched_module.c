@@ -23,7 +23,7 @@
 /* Exited threads are moved out of the kernel map this often, so a job that
  * keeps creating short-lived threads does not fill it. */
 #define HARVEST_PERIOD_NS (1000 * 1000000ull)
-#define OFFCPU_FOLDED "offcpu.folded"
+#define OFFCPU_FOLDED	  "offcpu.folded"
 
 struct sched_mod {
 	const struct rec_ctx *ctx;
@@ -159,7 +159,8 @@ static int sm_open(void **state, const struct rec_ctx *ctx)
 		return -ENODEV;
 	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++)
 		if (!have_tracepoint(tps[i])) {
-			log_info("scheduler view off: this kernel has no BTF tracepoint %s", tps[i]);
+			log_info("scheduler view off: this kernel has no BTF tracepoint %s",
+				 tps[i]);
 			return -ENODEV;
 		}
 	m = calloc(1, sizeof(*m));

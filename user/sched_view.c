@@ -52,7 +52,8 @@ uint64_t sched_episode_weight_us(uint64_t dur_ns)
 
 bool sched_offcpu_record_ok(const struct ep_offcpu *e, size_t size)
 {
-	const size_t max = EP_MAX_STACK_DEPTH * sizeof(__u64), head = offsetof(struct ep_offcpu, ips);
+	const size_t max = EP_MAX_STACK_DEPTH * sizeof(__u64),
+		     head = offsetof(struct ep_offcpu, ips);
 	size_t k, u;
 
 	if (!e || size < head || size > sizeof(*e) || e->hdr.type != EP_EV_OFFCPU)
@@ -306,7 +307,8 @@ void sched_print_summary(const struct sched_thread_rec *recs, size_t n,
 		drops += st->drops[i];
 	fmt_ns(a, sizeof(a), on);
 	fmt_ns(b, sizeof(b), off[0] + off[1] + off[2] + off[3] + off[4]);
-	fprintf(out, "\nScheduler: %zu thread(s), on-CPU %s, off-CPU %s, %" PRIu64 " context switches\n",
+	fprintf(out,
+		"\nScheduler: %zu thread(s), on-CPU %s, off-CPU %s, %" PRIu64 " context switches\n",
 		n, a, b, sw);
 	fputs("  off-CPU by reason:", out);
 	for (int r = 0; r < EP_OFF__COUNT; r++) {
@@ -326,7 +328,8 @@ void sched_print_summary(const struct sched_thread_rec *recs, size_t n,
 			st->folded_file ? st->folded_file : "");
 		if (st->ustack_skipped)
 			fprintf(out,
-				"  of which %" PRIu64 " without user frames (user stack walked only "
+				"  of which %" PRIu64
+				" without user frames (user stack walked only "
 				"where a long wait was predicted: --offcpu-ustack-every)\n",
 				st->ustack_skipped);
 	}
@@ -340,7 +343,8 @@ void sched_print_summary(const struct sched_thread_rec *recs, size_t n,
 				first = false;
 			}
 		if (st->collector_drops)
-			fprintf(out, "%scollector %" PRIu64, first ? "" : ", ", st->collector_drops);
+			fprintf(out, "%scollector %" PRIu64, first ? "" : ", ",
+				st->collector_drops);
 		fputs(")\n", out);
 	}
 	free(all);

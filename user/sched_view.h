@@ -36,9 +36,9 @@ struct sched_stats {
 	uint64_t collector_drops;	 /* episodes received but not added */
 	uint64_t episodes;		 /* long episodes added to the off-CPU profile */
 	uint64_t episode_ns;		 /* their summed length */
-	uint64_t ustack_skipped; /* of those, reported without user frames by design
+	uint64_t ustack_skipped;	 /* of those, reported without user frames by design
 				  * (EP_SSTAT_USTACK_SKIPPED) */
-	uint64_t ustack_walks;	 /* user stacks walked at switch-outs (EP_SSTAT_USTACK_WALKS) */
+	uint64_t ustack_walks; /* user stacks walked at switch-outs (EP_SSTAT_USTACK_WALKS) */
 	uint32_t offcpu_min_us;
 	bool stacks;
 	const char *folded_file; /* NULL when not written */

@@ -65,7 +65,8 @@ void print_summary(const struct profile *p, const struct run_info *ri, FILE *out
 	if (!ri)
 		ri = &none;
 	print_target(ri, out);
-	uint64_t dur = ri->end_mono_ns > ri->start_mono_ns ? ri->end_mono_ns - ri->start_mono_ns : 0;
+	uint64_t dur = ri->end_mono_ns > ri->start_mono_ns ? ri->end_mono_ns - ri->start_mono_ns
+							   : 0;
 	fprintf(out, "duration: %.2f s at %" PRIu32 " Hz%s%s\n", (double)dur / 1e9, p->freq_hz,
 		ri->stop_reason ? ", stopped by " : "", ri->stop_reason ? ri->stop_reason : "");
 
@@ -76,8 +77,9 @@ void print_summary(const struct profile *p, const struct run_info *ri, FILE *out
 		      "          process doing the work (check with `top -H -p PID`).\n",
 		      out);
 	} else {
-		fprintf(out, "samples:  %" PRIu64 " (user %" PRIu64 " %.1f%%, kernel %" PRIu64
-			     " %.1f%%)\n",
+		fprintf(out,
+			"samples:  %" PRIu64 " (user %" PRIu64 " %.1f%%, kernel %" PRIu64
+			" %.1f%%)\n",
 			p->total_samples, p->user_samples, pct(p->user_samples, p->total_samples),
 			p->kernel_samples, pct(p->kernel_samples, p->total_samples));
 	}
@@ -124,8 +126,10 @@ void print_summary(const struct profile *p, const struct run_info *ri, FILE *out
 			const struct prof_frame *f = &p->frames[st[i].frame];
 			if (!st[i].self)
 				break;
-			const char *mod = f->module ? base_name(f->module) : (f->kernel ? "kernel" : "?");
-			fprintf(out, "  %6.2f%%  %6.2f%% total  ", pct(st[i].self, p->total_samples),
+			const char *mod = f->module ? base_name(f->module)
+						    : (f->kernel ? "kernel" : "?");
+			fprintf(out, "  %6.2f%%  %6.2f%% total  ",
+				pct(st[i].self, p->total_samples),
 				pct(st[i].total, p->total_samples));
 			put_safe(out, f->name, SIZE_MAX);
 			fputs(" [", out);

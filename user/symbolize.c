@@ -37,23 +37,23 @@
 #include "perfmap.h"
 #include "proc_maps.h"
 
-#define MAPS_MAX_BYTES (64u << 20)
-#define MAPS_MAX_ENTRIES (1u << 20)
-#define CACHE_INIT_CAP 1024u
-#define CACHE_MAX_CAP (1u << 18)
-#define PID_BUCKETS 256u
+#define MAPS_MAX_BYTES	  (64u << 20)
+#define MAPS_MAX_ENTRIES  (1u << 20)
+#define CACHE_INIT_CAP	  1024u
+#define CACHE_MAX_CAP	  (1u << 18)
+#define PID_BUCKETS	  256u
 #define DEFAULT_RELOAD_MS 250
-#define VDSO_MAX_SIZE (1u << 20)
+#define VDSO_MAX_SIZE	  (1u << 20)
 /* Build-id cache bounds. Entries are 32 bytes plus 12 bytes per index slot:
  * at most about 7 MiB. When full it is emptied and refilled. */
 #define BID_CACHE_MAX (1u << 17)
 /* Distinct build-ids and file identities remembered; files beyond that are
  * symbolized per pid as without the cache. */
-#define BID_MAX_IDS 4096u
-#define FILE_ID_MAX 16384u
-#define BID_MAX_LEN 64u
+#define BID_MAX_IDS	4096u
+#define FILE_ID_MAX	16384u
+#define BID_MAX_LEN	64u
 #define KCACHE_INIT_CAP 256u
-#define KCACHE_MAX_CAP (1u << 15)
+#define KCACHE_MAX_CAP	(1u << 15)
 
 /* ---- string interning ---- */
 
@@ -199,8 +199,8 @@ struct pid_state {
 	struct mod_ctx *mods;
 	struct addr_cache cache;
 	uint64_t last_reload_ns;
-	dev_t exe_dev; /* identity of /proc/PID/exe when the state was built: */
-	ino_t exe_ino; /* a change means exec, and every cached answer is stale */
+	dev_t exe_dev;	/* identity of /proc/PID/exe when the state was built: */
+	ino_t exe_ino;	/* a change means exec, and every cached answer is stale */
 	bool same_root; /* /proc/PID/root is our own root: plain paths work */
 	struct perfmap *pm;
 	bool pm_tried;
@@ -381,7 +381,7 @@ static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *mod
 	const struct mod_ctx *mc = *userdata;
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	const char *path = mc && mc->ps && mc->ps->s->debuginfo_path ? mc->ps->s->debuginfo_path
-								      : "/usr/lib/debug";
+								     : "/usr/lib/debug";
 	const unsigned char *id;
 	char dirs[PATH_MAX], cand[PATH_MAX], fdir[PATH_MAX];
 	GElf_Addr id_vaddr;
@@ -404,7 +404,8 @@ static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *mod
 			fdir[slash - file_name] = '\0';
 		}
 	}
-	for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+	for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d;
+	     d = strtok_r(NULL, ":", &save)) {
 		int n = 0;
 
 		if (*d == '+' || *d == '-')
@@ -432,7 +433,8 @@ static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *mod
 		if (fd >= 0)
 			goto found;
 	}
-	for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+	for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d;
+	     d = strtok_r(NULL, ":", &save)) {
 		if (*d == '+' || *d == '-')
 			d++;
 		if (*d != '/' || !fdir[0])
@@ -645,7 +647,8 @@ static int32_t map_build_id(struct pid_state *ps, size_t idx)
 		bid = bid_intern(bt, id, (size_t)n);
 	k.bid = bid;
 	if (bt->n_files < FILE_ID_MAX &&
-	    grow_for_one((void **)&bt->files, &bt->cap_files, bt->n_files, sizeof(*bt->files)) == 0 &&
+	    grow_for_one((void **)&bt->files, &bt->cap_files, bt->n_files, sizeof(*bt->files)) ==
+		    0 &&
 	    hashmap_insert(&bt->files_idx, h, (uint32_t)bt->n_files) == 0)
 		bt->files[bt->n_files++] = k;
 out:
@@ -1019,8 +1022,8 @@ static void load_perfmap(struct pid_state *ps)
 		owner = pst.st_uid;
 	if (stat(path, &st) < 0)
 		goto out;
-	if (ps->pm_tried && st.st_size == ps->pm_size &&
-	    st.st_mtim.tv_sec == ps->pm_mtime.tv_sec && st.st_mtim.tv_nsec == ps->pm_mtime.tv_nsec)
+	if (ps->pm_tried && st.st_size == ps->pm_size && st.st_mtim.tv_sec == ps->pm_mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == ps->pm_mtime.tv_nsec)
 		goto out;
 	ps->pm_size = st.st_size;
 	ps->pm_mtime = st.st_mtim;
@@ -1067,8 +1070,7 @@ static int set_unknown(struct symbolizer *s, struct sym_result *out, const char 
 /* Name of the symbol containing addr, or NULL; never the symbol before a gap.
  * *have_elf says whether the module's ELF was found, i.e. whether a NULL is
  * a property of the file rather than of this pid's access to it. */
-static const char *dwfl_name(struct pid_state *ps, uint64_t addr, uint64_t *sym_off,
-			     bool *have_elf)
+static const char *dwfl_name(struct pid_state *ps, uint64_t addr, uint64_t *sym_off, bool *have_elf)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(ps->dwfl, addr);
 	GElf_Off off = 0;
@@ -1142,8 +1144,8 @@ static int resolve_user(struct pid_state *ps, uint64_t addr, struct sym_result *
 			load_perfmap(ps);
 		name = ps->pm ? perfmap_lookup(ps->pm, addr, &soff) : NULL;
 		if (name)
-			return set_result(s, out, name, "[perf-map]", addr - (m ? m->start : 0), soff,
-					  true);
+			return set_result(s, out, name, "[perf-map]", addr - (m ? m->start : 0),
+					  soff, true);
 		*retry = true;
 	}
 	if (!m) {
@@ -1253,15 +1255,18 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result
 		}
 		s->ks_tried = true;
 		if (err < 0)
-			log_warn("cannot read %s: %s; kernel frames will show as [unknown] [kernel]",
-				 s->kallsyms_path, strerror(-err));
+			log_warn(
+				"cannot read %s: %s; kernel frames will show as [unknown] [kernel]",
+				s->kallsyms_path, strerror(-err));
 		else if (kallsyms_restricted(s->ks))
-			log_warn("%s shows only zero addresses (kernel.kptr_restrict); kernel frames "
-				 "will show as [unknown] [kernel]",
-				 s->kallsyms_path);
+			log_warn(
+				"%s shows only zero addresses (kernel.kptr_restrict); kernel frames "
+				"will show as [unknown] [kernel]",
+				s->kallsyms_path);
 	}
 	if (!s->ks || kallsyms_restricted(s->ks))
-		return set_result(s, out, "[unknown] [kernel]", "[kernel.kallsyms]", addr, 0, false);
+		return set_result(s, out, "[unknown] [kernel]", "[kernel.kallsyms]", addr, 0,
+				  false);
 	name = kallsyms_lookup(s->ks, addr, &off);
 	if (name)
 		return set_result(s, out, name, "[kernel.kallsyms]", addr, off, true);

@@ -67,7 +67,7 @@ struct Dwfl *symbolizer_dwfl(struct symbolizer *s, uint32_t pid);
 void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid);
 
 struct symbolizer_stats {
-	uint64_t lookups;    /* user + kernel calls */
+	uint64_t lookups; /* user + kernel calls */
 	uint64_t cache_hits;
 	uint64_t unresolved; /* results with resolved == false */
 	uint64_t reloads;    /* maps re-reads after the first one, for any pid */

@@ -11,10 +11,10 @@
 #include "jetson_fs.h"
 
 /* Plausibility bounds: anything outside is a broken or hostile file. */
-#define MAX_KHZ 100000000LL      /* 100 GHz */
-#define MIN_MC (-274000LL)       /* below absolute zero */
-#define MAX_MC 1000000LL         /* 1000 C */
-#define MAX_COUNTER (1LL << 62)
+#define MAX_KHZ	       100000000LL /* 100 GHz */
+#define MIN_MC	       (-274000LL) /* below absolute zero */
+#define MAX_MC	       1000000LL   /* 1000 C */
+#define MAX_COUNTER    (1LL << 62)
 #define MAX_CDEV_STATE 1000000LL
 
 static void read_val(const struct jfs *fs, const char *path, long long lo, long long hi,
@@ -311,8 +311,7 @@ struct thr_event *thr_events_push(struct thr_event **ev, size_t *n, size_t *cap)
 	return &(*ev)[(*n)++];
 }
 
-static struct thr_event *push(struct thr_event **ev, size_t *n, size_t *cap, uint64_t ts,
-			      int type)
+static struct thr_event *push(struct thr_event **ev, size_t *n, size_t *cap, uint64_t ts, int type)
 {
 	struct thr_event *e = thr_events_push(ev, n, cap);
 
@@ -328,8 +327,10 @@ int sysfs_seed_counters_to_events(const struct sysfs_seed *s, uint64_t ts, struc
 {
 	size_t n0 = *n;
 	static const uint32_t kinds[SEED_NCOUNTERS] = {
-		THR_CNT_CORE_THROTTLE, THR_CNT_PKG_THROTTLE,
-		THR_CNT_CORE_POWER_LIMIT, THR_CNT_PKG_POWER_LIMIT,
+		THR_CNT_CORE_THROTTLE,
+		THR_CNT_PKG_THROTTLE,
+		THR_CNT_CORE_POWER_LIMIT,
+		THR_CNT_PKG_POWER_LIMIT,
 	};
 
 	for (size_t i = 0; i < s->ncpus; i++) {
@@ -350,8 +351,8 @@ int sysfs_seed_counters_to_events(const struct sysfs_seed *s, uint64_t ts, struc
 	return (int)(*n - n0);
 }
 
-int sysfs_seed_to_events(const struct sysfs_seed *s, uint64_t ts, struct thr_event **ev,
-			 size_t *n, size_t *cap)
+int sysfs_seed_to_events(const struct sysfs_seed *s, uint64_t ts, struct thr_event **ev, size_t *n,
+			 size_t *cap)
 {
 	size_t n0 = *n;
 	struct thr_event *e;

@@ -17,11 +17,11 @@
 #include "throttle.h"
 
 /* Bounds against hostile trees: more entries than this are counted, not read. */
-#define SEED_MAX_CPUS 4096
+#define SEED_MAX_CPUS  4096
 #define SEED_MAX_ZONES 128
 #define SEED_MAX_CDEVS 128
 #define SEED_MAX_TRIPS 16
-#define SEED_NAME_LEN 48
+#define SEED_NAME_LEN  48
 
 /* A reading: ok, or err = -errno, -EINVAL (garbage) or -ERANGE (absurd). */
 struct seed_val {
@@ -30,13 +30,19 @@ struct seed_val {
 	long long v;
 };
 
-enum seed_counter { SEED_CORE_THROTTLE, SEED_PKG_THROTTLE, SEED_CORE_PL, SEED_PKG_PL, SEED_NCOUNTERS };
+enum seed_counter {
+	SEED_CORE_THROTTLE,
+	SEED_PKG_THROTTLE,
+	SEED_CORE_PL,
+	SEED_PKG_PL,
+	SEED_NCOUNTERS
+};
 
 struct seed_cpu {
 	int cpu;
-	bool has_cpufreq; /* cpuN/cpufreq exists */
+	bool has_cpufreq;			   /* cpuN/cpufreq exists */
 	struct seed_val cur_khz, min_khz, max_khz; /* scaling_* (policy) */
-	struct seed_val hw_min_khz, hw_max_khz;    /* cpuinfo_* (hardware) */
+	struct seed_val hw_min_khz, hw_max_khz;	   /* cpuinfo_* (hardware) */
 	char governor[32];
 	char driver[32];
 	bool has_throttle; /* cpuN/thermal_throttle exists (x86) */
@@ -71,9 +77,9 @@ struct sysfs_seed {
 	size_t nzones;
 	struct seed_cdev *cdevs;
 	size_t ncdevs;
-	size_t skipped; /* entries beyond the bounds or with unusable names */
-	bool cpufreq_available;  /* some CPU has a readable frequency */
-	bool thermal_available;  /* some zone exists */
+	size_t skipped;		/* entries beyond the bounds or with unusable names */
+	bool cpufreq_available; /* some CPU has a readable frequency */
+	bool thermal_available; /* some zone exists */
 	bool throttle_counters_available;
 };
 
@@ -87,8 +93,8 @@ void sysfs_seed_free(struct sysfs_seed *s);
 /* Appends the seed as throttle events at time ts (0 = run start): hardware
  * max, policy limits, current frequency, trips, temperatures, cooling
  * states, counters. Returns the number appended or -ENOMEM. */
-int sysfs_seed_to_events(const struct sysfs_seed *s, uint64_t ts, struct thr_event **ev,
-			 size_t *n, size_t *cap);
+int sysfs_seed_to_events(const struct sysfs_seed *s, uint64_t ts, struct thr_event **ev, size_t *n,
+			 size_t *cap);
 /* Only the counters, for the periodic re-reads. */
 int sysfs_seed_counters_to_events(const struct sysfs_seed *s, uint64_t ts, struct thr_event **ev,
 				  size_t *n, size_t *cap);

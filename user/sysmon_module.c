@@ -31,9 +31,14 @@
 enum { TP_RSS, TP_OOM, TP_FREQ, TP_LIMITS, TP_TEMP, TP_TRIP, TP_CDEV, TP_EXEC, NTP };
 
 static const char *const tp_names[NTP] = {
-	"kmem/rss_stat",        "oom/mark_victim",     "power/cpu_frequency",
-	"power/cpu_frequency_limits", "thermal/thermal_temperature",
-	"thermal/thermal_zone_trip",  "thermal/cdev_update",        "sched/sched_process_exec",
+	"kmem/rss_stat",
+	"oom/mark_victim",
+	"power/cpu_frequency",
+	"power/cpu_frequency_limits",
+	"thermal/thermal_temperature",
+	"thermal/thermal_zone_trip",
+	"thermal/cdev_update",
+	"sched/sched_process_exec",
 };
 
 struct sysmon {
@@ -102,10 +107,14 @@ static bool tracepoint_exists(const char *name)
 static struct bpf_program *tp_prog(struct sysmon_bpf *skel, int i)
 {
 	struct bpf_program *const p[NTP] = {
-		skel->progs.on_rss_stat,          skel->progs.on_mark_victim,
-		skel->progs.on_cpu_frequency,     skel->progs.on_cpu_frequency_limits,
-		skel->progs.on_thermal_temperature, skel->progs.on_thermal_zone_trip,
-		skel->progs.on_cdev_update,       skel->progs.on_exec,
+		skel->progs.on_rss_stat,
+		skel->progs.on_mark_victim,
+		skel->progs.on_cpu_frequency,
+		skel->progs.on_cpu_frequency_limits,
+		skel->progs.on_thermal_temperature,
+		skel->progs.on_thermal_zone_trip,
+		skel->progs.on_cdev_update,
+		skel->progs.on_exec,
 	};
 
 	return p[i];
@@ -373,8 +382,7 @@ static int sm_attach(void *state)
 	}
 	m->mem.rss_tracepoint = m->tp_ok[TP_RSS];
 	m->mem.oom_tracepoint = m->tp_ok[TP_OOM];
-	if (m->seed_ok &&
-	    sysfs_seed_to_events(&m->seed, 0, &m->tl.ev, &m->tl.n, &m->tl.cap) < 0)
+	if (m->seed_ok && sysfs_seed_to_events(&m->seed, 0, &m->tl.ev, &m->tl.n, &m->tl.cap) < 0)
 		return -ENOMEM;
 	sample_busy(m, now);
 	for (size_t i = 0; i < m->nlive; i++)
@@ -448,8 +456,9 @@ static void update_live(struct sysmon *m, uint64_t now)
 	for (size_t i = 0; m->seed_ok && i < m->seed.ncpus; i++) {
 		if (!m->seed.cpus[i].has_cpufreq)
 			continue;
-		snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq",
-			 root, m->seed.cpus[i].cpu);
+		snprintf(path, sizeof(path),
+			 "%s/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", root,
+			 m->seed.cpus[i].cpu);
 		if (read_small(path, buf, sizeof(buf)) > 0) {
 			double f = strtod(buf, NULL);
 
@@ -580,8 +589,8 @@ static int sm_report(void *state, cJSON *root)
 	if (!mem)
 		return -ENOMEM;
 	cJSON_AddItemToObject(root, "memory", mem);
-	err = thermal_report_json(&m->tl, m->seed_ok ? &m->seed : NULL, &m->res,
-				  ri->start_mono_ns, ri->end_mono_ns, root);
+	err = thermal_report_json(&m->tl, m->seed_ok ? &m->seed : NULL, &m->res, ri->start_mono_ns,
+				  ri->end_mono_ns, root);
 	if (err)
 		return err;
 	sm = cJSON_AddObjectToObject(root, "sysmon");

@@ -54,7 +54,8 @@ int thermal_parse_proc_stat(const char *text, struct cpu_times *out, size_t max)
 			if (!overflow && (!bad || k >= 5)) {
 				for (int i = 0; i < 8; i++)
 					total += v[i];
-				if (cpu < max && isdigit((unsigned char)p[3]) && total >= v[3] + v[4]) {
+				if (cpu < max && isdigit((unsigned char)p[3]) &&
+				    total >= v[3] + v[4]) {
 					out[cpu].ok = true;
 					out[cpu].total = total;
 					out[cpu].busy = total - v[3] - v[4];
@@ -140,7 +141,8 @@ void thermal_tl_busy(struct thermal_tl *t, const struct cpu_times *prev,
 		    (p->a >= t->busy_permille) == (share >= t->busy_permille)) {
 			uint64_t d = t1 - t0;
 
-			p->a = (int64_t)(((double)p->a * (double)p->dur_ns + (double)share * (double)d) /
+			p->a = (int64_t)(((double)p->a * (double)p->dur_ns +
+					  (double)share * (double)d) /
 					 (double)(p->dur_ns + d));
 			p->dur_ns += d;
 			p->ts_ns = t1;
@@ -421,8 +423,9 @@ static int thermal_json(const struct thermal_tl *t, const struct sysfs_seed *see
 
 	cJSON_AddBoolToObject(o, "available", avail);
 	if (!avail)
-		cJSON_AddStringToObject(o, "reason", "no thermal zones in sysfs and no "
-						     "thermal:thermal_temperature event");
+		cJSON_AddStringToObject(o, "reason",
+					"no thermal zones in sysfs and no "
+					"thermal:thermal_temperature event");
 	zones = cJSON_AddArrayToObject(o, "zones");
 	/* Every seeded zone is listed, readable or not; zones only seen in
 	 * events are added after. */
@@ -551,8 +554,10 @@ static int throttling_json(const struct thermal_tl *t, const struct thr_result *
 		uint32_t bit;
 		const char *name;
 	} inputs[] = {
-		{ THR_IN_FREQ, "cpufreq" },       { THR_IN_BUSY, "cpu_busy" },
-		{ THR_IN_ZONES, "thermal_zones" }, { THR_IN_COOLING, "cooling_devices" },
+		{ THR_IN_FREQ, "cpufreq" },
+		{ THR_IN_BUSY, "cpu_busy" },
+		{ THR_IN_ZONES, "thermal_zones" },
+		{ THR_IN_COOLING, "cooling_devices" },
 		{ THR_IN_COUNTERS, "thermal_throttle_counters" },
 		{ THR_IN_EXTERNAL, "jetson" },
 	};
@@ -588,7 +593,8 @@ static int throttling_json(const struct thermal_tl *t, const struct thr_result *
 		c = cJSON_AddArrayToObject(x, "causes");
 		for (int b = 0; b < THR_NCAUSES; b++)
 			if (ep->causes & (1u << b))
-				cJSON_AddItemToArray(c, cJSON_CreateString(thr_cause_name(1u << b)));
+				cJSON_AddItemToArray(c,
+						     cJSON_CreateString(thr_cause_name(1u << b)));
 		cpus = cJSON_AddArrayToObject(x, "cpus");
 		zones = cJSON_AddArrayToObject(x, "zones");
 		cd = cJSON_AddArrayToObject(x, "cooling_devices");
@@ -650,7 +656,8 @@ int thermal_trace_events(const struct thermal_tl *t, uint32_t pid, FILE *out, bo
 			fputc(',', out);
 		*first = false;
 		if (e->type == THR_EV_FREQ) {
-			fprintf(out, "{\"name\":\"cpu%d MHz\",\"cat\":\"cpufreq\",\"ph\":\"C\",", e->cpu);
+			fprintf(out, "{\"name\":\"cpu%d MHz\",\"cat\":\"cpufreq\",\"ph\":\"C\",",
+				e->cpu);
 			fprintf(out, "\"ts\":%.3f,\"pid\":%" PRIu32 ",\"args\":{\"value\":%.3f}}\n",
 				(double)e->ts_ns / 1000.0, pid, (double)e->a / 1000.0);
 		} else {
@@ -659,8 +666,9 @@ int thermal_trace_events(const struct thermal_tl *t, uint32_t pid, FILE *out, bo
 			snprintf(name, sizeof(name), "zone%d %s C", e->id, e->name);
 			fputs("{\"name\":", out);
 			json_write_str(out, name);
-			fprintf(out, ",\"cat\":\"thermal\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%" PRIu32
-				     ",\"args\":{\"value\":%.3f}}\n",
+			fprintf(out,
+				",\"cat\":\"thermal\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%" PRIu32
+				",\"args\":{\"value\":%.3f}}\n",
 				(double)e->ts_ns / 1000.0, pid, (double)e->a / 1000.0);
 		}
 	}

@@ -21,7 +21,7 @@
 
 /* Bound on stored events (about 110 bytes each); more are counted. */
 #define THERMAL_MAX_EVENTS (1u << 20)
-#define THERMAL_MAX_CPUS 4096
+#define THERMAL_MAX_CPUS   4096
 
 /* Cumulative jiffies of one CPU from /proc/stat. */
 struct cpu_times {

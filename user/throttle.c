@@ -397,7 +397,7 @@ static enum stream_kind stream_of(const struct thr_event *e)
 		return e->name[0] ? SK_NAMED : SK_BAD;
 	case THR_EV_EXTERNAL:
 		return e->name[0] && e->cause && !(e->cause & ~((1u << THR_NCAUSES) - 1)) ? SK_NAMED
-											 : SK_BAD;
+											  : SK_BAD;
 	}
 	return SK_BAD;
 }

@@ -22,21 +22,21 @@
 enum thr_ev_type {
 	THR_EV_FREQ = 1,     /* cpu: current frequency, a = kHz */
 	THR_EV_FREQ_LIMITS,  /* cpu: policy limits, a = min kHz, b = max kHz */
-	THR_EV_HW_MAX,       /* cpu: hardware max (cpuinfo_max_freq), a = kHz */
-	THR_EV_BUSY,         /* cpu: busy share a (per-mille) over [ts - dur_ns, ts] */
+	THR_EV_HW_MAX,	     /* cpu: hardware max (cpuinfo_max_freq), a = kHz */
+	THR_EV_BUSY,	     /* cpu: busy share a (per-mille) over [ts - dur_ns, ts] */
 	THR_EV_TRIP_DEF,     /* zone: trip `idx`: a = temp mC, b = hyst mC, trip_type */
-	THR_EV_TEMP,         /* zone: temperature a (mC) */
+	THR_EV_TEMP,	     /* zone: temperature a (mC) */
 	THR_EV_TRIP_CROSSED, /* zone: trip `idx` of trip_type crossed upward */
-	THR_EV_CDEV,         /* cooling device `name`: cur state a */
-	THR_EV_COUNTER,      /* cpu: cumulative counter a of kind `counter` (x86) */
+	THR_EV_CDEV,	     /* cooling device `name`: cur state a */
+	THR_EV_COUNTER,	     /* cpu: cumulative counter a of kind `counter` (x86) */
 	THR_EV_EXTERNAL,     /* `name`: a != 0 active / 0 inactive, with `cause` */
 };
 
 enum thr_trip_type { THR_TRIP_ACTIVE, THR_TRIP_PASSIVE, THR_TRIP_HOT, THR_TRIP_CRITICAL };
 
 enum thr_counter_kind {
-	THR_CNT_CORE_THROTTLE,   /* thermal_throttle/core_throttle_count */
-	THR_CNT_PKG_THROTTLE,    /* thermal_throttle/package_throttle_count */
+	THR_CNT_CORE_THROTTLE, /* thermal_throttle/core_throttle_count */
+	THR_CNT_PKG_THROTTLE,  /* thermal_throttle/package_throttle_count */
 	THR_CNT_CORE_POWER_LIMIT,
 	THR_CNT_PKG_POWER_LIMIT,
 };
@@ -44,35 +44,35 @@ enum thr_counter_kind {
 /* Causes, as bits: an episode may have several. */
 enum thr_cause {
 	THR_CAUSE_THERMAL_TRIP = 1u << 0,   /* zone at/above a passive/hot/critical trip */
-	THR_CAUSE_FREQ_CAP = 1u << 1,       /* busy CPU, policy max lowered during the run */
-	THR_CAUSE_COOLING = 1u << 2,        /* a non-fan cooling device above state 0 */
-	THR_CAUSE_POWER_CAP = 1u << 3,      /* power-limit counter rose / external power signal */
+	THR_CAUSE_FREQ_CAP = 1u << 1,	    /* busy CPU, policy max lowered during the run */
+	THR_CAUSE_COOLING = 1u << 2,	    /* a non-fan cooling device above state 0 */
+	THR_CAUSE_POWER_CAP = 1u << 3,	    /* power-limit counter rose / external power signal */
 	THR_CAUSE_BUSY_BELOW_MAX = 1u << 4, /* busy CPU (or GPU) below its allowed max */
-	THR_CAUSE_HW_THERMAL = 1u << 5,     /* x86 thermal throttle counter rose */
+	THR_CAUSE_HW_THERMAL = 1u << 5,	    /* x86 thermal throttle counter rose */
 };
 #define THR_NCAUSES 6
 
 enum thr_entity_kind { THR_ENT_CPU, THR_ENT_ZONE, THR_ENT_CDEV, THR_ENT_SOURCE };
 
 struct thr_event {
-	uint64_t ts_ns; /* CLOCK_MONOTONIC; 0 = "at run start" (seeding) */
-	uint16_t type;  /* enum thr_ev_type */
+	uint64_t ts_ns;	    /* CLOCK_MONOTONIC; 0 = "at run start" (seeding) */
+	uint16_t type;	    /* enum thr_ev_type */
 	uint16_t trip_type; /* enum thr_trip_type */
-	int32_t cpu;    /* CPU events */
-	int32_t id;     /* zone id (thermal_zoneN), trip index for TRIP_* in idx */
+	int32_t cpu;	    /* CPU events */
+	int32_t id;	    /* zone id (thermal_zoneN), trip index for TRIP_* in idx */
 	int32_t idx;
 	uint32_t counter; /* enum thr_counter_kind */
-	uint32_t cause;   /* THR_EV_EXTERNAL: enum thr_cause bit */
+	uint32_t cause;	  /* THR_EV_EXTERNAL: enum thr_cause bit */
 	int64_t a, b;
-	uint64_t dur_ns;  /* THR_EV_BUSY window */
+	uint64_t dur_ns;	 /* THR_EV_BUSY window */
 	char name[THR_NAME_LEN]; /* zone type, cooling device type, external source */
 };
 
 struct thr_opts {
 	uint64_t start_ns, end_ns;  /* the run; intervals are clipped to it */
-	unsigned busy_permille;     /* busy at or above this (0 = 900) */
+	unsigned busy_permille;	    /* busy at or above this (0 = 900) */
 	unsigned freq_tol_permille; /* "below max" means < max * (1 - tol) (0 = 50) */
-	uint64_t merge_gap_ns;      /* episodes closer than this are merged */
+	uint64_t merge_gap_ns;	    /* episodes closer than this are merged */
 };
 
 struct thr_entity {
@@ -93,9 +93,9 @@ enum thr_verdict { THR_VERDICT_UNKNOWN, THR_VERDICT_NOT_THROTTLED, THR_VERDICT_T
 
 /* What could be judged: decides "not throttled" vs "unknown". */
 enum thr_input {
-	THR_IN_FREQ = 1u << 0,    /* frequency and a max to compare with */
+	THR_IN_FREQ = 1u << 0, /* frequency and a max to compare with */
 	THR_IN_BUSY = 1u << 1,
-	THR_IN_ZONES = 1u << 2,   /* temperature and trip points */
+	THR_IN_ZONES = 1u << 2, /* temperature and trip points */
 	THR_IN_COOLING = 1u << 3,
 	THR_IN_COUNTERS = 1u << 4,
 	THR_IN_EXTERNAL = 1u << 5,
@@ -110,7 +110,7 @@ struct thr_result {
 	enum thr_verdict verdict;
 	uint32_t inputs; /* enum thr_input bits */
 	uint32_t causes; /* union over episodes */
-	size_t ignored;  /* events rejected as invalid (bad cpu, unknown type) */
+	size_t ignored;	 /* events rejected as invalid (bad cpu, unknown type) */
 };
 
 /* Returns 0 or -ENOMEM / -EINVAL; out is always safe to free afterwards. */

@@ -15,7 +15,7 @@
 
 /* At 200 ms per Jetson sample the recorder drains every 10 ms; 256 entries
  * is 50 s of backlog. */
-#define THROTTLE_FEED_CAP 256
+#define THROTTLE_FEED_CAP	  256
 #define THROTTLE_FEED_MAX_SIGNALS 16
 
 struct throttle_feed;

@@ -34,8 +34,8 @@
 /* --alert-exec runs at most one command per this period; the rest are
  * counted as skipped. */
 #define ALERT_EXEC_MIN_NS (5 * 1000000000ull)
-#define MAX_CHILDREN 8
-#define MAX_STACK_LINES 128
+#define MAX_CHILDREN	  8
+#define MAX_STACK_LINES	  128
 
 struct top_mod {
 	const struct rec_ctx *ctx;
@@ -317,10 +317,10 @@ static int draw(struct top_mod *m, int rows, int cols, uint64_t now)
 		for (size_t i = 0; i < m->nrows; i++) {
 			const struct prof_frame *fr = &p->frames[m->rows[i].frame];
 
-			funcs[i] =
-				(struct top_view_func){ fr->name, fr->module,
-							100 * m->rows[i].self / tot,
-							100 * m->rows[i].total / tot, fr->kernel };
+			funcs[i] = (struct top_view_func){ fr->name, fr->module,
+							   100 * m->rows[i].self / tot,
+							   100 * m->rows[i].total / tot,
+							   fr->kernel };
 		}
 	}
 	if (m->pane == TOP_PANE_THREADS && m->w.nthreads) {

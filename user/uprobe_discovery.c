@@ -130,8 +130,12 @@ size_t ud_exec_files(const struct proc_maps *m, struct ud_file *out, size_t max)
 			dup = out[k].dev == dev && out[k].inode == p->inode;
 		if (dup)
 			continue;
-		out[n] = (struct ud_file){ .dev = dev, .inode = p->inode, .start = p->start,
-					   .end = p->end, .path = p->path, .deleted = p->deleted };
+		out[n] = (struct ud_file){ .dev = dev,
+					   .inode = p->inode,
+					   .start = p->start,
+					   .end = p->end,
+					   .path = p->path,
+					   .deleted = p->deleted };
 		n++;
 	}
 	return n;

@@ -44,10 +44,10 @@ static void on_stop(int sig)
 }
 
 /* Same body in both burners on purpose: equal cost per iteration. */
-#define BURN_BODY(n)                                                                               \
-	do {                                                                                       \
-		for (uint64_t i = 0; i < (n); i++)                                                 \
-			sink = sink + i * 2654435761u;                                             \
+#define BURN_BODY(n)                                   \
+	do {                                           \
+		for (uint64_t i = 0; i < (n); i++)     \
+			sink = sink + i * 2654435761u; \
 	} while (0)
 
 __attribute__((noinline)) void burn_a(uint64_t units)

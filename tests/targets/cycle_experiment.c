@@ -30,7 +30,7 @@
 
 #define INFER_MS 30
 #define SLEEP_MS 20
-#define N_INS 20
+#define N_INS	 20
 /* Long enough that the slow cycle stays slow when a busy host stretches
  * the others 2-3x. */
 #define SLOW_SQL_MS 300
@@ -68,13 +68,13 @@ __attribute__((noinline)) int llama_decode(void *ctx, void *batch)
 }
 
 /* Each SQLite call timed from outside: the probe's interval lies inside. */
-#define TIMED(own, call)                                        \
-	({                                                      \
-		uint64_t t0_ = now_ns();                        \
-		int rc_ = (call);                               \
-		(own)->sql_ns += now_ns() - t0_;                \
-		(own)->sql_calls++;                             \
-		rc_;                                            \
+#define TIMED(own, call)                         \
+	({                                       \
+		uint64_t t0_ = now_ns();         \
+		int rc_ = (call);                \
+		(own)->sql_ns += now_ns() - t0_; \
+		(own)->sql_calls++;              \
+		rc_;                             \
 	})
 
 static void do_sql(sqlite3 *db, int cycle, int slow, struct own *o)

@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #define PROMPT_LEN 4096
-#define DIM 200 /* matmul DIM^3 = 8 M multiply-adds per cycle: a few ms, the dominant phase */
-#define NPHASES 4
+#define DIM	   200 /* matmul DIM^3 = 8 M multiply-adds per cycle: a few ms, the dominant phase */
+#define NPHASES	   4
 
 enum phase { PH_PROMPT, PH_INFER, PH_LOG, PH_SLEEP };
 static const char *const phase_names[NPHASES] = { "build_prompt", "run_inference", "log_to_db",
@@ -62,14 +62,14 @@ static uint64_t mono_ns(void)
 
 __attribute__((noinline)) size_t build_prompt(struct experiment *ex, uint64_t cycle)
 {
-	static const char *const words[] = { "the", "model", "answers", "a", "question",
-					     "about", "profiling", "kernels" };
+	static const char *const words[] = { "the",	 "model", "answers",   "a",
+					     "question", "about", "profiling", "kernels" };
 	size_t len = 0;
 
 	ex->prompt[0] = '\0';
 	for (unsigned i = 0; len + 32 < PROMPT_LEN; i++) {
-		int n = snprintf(ex->prompt + len, PROMPT_LEN - len, "%s%s#%llu",
-				 i ? " " : "", words[(cycle + i) % 8], (unsigned long long)i);
+		int n = snprintf(ex->prompt + len, PROMPT_LEN - len, "%s%s#%llu", i ? " " : "",
+				 words[(cycle + i) % 8], (unsigned long long)i);
 		if (n < 0)
 			break;
 		len += (size_t)n;

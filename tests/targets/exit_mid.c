@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 	struct timespec cpu;
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
-	printf("done cpu_ns=%llu\n", (unsigned long long)cpu.tv_sec * 1000000000ull +
-					     (unsigned long long)cpu.tv_nsec);
+	printf("done cpu_ns=%llu\n",
+	       (unsigned long long)cpu.tv_sec * 1000000000ull + (unsigned long long)cpu.tv_nsec);
 	return EXIT_MID_STATUS;
 }

@@ -98,7 +98,8 @@ int main(int argc, char **argv)
 	}
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
-	ret = kernel_loop(fd, buf, seconds > 0 ? mono_ns() + (uint64_t)(seconds * 1e9) : UINT64_MAX);
+	ret = kernel_loop(fd, buf,
+			  seconds > 0 ? mono_ns() + (uint64_t)(seconds * 1e9) : UINT64_MAX);
 	free(buf);
 	close(fd);
 	return ret ? 1 : 0;

@@ -118,8 +118,8 @@ int main(int argc, char **argv)
 		(void *(*)(void *, struct big))sym(llama, "llama_init_from_model");
 	void *(*get_vocab)(void *) = (void *(*)(void *))sym(llama, "llama_model_get_vocab");
 	int32_t (*tokenize)(void *, const char *, int32_t, int32_t *, int32_t, bool, bool) =
-		(int32_t(*)(void *, const char *, int32_t, int32_t *, int32_t, bool, bool))sym(
-			llama, "llama_tokenize");
+		(int32_t(*)(void *, const char *, int32_t, int32_t *, int32_t, bool,
+			    bool))sym(llama, "llama_tokenize");
 	struct llama_batch (*batch_one)(int32_t *, int32_t) =
 		(struct llama_batch(*)(int32_t *, int32_t))sym(llama, "llama_batch_get_one");
 	int32_t (*decode)(void *, struct llama_batch) =

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #define N_GRAPH 20
-#define N_LOAD 4
+#define N_LOAD	4
 
 struct ggml_init_params {
 	size_t mem_size;
@@ -74,15 +74,21 @@ int main(int argc, char **argv)
 	if (!base || !cpu || !llama)
 		return 1;
 
-	void *(*ggml_init)(struct ggml_init_params) = (void *(*)(struct ggml_init_params))sym(base, "ggml_init");
-	void *(*new_1d)(void *, int, long) = (void *(*)(void *, int, long))sym(base, "ggml_new_tensor_1d");
-	void *(*add)(void *, void *, void *) = (void *(*)(void *, void *, void *))sym(base, "ggml_add");
+	void *(*ggml_init)(struct ggml_init_params) =
+		(void *(*)(struct ggml_init_params))sym(base, "ggml_init");
+	void *(*new_1d)(void *, int, long) =
+		(void *(*)(void *, int, long))sym(base, "ggml_new_tensor_1d");
+	void *(*add)(void *, void *, void *) =
+		(void *(*)(void *, void *, void *))sym(base, "ggml_add");
 	void *(*new_graph)(void *) = (void *(*)(void *))sym(base, "ggml_new_graph");
-	void (*expand)(void *, void *) = (void (*)(void *, void *))sym(base, "ggml_build_forward_expand");
+	void (*expand)(void *, void *) =
+		(void (*)(void *, void *))sym(base, "ggml_build_forward_expand");
 	void (*ggml_free)(void *) = (void (*)(void *))sym(base, "ggml_free");
-	int (*compute)(void *, void *, int) = (int (*)(void *, void *, int))sym(cpu, "ggml_graph_compute_with_ctx");
+	int (*compute)(void *, void *, int) =
+		(int (*)(void *, void *, int))sym(cpu, "ggml_graph_compute_with_ctx");
 	struct big (*defp)(void) = (struct big(*)(void))sym(llama, "llama_model_default_params");
-	void *(*load)(const char *, struct big) = (void *(*)(const char *, struct big))sym(llama, "llama_model_load_from_file");
+	void *(*load)(const char *, struct big) =
+		(void *(*)(const char *, struct big))sym(llama, "llama_model_load_from_file");
 
 	if (!ggml_init || !new_1d || !add || !new_graph || !expand || !ggml_free || !compute ||
 	    !defp || !load)

@@ -15,10 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define N_OUTER 200
-#define N_REC 100
+#define N_OUTER	  200
+#define N_REC	  100
 #define REC_DEPTH 5
-#define DEEP 40
+#define DEEP	  40
 
 static volatile uint64_t sink;
 

@@ -198,8 +198,7 @@ int main(int argc, char **argv)
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 
-	struct timespec ts = { (time_t)seconds,
-			       (long)((seconds - (double)(time_t)seconds) * 1e9) };
+	struct timespec ts = { (time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9) };
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 	m.stop = 1;

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define N_INS 500
+#define N_INS  500
 #define N_EXEC 7
 
 static uint64_t now_ns(void)

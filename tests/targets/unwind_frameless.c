@@ -28,9 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define UNIT_ITERS 100000UL
+#define UNIT_ITERS    100000UL
 #define RECURSE_DEPTH 40
-#define DEEP_DEPTH 24
+#define DEEP_DEPTH    24
 
 typedef uint64_t (*unwind_cb)(uint64_t n);
 uint64_t lib_relay(unwind_cb cb, uint64_t n);

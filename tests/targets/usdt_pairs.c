@@ -22,12 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NTHREADS 2
-#define N_WORK 100
-#define WORK_NS 200000
-#define N_OUTER 50
-#define N_INNER 3
-#define N_REC 20
+#define NTHREADS  2
+#define N_WORK	  100
+#define WORK_NS	  200000
+#define N_OUTER	  50
+#define N_INNER	  3
+#define N_REC	  20
 #define REC_DEPTH 3
 
 static volatile uint64_t sink;

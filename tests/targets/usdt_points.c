@@ -20,8 +20,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#define N_TICK 1000
-#define N_GUARD 500
+#define N_TICK	    1000
+#define N_GUARD	    500
 #define N_UNWATCHED 77
 
 /* The kernel increments these (uprobe reference counters) while a probe

@@ -11,48 +11,46 @@
 static int ep_check_failures;
 static int ep_check_count;
 
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		ep_check_count++;                                                      \
-		if (!(cond)) {                                                         \
-			ep_check_failures++;                                           \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__,         \
-				__LINE__, #cond);                                      \
-		}                                                                      \
+#define CHECK(cond)                                                                              \
+	do {                                                                                     \
+		ep_check_count++;                                                                \
+		if (!(cond)) {                                                                   \
+			ep_check_failures++;                                                     \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+		}                                                                                \
 	} while (0)
 
-#define CHECK_INT_EQ(a, b)                                                             \
-	do {                                                                           \
-		long long _a = (long long)(a), _b = (long long)(b);                    \
-		ep_check_count++;                                                      \
-		if (_a != _b) {                                                        \
-			ep_check_failures++;                                           \
-			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n",      \
-				__FILE__, __LINE__, #a, #b, _a, _b);                   \
-		}                                                                      \
+#define CHECK_INT_EQ(a, b)                                                                  \
+	do {                                                                                \
+		long long _a = (long long)(a), _b = (long long)(b);                         \
+		ep_check_count++;                                                           \
+		if (_a != _b) {                                                             \
+			ep_check_failures++;                                                \
+			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, \
+				__LINE__, #a, #b, _a, _b);                                  \
+		}                                                                           \
 	} while (0)
 
-#define CHECK_STR_EQ(a, b)                                                             \
-	do {                                                                           \
-		const char *_a = (a), *_b = (b);                                       \
-		ep_check_count++;                                                      \
-		if (!_a || !_b || strcmp(_a, _b) != 0) {                               \
-			ep_check_failures++;                                           \
-			fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n",  \
-				__FILE__, __LINE__, #a, #b, _a ? _a : "(null)",        \
-				_b ? _b : "(null)");                                   \
-		}                                                                      \
+#define CHECK_STR_EQ(a, b)                                                                      \
+	do {                                                                                    \
+		const char *_a = (a), *_b = (b);                                                \
+		ep_check_count++;                                                               \
+		if (!_a || !_b || strcmp(_a, _b) != 0) {                                        \
+			ep_check_failures++;                                                    \
+			fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", __FILE__, \
+				__LINE__, #a, #b, _a ? _a : "(null)", _b ? _b : "(null)");      \
+		}                                                                               \
 	} while (0)
 
-#define CHECK_NEAR(a, b, eps)                                                          \
-	do {                                                                           \
-		double _a = (a), _b = (b);                                             \
-		ep_check_count++;                                                      \
-		if (!(_a - _b <= (eps) && _b - _a <= (eps))) {                         \
-			ep_check_failures++;                                           \
-			fprintf(stderr, "%s:%d: %s ~= %s failed: %g vs %g (eps %g)\n", \
-				__FILE__, __LINE__, #a, #b, _a, _b, (double)(eps));    \
-		}                                                                      \
+#define CHECK_NEAR(a, b, eps)                                                                    \
+	do {                                                                                     \
+		double _a = (a), _b = (b);                                                       \
+		ep_check_count++;                                                                \
+		if (!(_a - _b <= (eps) && _b - _a <= (eps))) {                                   \
+			ep_check_failures++;                                                     \
+			fprintf(stderr, "%s:%d: %s ~= %s failed: %g vs %g (eps %g)\n", __FILE__, \
+				__LINE__, #a, #b, _a, _b, (double)(eps));                        \
+		}                                                                                \
 	} while (0)
 
 /* Call at the end of main: prints a tally and returns the exit code. */

@@ -36,10 +36,31 @@ static void test_parse(void)
 	CHECK(r.metric == ALERT_DISK && r.op == ALERT_OP_LT && r.threshold == 5);
 
 	static const char *const bad[] = {
-		"", "   ", "rss", "rss>", "rss>>1", "rss=5", "rss>-1", "rss>+1", "rss>abc",
-		"rss>80%%", "rss>101%", "rss>5Q", "temp>85F", "temp>nan", "temp>inf",
-		"temp>1e999", "cpu>1", "disk<5", "disk<200%", "cycle>1.5", "cycle>1.5xx",
-		"throttled>0", "throttledx", "gpu_load>5", "drops>0 extra",
+		"",
+		"   ",
+		"rss",
+		"rss>",
+		"rss>>1",
+		"rss=5",
+		"rss>-1",
+		"rss>+1",
+		"rss>abc",
+		"rss>80%%",
+		"rss>101%",
+		"rss>5Q",
+		"temp>85F",
+		"temp>nan",
+		"temp>inf",
+		"temp>1e999",
+		"cpu>1",
+		"disk<5",
+		"disk<200%",
+		"cycle>1.5",
+		"cycle>1.5xx",
+		"throttled>0",
+		"throttledx",
+		"gpu_load>5",
+		"drops>0 extra",
 		"rss>1111111111111111111111111111111111111111111111111111111",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -61,8 +82,8 @@ static void test_eval(void)
 
 	live_metrics_init(&l);
 	/* Nothing known: every metric is unknown, none is "off". */
-	static const char *const all[] = { "rss>80%", "temp>85", "gpu_temp>75", "cycle>1.5x",
-					   "drops>0", "throttled", "disk<5%", "gpu_load>1%" };
+	static const char *const all[] = { "rss>80%", "temp>85",   "gpu_temp>75", "cycle>1.5x",
+					   "drops>0", "throttled", "disk<5%",	  "gpu_load>1%" };
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		CHECK_INT_EQ(alert_parse(all[i], &r, NULL, 0), 0);
 		CHECK_INT_EQ(alert_eval(&r, &l, &env, &v), ALERT_UNKNOWN);

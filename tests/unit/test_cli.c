@@ -65,14 +65,16 @@ int main(void)
 	CHECK(o.show_version);
 
 	CHECK_INT_EQ(o.gpu_interval_ms, 200);
-	CHECK_INT_EQ(parse(&o, ARGS("--gpu-interval", "50", "--sysfs-root", "/x", "--pid", "1")), 0);
+	CHECK_INT_EQ(parse(&o, ARGS("--gpu-interval", "50", "--sysfs-root", "/x", "--pid", "1")),
+		     0);
 	CHECK_INT_EQ(o.gpu_interval_ms, 50);
 	CHECK_STR_EQ(o.sysfs_root, "/x");
 	CHECK_INT_EQ(parse(&o, ARGS("--no-gpu", "--pid", "1")), 0);
 	CHECK(o.no_gpu);
 	CHECK(!o.no_sched && !o.no_offcpu_stacks);
 	CHECK_INT_EQ(o.offcpu_min_us, CLI_DEFAULT_OFFCPU_MIN_US);
-	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-min-us", "250", "--no-offcpu-stacks", "--pid", "1")), 0);
+	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-min-us", "250", "--no-offcpu-stacks", "--pid", "1")),
+		     0);
 	CHECK_INT_EQ(o.offcpu_min_us, 250);
 	CHECK(o.no_offcpu_stacks);
 	CHECK_INT_EQ(parse(&o, ARGS("--no-sched", "--pid", "1")), 0);
@@ -129,17 +131,17 @@ int main(void)
 	CHECK_INT_EQ(parse(&o, ARGS("--pid", "99999999999999999999")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1", "--pid", "2")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1", "--", "ls")), 2);
-	CHECK_INT_EQ(parse(&o, ARGS("-F", "99")), 2);       /* no target */
+	CHECK_INT_EQ(parse(&o, ARGS("-F", "99")), 2); /* no target */
 	CHECK_INT_EQ(parse(&o, ARGS("--bogus", "--pid", "1")), 2);
-	CHECK_INT_EQ(parse(&o, ARGS("--pid")), 2);          /* missing value */
+	CHECK_INT_EQ(parse(&o, ARGS("--pid")), 2); /* missing value */
 	CHECK_INT_EQ(parse(&o, ARGS("-o", "", "--pid", "1")), 2);
 
 	/* Probes: defaults, presets, repeated --probe, and bad values. */
 	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1")), 0);
 	CHECK(o.probe_presets == NULL && o.nprobe_specs == 0 && o.probe_count_only == NULL);
 	CHECK_INT_EQ(parse(&o, ARGS("--probes", "sqlite", "--probe", "libfoo:bar,label=B",
-				    "--probe", "usdt:/bin/x:p:n", "--probe-count-only", "sqlite3_step",
-				    "--pid", "1")),
+				    "--probe", "usdt:/bin/x:p:n", "--probe-count-only",
+				    "sqlite3_step", "--pid", "1")),
 		     0);
 	CHECK_STR_EQ(o.probe_presets, "sqlite");
 	CHECK_INT_EQ(o.nprobe_specs, 2);
@@ -162,8 +164,8 @@ int main(void)
 	/* Live view: "top" subcommand = --top; interval; alerts validated. */
 	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1")), 0);
 	CHECK(!o.top && o.nalerts == 0 && o.interval_s == 1.0);
-	CHECK_INT_EQ(parse(&o, ARGS("--top", "--interval", "0.5", "--alert", "rss>80%",
-				    "--alert", "throttled", "--alert-exec", "true", "--pid", "1")),
+	CHECK_INT_EQ(parse(&o, ARGS("--top", "--interval", "0.5", "--alert", "rss>80%", "--alert",
+				    "throttled", "--alert-exec", "true", "--pid", "1")),
 		     0);
 	CHECK(o.top && o.nalerts == 2 && o.interval_s == 0.5);
 	CHECK_STR_EQ(o.alerts[1], "throttled");

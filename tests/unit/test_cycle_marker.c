@@ -65,7 +65,7 @@ static void scan(struct note *b, struct note *e)
 
 int main(void)
 {
-	struct note b = {0}, e = {0};
+	struct note b = { 0 }, e = { 0 };
 	scan(&b, &e);
 	CHECK_INT_EQ(b.seen, 1);
 	CHECK_INT_EQ(e.seen, 1);

@@ -15,13 +15,13 @@
 static void span(struct cycles_input *in, uint64_t s, uint64_t e, uint32_t tid, uint32_t kind,
 		 uint64_t tokens, const char *detail)
 {
-	struct cyc_span sp = {.start_ns = s,
-			      .end_ns = e,
-			      .tid = tid,
-			      .kind = kind,
-			      .tokens = tokens,
-			      .name = "probe",
-			      .detail = detail};
+	struct cyc_span sp = { .start_ns = s,
+			       .end_ns = e,
+			       .tid = tid,
+			       .kind = kind,
+			       .tokens = tokens,
+			       .name = "probe",
+			       .detail = detail };
 	CHECK_INT_EQ(cycles_add_span(in, &sp), 0);
 }
 
@@ -43,7 +43,7 @@ static void test_full_stream(void)
 	const uint32_t tid = 100;
 
 	/* GPU: A has two readings (means 60 %, 6000 mW, 45 C). */
-	struct cyc_gpu_sample g2 = {T(40), 70, 7000, 50}, g1 = {T(20), 50, 5000, 40};
+	struct cyc_gpu_sample g2 = { T(40), 70, 7000, 50 }, g1 = { T(20), 50, 5000, 40 };
 	cycles_add_gpu(in, &g2);
 	cycles_add_gpu(in, &g1);
 	/* Throttling [90,110) plus a nested [95,105): union is 10 ms in A and
@@ -87,7 +87,7 @@ static void test_full_stream(void)
 	cycles_add_end(in, T(50), 999); /* nobody's cycle */
 	cycles_add_begin(in, T(0), tid);
 
-	struct cycles_cfg cfg = {.run_start_ns = T(0), .run_end_ns = T(400), .period_ns = MS};
+	struct cycles_cfg cfg = { .run_start_ns = T(0), .run_end_ns = T(400), .period_ns = MS };
 	struct cycle_table t;
 	CHECK_INT_EQ(cycles_compute(in, &cfg, &t), 0);
 	CHECK_INT_EQ(t.n, 3);
@@ -182,7 +182,7 @@ static void test_cycle_every(void)
 	cycles_add_entry(in, T(20), 1);
 	/* A span straddling two entries is split between the cycles. */
 	span(in, T(15), T(25), 1, CYC_SPAN_OTHER, 0, NULL);
-	struct cycles_cfg cfg = {.run_start_ns = T(0), .run_end_ns = T(50), .period_ns = MS};
+	struct cycles_cfg cfg = { .run_start_ns = T(0), .run_end_ns = T(50), .period_ns = MS };
 	struct cycle_table t;
 	CHECK_INT_EQ(cycles_compute(in, &cfg, &t), 0);
 	CHECK_INT_EQ(t.n, 3);
@@ -209,7 +209,7 @@ static void test_whole_run(void)
 	struct cycles_input *in = cycles_input_new();
 	cycles_add_offcpu(in, T(10), T(30), 7, CYC_OFF_BLOCKED);
 	cycles_add_offcpu(in, T(0), T(100), 8, CYC_OFF_SLEEP);
-	struct cycles_cfg cfg = {.run_start_ns = T(0), .run_end_ns = T(100), .period_ns = MS};
+	struct cycles_cfg cfg = { .run_start_ns = T(0), .run_end_ns = T(100), .period_ns = MS };
 	struct cycle_table t;
 	CHECK_INT_EQ(cycles_compute(in, &cfg, &t), 0);
 	CHECK(t.whole_run);
@@ -243,7 +243,7 @@ static void test_missing_return_and_threads(void)
 	cycles_add_begin(in, T(10), 1);
 	cycles_add_end(in, T(20), 1);
 	cycles_add_end(in, T(25), 2);
-	struct cycles_cfg cfg = {.run_start_ns = T(0), .run_end_ns = T(100), .period_ns = MS};
+	struct cycles_cfg cfg = { .run_start_ns = T(0), .run_end_ns = T(100), .period_ns = MS };
 	struct cycle_table t;
 	CHECK_INT_EQ(cycles_compute(in, &cfg, &t), 0);
 	CHECK_INT_EQ(t.n, 3);
@@ -265,13 +265,13 @@ static void test_missing_return_and_threads(void)
 static void test_top_functions(void)
 {
 	struct cycles_input *in = cycles_input_new();
-	static const char *const names[] = {"a", "b", "c", "d", "e", "f", "g"};
+	static const char *const names[] = { "a", "b", "c", "d", "e", "f", "g" };
 	/* Function k gets k+1 samples: the top five are g..c. */
 	for (int k = 0; k < 7; k++)
 		for (int j = 0; j <= k; j++)
 			cycles_add_sample(in, T(k * 10 + j), 1, names[k]);
 	cycles_add_sample(in, T(99), 1, NULL); /* counted, unnamed */
-	struct cycles_cfg cfg = {.run_start_ns = T(0), .run_end_ns = T(100), .period_ns = 2 * MS};
+	struct cycles_cfg cfg = { .run_start_ns = T(0), .run_end_ns = T(100), .period_ns = 2 * MS };
 	struct cycle_table t;
 	CHECK_INT_EQ(cycles_compute(in, &cfg, &t), 0);
 	if (t.n == 1) {
@@ -290,18 +290,18 @@ static void test_top_functions(void)
 static void test_bad_input(void)
 {
 	struct cycles_input *in = cycles_input_new();
-	struct cyc_span bad = {.start_ns = 5, .end_ns = 6, .kind = 99};
+	struct cyc_span bad = { .start_ns = 5, .end_ns = 6, .kind = 99 };
 	CHECK_INT_EQ(cycles_add_span(in, &bad), -EINVAL);
 	CHECK_INT_EQ(cycles_add_offcpu(in, 10, 5, 1, 0), -EINVAL);
 	CHECK_INT_EQ(cycles_add_throttle(in, 10, 5), -EINVAL);
 	CHECK_INT_EQ(cycles_add_freq(in, 10, -1), -EINVAL);
 	/* A return before its entry is dropped: the call counts as missing its
 	 * return, and an out-of-range reason becomes "other". */
-	struct cyc_span rev = {.start_ns = T(10), .end_ns = T(5), .kind = CYC_SPAN_SQL};
+	struct cyc_span rev = { .start_ns = T(10), .end_ns = T(5), .kind = CYC_SPAN_SQL };
 	CHECK_INT_EQ(cycles_add_span(in, &rev), 0);
 	CHECK_INT_EQ(cycles_add_offcpu(in, T(1), T(2), 0, 77), 0);
 	/* A run whose end precedes its start gives an empty cycle, not a huge one. */
-	struct cycles_cfg cfg = {.run_start_ns = T(50), .run_end_ns = T(20), .period_ns = MS};
+	struct cycles_cfg cfg = { .run_start_ns = T(50), .run_end_ns = T(20), .period_ns = MS };
 	struct cycle_table t;
 	CHECK_INT_EQ(cycles_compute(in, &cfg, &t), 0);
 	CHECK_INT_EQ(t.n, 1);
@@ -310,7 +310,7 @@ static void test_bad_input(void)
 		CHECK_INT_EQ(part_sum(&t.rows[0]), 0);
 	}
 	cycle_table_free(&t);
-	cfg = (struct cycles_cfg){.run_start_ns = T(0), .run_end_ns = T(20), .period_ns = MS};
+	cfg = (struct cycles_cfg){ .run_start_ns = T(0), .run_end_ns = T(20), .period_ns = MS };
 	CHECK_INT_EQ(cycles_compute(in, &cfg, &t), 0);
 	if (t.n == 1) {
 		CHECK_INT_EQ(t.rows[0].incomplete_spans, 1);
@@ -322,7 +322,6 @@ static void test_bad_input(void)
 	CHECK_STR_EQ(cycles_off_reason_name(12), "unknown");
 	cycles_input_free(in);
 }
-
 
 /* Property check on random streams: the same facts added in two different
  * orders give identical tables (delivery order does not matter), and every
@@ -346,7 +345,9 @@ static void feed(struct cycles_input *in, const struct fact *f, size_t n)
 	static const char *const fn[] = { "a", "b", "c", "d", "e", "f", "g" };
 	for (size_t i = 0; i < n; i++) {
 		const struct fact *x = &f[i];
-		struct cyc_span sp = { x->a, x->b, x->tid, x->kind, 1, "p", x->kind == 1 ? "q" : NULL };
+		struct cyc_span sp = {
+			x->a, x->b, x->tid, x->kind, 1, "p", x->kind == 1 ? "q" : NULL
+		};
 		switch (x->type) {
 		case 0:
 			cycles_add_begin(in, x->a, x->tid);
@@ -399,8 +400,9 @@ static void test_random_order_independence(void)
 			f[n - 1 - i] = t;
 		}
 		feed(in2, f, n);
-		struct cycles_cfg cfg = { .run_start_ns = T(0), .run_end_ns = T(1100), .period_ns = MS,
-					  .main_tid = 1 };
+		struct cycles_cfg cfg = {
+			.run_start_ns = T(0), .run_end_ns = T(1100), .period_ns = MS, .main_tid = 1
+		};
 		struct cycle_table t1, t2;
 		CHECK_INT_EQ(cycles_compute(in1, &cfg, &t1), 0);
 		CHECK_INT_EQ(cycles_compute(in2, &cfg, &t2), 0);

@@ -27,18 +27,19 @@ static int build(struct cycle_table *t)
 		uint64_t w = i == 2 ? 300 * MS : 100 * MS;
 		cycles_add_begin(in, s, 1);
 		cycles_add_end(in, s + w, 1);
-		struct cyc_span inf = {s,  s + 50 * MS,	   1,	CYC_SPAN_INFERENCE,
-				       20, "llama_decode", NULL};
+		struct cyc_span inf = { s,  s + 50 * MS,    1,	 CYC_SPAN_INFERENCE,
+					20, "llama_decode", NULL };
 		cycles_add_span(in, &inf);
 		struct cyc_span q = {
 			s + 60 * MS,	s + (i == 2 ? 260 : 70) * MS,	1, CYC_SPAN_SQL, 0,
-			"sqlite3_step", "=INSERT \"x\", '</script><b>'"};
+			"sqlite3_step", "=INSERT \"x\", '</script><b>'"
+		};
 		cycles_add_span(in, &q);
 		cycles_add_sample(in, s + MS, 1, "matmul");
 		cycles_add_rss(in, s + w, (100 + (uint64_t)i) * MB);
 		s += w;
 	}
-	struct cycles_cfg cfg = {.run_start_ns = 0, .run_end_ns = s, .period_ns = MS};
+	struct cycles_cfg cfg = { .run_start_ns = 0, .run_end_ns = s, .period_ns = MS };
 	int e = cycles_compute(in, &cfg, t);
 	cycles_input_free(in);
 	return e;
@@ -154,34 +155,35 @@ static void test_bad_input(void)
 	static const struct {
 		const char *cycles, *msg;
 	} bad[] = {
-		{"\"x\"", "cycles: not an array"},
-		{"[1]", "cycles[0]: not an object"},
-		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5}]", "cycles[0].wall_ns: missing"},
-		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":\"5\"}]",
-		 "cycles[0].wall_ns: not a number"},
-		{"[{\"index\":-1,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5}]", "cycles[0].index"},
-		{"[{\"index\":1e30,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5}]", "cycles[0].index"},
-		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":1e30,\"wall_ns\":1e30}]",
-		 "cycles[0].end_ns"},
-		{"[{\"index\":0,\"start_ns\":9,\"end_ns\":5,\"wall_ns\":4}]", "wall_ns is not"},
-		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"truncated\":1}]",
-		 "truncated: not a boolean"},
-		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"sql_slowest\":7}]",
-		 "sql_slowest: not a string"},
-		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"throttled_share\":2}]",
-		 "throttled_share"},
-		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"breakdown\":[]}]",
-		 "breakdown: not an object"},
-		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"gpu\":3}]",
-		 "gpu: not an object"},
-		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"top_functions\":{}}]",
-		 "top_functions: not an array"},
-		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"top_functions\":"
-		 "[{\"name\":\"a\",\"samples\":1},{\"samples\":2}]}]",
-		 "name missing"},
-		{"[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,"
-		 "\"off_cpu_by_reason\":{\"sleep\":true}}]",
-		 "sleep: not a number"},
+		{ "\"x\"", "cycles: not an array" },
+		{ "[1]", "cycles[0]: not an object" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5}]", "cycles[0].wall_ns: missing" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":\"5\"}]",
+		  "cycles[0].wall_ns: not a number" },
+		{ "[{\"index\":-1,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5}]", "cycles[0].index" },
+		{ "[{\"index\":1e30,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5}]",
+		  "cycles[0].index" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":1e30,\"wall_ns\":1e30}]",
+		  "cycles[0].end_ns" },
+		{ "[{\"index\":0,\"start_ns\":9,\"end_ns\":5,\"wall_ns\":4}]", "wall_ns is not" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"truncated\":1}]",
+		  "truncated: not a boolean" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"sql_slowest\":7}]",
+		  "sql_slowest: not a string" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"throttled_share\":2}]",
+		  "throttled_share" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"breakdown\":[]}]",
+		  "breakdown: not an object" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"gpu\":3}]",
+		  "gpu: not an object" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"top_functions\":{}}]",
+		  "top_functions: not an array" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,\"top_functions\":"
+		  "[{\"name\":\"a\",\"samples\":1},{\"samples\":2}]}]",
+		  "name missing" },
+		{ "[{\"index\":0,\"start_ns\":0,\"end_ns\":5,\"wall_ns\":5,"
+		  "\"off_cpu_by_reason\":{\"sleep\":true}}]",
+		  "sleep: not a number" },
 	};
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
 		char *s = doc(bad[k].cycles);
@@ -336,7 +338,8 @@ static void test_html_many(void)
 		bool ordered = true;
 
 		CHECK_INT_EQ(cJSON_GetArraySize(cy), 5000);
-		cJSON_ArrayForEach (c, cy) {
+		cJSON_ArrayForEach(c, cy)
+		{
 			double ix = cJSON_GetObjectItemCaseSensitive(c, "index")->valuedouble;
 
 			ordered = ordered && ix > prev;
@@ -351,7 +354,8 @@ static void test_html_many(void)
 		CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(sm, "shown")->valuedouble, 5000);
 		CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(sm, "median_ns")->valuedouble, 3999);
 		CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(sm, "p95_ns")->valuedouble, 6699);
-		CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(sm, "slowest_index")->valuedouble, 5999);
+		CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(sm, "slowest_index")->valuedouble,
+			     5999);
 		cJSON_Delete(d);
 	} else {
 		CHECK(!"no page");

@@ -14,7 +14,7 @@
 /* n cycles of 100 ms, all "other". */
 static struct cycle_table mk(size_t n)
 {
-	struct cycle_table t = {0};
+	struct cycle_table t = { 0 };
 	t.rows = calloc(n, sizeof(*t.rows));
 	t.n = n;
 	for (size_t i = 0; i < n; i++) {
@@ -240,7 +240,7 @@ static void test_memory_pressure(void)
 		t.rows[i].has_rss = true;
 		t.rows[i].rss_end_bytes = (i == 1 ? 900 : 700) * MB;
 	}
-	struct findings_ctx ctx = {.mem_total_bytes = 1000 * MB};
+	struct findings_ctx ctx = { .mem_total_bytes = 1000 * MB };
 	struct findings f = eval(&t, &ctx);
 	const struct finding *x = find(&f, "memory_pressure");
 	CHECK(x != NULL);
@@ -265,15 +265,15 @@ static void test_memory_pressure(void)
 
 static void test_fit(void)
 {
-	double x[] = {0, 1, 2, 3}, y[] = {1, 3, 5, 7}, r2;
+	double x[] = { 0, 1, 2, 3 }, y[] = { 1, 3, 5, 7 }, r2;
 	CHECK_NEAR(findings_fit_slope(x, y, 4, &r2), 2.0, 1e-12);
 	CHECK_NEAR(r2, 1.0, 1e-12);
-	double yn[] = {1, 3, 1, 3};
+	double yn[] = { 1, 3, 1, 3 };
 	/* Slope of the alternating series: cov(x,y)/var(x) = 0.4; r2 0.2. */
 	CHECK_NEAR(findings_fit_slope(x, yn, 4, &r2), 0.4, 1e-12);
 	CHECK_NEAR(r2, 0.2, 1e-12);
 	CHECK_NEAR(findings_fit_slope(x, y, 1, &r2), 0, 0);
-	double xs[] = {2, 2};
+	double xs[] = { 2, 2 };
 	CHECK_NEAR(findings_fit_slope(xs, y, 2, &r2), 0, 0);
 }
 
@@ -284,7 +284,7 @@ static void test_leak(void)
 		t.rows[i].has_rss = true;
 		t.rows[i].rss_end_bytes = (100 + 2 * i) * MB;
 	}
-	struct findings_ctx ctx = {.mem_total_bytes = 1000 * MB};
+	struct findings_ctx ctx = { .mem_total_bytes = 1000 * MB };
 	struct findings f = eval(&t, &ctx);
 	const struct finding *x = find(&f, "memory_growth");
 	CHECK(x != NULL);
@@ -358,12 +358,12 @@ static void test_oversub(void)
 	f = eval(&t, NULL);
 	CHECK(find(&f, "cpu_oversubscription") == NULL);
 	findings_free(&f);
-	struct findings_ctx ctx = {.ncpus = 4, .max_runnable = 8};
+	struct findings_ctx ctx = { .ncpus = 4, .max_runnable = 8 };
 	f = eval(&t, &ctx);
 	x = find(&f, "cpu_oversubscription");
 	CHECK(x && strstr(x->evidence, "8 runnable threads on 4 CPUs") != NULL);
 	findings_free(&f);
-	ctx = (struct findings_ctx){.ncpus = 4, .max_runnable = 4, .runq_p99_ns = 5 * MS};
+	ctx = (struct findings_ctx){ .ncpus = 4, .max_runnable = 4, .runq_p99_ns = 5 * MS };
 	f = eval(&t, &ctx);
 	CHECK(find(&f, "cpu_oversubscription") == NULL);
 	findings_free(&f);
@@ -388,7 +388,7 @@ static void test_no_cycles_and_empty(void)
 	findings_free(&f);
 	free_table(&t);
 
-	struct cycle_table empty = {0};
+	struct cycle_table empty = { 0 };
 	f = eval(&empty, NULL);
 	CHECK_INT_EQ(f.n, 0);
 	findings_free(&f);

@@ -126,7 +126,8 @@ int main(void)
 	hist_add(&h, 5);
 	CHECK(h.sum == UINT64_MAX);
 	CHECK(hist_quantile(&h, 0.99) <= UINT64_MAX - 1);
-	CHECK(hist_quantile(&h, 0.99) >= (uint64_t)((double)(UINT64_MAX - 1) * (1 - HIST_MAX_REL_ERROR)));
+	CHECK(hist_quantile(&h, 0.99) >=
+	      (uint64_t)((double)(UINT64_MAX - 1) * (1 - HIST_MAX_REL_ERROR)));
 
 	free(v);
 	return check_report("histogram");

@@ -12,11 +12,12 @@
 #include "check.h"
 #include "jetson.h"
 
-static const char *const trees[] = { "jp4-nano", "jp5-xavier-nx", "jp5-orin-nano", "jp6-agx-orin",
-				     "jp6-agx-orin-throttled", "not-a-jetson" };
+static const char *const trees[] = { "jp4-nano",     "jp5-xavier-nx",	       "jp5-orin-nano",
+				     "jp6-agx-orin", "jp6-agx-orin-throttled", "not-a-jetson" };
 
 /* Keys whose expected value is an explanation, not a reading. */
-static const char *const prose[] = { "rails_source", "total_rule", "throttle_reasons", "why",
+static const char *const prose[] = { "rails_source",	       "total_rule",
+				     "throttle_reasons",       "why",
 				     "nvidia_discrete_driver", "devfreq_decoys" };
 
 static cJSON *load_json(const char *path)
@@ -102,7 +103,8 @@ static void compare(const char *where, const cJSON *exp, const cJSON *act, bool 
 	}
 }
 
-static bool has_signal(const struct jetson_snapshot *s, enum jetson_throttle_kind k, const char *src)
+static bool has_signal(const struct jetson_snapshot *s, enum jetson_throttle_kind k,
+		       const char *src)
 {
 	struct jetson_throttle_signal sig[JETSON_MAX_SIGNALS];
 	size_t n = jetson_throttle_signals(s, sig, JETSON_MAX_SIGNALS);
@@ -156,7 +158,8 @@ static void check_tree(const char *shared, const char *tree, struct jetson_snaps
 		CHECK(s->total_rail >= 0);
 	e = cJSON_GetObjectItemCaseSensitive(exp, "nvidia_discrete_driver");
 	if (e)
-		CHECK(!strncmp(e->valuestring, s->board.nvidia_driver, strlen(s->board.nvidia_driver)) &&
+		CHECK(!strncmp(e->valuestring, s->board.nvidia_driver,
+			       strlen(s->board.nvidia_driver)) &&
 		      s->board.nvidia_driver[0]);
 	e = cJSON_GetObjectItemCaseSensitive(exp, "throttled");
 	if (cJSON_IsBool(e))

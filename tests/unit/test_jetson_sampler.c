@@ -61,7 +61,8 @@ static double now_s(void)
 static const cJSON *metric(const cJSON *gpu, const char *key, const char *field)
 {
 	return cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(gpu, "metrics"), key),
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(gpu, "metrics"),
+						 key),
 		field);
 }
 
@@ -69,8 +70,11 @@ static void run_tree(const char *shared, const char *tree, bool throttled, doubl
 {
 	char root[1024];
 	struct waiter w = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0 };
-	struct jetson_sampler_opts o = { .sysfs_root = root, .interval_ms = 10,
-					 .on_sample = on_sample, .cb_ctx = &w, .timeline_cap = 4 };
+	struct jetson_sampler_opts o = { .sysfs_root = root,
+					 .interval_ms = 10,
+					 .on_sample = on_sample,
+					 .cb_ctx = &w,
+					 .timeline_cap = 4 };
 	struct jetson_sampler *s;
 	cJSON *report, *gpu, *trace;
 	char *buf = NULL;
@@ -133,9 +137,12 @@ static void run_tree(const char *shared, const char *tree, bool throttled, doubl
 		{
 			CHECK_STR_EQ(cJSON_GetStringValue(cJSON_GetObjectItem(ev, "ph")), "C");
 			CHECK_INT_EQ(cJSON_GetObjectItem(ev, "pid")->valuedouble, 42);
-			if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(ev, "name")), "board power mW"))
-				saw_power |= fabs(cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "args"),
-								     "value")->valuedouble - total_mw) < 0.01;
+			if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(ev, "name")),
+				    "board power mW"))
+				saw_power |= fabs(cJSON_GetObjectItem(
+							  cJSON_GetObjectItem(ev, "args"), "value")
+							  ->valuedouble -
+						  total_mw) < 0.01;
 		}
 		CHECK(saw_power);
 	}
@@ -163,8 +170,10 @@ int main(void)
 	/* a long interval must not delay stop: the wait is a condition variable */
 	{
 		struct waiter w = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0 };
-		struct jetson_sampler_opts o = { .sysfs_root = root, .interval_ms = 600000,
-						 .on_sample = on_sample, .cb_ctx = &w };
+		struct jetson_sampler_opts o = { .sysfs_root = root,
+						 .interval_ms = 600000,
+						 .on_sample = on_sample,
+						 .cb_ctx = &w };
 		double t0;
 
 		snprintf(root, sizeof(root), "%s/fixtures/jetson/jp5-xavier-nx", sh);

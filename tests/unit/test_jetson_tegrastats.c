@@ -68,19 +68,23 @@ int main(void)
 	CHECK(num(o, "temps_c", "PLL") == 34 && num(o, "temps_c", "CPU") == 36.5);
 	CHECK(num(o, "temps_c", "PMIC") == 100 && num(o, "temps_c", "GPU") == 36);
 	CHECK(num(o, "temps_c", "AO") == 39.5 && num(o, "temps_c", "thermal") == 36.25);
-	CHECK(num(o, "rails_mw", "POM_5V_IN") == 1022 && num(o, "rails_avg_mw", "POM_5V_IN") == 1022);
+	CHECK(num(o, "rails_mw", "POM_5V_IN") == 1022 &&
+	      num(o, "rails_avg_mw", "POM_5V_IN") == 1022);
 	CHECK(num(o, "rails_mw", "POM_5V_GPU") == 0 && num(o, "rails_mw", "POM_5V_CPU") == 204);
 	CHECK(num(o, "total_mw", NULL) == 1022);
 	CHECK(num(o, "ram", "used_mb") == 534 && num(o, "ram", "total_mb") == 3964);
 	CHECK_INT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(o, "cpus")), 4);
 	/* RAM/SWAP/IRAM are not rails */
-	CHECK(!has(o, "rails_mw", "RAM") && !has(o, "rails_mw", "SWAP") && !has(o, "rails_mw", "IRAM"));
+	CHECK(!has(o, "rails_mw", "RAM") && !has(o, "rails_mw", "SWAP") &&
+	      !has(o, "rails_mw", "IRAM"));
 	cJSON_Delete(o);
 
 	o = parse(sh, "jp4.txt", 2);
 	CHECK(num(o, "emc", "cur_mhz") == 1600 && num(o, "temps_c", "PMIC") == 50);
-	CHECK(num(o, "rails_mw", "POM_5V_IN") == 1750 && num(o, "rails_avg_mw", "POM_5V_IN") == 1628);
-	CHECK(num(o, "rails_mw", "POM_5V_CPU") == 366 && num(o, "rails_avg_mw", "POM_5V_CPU") == 406);
+	CHECK(num(o, "rails_mw", "POM_5V_IN") == 1750 &&
+	      num(o, "rails_avg_mw", "POM_5V_IN") == 1628);
+	CHECK(num(o, "rails_mw", "POM_5V_CPU") == 366 &&
+	      num(o, "rails_avg_mw", "POM_5V_CPU") == 406);
 	cJSON_Delete(o);
 
 	o = parse(sh, "jp4.txt", 3);
@@ -106,11 +110,13 @@ int main(void)
 	cJSON_Delete(o);
 
 	o = parse(sh, "jp5.txt", 1);
-	CHECK_STR_EQ(cJSON_GetStringValue(cJSON_GetObjectItem(o, "timestamp")), "07-09-2024 13:31:31");
+	CHECK_STR_EQ(cJSON_GetStringValue(cJSON_GetObjectItem(o, "timestamp")),
+		     "07-09-2024 13:31:31");
 	CHECK(num(o, "gpu", "load_pct") == 0 && num(o, "gpu", "cur_mhz") == 114);
 	CHECK(num(o, "emc", "util_pct") == 2 && num(o, "emc", "cur_mhz") == 204);
 	CHECK(num(o, "rails_mw", "VDD_IN") == 2763 && num(o, "rails_avg_mw", "VDD_IN") == 2846);
-	CHECK(num(o, "rails_mw", "VDD_CPU_GPU_CV") == 650 && num(o, "rails_avg_mw", "VDD_SOC") == 711);
+	CHECK(num(o, "rails_mw", "VDD_CPU_GPU_CV") == 650 &&
+	      num(o, "rails_avg_mw", "VDD_SOC") == 711);
 	cJSON_Delete(o);
 
 	o = parse(sh, "jp5.txt", 2);
@@ -121,27 +127,34 @@ int main(void)
 
 	o = parse(sh, "jp6.txt", 1);
 	CHECK(num(o, "gpu", "load_pct") == 0 && num(o, "gpu", "cur_mhz") == 305);
-	CHECK_INT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "gpu"), "gpc_mhz")), 2);
+	CHECK_INT_EQ(
+		cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "gpu"), "gpc_mhz")),
+		2);
 	CHECK(num(o, "emc", "util_pct") == 1 && num(o, "emc", "cur_mhz") == 2133);
 	CHECK(num(o, "temps_c", "cpu") == 53.062 && num(o, "temps_c", "soc2") == 48.25);
 	CHECK(num(o, "temps_c", "gpu") == 47.812 && num(o, "temps_c", "soc1") == 48.968);
-	CHECK(num(o, "rails_mw", "VDD_GPU_SOC") == 3205 && num(o, "rails_mw", "VDD_CPU_CV") == 4405);
+	CHECK(num(o, "rails_mw", "VDD_GPU_SOC") == 3205 &&
+	      num(o, "rails_mw", "VDD_CPU_CV") == 4405);
 	CHECK(num(o, "rails_mw", "VIN_SYS_5V0") == 4767);
-	CHECK_STR_EQ(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "engines"), "NVENC")), "off");
+	CHECK_STR_EQ(cJSON_GetStringValue(
+			     cJSON_GetObjectItem(cJSON_GetObjectItem(o, "engines"), "NVENC")),
+		     "off");
 	cJSON_Delete(o);
 
 	/* non-root: no EMC_FREQ, GR3D without MHz */
 	o = parse(sh, "jp6.txt", 2);
 	CHECK(!has(o, "emc", NULL));
 	CHECK(num(o, "gpu", "load_pct") == 0 && !has(o, "gpu", "cur_mhz"));
-	CHECK(num(o, "rails_mw", "VDD_GPU_SOC") == 4940 && num(o, "rails_mw", "VIN_SYS_5V0") == 4442);
+	CHECK(num(o, "rails_mw", "VDD_GPU_SOC") == 4940 &&
+	      num(o, "rails_mw", "VIN_SYS_5V0") == 4442);
 	cJSON_Delete(o);
 
 	o = parse(sh, "jp7.txt", 1);
 	CHECK(num(o, "gpu", "load_pct") == 12 && num(o, "gpu", "cur_mhz") == 1300);
 	CHECK(num(o, "emc", "util_pct") == 3 && num(o, "emc", "cur_mhz") == 3199);
 	CHECK(num(o, "temps_c", "cpu") == 52.968 && num(o, "temps_max_c", "cpu") == 52.968);
-	CHECK(num(o, "rails_mw", "VDD_GPU_SOC") == 5139 && num(o, "rails_peak_mw", "VDD_GPU_SOC") == 5139);
+	CHECK(num(o, "rails_mw", "VDD_GPU_SOC") == 5139 &&
+	      num(o, "rails_peak_mw", "VDD_GPU_SOC") == 5139);
 	cJSON_Delete(o);
 
 	/* garbage */

@@ -41,13 +41,13 @@ int main(void)
 	EXPECT("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf",
 	       "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf\"");
 	EXPECT("\xff", "\"" FFFD "\"");
-	EXPECT("\x80x", "\"" FFFD "x\"");                       /* lone continuation */
-	EXPECT("\xc0\xaf", "\"" FFFD FFFD "\"");                /* overlong '/' */
-	EXPECT("\xe0\x80\xaf", "\"" FFFD FFFD FFFD "\"");       /* overlong 3-byte */
-	EXPECT("\xed\xa0\x80", "\"" FFFD FFFD FFFD "\"");       /* surrogate U+D800 */
+	EXPECT("\x80x", "\"" FFFD "x\"");			   /* lone continuation */
+	EXPECT("\xc0\xaf", "\"" FFFD FFFD "\"");		   /* overlong '/' */
+	EXPECT("\xe0\x80\xaf", "\"" FFFD FFFD FFFD "\"");	   /* overlong 3-byte */
+	EXPECT("\xed\xa0\x80", "\"" FFFD FFFD FFFD "\"");	   /* surrogate U+D800 */
 	EXPECT("\xf4\x90\x80\x80", "\"" FFFD FFFD FFFD FFFD "\""); /* > U+10FFFF */
-	EXPECT("ok\xe2\x82", "\"ok" FFFD FFFD "\"");            /* truncated at end */
-	EXPECT("\xe2\x82x", "\"" FFFD FFFD "x\"");              /* truncated mid */
+	EXPECT("ok\xe2\x82", "\"ok" FFFD FFFD "\"");		   /* truncated at end */
+	EXPECT("\xe2\x82x", "\"" FFFD FFFD "x\"");		   /* truncated mid */
 
 	char *n = esc(NULL, 0);
 	CHECK_STR_EQ(n, "null");
@@ -71,7 +71,8 @@ int main(void)
 	cJSON_Delete(j);
 	free(doc);
 
-	char *s = utf8_sanitize("a\xff" "b\xc3\xa9\xed\xa0\x80");
+	char *s = utf8_sanitize("a\xff"
+				"b\xc3\xa9\xed\xa0\x80");
 	CHECK_STR_EQ(s, "a" FFFD "b\xc3\xa9" FFFD FFFD FFFD);
 	free(s);
 	CHECK(utf8_sanitize(NULL) == NULL);

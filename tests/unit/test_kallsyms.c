@@ -114,7 +114,8 @@ static void test_shuffled(const char *path)
 		return;
 	CHECK_INT_EQ(kallsyms_count(ks), N);
 	for (uint32_t k = 0; k < N; k++) {
-		const char *got = kallsyms_lookup(ks, 0xffffffff81000000ull + 0x40ull * k + 7, &off);
+		const char *got =
+			kallsyms_lookup(ks, 0xffffffff81000000ull + 0x40ull * k + 7, &off);
 
 		snprintf(want, sizeof(want), "sym_%u", k);
 		if (!got || strcmp(got, want) != 0 || off != 7) {
@@ -182,7 +183,8 @@ int main(void)
 		CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffff810001ffull, NULL), "second_func");
 		CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffff81000300ull, NULL), "weak_one");
 		CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffffc0100004ull, NULL), "mod_func [my_mod]");
-		CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffffc0100090ull, NULL), "mod_other [my_mod]");
+		CHECK_STR_EQ(kallsyms_lookup(ks, 0xffffffffc0100090ull, NULL),
+			     "mod_other [my_mod]");
 		/* Far beyond any symbol (between core kernel and modules). */
 		CHECK(kallsyms_lookup(ks, 0xffffffffa0000000ull, NULL) == NULL);
 		kallsyms_free(ks);

@@ -186,8 +186,8 @@ static void test_sudo_ids(void)
 	CHECK(output_parse_sudo_ids("0", "0", &u, &g));
 	CHECK_INT_EQ(u, 0);
 	CHECK(output_parse_sudo_ids("4294967294", "1", &u, &g));
-	const char *bad[] = { "", "-1", "12a", "99999999999999999999", " 1", "+1", "1 ",
-			      "4294967295", "0x10" };
+	const char *bad[] = { "",   "-1",	  "12a", "99999999999999999999", " 1", "+1",
+			      "1 ", "4294967295", "0x10" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		u = 5;
 		CHECK(!output_parse_sudo_ids(bad[i], "1000", &u, &g));

@@ -15,13 +15,13 @@ static void test_parse(void)
 {
 	static const char text[] = "1000 100 first\n"
 				   "0x2000 0x10 with 0x prefix and spaces\r\n"
-				   "1000 80 first_replaced\n"	/* same start: newer wins */
+				   "1000 80 first_replaced\n" /* same start: newer wins */
 				   "3000 1000 outer\n"
-				   "3100 10 inner\n"		/* nested in outer */
+				   "3100 10 inner\n" /* nested in outer */
 				   "zzzz 10 bad_start\n"
 				   "4000 0 zero_size\n"
-				   "4000 10\n"			/* no name */
-				   "4000 10 \n"			/* empty name */
+				   "4000 10\n"	/* no name */
+				   "4000 10 \n" /* empty name */
 				   "fffffffffffffff0 100 wraps\n"
 				   "11112222333344445 10 too_long\n"
 				   "5000\n"

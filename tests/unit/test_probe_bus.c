@@ -74,9 +74,11 @@ static void test_requests(void)
 	CHECK_INT_EQ(probe_bus_new(&b), 0);
 	CHECK_INT_EQ(probe_bus_count(b), 0);
 	CHECK(probe_bus_def(b, 0) == NULL);
-	CHECK_INT_EQ(probe_bus_request(b, "usdt:/x:p:a_start,pair", nop_span, NULL, err, sizeof(err)),
+	CHECK_INT_EQ(probe_bus_request(b, "usdt:/x:p:a_start,pair", nop_span, NULL, err,
+				       sizeof(err)),
 		     0);
-	CHECK_INT_EQ(probe_bus_request(b, "libfoo:bar,label=B", nop_span, NULL, err, sizeof(err)), 1);
+	CHECK_INT_EQ(probe_bus_request(b, "libfoo:bar,label=B", nop_span, NULL, err, sizeof(err)),
+		     1);
 	CHECK_STR_EQ(probe_bus_def(b, 0)->usdt_end, "a_done");
 	CHECK_STR_EQ(probe_bus_def(b, 1)->label, "B");
 	/* Bad specs, no callback: refused with a reason, nothing added. */
@@ -133,7 +135,8 @@ static void test_module(void)
 	struct timespec tick = { 0, 10 * 1000000 };
 
 	if (geteuid() != 0 || !dir) {
-		fprintf(stderr, "test_probe_bus: BPF part skipped (needs root and EP_TARGETS_DIR)\n");
+		fprintf(stderr,
+			"test_probe_bus: BPF part skipped (needs root and EP_TARGETS_DIR)\n");
 		CHECK(!getenv("CI") || strcmp(getenv("CI"), "true"));
 		return;
 	}

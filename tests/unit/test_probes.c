@@ -70,7 +70,8 @@ static void test_specs(void)
 	CHECK_STR_EQ(d.label, "sqlite3_step");
 	CHECK_INT_EQ(d.mode, EP_PM_LATENCY);
 	free(d.owned);
-	CHECK_INT_EQ(probe_parse_spec("/opt/a:b/libx.so:fn,label=L,count", &d, err, sizeof(err)), 0);
+	CHECK_INT_EQ(probe_parse_spec("/opt/a:b/libx.so:fn,label=L,count", &d, err, sizeof(err)),
+		     0);
 	CHECK_STR_EQ(d.lib, "/opt/a:b/libx.so");
 	CHECK_STR_EQ(d.symbol, "fn");
 	CHECK_STR_EQ(d.label, "L");
@@ -97,7 +98,8 @@ static void test_specs(void)
 	CHECK_INT_EQ(d.kind, EP_PK_USDT_BEGIN);
 	CHECK_INT_EQ(d.mode, EP_PM_COUNT);
 	free(d.owned);
-	CHECK_INT_EQ(probe_parse_spec("usdt:/x:p:function__entry,label=f,pair", &d, err, sizeof(err)),
+	CHECK_INT_EQ(probe_parse_spec("usdt:/x:p:function__entry,label=f,pair", &d, err,
+				      sizeof(err)),
 		     0);
 	CHECK_STR_EQ(d.usdt_end, "function__return");
 	CHECK_STR_EQ(d.label, "f");
@@ -105,12 +107,27 @@ static void test_specs(void)
 	CHECK(probe_parse_spec("usdt:/x:p:restart,pair", &d, err, sizeof(err)) == -EINVAL &&
 	      strstr(err, "end=NAME"));
 	/* Malformed: each must fail with a reason and leave nothing owned. */
-	static const char *bad[] = { "", "nolib", ":sym", "lib:", "lib:sym,bogus", "lib:sym,label=",
-				     "lib:bad sym", "usdt:/x:prov", "usdt:/x:p:", "usdt::p:n",
-				     "lib:sym;rm", "lib:f,pair", "lib:f,end=g", "usdt:/x:p:a,end=",
-				     "usdt:/x:p:a,end=a", "usdt:/x:p:a,end=b c", "usdt:/x:p:a,end=b,end=c",
-				     "usdt:/x:p:a_start,pair,end=b", "usdt:/x:p:a_begin,end=b,pair",
-				     "usdt:/x:p:start,pair", "usdt:/x:p:_entry,pair",
+	static const char *bad[] = { "",
+				     "nolib",
+				     ":sym",
+				     "lib:",
+				     "lib:sym,bogus",
+				     "lib:sym,label=",
+				     "lib:bad sym",
+				     "usdt:/x:prov",
+				     "usdt:/x:p:",
+				     "usdt::p:n",
+				     "lib:sym;rm",
+				     "lib:f,pair",
+				     "lib:f,end=g",
+				     "usdt:/x:p:a,end=",
+				     "usdt:/x:p:a,end=a",
+				     "usdt:/x:p:a,end=b c",
+				     "usdt:/x:p:a,end=b,end=c",
+				     "usdt:/x:p:a_start,pair,end=b",
+				     "usdt:/x:p:a_begin,end=b,pair",
+				     "usdt:/x:p:start,pair",
+				     "usdt:/x:p:_entry,pair",
 				     "usdt:/x:p:x_entry,pair,pair" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
@@ -263,14 +280,15 @@ static void test_elf(void)
 
 static void test_exec_files(void)
 {
-	const char *maps = "00400000-00401000 r-xp 00000000 08:01 100 /usr/bin/app\n"
-			   "00401000-00402000 r--p 00001000 08:01 100 /usr/bin/app\n"
-			   "7f0000000000-7f0000001000 r-xp 00000000 08:01 200 /lib/libsqlite3.so.0\n"
-			   "7f0000002000-7f0000003000 r-xp 00000000 08:01 200 /lib/libsqlite3.so.0\n"
-			   "7f0000004000-7f0000005000 rw-p 00000000 08:01 300 /lib/data.bin\n"
-			   "7f0000006000-7f0000007000 r-xp 00000000 00:00 0 \n"
-			   "7f0000008000-7f0000009000 r-xp 00000000 08:01 400 /tmp/gone.so (deleted)\n"
-			   "garbage line\n";
+	const char *maps =
+		"00400000-00401000 r-xp 00000000 08:01 100 /usr/bin/app\n"
+		"00401000-00402000 r--p 00001000 08:01 100 /usr/bin/app\n"
+		"7f0000000000-7f0000001000 r-xp 00000000 08:01 200 /lib/libsqlite3.so.0\n"
+		"7f0000002000-7f0000003000 r-xp 00000000 08:01 200 /lib/libsqlite3.so.0\n"
+		"7f0000004000-7f0000005000 rw-p 00000000 08:01 300 /lib/data.bin\n"
+		"7f0000006000-7f0000007000 r-xp 00000000 00:00 0 \n"
+		"7f0000008000-7f0000009000 r-xp 00000000 08:01 400 /tmp/gone.so (deleted)\n"
+		"garbage line\n";
 	struct proc_maps pm = { 0 };
 	struct ud_file f[8];
 	size_t n;
@@ -372,8 +390,8 @@ static void test_stats(void)
 	/* exec with a nested prepare+step that must not count again. */
 	q = sql_span(3, 1000, 500, 0, "UPDATE t SET a=1", -1, 0);
 	{
-		struct ep_span_sql inner = sql_span(0, 1001, 30, 0xdef, "UPDATE t SET a=1", -1,
-						    EP_SPAN_F_NESTED_SQL);
+		struct ep_span_sql inner =
+			sql_span(0, 1001, 30, 0xdef, "UPDATE t SET a=1", -1, EP_SPAN_F_NESTED_SQL);
 
 		probe_stats_add_event(st, &inner, sizeof(inner));
 		e = span(1, 10, 1040, 100, 101, 0xdef, EP_SPAN_F_NESTED_SQL);
@@ -456,10 +474,10 @@ static void test_stats(void)
 		CHECK(back != NULL);
 		CHECK(cJSON_GetObjectItem(back, "sql") != NULL);
 		CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(back, "probes"), "tokens") != NULL);
-		CHECK_INT_EQ(
-			cJSON_GetObjectItem(cJSON_GetObjectItem(dr, "by_cause"), "module_queue_full")
-				->valuedouble,
-			4);
+		CHECK_INT_EQ(cJSON_GetObjectItem(cJSON_GetObjectItem(dr, "by_cause"),
+						 "module_queue_full")
+				     ->valuedouble,
+			     4);
 		CHECK_INT_EQ(cJSON_GetObjectItem(dr, "total")->valuedouble, 4 + 3);
 		cJSON_Delete(back);
 		free(txt);

@@ -13,10 +13,11 @@ static void test_good_lines(void)
 {
 	struct proc_map m;
 
-	CHECK_INT_EQ(proc_maps_parse_line("55d0c0a00000-55d0c0a01000 r-xp 00001000 fd:01 1234567    "
-					  "/usr/bin/my prog\n",
-					  &m),
-		     0);
+	CHECK_INT_EQ(
+		proc_maps_parse_line("55d0c0a00000-55d0c0a01000 r-xp 00001000 fd:01 1234567    "
+				     "/usr/bin/my prog\n",
+				     &m),
+		0);
 	CHECK_INT_EQ(m.start, 0x55d0c0a00000ull);
 	CHECK_INT_EQ(m.end, 0x55d0c0a01000ull);
 	CHECK_INT_EQ(m.pgoff, 0x1000);
@@ -38,11 +39,13 @@ static void test_good_lines(void)
 	CHECK_STR_EQ(proc_maps_basename(m.path), "lib x.so");
 	free(m.path);
 
-	CHECK_INT_EQ(proc_maps_parse_line("7f0000000000-7f0000002000 rw-p 00000000 00:00 0", &m), 0);
+	CHECK_INT_EQ(proc_maps_parse_line("7f0000000000-7f0000002000 rw-p 00000000 00:00 0", &m),
+		     0);
 	CHECK_INT_EQ(m.kind, PROC_MAP_ANON);
 	CHECK_STR_EQ(m.path, "");
 	free(m.path);
-	CHECK_INT_EQ(proc_maps_parse_line("7ffd1000-7ffd3000 r-xp 00000000 00:00 0  [vdso]", &m), 0);
+	CHECK_INT_EQ(proc_maps_parse_line("7ffd1000-7ffd3000 r-xp 00000000 00:00 0  [vdso]", &m),
+		     0);
 	CHECK_INT_EQ(m.kind, PROC_MAP_VDSO);
 	free(m.path);
 	CHECK_INT_EQ(proc_maps_parse_line("1000-2000 rw-p 00000000 00:00 0 [heap]", &m), 0);
@@ -63,13 +66,13 @@ static void test_bad_lines(void)
 		"",
 		"garbage",
 		"1000 r-xp 00000000 00:00 0",
-		"2000-1000 r-xp 00000000 00:00 0 /x",	     /* end before start */
-		"1000-1000 r-xp 00000000 00:00 0 /x",	     /* empty */
-		"1000-2000 rwxz 00000000 00:00 0 /x",	     /* bad perms */
-		"1000-2000 r-x 00000000 00:00 0 /x",	     /* short perms */
-		"1000-2000 r-xp zz 00:00 0 /x",		     /* bad offset */
-		"1000-2000 r-xp 00000000 0000 0 /x",	     /* bad device */
-		"1000-2000 r-xp 00000000 00:00 x /x",	     /* bad inode */
+		"2000-1000 r-xp 00000000 00:00 0 /x",			    /* end before start */
+		"1000-1000 r-xp 00000000 00:00 0 /x",			    /* empty */
+		"1000-2000 rwxz 00000000 00:00 0 /x",			    /* bad perms */
+		"1000-2000 r-x 00000000 00:00 0 /x",			    /* short perms */
+		"1000-2000 r-xp zz 00:00 0 /x",				    /* bad offset */
+		"1000-2000 r-xp 00000000 0000 0 /x",			    /* bad device */
+		"1000-2000 r-xp 00000000 00:00 x /x",			    /* bad inode */
 		"1000-2000 r-xp 00000000 00:00 99999999999999999999999 /x", /* inode overflow */
 		"11112222333344445-11112222333344446 r-xp 0 00:00 0 /x",    /* 17 hex digits */
 		"1000-2000 r-xp ffffffffffffffff 00:00 1 /x",		    /* offset wraps */

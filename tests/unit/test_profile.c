@@ -7,9 +7,8 @@
 #include "check.h"
 #include "profile.h"
 
-static const struct prof_func_stat *find_stat(const struct profile *p,
-					      const struct prof_func_stat *st, size_t n,
-					      const char *name)
+static const struct prof_func_stat *
+find_stat(const struct profile *p, const struct prof_func_stat *st, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(p->frames[st[i].frame].name, name) == 0)
@@ -87,7 +86,7 @@ static void test_samples(void)
 	uint32_t u = (uint32_t)profile_thread(&p, 1, 2, "app2");
 
 	uint32_t s1[] = { mainf, rec, rec, rec, leaf }; /* recursion */
-	uint32_t s2[] = { mainf, rec, sys };            /* in a syscall */
+	uint32_t s2[] = { mainf, rec, sys };		/* in a syscall */
 	uint32_t s3[] = { mainf, rec };
 
 	/* thread t: s1 s1 s1 s2 s1 s3 ; thread u: s1 s1 */

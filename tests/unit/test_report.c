@@ -52,9 +52,8 @@ static const char *str(const cJSON *o, const char *path)
 static const cJSON *top_fn(const cJSON *arr, const char *name)
 {
 	const cJSON *f;
-	cJSON_ArrayForEach(f, arr)
-		if (str(f, "name") && strcmp(str(f, "name"), name) == 0)
-			return f;
+	cJSON_ArrayForEach(f,
+			   arr) if (str(f, "name") && strcmp(str(f, "name"), name) == 0) return f;
 	return NULL;
 }
 

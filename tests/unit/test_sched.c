@@ -233,7 +233,9 @@ static double num(const cJSON *o, const char *path)
 static void test_report(void)
 {
 	struct sched_thread_rec r[2];
-	struct sched_stats st = { .offcpu_min_us = 1000, .stacks = true, .folded_file = "offcpu.folded" };
+	struct sched_stats st = { .offcpu_min_us = 1000,
+				  .stacks = true,
+				  .folded_file = "offcpu.folded" };
 	cJSON *o, *th;
 
 	fresh(&r[0].t, 0);
@@ -488,7 +490,7 @@ static void test_offcpu_record(void)
 	e.kstack_sz = 3 * 8;
 	e.ustack_sz = 5 * 8;
 	CHECK(sched_offcpu_record_ok(&e, head + 8 * 8));
-	CHECK(sched_offcpu_record_ok(&e, sizeof(e)));	 /* slack after the frames */
+	CHECK(sched_offcpu_record_ok(&e, sizeof(e)));	  /* slack after the frames */
 	CHECK(!sched_offcpu_record_ok(&e, head + 7 * 8)); /* frames past the record */
 	CHECK(!sched_offcpu_record_ok(&e, head - 1));
 	CHECK(!sched_offcpu_record_ok(&e, sizeof(e) + 8));

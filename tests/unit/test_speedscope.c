@@ -111,9 +111,8 @@ static void test_synth(void)
 	CHECK_STR_EQ(str(j, "exporter"), "ebpf-prof@" EBPF_PROF_VERSION);
 	CHECK(str(j, "name") != NULL);
 
-	const cJSON *frames =
-		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "shared"),
-						 "frames");
+	const cJSON *frames = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(j, "shared"), "frames");
 	CHECK_INT_EQ(cJSON_GetArraySize(frames), 6);
 	const cJSON *fmain = cJSON_GetArrayItem(frames, (int)fr.f[F_MAIN]);
 	CHECK_STR_EQ(str(fmain, "name"), "main");
@@ -128,8 +127,7 @@ static void test_synth(void)
 	/* the idle thread has no samples and no profile */
 	CHECK_INT_EQ(cJSON_GetArraySize(profiles), 4);
 	const cJSON *prof;
-	cJSON_ArrayForEach(prof, profiles)
-		check_profile(prof, 6);
+	cJSON_ArrayForEach(prof, profiles) check_profile(prof, 6);
 
 	/* several pids: names carry the pid */
 	const cJSON *a = find_profile(profiles, "app (pid 100, tid 100)");

@@ -50,8 +50,13 @@ int main(void)
 	CHECK(!strstr(s, "unwind:")); /* no unwinding figures, no line */
 	free(s);
 	/* Unwinding: mode, counts, truncated share, samples without a window. */
-	ri.unwind = (struct run_unwind){ .mode = "auto", .cfi = 90, .fp = 10, .truncated = 5,
-					 .errors = 1, .no_window = 10, .copy_errors = 10 };
+	ri.unwind = (struct run_unwind){ .mode = "auto",
+					 .cfi = 90,
+					 .fp = 10,
+					 .truncated = 5,
+					 .errors = 1,
+					 .no_window = 10,
+					 .copy_errors = 10 };
 	s = summary(&p, &ri);
 	CHECK(strstr(s, "unwind:   auto, 90 CFI + 10 frame-pointer stacks, 5.0% truncated, 1.0% "
 			"stopped early, 10 without stack copy (10 unreadable, 0 no registers)\n") !=

@@ -273,7 +273,8 @@ static void test_kernel(void)
 		char type, name[256];
 
 		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 &&
-		    strcmp(name, "schedule") == 0 && (type == 'T' || type == 't') && !strchr(line, '['))
+		    strcmp(name, "schedule") == 0 && (type == 'T' || type == 't') &&
+		    !strchr(line, '['))
 			break;
 		addr = 0;
 	}
@@ -281,7 +282,8 @@ static void test_kernel(void)
 	CHECK_INT_EQ(symbolizer_new(&s, NULL), 0);
 	if (addr == 0) {
 		/* kptr_restrict hides addresses (or no schedule symbol) */
-		fprintf(stderr, "kernel check skipped: no address for schedule in /proc/kallsyms\n");
+		fprintf(stderr,
+			"kernel check skipped: no address for schedule in /proc/kallsyms\n");
 		CHECK_INT_EQ(symbolizer_kernel(s, 0xffffffff81000000ull, &r), 0);
 		CHECK(r.name != NULL);
 	} else {
@@ -307,8 +309,10 @@ static void test_kernel(void)
 		if (addr)
 			CHECK_STR_EQ(r.name, "schedule");
 		fprintf(stderr, "cached kernel lookups: %.1f M/s\n",
-			n / ((double)(t1.tv_sec - t0.tv_sec) +
-			     (double)(t1.tv_nsec - t0.tv_nsec) / 1e9) / 1e6);
+			n /
+				((double)(t1.tv_sec - t0.tv_sec) +
+				 (double)(t1.tv_nsec - t0.tv_nsec) / 1e9) /
+				1e6);
 	}
 	symbolizer_free(s);
 }
@@ -318,10 +322,10 @@ static void test_kernel(void)
  * without opening any ELF file for libdwfl. */
 static void test_buildid_shared(const char *exe)
 {
-	static const char *const fns[] = { "symtarget_func_one", "symtarget_static_two",
-					   "main",		 "symtest_lib_alpha",
-					   "symtest_lib_beta",	 "symtest_static_helper",
-					   "symtest_padded" };
+	static const char *const fns[] = {
+		"symtarget_func_one", "symtarget_static_two",  "main",		"symtest_lib_alpha",
+		"symtest_lib_beta",   "symtest_static_helper", "symtest_padded"
+	};
 	enum { NF = sizeof(fns) / sizeof(fns[0]) };
 	struct symbolizer_opts o = { .reload_min_interval_ms = -1 };
 	struct target a = { 0 }, b = { 0 };
@@ -648,7 +652,8 @@ int main(void)
 		if (pm) {
 			fprintf(pm, "%" PRIx64 " 80 jit_one\n", a + 0x100);
 			fprintf(pm, "garbage line here\n");
-			fprintf(pm, "0x%" PRIx64 " 0x40 Interpreter::call(int, float)\n", a + 0x200);
+			fprintf(pm, "0x%" PRIx64 " 0x40 Interpreter::call(int, float)\n",
+				a + 0x200);
 			fclose(pm);
 		}
 	}

@@ -23,7 +23,7 @@
 #include "symbolize.h"
 
 #define FAKE_PID 4242u
-#define BASE 0x800000000000ull
+#define BASE	 0x800000000000ull
 
 /* Reads the target's "name 0xADDR" lines up to "ok", keeping two of them. */
 static void target_addrs(FILE *out, uint64_t *fn1, uint64_t *alpha)

@@ -50,7 +50,7 @@ static void test_x86_tree(void)
 	if (!root)
 		return;
 	CHECK_INT_EQ(sysfs_seed_read(root, &s), 0);
-	CHECK_INT_EQ(s.ncpus, 4); /* cpu0-3; cpufoo, cpufreq, cpuidle are not CPUs */
+	CHECK_INT_EQ(s.ncpus, 4);   /* cpu0-3; cpufoo, cpufreq, cpuidle are not CPUs */
 	CHECK_INT_EQ(s.skipped, 1); /* cpu99999999: beyond SEED_MAX_CPUS */
 	CHECK(s.cpufreq_available);
 	CHECK(s.throttle_counters_available);

@@ -54,8 +54,7 @@ static void test_status_hwm(void)
 	CHECK_INT_EQ(mem_parse_status_hwm("Name:\tkthread\n", &h), -ENOENT);
 	CHECK_INT_EQ(mem_parse_status_hwm("Name:\tx\nVmHWM:\tlots kB\n", &h), -EINVAL);
 	CHECK_INT_EQ(mem_parse_status_hwm("Name:\tx\nVmHWM:\t12 MB\n", &h), -EINVAL);
-	CHECK_INT_EQ(mem_parse_status_hwm("Name:\tx\nVmHWM:\t99999999999999999 kB\n", &h),
-		     -ERANGE);
+	CHECK_INT_EQ(mem_parse_status_hwm("Name:\tx\nVmHWM:\t99999999999999999 kB\n", &h), -ERANGE);
 }
 
 static void test_proc_stat(void)
@@ -155,9 +154,9 @@ static void test_jetson_signals(void)
 	s[1].kind = JETSON_THR_ZONE_TRIP;
 	strcpy(s[1].source, "gpu-thermal");
 	CHECK_INT_EQ(thermal_tl_init(&t, 0, 0), 0);
-	thermal_tl_jetson(&t, 100, s, 2); /* both on */
-	thermal_tl_jetson(&t, 200, s, 1); /* trip off */
-	thermal_tl_jetson(&t, 300, s, 1); /* no change */
+	thermal_tl_jetson(&t, 100, s, 2);    /* both on */
+	thermal_tl_jetson(&t, 200, s, 1);    /* trip off */
+	thermal_tl_jetson(&t, 300, s, 1);    /* no change */
 	thermal_tl_jetson(&t, 400, NULL, 0); /* gpu off */
 	CHECK_INT_EQ(t.n, 4);
 

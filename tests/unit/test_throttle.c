@@ -8,8 +8,8 @@
 #include "check.h"
 #include "throttle.h"
 
-#define S(x) ((uint64_t)(x) * 1000000000ull)
-#define MS(x) ((uint64_t)(x) * 1000000ull)
+#define S(x)	((uint64_t)(x)*1000000000ull)
+#define MS(x)	((uint64_t)(x)*1000000ull)
 #define RUN_END S(10)
 
 struct tl {
@@ -48,8 +48,8 @@ static void busy(struct tl *t, int cpu, uint64_t from, uint64_t to, int permille
 	}
 }
 
-static void zone_ev(struct tl *t, uint64_t ts, int type, int id, int idx, long long a,
-		    long long b, int trip_type)
+static void zone_ev(struct tl *t, uint64_t ts, int type, int id, int idx, long long a, long long b,
+		    int trip_type)
 {
 	struct thr_event *e = add(t, ts, type);
 

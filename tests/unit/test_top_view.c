@@ -397,8 +397,9 @@ static void test_cycle_pane(void)
 		char line[200];
 
 		top_cycle_summary(&l, line, sizeof(line), 8);
-		CHECK_STR_EQ(line, "13 cycles  median 110.0 ms  p95 190.0 ms  slowest #11 200.0 ms  "
-				   "last 200.0 100.0 ms");
+		CHECK_STR_EQ(line,
+			     "13 cycles  median 110.0 ms  p95 190.0 ms  slowest #11 200.0 ms  "
+			     "last 200.0 100.0 ms");
 		l.ncycles = 0;
 		top_cycle_summary(&l, line, sizeof(line), 8);
 		CHECK_STR_EQ(line, "");

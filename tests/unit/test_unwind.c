@@ -20,8 +20,8 @@
 #include "symbolize.h"
 #include "unwind.h"
 
-#define WINDOW 16384
-#define MAXF 127
+#define WINDOW	 16384
+#define MAXF	 127
 #define FAKE_PID 4343u
 
 struct capture {

@@ -58,8 +58,8 @@ int main(int argc, char **argv)
 			jetson_reader_sample(r, s);
 		w = (ts_ns(CLOCK_MONOTONIC) - w0) / iters / 1e3;
 		c = (ts_ns(CLOCK_THREAD_CPUTIME_ID) - c0) / iters / 1e3;
-		printf("%-24s %12.1f %12.1f %10.3f %10.3f\n", host ? "host /" : trees[i], w, c, c / 2000.0,
-		       c / 500.0);
+		printf("%-24s %12.1f %12.1f %10.3f %10.3f\n", host ? "host /" : trees[i], w, c,
+		       c / 2000.0, c / 500.0);
 		jetson_reader_close(r);
 	}
 	free(s);

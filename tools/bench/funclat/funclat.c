@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 		LIBBPF_OPTS(bpf_uprobe_opts, or, .func_name = argv[3], .retprobe = true);
 
 		le = bpf_program__attach_uprobe_opts(pe, pid, argv[2], 0, &oe);
-		lr = bpf_program__attach_uprobe_opts(pr, pid, argv[2], 0, &or);
+		lr = bpf_program__attach_uprobe_opts(pr, pid, argv[2], 0, & or);
 	}
 	if (!le || !lr) {
 		fprintf(stderr, "attach failed\n");
