@@ -130,6 +130,10 @@ struct sql_stmt_stat {
 	struct histogram hist; /* per execution */
 };
 
+/* Text of the shared entry for statements prepared before the probes
+ * attached (their steps are seen, their prepare was not). */
+#define PROBE_SQL_UNKNOWN_TEXT "(prepared before attach: text unknown)"
+
 struct probe_stats; /* opaque */
 
 /* max_trace_spans bounds the spans kept for trace.json (the rest are

@@ -42,6 +42,7 @@ struct probe_stats {
 	size_t nsql, capsql, max_sql;
 	struct hashmap sql_idx;
 	int32_t other_sql;
+	int32_t unknown_sql; /* steps of statements prepared before attach */
 
 	struct stmt_ent *stmts;
 	size_t nstmts, capstmts;
@@ -93,6 +94,7 @@ struct probe_stats *probe_stats_new(size_t max_trace_spans, size_t max_sql)
 	st->max_spans = max_trace_spans;
 	st->max_sql = max_sql ? max_sql : 1;
 	st->other_sql = -1;
+	st->unknown_sql = -1;
 	st->last_sql = -1;
 	hashmap_init(&st->sql_idx);
 	hashmap_init(&st->stmt_idx);
@@ -243,7 +245,7 @@ static int32_t intern_sql(struct probe_stats *st, const char *raw, size_t len, b
 		free(text);
 		return (int32_t)found;
 	}
-	if (st->nsql >= st->max_sql + (st->other_sql >= 0)) {
+	if (st->nsql >= st->max_sql + (st->other_sql >= 0) + (st->unknown_sql >= 0)) {
 		free(text);
 		if (st->other_sql < 0) {
 			char *o = strdup("(other statements)");
@@ -306,6 +308,30 @@ static struct stmt_ent *find_stmt(struct probe_stats *st, uint32_t pid, uint64_t
 	return e;
 }
 
+/* The statement entry for a sqlite3_stmt whose prepare was never seen: it
+ * was prepared before the probes attached (every statement a long-running
+ * experiment prepared at start-up; in launch mode, those prepared before
+ * libsqlite3's probes were in place). Its text cannot be known, its time
+ * and rows still count, under one shared entry instead of nowhere. */
+static struct stmt_ent *unseen_stmt(struct probe_stats *st, uint32_t pid, uint64_t ptr)
+{
+	struct stmt_ent *e;
+
+	if (st->unknown_sql < 0) {
+		char *t = strdup(PROBE_SQL_UNKNOWN_TEXT);
+
+		if (!t)
+			return NULL;
+		st->unknown_sql = new_sql(st, t, false);
+		if (st->unknown_sql < 0)
+			return NULL;
+	}
+	e = find_stmt(st, pid, ptr, true);
+	if (e)
+		e->sql = st->unknown_sql;
+	return e;
+}
+
 static void end_run(struct probe_stats *st, struct stmt_ent *e)
 {
 	struct sql_stmt_stat *s = &st->sql[e->sql];
@@ -362,6 +388,8 @@ static void sql_account(struct probe_stats *st, uint32_t id, const struct ep_spa
 		if (nested || !sp->obj)
 			return;
 		e = find_stmt(st, sp->hdr.pid, sp->obj, false);
+		if (!e)
+			e = unseen_stmt(st, sp->hdr.pid, sp->obj);
 		if (!e || e->sql < 0)
 			return;
 		st->sql[e->sql].total_ns += sp->dur_ns;

@@ -434,6 +434,30 @@ static void test_stats(void)
 	CHECK_STR_EQ(probe_stats_sql(st, 3)->text, "(other statements)");
 	CHECK_INT_EQ(probe_stats_sql(st, 3)->count, 2);
 
+	/* A statement prepared before attach: its steps, rows and time land in
+	 * one shared entry; the cap above does not swallow it. */
+	e = span(1, 10, 3000, 11, 100 /* SQLITE_ROW */, 0x5150, 0);
+	probe_stats_add_event(st, &e, sizeof(e));
+	e = span(1, 10, 3020, 13, 101 /* SQLITE_DONE */, 0x5150, 0);
+	probe_stats_add_event(st, &e, sizeof(e));
+	e = span(1, 10, 3040, 17, 101, 0x6160, 0); /* another one, same entry */
+	probe_stats_add_event(st, &e, sizeof(e));
+	e = span(2, 10, 3060, 2, 0, 0x5150, 0); /* finalize */
+	probe_stats_add_event(st, &e, sizeof(e));
+	CHECK_INT_EQ(probe_stats_nsql(st), 5);
+	CHECK_STR_EQ(probe_stats_sql(st, 4)->text, PROBE_SQL_UNKNOWN_TEXT);
+	CHECK_INT_EQ(probe_stats_sql(st, 4)->count, 2);
+	CHECK_INT_EQ(probe_stats_sql(st, 4)->rows, 1);
+	CHECK_INT_EQ(probe_stats_sql(st, 4)->prepares, 0);
+	CHECK_INT_EQ(probe_stats_sql(st, 4)->total_ns, 11 + 13 + 17 + 2);
+	/* The pointer prepared again: its own text from then on. */
+	q = sql_span(0, 3100, 40, 0x5150, "A", -1, 0);
+	probe_stats_add_event(st, &q, sizeof(q));
+	e = span(1, 10, 3200, 5, 101, 0x5150, 0);
+	probe_stats_add_event(st, &e, sizeof(e));
+	CHECK_INT_EQ(probe_stats_sql(st, 4)->count, 2);
+	CHECK_INT_EQ(probe_stats_sql(st, 3)->count, 3); /* "A" is pooled in other */
+
 	/* Recursion: nested calls of the same probe add to count, not total. */
 	e = span(4, 11, 10000, 1000, 0, 0, 0);
 	probe_stats_add_event(st, &e, sizeof(e));
