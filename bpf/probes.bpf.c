@@ -372,6 +372,18 @@ int probe_usdt(struct pt_regs *ctx)
 	return 0;
 }
 
+/* Launch mode: the pid of the launched command, set by the collector
+ * before it releases the command, cleared here when the command is
+ * stopped. At startup ld.so calls _dl_debug_state() twice: before it maps
+ * the needed libraries (RT_ADD) and once they are all mapped (RT_CONSISTENT),
+ * before any of their constructors or main() runs. Stopping the command at
+ * the second call (SIGSTOP to itself) lets the collector attach the probes
+ * in those libraries before the first call to them; it sends SIGCONT after
+ * its scan (user/probes_module.c). Written by one thread only: at startup
+ * the command has no other. */
+__u32 hold_pid;
+__u32 hold_calls;
+
 /* ld.so calls _dl_debug_state() whenever its link map changed (startup,
  * dlopen, dlclose): the cue to look for newly mapped libraries now instead
  * of at the next periodic rescan. */
@@ -383,6 +395,10 @@ int probe_ldso(struct pt_regs *ctx)
 
 	if (!traced(id >> 32))
 		return 0;
+	if (hold_pid && hold_pid == id >> 32 && ++hold_calls == 2) {
+		hold_pid = 0;
+		bpf_send_signal(19 /* SIGSTOP */);
+	}
 	e = bpf_ringbuf_reserve(&probe_events, sizeof(*e), 0);
 	if (!e) {
 		count_drop(EP_PDROP_RINGBUF_FULL);

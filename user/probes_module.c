@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -127,6 +128,10 @@ struct probes_mod {
 	struct cyc_span *cyc, *cycspare;
 	size_t ncyc, capcyc, capcycspare;
 	uint64_t bus_lost;
+	/* Launch mode: the command held at its startup (bpf/probes.bpf.c
+	 * hold_pid) until its libraries are scanned; 0 once resumed or if
+	 * not holding. */
+	uint32_t hold_pid;
 	int nice_err; /* drain thread: setpriority's errno, read after the join */
 	size_t nattached;
 	bool stopped;
@@ -793,6 +798,14 @@ static int pm_attach(void *state)
 
 	for (size_t i = 0; i < m->ntg; i++)
 		scan_target(m, &m->tg[i]);
+	/* Launch mode: the command is not running yet (the recorder releases
+	 * it after every module attached) and is target 0. Hold it at its
+	 * startup if the dynamic linker's hook is in place (a static binary
+	 * has none and runs through: its probes come from the exec rescan). */
+	if (m->ctx->opts->command && m->ntg && m->tg[0].nlinks && m->skel->bss) {
+		m->hold_pid = m->tg[0].pid;
+		m->skel->bss->hold_pid = m->hold_pid;
+	}
 	for (size_t d = 0; d < m->specs.n; d++)
 		any_preset = any_preset || m->specs.defs[d].group != PG_USER;
 	if (!m->nattached && any_preset)
@@ -886,11 +899,31 @@ static void update_live_drops(struct probes_mod *m, uint64_t now)
 	l->drops[LIVE_SRC_PROBES] = (int64_t)sum;
 }
 
+/* Resumes the held command once the BPF side has stopped it (hold_pid
+ * cleared there) and, with `scanned`, its libraries have been scanned
+ * since; read before the scan, so a stop seen means the scan saw every
+ * startup library. force: resume whatever the state (end of the run). */
+static void release_hold(struct probes_mod *m, bool stopped_before_scan, bool force)
+{
+	if (!m->hold_pid || (!stopped_before_scan && !force))
+		return;
+	if (force && m->skel->bss->hold_pid)
+		m->skel->bss->hold_pid = 0; /* not stopped yet: never will be */
+	else if (kill((pid_t)m->hold_pid, SIGCONT) && errno != ESRCH)
+		log_warn("probes: cannot resume pid %u after attaching at its start-up: %s",
+			 m->hold_pid, strerror(errno));
+	else
+		log_info("probes: pid %u held at start-up until its libraries were probed",
+			 m->hold_pid);
+	m->hold_pid = 0;
+}
+
 static int pm_poll(void *state, uint64_t now)
 {
 	struct probes_mod *m = state;
 	bool timer = now >= m->next_rescan_ns;
 	uint64_t t0 = mono_ns(), t1;
+	bool held;
 	int n;
 
 	if (m->stopped || !m->skel)
@@ -901,10 +934,13 @@ static int pm_poll(void *state, uint64_t now)
 	/* Scans register new probe ids in the stats: the drain thread waits
 	 * meanwhile (a first scan of a library is ~20 ms; the ring holds
 	 * longer). */
+	held = m->hold_pid && !__atomic_load_n(&m->skel->bss->hold_pid, __ATOMIC_ACQUIRE);
 	pthread_mutex_lock(&m->lock);
 	for (size_t i = 0; i < m->ntg; i++)
-		if (!m->tg[i].exited && (m->tg[i].rescan || timer))
+		if (!m->tg[i].exited &&
+		    (m->tg[i].rescan || timer || (held && m->tg[i].pid == m->hold_pid)))
 			scan_target(m, &m->tg[i]);
+	release_hold(m, held, false);
 	update_live(m, now);
 	update_live_drops(m, now);
 	pthread_mutex_unlock(&m->lock);
@@ -1000,6 +1036,8 @@ static void pm_stop(void *state)
 	}
 	for (size_t i = 0; i < m->ntg; i++)
 		destroy_links(&m->tg[i]);
+	/* Links gone, no stop can come any more: never leave it stopped. */
+	release_hold(m, !m->skel->bss->hold_pid, true);
 	stop_draining(m);
 	if (m->nice_err)
 		log_info("probes: drain thread ran at nice 0: %s", strerror(m->nice_err));

@@ -9,7 +9,7 @@
 ep_require_root
 ep_init
 out="$EP_WORK/out"
-ep_prof_run 60 -d 2 -o "$out" -- "$EP_TARGETS_DIR/demo_experiment"
+ep_prof_run 60 -d 2 -o "$out" -- "$EP_TARGETS_DIR/demo_experiment" 10 --no-marker
 [ "$PROF_RC" -eq 0 ] || ep_fail "recording failed (rc $PROF_RC)"
 grep -q "^Cycles: 1 (whole run" "$PROF_OUT" || ep_fail "run summary lacks the cycle line: $(cat "$PROF_OUT")"
 ep_py "$out" <<'PY'
