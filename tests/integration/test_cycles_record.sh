@@ -107,7 +107,12 @@ for c, (i, start, want) in zip(C, exp):
     if not py:
         # Inference: llama_decode, timed by the target around the call.
         check(c["inference_calls"] == 1, "cycle %d inference calls %d" % (c["index"], c["inference_calls"]))
-        check(infer - 0.5 * MS <= c["inference_ns"] <= infer + 0.2 * MS, "cycle %d inference %.3f ms, target's %.3f ms" % (c["index"], c["inference_ns"] / MS, infer / MS))
+        # The stand-in spins until 30 ms (INFER_MS) have passed since its
+        # own first clock read, so the probed call lasts at least that; the
+        # target's timing around it can only be longer (by the traps, and
+        # by a preemption between its clock read and the probe: 1.6 ms
+        # seen once under ASan with the collector busy).
+        check(30 * MS <= c["inference_ns"] <= infer + 0.2 * MS, "cycle %d inference %.3f ms, target's %.3f ms (floor 30 ms)" % (c["index"], c["inference_ns"] / MS, infer / MS))
     else:
         gcn = own[i][7]
         check(c["gc_count"] == 1, "cycle %d gc passes %d, want 1" % (c["index"], c["gc_count"]))
