@@ -407,6 +407,16 @@ static const struct comp comps[] = {
 };
 #define NCOMP (sizeof(comps) / sizeof(comps[0]))
 
+static int by_wall_desc(const void *a, const void *b)
+{
+	const struct cycle_row *x = *(const struct cycle_row *const *)a;
+	const struct cycle_row *y = *(const struct cycle_row *const *)b;
+
+	if (x->wall_ns != y->wall_ns)
+		return x->wall_ns > y->wall_ns ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
 static void rule_slow(struct flist *fl, const struct cycle_table *t, const struct findings_cfg *cfg)
 {
 	if (t->n < cfg->slow_min_cycles || t->n < 2)
@@ -439,47 +449,89 @@ static void rule_slow(struct flist *fl, const struct cycle_table *t, const struc
 		free(c);
 		return;
 	}
+	/* rows[] of the slow cycles, worst first: the listing (capped at
+	 * max_listed) names the cycles a user should look at first. */
+	const struct cycle_row **sr = malloc(n * sizeof(*sr));
+	if (!sr) {
+		free(c);
+		fl->err = -ENOMEM;
+		return;
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < t->n && m < n; i++)
+		if (med && !t->rows[i].truncated &&
+		    (double)t->rows[i].wall_ns > cfg->slow_factor * (double)med)
+			sr[m++] = &t->rows[i];
+	qsort(sr, m, sizeof(*sr), by_wall_desc);
 	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
 	sb_printf(&ti, "%zu slow cycle(s) (over %.0f%% of the median %.1f ms)", n,
 		  cfg->slow_factor * 100, ms(med));
-	bool seen[NCOMP] = { false };
-	uint64_t worst = 0;
-	for (size_t j = 0; j < n; j++) {
-		const struct cycle_row *r = NULL;
-		for (size_t i = 0; i < t->n; i++)
-			if (t->rows[i].index == c[j])
-				r = &t->rows[i];
-		if (!r)
-			continue;
-		worst = r->wall_ns > worst ? r->wall_ns : worst;
-		/* The component that grew the most over its own median explains
-		 * the cycle. */
-		size_t best = NCOMP;
-		int64_t grow = 0;
+	/* The component that grew the most over its own median explains a
+	 * cycle; how many each explains comes first, over all slow cycles. */
+	size_t best_of[NCOMP + 1] = { 0 }, *expl = calloc(m ? m : 1, sizeof(*expl));
+	if (!expl) {
+		free(sr);
+		free(c);
+		fl->err = -ENOMEM;
+		return;
+	}
+	int64_t *grew = calloc(m ? m : 1, sizeof(*grew));
+	if (!grew) {
+		free(expl);
+		free(sr);
+		free(c);
+		fl->err = -ENOMEM;
+		return;
+	}
+	for (size_t j = 0; j < m; j++) {
+		expl[j] = NCOMP;
 		for (size_t k = 0; k < NCOMP; k++) {
-			int64_t d = (int64_t)comps[k].g(r) - (int64_t)cmed[k];
-			if (d > grow) {
-				grow = d;
-				best = k;
+			int64_t d = (int64_t)comps[k].g(sr[j]) - (int64_t)cmed[k];
+			if (d > grew[j]) {
+				grew[j] = d;
+				expl[j] = k;
 			}
 		}
-		if (j >= cfg->max_listed)
-			continue;
+		best_of[expl[j]]++;
+	}
+	sb_printf(&ev, "explained by");
+	bool done[NCOMP + 1] = { false };
+	for (size_t r = 0; r <= NCOMP; r++) {
+		size_t k = NCOMP + 1; /* most cycles first, then comps[] order */
+
+		for (size_t q = 0; q <= NCOMP; q++)
+			if (!done[q] && best_of[q] && (k > NCOMP || best_of[q] > best_of[k]))
+				k = q;
+		if (k > NCOMP)
+			break;
+		done[k] = true;
+		sb_printf(&ev, "%s %s in %zu", r ? "," : "",
+			  k < NCOMP ? comps[k].name : "no single component", best_of[k]);
+	}
+	sb_printf(&ev, "; worst first: ");
+	for (size_t j = 0; j < m && j < cfg->max_listed; j++) {
+		const struct cycle_row *r = sr[j];
+
 		sb_printf(&ev, "%scycle %u: %.1f ms (%.1fx median)", j ? "; " : "", r->index,
 			  ms(r->wall_ns), (double)r->wall_ns / (double)med);
-		if (best < NCOMP) {
-			seen[best] = true;
+		if (expl[j] < NCOMP)
 			sb_printf(&ev, ", %s +%.1f ms over its median (%.1f -> %.1f ms)",
-				  comps[best].name, ms((uint64_t)grow), ms(cmed[best]),
-				  ms(comps[best].g(r)));
-		}
+				  comps[expl[j]].name, ms((uint64_t)grew[j]), ms(cmed[expl[j]]),
+				  ms(comps[expl[j]].g(r)));
 	}
-	if (n > cfg->max_listed)
-		sb_printf(&ev, "; and %zu more", n - cfg->max_listed);
+	if (m > cfg->max_listed)
+		sb_printf(&ev, "; and %zu more", m - cfg->max_listed);
+	uint64_t worst = m ? sr[0]->wall_ns : 0;
 	sb_printf(&re, "Slow cycles are explained by the component that grew:");
 	for (size_t k = 0; k < NCOMP; k++)
-		if (seen[k])
+		if (best_of[k])
 			sb_printf(&re, " %s: %s;", comps[k].name, comps[k].advice);
+	if (best_of[NCOMP])
+		sb_printf(&re, " where none stood out, compare the slow cycles' top functions "
+			       "with a median cycle's.");
+	free(grew);
+	free(expl);
+	free(sr);
 	add(fl, "slow_cycles",
 	    (double)worst > 2 * cfg->slow_factor * (double)med ? FIND_CRITICAL : FIND_WARNING, &ti,
 	    &ev, &re, (double)worst / (double)med, cfg->slow_factor, c, n);

@@ -220,6 +220,38 @@ static void test_slow(void)
 	free_table(&tr);
 }
 
+/* Many slow cycles: the listing starts with the worst, stops at
+ * max_listed, and the evidence counts what explains all of them. */
+static void test_slow_worst_first(void)
+{
+	struct cycle_table t = mk(40);
+	for (size_t i = 0; i < 40; i++)
+		set_part(&t.rows[i], &t.rows[i].part_inference_ns, 60 * MS);
+	for (size_t i = 20; i < 34; i++) { /* 14 slow by inference, 200..330 ms */
+		t.rows[i].wall_ns = (200 + 10 * (i - 20)) * MS;
+		t.rows[i].part_inference_ns += t.rows[i].wall_ns - 100 * MS;
+	}
+	t.rows[3].wall_ns = 500 * MS; /* the worst, early, by SQL */
+	t.rows[3].part_sql_ns += 400 * MS;
+	struct findings f = eval(&t, NULL);
+	const struct finding *x = find(&f, "slow_cycles");
+	CHECK(x != NULL);
+	if (x) {
+		const char *worst = strstr(x->evidence, "cycle 3: 500.0 ms");
+		const char *second = strstr(x->evidence, "cycle 33: 330.0 ms");
+
+		CHECK_INT_EQ(x->ncycles, 15);
+		CHECK(strstr(x->evidence, "explained by inference in 14, SQL in 1") != NULL);
+		CHECK(worst && second && worst < second);
+		CHECK(strstr(x->evidence, "cycle 20:") == NULL); /* 15th: beyond the 10 listed */
+		CHECK(strstr(x->evidence, "and 5 more") != NULL);
+		CHECK(strstr(x->recommendation, "batch writes") != NULL);
+		CHECK_NEAR(x->value, 5.0, 1e-9);
+	}
+	findings_free(&f);
+	free_table(&t);
+}
+
 static void test_slow_explained_by_throttling(void)
 {
 	struct cycle_table t = mk(4);
@@ -404,6 +436,7 @@ int main(void)
 	test_sql();
 	test_other();
 	test_slow();
+	test_slow_worst_first();
 	test_slow_explained_by_throttling();
 	test_memory_pressure();
 	test_fit();
