@@ -71,7 +71,16 @@ static void tl_add(struct memstate *m, uint64_t ts, const struct mem_proc *p)
 		m->ntl = k;
 		m->stride *= 2;
 	}
-	m->tl[m->ntl++] = (struct mem_sample){ ts, p->pid, p->rss, p->vm };
+	/* In time order: a /proc sample is stamped when the recorder's poll
+	 * began, and rss_stat events stamped after that may already be in
+	 * (drained in the same poll), so it can belong a few places back. */
+	size_t at = m->ntl;
+
+	while (at > 0 && m->tl[at - 1].ts_ns > ts)
+		at--;
+	memmove(&m->tl[at + 1], &m->tl[at], (m->ntl - at) * sizeof(*m->tl));
+	m->tl[at] = (struct mem_sample){ ts, p->pid, p->rss, p->vm };
+	m->ntl++;
 	m->skip = m->stride - 1;
 }
 

@@ -58,6 +58,9 @@ static const struct rec_module *const modules[] = {
 /* How often the loop wakes to drain the ring buffer when no watermark
  * wakeup came: bounds both latency and the ring's fill between drains. */
 #define DRAIN_PERIOD_MS 10
+/* How long the exited launched command stays unreaped waiting for its exit
+ * event (check_liveness). */
+#define CHILD_REAP_GRACE_NS (200 * 1000000ull)
 /* How often target liveness is re-checked in /proc, as a backstop for a lost
  * exit event and for zombies of processes that are not our children. */
 #define LIVENESS_PERIOD_NS (100 * 1000000ull)
@@ -79,6 +82,7 @@ struct recorder {
 	size_t nalive;
 	pid_t child;
 	bool child_reaped;
+	uint64_t child_zombie_ns; /* when check_liveness first saw it exited */
 	uint64_t next_liveness_ns;
 	uint64_t next_live_drops_ns;
 	uint32_t frames[2 * EP_MAX_STACK_DEPTH + 2];
@@ -460,9 +464,22 @@ static int on_event(void *ctx, const void *data, size_t size)
 static void check_liveness(struct recorder *r, uint64_t now)
 {
 	if (r->child > 0 && !r->child_reaped) {
+		struct report_target *ct = find_target(r, (uint32_t)r->child);
+		siginfo_t si = { 0 };
 		int status;
-		pid_t w = waitpid(r->child, &status, WNOHANG);
+		pid_t w = 0;
 
+		/* A zombie keeps /proc/PID/stat and friends: reap it only once
+		 * its exit event went through the modules (their last look at
+		 * its faults and memory), or after a grace period should that
+		 * event be lost. */
+		if (!waitid(P_PID, (id_t)r->child, &si, WEXITED | WNOHANG | WNOWAIT) &&
+		    si.si_pid == r->child) {
+			if (!r->child_zombie_ns)
+				r->child_zombie_ns = now;
+			if ((ct && ct->exited) || now - r->child_zombie_ns > CHILD_REAP_GRACE_NS)
+				w = waitpid(r->child, &status, WNOHANG);
+		}
 		if (w == r->child) {
 			r->child_reaped = true;
 			if (WIFEXITED(status))

@@ -117,6 +117,27 @@ static void test_memory_book(void)
 	mem_free(&m);
 }
 
+/* A /proc sample is stamped when the poll began; rss_stat events stamped
+ * after it can be in already: the timeline stays in time order. */
+static void test_memory_timeline_order(void)
+{
+	struct memstate m;
+	int64_t a[4] = { 0, 1 << 20, 0, 0 }, b[4] = { 0, 2 << 20, 0, 0 },
+		c[4] = { 0, 3 << 20, 0, 0 };
+
+	CHECK_INT_EQ(mem_init(&m, 8), 0);
+	mem_on_rss(&m, 100, 7, 0x11, a, 0);
+	mem_on_rss(&m, 200, 7, 0x11, b, 0);
+	mem_on_rss(&m, 300, 7, 0x11, c, 0);
+	mem_on_proc(&m, 250, 7, 100 << 20, 2 << 20, -1, true, 10, 0);
+	mem_on_proc(&m, 50, 7, 90 << 20, 1 << 20, -1, true, 5, 0); /* before all */
+	CHECK_INT_EQ(m.ntl, 5);
+	CHECK(m.tl[0].ts_ns == 50 && m.tl[3].ts_ns == 250 && m.tl[3].vm == 100 << 20);
+	for (size_t i = 1; i < m.ntl; i++)
+		CHECK(m.tl[i - 1].ts_ns <= m.tl[i].ts_ns);
+	mem_free(&m);
+}
+
 static void test_busy_merge(void)
 {
 	struct thermal_tl t;
@@ -183,6 +204,7 @@ int main(void)
 	test_status_hwm();
 	test_proc_stat();
 	test_memory_book();
+	test_memory_timeline_order();
 	test_busy_merge();
 	test_jetson_signals();
 	return check_report("test_sysmon_parsers");
