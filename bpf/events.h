@@ -243,10 +243,12 @@ struct ep_sched_thread {
 	__u8 last_long;	     /* the last blocking episode was >= the stack threshold */
 	__u8 walk_ctr;	     /* blocking switch-outs since the last sampled stack walk */
 	__u8 out_site;	     /* wait site (ep_ustack_key >> 58) of the current episode */
-	__u8 _pad2;
+	__u8 out_site2;	     /* the same site's second bit (key >> 52 & 63) */
 	__u32 _pad3;
-	__u64 long_sites;	/* bit per wait site: its last blocking episode was long */
-	__u64 seen_sites;	/* bit per wait site: a stack was walked there */
+	/* Bit per wait site, under two hashes (a site is two bits, one in each
+	 * pair): its last blocking episode was long; a stack was walked there. */
+	__u64 long_sites, long_sites2;
+	__u64 seen_sites, seen_sites2;
 	__u64 ustack_key;	/* wait site of the stack in the thread's slot (0: none) */
 	char comm[EP_COMM_LEN]; /* at creation, then at exit (the collector reads /proc for
 				 * threads alive at the end) */

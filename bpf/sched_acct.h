@@ -209,15 +209,21 @@ EP_ACCT_INLINE __u64 ep_acct_switch_in(struct ep_sched_thread *t, __u64 now, __u
  * reach the reporting threshold; walking at every switch-out pays for stacks
  * that are thrown away on switch-heavy threads. A wait site is where the
  * thread stopped in user space: its user IP (the system call instruction or
- * the faulting one) and stack pointer, hashed (ep_ustack_key); its top 6 bits
- * pick one of 64 per-thread site bits. At each blocking switch-out
+ * the faulting one) and stack pointer, hashed (ep_ustack_key); two 6-bit
+ * fields of it pick a bit in each of two 64-bit sets per thread. A site is
+ * taken as seen only when both its bits are set, and as long when either
+ * says so: with one set, two sites sharing a bit (1 in 64 for a pair; ASLR
+ * moves the stack pointer, so it came and went between runs) made a long
+ * nap that follows short waits at the other site look short every time and
+ * lose all its user stacks; now both bits must collide (1 in 4096).
+ * At each blocking switch-out
  * (ep_ustack_plan):
  *  - REUSE: the thread blocks at the site its stack slot was last walked at
  *    (a loop blocking at the same call, or a second wait inside the same
  *    system call): the slot's stack is taken again without a walk. Same IP
  *    and stack depth with a different chain of callers would be taken for
  *    the same stack; --offcpu-ustack-every 1 walks every time instead;
- *  - WALK: the thread blocks at a site for the first time (at most 64 such
+ *  - WALK: the thread blocks at a site for the first time (at most 128 such
  *    walks per thread, so a thread that blocks once, long, still gets its
  *    stack), or a long episode is predicted: the thread's previous blocking
  *    episode was long, or the last one at the same site was (so a thread
@@ -244,16 +250,19 @@ EP_ACCT_INLINE __u64 ep_ustack_key(__u64 ip, __u64 sp)
 EP_ACCT_INLINE enum ep_ustack_plan ep_ustack_plan(struct ep_sched_thread *t, __u64 key, __u8 every)
 {
 	t->out_site = (__u8)(key >> 58);
+	t->out_site2 = (__u8)((key >> 52) & 63);
 	/* every == 1 asks for a walk at each blocking switch-out: exact stacks,
 	 * no reuse. */
 	if (every != 1 && t->ustack_key == key) {
 		t->ustack_ok = 1;
 		return EP_USTACK_REUSE;
 	}
-	if (!((t->seen_sites >> t->out_site) & 1) || t->last_long ||
-	    (t->long_sites >> t->out_site) & 1 || (every && ++t->walk_ctr >= every)) {
+	if (!((t->seen_sites >> t->out_site) & 1) || !((t->seen_sites2 >> t->out_site2) & 1) ||
+	    t->last_long || (t->long_sites >> t->out_site) & 1 ||
+	    (t->long_sites2 >> t->out_site2) & 1 || (every && ++t->walk_ctr >= every)) {
 		t->walk_ctr = 0;
 		t->seen_sites |= 1ull << t->out_site;
+		t->seen_sites2 |= 1ull << t->out_site2;
 		t->ustack_key = key;
 		return EP_USTACK_WALK;
 	}
@@ -264,13 +273,16 @@ EP_ACCT_INLINE enum ep_ustack_plan ep_ustack_plan(struct ep_sched_thread *t, __u
  * long, for the thread and for the site it began at. */
 EP_ACCT_INLINE void ep_ustack_learn(struct ep_sched_thread *t, bool long_ep)
 {
-	__u64 bit = 1ull << (t->out_site & 63);
+	__u64 bit = 1ull << (t->out_site & 63), bit2 = 1ull << (t->out_site2 & 63);
 
 	t->last_long = long_ep;
-	if (long_ep)
+	if (long_ep) {
 		t->long_sites |= bit;
-	else
+		t->long_sites2 |= bit2;
+	} else {
 		t->long_sites &= ~bit;
+		t->long_sites2 &= ~bit2;
+	}
 }
 
 /* The thread exits (sched_process_exit, in its own context: it is on
