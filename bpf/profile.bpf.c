@@ -111,15 +111,74 @@ static __always_inline bool read_uregs(struct bpf_perf_event_data *ctx, bool use
 #endif
 }
 
+/* Thread -> the stack mapping its sp was last found in, so the window can
+ * stop at the mapping's end without faulting. Sized for the threads of the
+ * targets at once; an evicted thread only pays one more lookup. */
+struct stack_vma {
+	__u64 start, end;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct stack_vma);
+} stack_vmas SEC(".maps");
+
+/* Set by the collector when the kernel has bpf_find_vma (5.17+); the
+ * verifier drops the lookup on older kernels and the chunked copy alone
+ * finds the end, faulting. */
+const volatile bool have_find_vma = false;
+
+static long vma_bounds(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	struct stack_vma *v = ctx;
+
+	v->start = BPF_CORE_READ(vma, vm_start);
+	v->end = BPF_CORE_READ(vma, vm_end);
+	return 0;
+}
+
+/* Bytes readable from sp to the end of its mapping, or ~0 when unknown. */
+static __always_inline __u64 stack_room(__u32 tid, __u64 sp)
+{
+	struct stack_vma *c, v = {};
+
+	if (!have_find_vma)
+		return ~0ull;
+	c = bpf_map_lookup_elem(&stack_vmas, &tid);
+	if (c && sp >= c->start && sp < c->end)
+		return c->end - sp;
+	/* Only the first sample of a thread (or one after its stack moved)
+	 * looks the mapping up: with interrupts off, as here, the kernel
+	 * releases the mmap lock through an irq_work, one more interrupt. */
+	if (bpf_find_vma(bpf_get_current_task_btf(), sp, vma_bounds, &v, 0) || sp < v.start ||
+	    sp >= v.end)
+		return ~0ull;
+	bpf_map_update_elem(&stack_vmas, &tid, &v, BPF_ANY);
+	return v.end - sp;
+}
+
 /* Copies up to stack_bytes of user stack from sp upward to dst (which has
- * room for EP_MAX_STACK_BYTES). Returns the bytes copied: the readable prefix,
- * to EP_STACK_SUBCHUNK precision when the window crosses the stack's end. */
-static __always_inline __u32 copy_ustack(void *dst, __u64 sp)
+ * room for EP_MAX_STACK_BYTES), stopping at limit bytes (the end of the mapping)
+ * when known. Returns the bytes copied: the readable prefix, to
+ * EP_STACK_SUBCHUNK precision when the window crosses the stack's end. */
+static __always_inline __u32 copy_ustack(void *dst, __u64 sp, __u64 limit)
 {
 	__u32 n = 0, want = stack_bytes;
 
 	if (want > EP_MAX_STACK_BYTES)
 		want = EP_MAX_STACK_BYTES;
+	/* Where the stack mapping ends is known: one read of what is there,
+	 * with no fault at the end (a fault costs about a microsecond here,
+	 * and the chunked reads below take two at a window that crosses the
+	 * end, as most worker threads' windows do). */
+	if (limit != ~0ull) {
+		__u32 len = limit < want ? limit : want;
+
+		if (len && !bpf_probe_read_user(dst, len, (void *)sp))
+			return len;
+	}
 	for (int i = 0; i < EP_MAX_STACK_BYTES / EP_STACK_CHUNK; i++) {
 		/* Spelled out for the verifier: dst has room for n + a chunk. */
 		if (n > EP_MAX_STACK_BYTES - EP_STACK_CHUNK || n + EP_STACK_CHUNK > want)
@@ -196,7 +255,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 			s->flags |= EP_SAMPLE_F_UREGS;
 			if (off > 2 * EP_MAX_STACK_DEPTH * 8)
 				off = 2 * EP_MAX_STACK_DEPTH * 8;
-			s->ustack_copy = copy_ustack((void *)s->stack + off, s->uregs[EP_UREG_SP]);
+			s->ustack_copy = copy_ustack((void *)s->stack + off, s->uregs[EP_UREG_SP],
+						     stack_room((__u32)id, s->uregs[EP_UREG_SP]));
 			/* Even the first 64 bytes at sp unreadable: bogus sp. */
 			if (!s->ustack_copy)
 				count_drop(EP_DROP_USTACK_COPY_ERR);

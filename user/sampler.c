@@ -82,6 +82,13 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 	s->skel->rodata->capture_kernel = opts->kernel_stacks;
 	s->skel->rodata->stack_bytes = opts->stack_bytes > EP_MAX_STACK_BYTES ? EP_MAX_STACK_BYTES
 									      : opts->stack_bytes;
+	/* The window stops at the end of the stack mapping without faulting
+	 * where the kernel can look the mapping up (5.17+). The probe returns
+	 * 1 when it can, 0 or an error otherwise. */
+	if (s->skel->rodata->stack_bytes)
+		s->skel->rodata->have_find_vma = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT,
+									 BPF_FUNC_find_vma,
+									 NULL) == 1;
 	ring = ring_bytes(opts->freq_hz, s->skel->rodata->stack_bytes);
 	/* Wake the collector early only when half the ring is used: the timer
 	 * drain normally empties it long before. */
