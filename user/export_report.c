@@ -228,7 +228,7 @@ static cJSON *build_unwind(struct builder *b, const struct run_unwind *u)
 	add(b, o, "truncated_share", ratio(u->truncated, stacks, 1.0, 4));
 	add(b, o, "errors", u64(u->errors));
 	add(b, o, "error_share", ratio(u->errors, stacks, 1.0, 4));
-	add(b, o, "unwind_ns_per_stack", u64(u->cfi ? u->unwind_ns / u->cfi : 0));
+	add(b, o, "unwind_ns_per_stack", u64(u->timed ? u->unwind_ns / u->timed : 0));
 	return o;
 }
 

@@ -158,31 +158,76 @@ static void swap_syms(struct kallsyms *ks, size_t i, size_t j)
 	ks->offs[j] = o;
 }
 
-static void sift_down(struct kallsyms *ks, size_t root, size_t n)
+/* Heap over [lo, lo + n). */
+static void sift_down(struct kallsyms *ks, size_t lo, size_t root, size_t n)
 {
 	for (;;) {
 		size_t c = 2 * root + 1;
 
 		if (c >= n)
 			return;
-		if (c + 1 < n && ks->addrs[c + 1] > ks->addrs[c])
+		if (c + 1 < n && ks->addrs[lo + c + 1] > ks->addrs[lo + c])
 			c++;
-		if (ks->addrs[root] >= ks->addrs[c])
+		if (ks->addrs[lo + root] >= ks->addrs[lo + c])
 			return;
-		swap_syms(ks, root, c);
+		swap_syms(ks, lo + root, lo + c);
 		root = c;
 	}
 }
 
-/* By address only: alias order within one address is settled by dedup(). */
+static void heap_sort(struct kallsyms *ks, size_t lo, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(ks, lo, i, n);
+	for (size_t end = n; end > 1; end--) {
+		swap_syms(ks, lo, lo + end - 1);
+		sift_down(ks, lo, 0, end - 1);
+	}
+}
+
+/* By address only: alias order within one address is settled by dedup().
+ * The core kernel (~95% of the lines) comes first and in order; only the
+ * modules and BPF programs after it are not. Sorting just that tail and
+ * merging is linear in the rest: a heap sort of all 120k lines was 2.5% of
+ * the collector's CPU for a 5 s capture. */
 static void sort_by_addr(struct kallsyms *ks)
 {
-	for (size_t i = ks->n / 2; i-- > 0;)
-		sift_down(ks, i, ks->n);
-	for (size_t end = ks->n; end > 1; end--) {
-		swap_syms(ks, 0, end - 1);
-		sift_down(ks, 0, end - 1);
+	size_t mid = 1, n = ks->n, nt;
+	uint64_t *taddrs;
+	uint32_t *toffs;
+
+	while (mid < n && ks->addrs[mid - 1] <= ks->addrs[mid])
+		mid++;
+	if (mid >= n)
+		return;
+	nt = n - mid;
+	heap_sort(ks, mid, nt);
+	/* Merge from the back with only the tail copied out: a copy of the
+	 * whole table would raise the collector's peak RSS by ~1.5 MB. */
+	taddrs = malloc(nt * sizeof(*taddrs));
+	toffs = malloc(nt * sizeof(*toffs));
+	if (!taddrs || !toffs) {
+		free(taddrs);
+		free(toffs);
+		heap_sort(ks, 0, n);
+		return;
 	}
+	memcpy(taddrs, ks->addrs + mid, nt * sizeof(*taddrs));
+	memcpy(toffs, ks->offs + mid, nt * sizeof(*toffs));
+	for (size_t i = mid, j = nt, w = n; j > 0;) {
+		w--;
+		if (i > 0 && ks->addrs[i - 1] > taddrs[j - 1]) {
+			i--;
+			ks->addrs[w] = ks->addrs[i];
+			ks->offs[w] = ks->offs[i];
+		} else {
+			j--;
+			ks->addrs[w] = taddrs[j];
+			ks->offs[w] = toffs[j];
+		}
+	}
+	free(taddrs);
+	free(toffs);
 }
 
 /* Keeps one symbol per address: lowest rank, then earliest in the file (a

@@ -39,7 +39,9 @@ struct run_unwind {
 	uint64_t no_window;   /* no registers or window captured */
 	uint64_t copy_errors; /* BPF: window unreadable (e.g. sampled during exec) */
 	uint64_t regs_errors; /* BPF: no user registers */
-	uint64_t unwind_ns;   /* collector thread CPU time spent unwinding */
+	uint64_t unwind_ns;   /* collector thread CPU time in the timed unwinder calls */
+	uint64_t calls;	      /* unwinder calls */
+	uint64_t timed;	      /* of calls: timed (one in UNWIND_TIME_EVERY) */
 };
 
 struct run_info {

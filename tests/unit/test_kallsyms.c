@@ -126,6 +126,61 @@ static void test_shuffled(const char *path)
 	kallsyms_free(ks);
 }
 
+/* The usual layout: the core kernel in address order, then module and BPF
+ * symbols out of order, some below core addresses, one an alias (of higher
+ * preference) of a core symbol. Only the tail is sorted and merged in. */
+static void test_sorted_core_unsorted_tail(const char *path)
+{
+	enum { CORE = 3000, TAIL = 200 };
+	const uint64_t base = 0xffffffff81000000ull;
+	struct kallsyms *ks;
+	uint64_t off = 0;
+	char want[32];
+	FILE *f = fopen(path, "w");
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	/* Core: even slots 0, 2, 4, ... as local text. */
+	for (uint32_t k = 0; k < CORE; k++)
+		fprintf(f, "%016llx t core_%u\n", (unsigned long long)(base + 0x80ull * k), k);
+	/* Tail: odd slots, descending (so below the core's last addresses),
+	 * then one global alias of core_10. */
+	for (uint32_t i = 0; i < TAIL; i++) {
+		uint32_t k = TAIL - 1 - i;
+
+		fprintf(f, "%016llx t mod_%u\t[m]\n",
+			(unsigned long long)(base + 0x80ull * k + 0x40), k);
+	}
+	fprintf(f, "%016llx T core_alias_10\n", (unsigned long long)(base + 0x80ull * 10));
+	fclose(f);
+	CHECK_INT_EQ(kallsyms_load(path, &ks), 0);
+	if (!ks)
+		return;
+	CHECK_INT_EQ(kallsyms_count(ks), CORE + TAIL);
+	for (uint32_t k = 0; k < CORE; k++) {
+		const char *got = kallsyms_lookup(ks, base + 0x80ull * k + 3, &off);
+
+		if (k == 10)
+			snprintf(want, sizeof(want), "core_alias_10");
+		else
+			snprintf(want, sizeof(want), "core_%u", k);
+		if (!got || strcmp(got, want) != 0 || off != 3) {
+			CHECK_STR_EQ(got, want);
+			break;
+		}
+		if (k >= TAIL)
+			continue;
+		got = kallsyms_lookup(ks, base + 0x80ull * k + 0x41, &off);
+		snprintf(want, sizeof(want), "mod_%u [m]", k);
+		if (!got || strcmp(got, want) != 0 || off != 1) {
+			CHECK_STR_EQ(got, want);
+			break;
+		}
+	}
+	kallsyms_free(ks);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/ep-kallsyms-XXXXXX", good[64], zero[64], bad[64];
@@ -227,6 +282,7 @@ int main(void)
 
 	test_non_text(bad);
 	test_shuffled(bad);
+	test_sorted_core_unsorted_tail(bad);
 
 	/* Symbolizer kernel path. */
 	o.kallsyms_path = good;

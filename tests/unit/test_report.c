@@ -216,7 +216,9 @@ static void test_unwind_section(void)
 					 .copy_errors = 7,
 					 .truncated = 30,
 					 .errors = 4,
-					 .unwind_ns = 3000000 };
+					 .unwind_ns = 240000,
+					 .calls = 400,
+					 .timed = 24 };
 	text = render(&p, &ri);
 	j = cJSON_Parse(text);
 	CHECK(j != NULL);
