@@ -89,6 +89,10 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		s->skel->rodata->have_find_vma = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT,
 									 BPF_FUNC_find_vma,
 									 NULL) == 1;
+	/* Without a window the per-thread mapping cache is never used: do not
+	 * have the kernel preallocate its 8192 entries. */
+	if (!s->skel->rodata->have_find_vma)
+		bpf_map__set_max_entries(s->skel->maps.stack_vmas, 1);
 	ring = ring_bytes(opts->freq_hz, s->skel->rodata->stack_bytes);
 	/* Wake the collector early only when half the ring is used: the timer
 	 * drain normally empties it long before. */
