@@ -10,14 +10,19 @@
 # inside this VM's run-to-run noise, but every sampling interrupt shows up as
 # one gap of a few microseconds in a loop that does nothing but read
 # CLOCK_MONOTONIC. Per configuration the script reports, against the
-# unprofiled runs of the same series:
-#   extra_gaps/s   gaps added per second (should be close to HZ)
-#   us/sample      extra stolen time (gaps < 200 us) / extra gaps
-#   stolen%        extra stolen time as a share of the run: the slowdown the
-#                  profiled thread sees from in-context work
-# Gaps >= 200 us (the host preempting the vCPU, another task scheduled on the
-# CPU) are reported apart: they are mostly noise, but a profiler whose own
-# process competed for the workload's CPU would show there.
+# unprofiled runs of the same series (medians over the rounds):
+#   extra/s        gaps of 2-50 us added per second (should be close to HZ)
+#   us/sample      time added in those gaps / gaps added
+#   stolen%        time added as a share of the run: the slowdown the profiled
+#                  thread sees from in-context work
+#   extra med      median size of the added gaps (robust to the host's tail)
+#   large%         time in gaps >= 200 us (the host preempting the vCPU,
+#                  another task on the CPU): mostly noise, but a profiler
+#                  whose own process competed for the workload's CPU shows there
+# then the spread of the base runs and, for ebpf-prof against its perf
+# counterpart, in how many rounds it added less time. The host's hiccups come
+# in the same 2-50 us sizes, so single runs spread by about a point: use many
+# rounds.
 # The workload is pinned to the last CPU; profilers are not.
 #
 # Env: RUNS (default 5), HZ (default 999), SECONDS_PER_RUN (default 3),
@@ -148,4 +153,16 @@ for name in runs:
     cost = st.median(per) if name != "base" else float("nan")
     print(f"{name:<12} {extra:8.0f} {cost:10.2f} {min(per):6.2f}..{max(per):<5.2f} "
           f"{stolen:8.3f} {emed:8.1f}u {st.median(r['large'] for r in rs) / 1e7:7.3f}")
+bs = sorted(r["ns"] / 1e7 for r in runs["base"])
+# The host's own hiccups come in the same sizes as samples: single runs
+# spread by about a point; compare medians, and round by round (runs of one
+# round are back to back, so a slow spell of the host hits all of them).
+print(f"base runs: {bs[0]:.2f}-{bs[-1]:.2f}% of the time in 2-{LIMIT} us gaps "
+      f"(spread {bs[-1] - bs[0]:.2f} points between single runs)")
+pairs = [("ep", "perf-dwarf"), ("ep-sampler", "perf-dwarf"), ("ep-fp", "perf"),
+         ("ep-fp-sampler", "perf")] + [(n[:-4], n) for n in runs if n.endswith("+alt")]
+for a, b in pairs:
+    if a in runs and b in runs and len(runs[a]) == len(runs[b]):
+        below = sum(x["ns"] < y["ns"] for x, y in zip(runs[a], runs[b]))
+        print(f"  {a} below {b} in {below} of {len(runs[a])} rounds")
 EOF
