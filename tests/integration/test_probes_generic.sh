@@ -46,7 +46,12 @@ if len(P) == 3:
     outer_spans = [e for e in X if not any(o is not e and o["ts"] < e["ts"] and e["ts"] + e["dur"] <= o["ts"] + o["dur"] for o in X if abs(o["ts"] - e["ts"]) < 1000)]
     first100 = sorted(outer_spans, key=lambda e: e["ts"])[:100]
     got = sum(e["dur"] for e in first100) * 1000
-    check(got <= own and got >= own - 100 * 10000, "top-level rec time %.0f ns vs own %d ns" % (got, own))
+    # Each top-level call here is almost all uprobe traps (12 per call), and
+    # the span leaves out the outer call's own entry and return traps: ~2/12
+    # of the target's timing, ~9 us a call on a quiet host, twice that when
+    # the host is slow (seen in CI: 23 vs 45 us). So the lower bound is a
+    # share, not a fixed number of microseconds per call.
+    check(got <= own and got >= own / 2, "top-level rec time %.0f ns vs own %d ns" % (got, own))
 nf = R["probes"]["not_found"]
 check(any("no_such_fn_here" in x["probe"] and "nested_calls" in x["reason"] for x in nf), "not_found %r" % nf)
 PY
