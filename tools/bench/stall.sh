@@ -52,8 +52,6 @@ die() { echo "stall.sh: $*" >&2; exit 1; }
 command -v "$PERF" >/dev/null || die "perf not found (set PERF=)"
 
 W=$(mktemp -d /tmp/ep-stall.XXXXXX) || die "mktemp failed"
-# ANALYZE=FILE: only print the tables for the raw lines of an earlier run
-# (KEEP_RESULTS).
 trap 'rm -rf "$W"' EXIT
 trap 'exit 130' INT TERM
 cc -O2 -o "$W/stall_meter" "$SRC_DIR/tools/bench/stall_meter.c" || die "cannot build stall_meter"
@@ -90,6 +88,7 @@ run_cfg()
 	echo "$name $line hist=${hist#hist_us }" >>"$W/results"
 }
 
+# ANALYZE=FILE: only the tables, for the raw lines kept by an earlier run.
 if [ -n "${ANALYZE:-}" ]; then
 	cp "$ANALYZE" "$W/results" || die "cannot read $ANALYZE"
 	RUNS=0

@@ -32,7 +32,7 @@
 
 #define SMALL_LIMIT_NS 200000ull
 /* 100 ns buckets up to SMALL_LIMIT_NS: enough resolution for a median of
- * interrupt-sized gaps, and a fixed 16 KiB table. */
+ * interrupt-sized gaps, and a fixed 8 KiB table. */
 #define BUCKET_NS 100ull
 #define NBUCKETS  (SMALL_LIMIT_NS / BUCKET_NS)
 
@@ -58,10 +58,9 @@ static int parse_u64(const char *s, uint64_t *out, uint64_t min)
 	return 0;
 }
 
-static uint32_t hist[NBUCKETS];
-
 struct result {
 	uint64_t elapsed, reads, small_n, small_ns, large_n, large_ns;
+	uint32_t hist[NBUCKETS]; /* small gaps by size */
 };
 
 static void __attribute__((noinline)) spin(uint64_t seconds, uint64_t threshold, struct result *r)
@@ -78,7 +77,7 @@ static void __attribute__((noinline)) spin(uint64_t seconds, uint64_t threshold,
 			if (gap < SMALL_LIMIT_NS) {
 				r->small_n++;
 				r->small_ns += gap;
-				hist[gap / BUCKET_NS]++;
+				r->hist[gap / BUCKET_NS]++;
 			} else {
 				r->large_n++;
 				r->large_ns += gap;
@@ -108,7 +107,7 @@ descend(unsigned kib, uint64_t seconds, uint64_t threshold, struct result *r)
 int main(int argc, char **argv)
 {
 	uint64_t seconds = 5, threshold = 2000, stack_kib = 0;
-	struct result r = { 0 };
+	static struct result r; /* 8 KiB of histogram: off the spinning stack */
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
@@ -127,12 +126,10 @@ int main(int argc, char **argv)
 
 	descend((unsigned)stack_kib, seconds, threshold, &r);
 
-	uint64_t small_n = r.small_n, small_ns = r.small_ns, large_n = r.large_n,
-		 large_ns = r.large_ns;
 	uint64_t median = 0, seen = 0;
-	for (uint64_t b = 0; b < NBUCKETS && small_n; b++) {
-		seen += hist[b];
-		if (seen * 2 >= small_n) {
+	for (uint64_t b = 0; b < NBUCKETS && r.small_n; b++) {
+		seen += r.hist[b];
+		if (seen * 2 >= r.small_n) {
 			median = b * BUCKET_NS + BUCKET_NS / 2;
 			break;
 		}
@@ -141,10 +138,10 @@ int main(int argc, char **argv)
 	       "small_gaps=%llu small_ns=%llu small_median_ns=%llu large_gaps=%llu "
 	       "large_ns=%llu\n",
 	       (unsigned long long)seconds, (unsigned long long)r.elapsed,
-	       (unsigned long long)r.reads, (unsigned long long)(small_n + large_n),
-	       (unsigned long long)(small_ns + large_ns), (unsigned long long)small_n,
-	       (unsigned long long)small_ns, (unsigned long long)median,
-	       (unsigned long long)large_n, (unsigned long long)large_ns);
+	       (unsigned long long)r.reads, (unsigned long long)(r.small_n + r.large_n),
+	       (unsigned long long)(r.small_ns + r.large_ns), (unsigned long long)r.small_n,
+	       (unsigned long long)r.small_ns, (unsigned long long)median,
+	       (unsigned long long)r.large_n, (unsigned long long)r.large_ns);
 	/* Histogram in 1 us steps (count per step, up to the small limit), for
 	 * analyses that separate the sampling gaps from the host's. */
 	printf("hist_us");
@@ -152,7 +149,7 @@ int main(int argc, char **argv)
 		uint64_t n = 0;
 
 		for (uint64_t b = us * 1000 / BUCKET_NS; b < (us + 1) * 1000 / BUCKET_NS; b++)
-			n += hist[b];
+			n += r.hist[b];
 		printf("%c%llu", us ? ',' : ' ', (unsigned long long)n);
 	}
 	printf("\n");
