@@ -16,20 +16,13 @@
 #include <bpf/usdt.bpf.h>
 
 #include "events.h"
+#include "targets.h"
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
+char LICENSE[] __weak SEC("license") = "Dual BSD/GPL";
 
 /* py:FUNCTION: the name, NUL included in py_name_len; 0 = no py: filter. */
 const volatile char py_name[EP_CYC_PY_NAME_LEN] = {};
 const volatile __u32 py_name_len = 0;
-
-/* The CPU sampler's tgid filter, shared through bpf_map__reuse_fd(). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, EP_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
 
 /* 256 KiB = ~5400 events of 48 B: boundaries come a few per cycle; GC
  * events of a Python target at most some thousands per second; the

@@ -13,16 +13,9 @@
 #include <bpf/usdt.bpf.h>
 
 #include "events.h"
+#include "targets.h"
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-/* The CPU sampler's tgid filter, shared through bpf_map__reuse_fd(). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, EP_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
+char LICENSE[] __weak SEC("license") = "Dual BSD/GPL";
 
 /* 2 MiB holds ~33k spans (56 B + 8 B record header): 164 ms at the 200k
  * spans/s design rate, twice the longest gap between drains measured at

@@ -11,8 +11,9 @@
 #include <bpf/bpf_tracing.h>
 
 #include "events.h"
+#include "targets.h"
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
+char LICENSE[] __weak SEC("license") = "Dual BSD/GPL";
 
 /* Set by the collector before load; the verifier prunes the dead branch. */
 const volatile bool capture_kernel = true;
@@ -23,14 +24,6 @@ const volatile __u64 wakeup_watermark = 2 << 20;
 /* Bytes of user stack copied per sample for CFI unwinding in the collector
  * (--stack-bytes, a multiple of EP_STACK_CHUNK); 0 in frame-pointer mode. */
 const volatile __u32 stack_bytes = 0;
-
-/* Traced processes, by tgid. Userspace seeds it; forks add to it. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, EP_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
 
 /* Resized by the collector before load (sampler.c: ring_bytes) to half a
  * second of samples from every CPU; this is only the fallback. */

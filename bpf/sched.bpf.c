@@ -16,9 +16,10 @@
 #include <bpf/bpf_tracing.h>
 
 #include "events.h"
+#include "targets.h"
 #include "sched_acct.h"
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
+char LICENSE[] __weak SEC("license") = "Dual BSD/GPL";
 
 #define EP_ENOENT 2 /* errno values; vmlinux.h has no <errno.h> */
 #define EP_EFAULT 14
@@ -26,11 +27,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Set by the collector before load. */
 const volatile __u64 offcpu_min_ns = 1000000;
 const volatile bool capture_stacks = true;
-const volatile bool capture_kernel = true;
+const volatile bool sched_capture_kernel = true;
 /* Ring fill (bytes) above which a submit wakes the collector early; below
  * it the collector drains on its 10 ms timer (a wakeup per event would cost
  * the traced thread more than the accounting itself). A quarter ring. */
-const volatile __u64 wakeup_watermark = 64 << 10;
+const volatile __u64 sched_wakeup_watermark = 64 << 10;
 /* Off-CPU user stacks are walked at a blocking switch-out only where a long
  * episode is predicted, and taken again without a walk where the thread
  * blocks exactly where its last walked stack was taken (ep_ustack_plan in
@@ -39,18 +40,9 @@ const volatile __u64 wakeup_watermark = 64 << 10;
  * (--offcpu-ustack-every). */
 const volatile __u8 ustack_sample_every = 0;
 
-/* Zeroed template for new ustacks entries: larger than the 512-byte BPF
+/* Zeroed template for new sched_ustacks entries: larger than the 512-byte BPF
  * stack. */
 const struct ep_sched_ustack zero_ustack = {};
-
-/* Traced processes, by tgid: the CPU sampler's map, shared through
- * bpf_map__reuse_fd() before load (same definition as profile.bpf.c). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, EP_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
 
 /* Per-thread accounting while the thread lives: task-local storage, found
  * from the task_struct the tracepoint hands over (no hash of the tid per
@@ -61,11 +53,11 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct ep_sched_thread);
-} tls SEC(".maps");
+} sched_tls SEC(".maps");
 
-/* What the collector reads, by tid: /proc seeds (moved to `tls` at the
- * thread's first switch), threads at their exit (copied from `tls`), and all
- * live ones when the collector runs flush_threads at the end. Preallocated
+/* What the collector reads, by tid: /proc seeds (moved to `sched_tls` at the
+ * thread's first switch), threads at their exit (copied from `sched_tls`), and all
+ * live ones when the collector runs sched_flush at the end. Preallocated
  * (the default): the exit path must never wait on an allocator. The
  * collector removes exited threads every second. */
 struct {
@@ -73,7 +65,7 @@ struct {
 	__uint(max_entries, EP_SCHED_MAX_THREADS);
 	__type(key, __u32);
 	__type(value, struct ep_sched_thread);
-} threads SEC(".maps");
+} sched_threads SEC(".maps");
 
 /* One user stack per thread, from its last blocking switch-out. Shrunk to
  * one entry by the collector when stacks are off. */
@@ -82,7 +74,7 @@ struct {
 	__uint(max_entries, EP_SCHED_MAX_THREADS);
 	__type(key, __u32);
 	__type(value, struct ep_sched_ustack);
-} ustacks SEC(".maps");
+} sched_ustacks SEC(".maps");
 
 /* Long off-CPU episodes, sized by their frames: 64 bytes + 8 per frame,
  * ~300 bytes for a typical 10 kernel + 15 user frames, 2 KiB at most. At
@@ -95,7 +87,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 << 10);
-} offcpu_events SEC(".maps");
+} sched_offcpu_events SEC(".maps");
 
 /* Where an episode is put together before it is copied to the ring at its
  * used size (a ring reservation must have a constant size). */
@@ -104,7 +96,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct ep_offcpu);
-} offcpu_scratch SEC(".maps");
+} sched_offcpu_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -144,27 +136,27 @@ static __always_inline bool is_target(struct task_struct *t, __u32 *tgid)
 }
 
 /* The state of a traced thread that switched since the attach, in its own
- * task_struct (see `tls`). A thread without one is looked up in `targets`
+ * task_struct (see `sched_tls`). A thread without one is looked up in `targets`
  * once per switch until it is traced; then its /proc seed, if any, is moved
  * here, else it starts ON now (created between seeding and attach). */
 static __always_inline struct ep_sched_thread *get_thread(struct task_struct *task)
 {
-	struct ep_sched_thread *t = bpf_task_storage_get(&tls, task, NULL, 0), *seed;
+	struct ep_sched_thread *t = bpf_task_storage_get(&sched_tls, task, NULL, 0), *seed;
 	__u32 tgid, tid;
 
 	if (t || !is_target(task, &tgid))
 		return t;
-	t = bpf_task_storage_get(&tls, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	t = bpf_task_storage_get(&sched_tls, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t) {
 		count_drop(EP_SDROP_THREAD_MAP_FULL);
 		return NULL;
 	}
 	tid = task->pid;
-	seed = bpf_map_lookup_elem(&threads, &tid);
+	seed = bpf_map_lookup_elem(&sched_threads, &tid);
 	/* A DEAD entry is an earlier thread with this tid, not yet harvested. */
 	if (seed && seed->state == EP_TS_SEEDED && seed->pid == tgid &&
 	    !bpf_probe_read_kernel(t, sizeof(*t), seed)) {
-		bpf_map_delete_elem(&threads, &tid);
+		bpf_map_delete_elem(&sched_threads, &tid);
 		return t;
 	}
 	t->pid = tgid;
@@ -177,11 +169,11 @@ static __always_inline struct ep_sched_thread *get_thread(struct task_struct *ta
 
 static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thread *t)
 {
-	struct ep_sched_ustack *s = bpf_map_lookup_elem(&ustacks, &tid);
+	struct ep_sched_ustack *s = bpf_map_lookup_elem(&sched_ustacks, &tid);
 
 	if (!s) {
-		bpf_map_update_elem(&ustacks, &tid, &zero_ustack, BPF_NOEXIST);
-		s = bpf_map_lookup_elem(&ustacks, &tid);
+		bpf_map_update_elem(&sched_ustacks, &tid, &zero_ustack, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&sched_ustacks, &tid);
 		if (!s) {
 			count_drop(EP_SDROP_USTACK_SLOT);
 			return;
@@ -217,7 +209,7 @@ static __always_inline void plan_user_stack(void *ctx, struct task_struct *prev,
 
 static __always_inline __u64 submit_flags(void)
 {
-	if (bpf_ringbuf_query(&offcpu_events, BPF_RB_AVAIL_DATA) >= wakeup_watermark)
+	if (bpf_ringbuf_query(&sched_offcpu_events, BPF_RB_AVAIL_DATA) >= sched_wakeup_watermark)
 		return BPF_RB_FORCE_WAKEUP;
 	return BPF_RB_NO_WAKEUP;
 }
@@ -228,7 +220,7 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct 
 				    __u64 dur, __u64 now)
 {
 	const __u32 max_bytes = EP_MAX_STACK_DEPTH * sizeof(__u64), zero = 0;
-	struct ep_offcpu *e = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	struct ep_offcpu *e = bpf_map_lookup_elem(&sched_offcpu_scratch, &zero);
 	struct ep_sched_ustack *s;
 	__u32 kbytes = 0, ubytes = 0;
 	long n;
@@ -248,7 +240,7 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct 
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
 
 	e->kstack_sz = 0;
-	if (capture_kernel) {
+	if (sched_capture_kernel) {
 		n = bpf_get_task_stack(task, e->ips, max_bytes, 0);
 		e->kstack_sz = (__s32)n;
 		if (n < 0)
@@ -264,7 +256,7 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct 
 		 * frames only, counted apart from the failures. */
 		count_drop(EP_SSTAT_USTACK_SKIPPED);
 	} else {
-		s = bpf_map_lookup_elem(&ustacks, &tid);
+		s = bpf_map_lookup_elem(&sched_ustacks, &tid);
 		if (s) {
 			e->ustack_sz = s->size;
 			if (s->size > 0) {
@@ -283,13 +275,13 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct 
 	}
 	e->kstack_sz = e->kstack_sz < 0 ? e->kstack_sz : (__s32)kbytes;
 	e->ustack_sz = e->ustack_sz < 0 ? e->ustack_sz : (__s32)ubytes;
-	if (bpf_ringbuf_output(&offcpu_events, e, offsetof(struct ep_offcpu, ips) + kbytes + ubytes,
-			       submit_flags()))
+	if (bpf_ringbuf_output(&sched_offcpu_events, e,
+			       offsetof(struct ep_offcpu, ips) + kbytes + ubytes, submit_flags()))
 		count_drop(EP_SDROP_RINGBUF_FULL);
 }
 
 SEC("tp_btf/sched_switch")
-int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	struct ep_sched_thread *t;
 	__u64 now = 0, ep, rq;
@@ -349,14 +341,14 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new_task)
 }
 
 SEC("tp_btf/sched_wakeup")
-int BPF_PROG(on_sched_wakeup, struct task_struct *p)
+int BPF_PROG(sched_wake, struct task_struct *p)
 {
 	on_wakeup(p, false);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(on_sched_wakeup_new, struct task_struct *p)
+int BPF_PROG(sched_wake_new, struct task_struct *p)
 {
 	on_wakeup(p, true);
 	return 0;
@@ -366,14 +358,14 @@ int BPF_PROG(on_sched_wakeup_new, struct task_struct *p)
  * traced threads have entries, and the CPU sampler may already have dropped
  * the tgid from `targets` when this is the process's last thread. */
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(on_sched_exit, struct task_struct *task)
+int BPF_PROG(sched_exit, struct task_struct *task)
 {
-	struct ep_sched_thread *t = bpf_task_storage_get(&tls, task, NULL, 0);
+	struct ep_sched_thread *t = bpf_task_storage_get(&sched_tls, task, NULL, 0);
 	__u32 tid = task->pid;
 
 	if (!t) {
 		/* Seeded, never switched since the attach. */
-		t = bpf_map_lookup_elem(&threads, &tid);
+		t = bpf_map_lookup_elem(&sched_threads, &tid);
 		if (t)
 			ep_acct_exit(t, bpf_ktime_get_ns());
 		return 0;
@@ -381,17 +373,17 @@ int BPF_PROG(on_sched_exit, struct task_struct *task)
 	ep_acct_exit(t, bpf_ktime_get_ns());
 	/* Its final name (pthread_setname_np after creation). */
 	bpf_get_current_comm(t->comm, sizeof(t->comm));
-	/* `tls` goes with the task: the record moves to where the collector
+	/* `sched_tls` goes with the task: the record moves to where the collector
 	 * reads it. */
-	if (bpf_map_update_elem(&threads, &tid, t, BPF_ANY))
+	if (bpf_map_update_elem(&sched_threads, &tid, t, BPF_ANY))
 		count_drop(EP_SDROP_THREAD_MAP_FULL);
 	return 0;
 }
 
 /* Run by the collector at the end (bpf_iter_create): copies every live
- * traced thread's `tls` into `threads`. Not auto-attached. */
+ * traced thread's `sched_tls` into `sched_threads`. Not auto-attached. */
 SEC("iter/task")
-int flush_threads(struct bpf_iter__task *ctx)
+int sched_flush(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
 	struct ep_sched_thread *t;
@@ -399,11 +391,11 @@ int flush_threads(struct bpf_iter__task *ctx)
 
 	if (!task)
 		return 0;
-	t = bpf_task_storage_get(&tls, task, NULL, 0);
+	t = bpf_task_storage_get(&sched_tls, task, NULL, 0);
 	if (!t)
 		return 0;
 	tid = task->pid;
-	if (bpf_map_update_elem(&threads, &tid, t, BPF_ANY))
+	if (bpf_map_update_elem(&sched_threads, &tid, t, BPF_ANY))
 		count_drop(EP_SDROP_THREAD_MAP_FULL);
 	return 0;
 }

@@ -12,24 +12,17 @@
 #include <bpf/bpf_tracing.h>
 
 #include "events.h"
+#include "targets.h"
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
+char LICENSE[] __weak SEC("license") = "Dual BSD/GPL";
 
 /* rss_stat fires on every counter change (each page fault): an event goes
  * out only when a mm's RSS moved this far from the last one sent. The peak
- * is kept exactly in mm_states regardless. Set before load. */
+ * is kept exactly in sm_mm_states regardless. Set before load. */
 const volatile __s64 rss_step = 512 << 10;
 /* Same watermark rule as the CPU sampler: no wakeup per event; a quarter of
  * the ring (~290 events) wakes the collector before its 10 ms drain. */
-const volatile __u64 wakeup_watermark = 32 << 10;
-
-/* Shared with the CPU sampler through bpf_map__reuse_fd (same definition). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, EP_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
+const volatile __u64 sm_wakeup_watermark = 32 << 10;
 
 /* One entry per traced mm: a process and the image it exec'd into may both
  * be alive for a moment, hence twice the target bound. Userspace deletes
@@ -39,7 +32,7 @@ struct {
 	__uint(max_entries, 2 * EP_MAX_TARGETS);
 	__type(key, __u32); /* rss_stat mm_id */
 	__type(value, struct ep_sysmon_mm);
-} mm_states SEC(".maps");
+} sm_mm_states SEC(".maps");
 
 /* Records are ~112 bytes: 128 KiB holds ~1170. RSS events are bounded by
  * rss_step (a process faulting in 1 GB/s sends ~2000/s), frequency ones
@@ -83,7 +76,7 @@ static __always_inline struct ep_sysmon_event *reserve(__u32 type)
 
 static __always_inline void submit(struct ep_sysmon_event *e)
 {
-	__u64 f = bpf_ringbuf_query(&sm_events, BPF_RB_AVAIL_DATA) >= wakeup_watermark
+	__u64 f = bpf_ringbuf_query(&sm_events, BPF_RB_AVAIL_DATA) >= sm_wakeup_watermark
 			  ? BPF_RB_FORCE_WAKEUP
 			  : BPF_RB_NO_WAKEUP;
 
@@ -97,7 +90,7 @@ static __always_inline void read_loc_str(void *ctx, __u32 loc, char *dst)
 }
 
 SEC("tracepoint/kmem/rss_stat")
-int on_rss_stat(struct trace_event_raw_rss_stat *ctx)
+int sm_rss(struct trace_event_raw_rss_stat *ctx)
 {
 	__u32 mm_id = ctx->mm_id;
 	int member = ctx->member;
@@ -108,10 +101,10 @@ int on_rss_stat(struct trace_event_raw_rss_stat *ctx)
 
 	if (member < 0 || member >= EP_SM_RSS_MEMBERS)
 		return 0;
-	st = bpf_map_lookup_elem(&mm_states, &mm_id);
+	st = bpf_map_lookup_elem(&sm_mm_states, &mm_id);
 	if (st && ctx->curr && st->tgid != tgid) {
 		/* The hashed mm pointer was reused by another process. */
-		bpf_map_delete_elem(&mm_states, &mm_id);
+		bpf_map_delete_elem(&sm_mm_states, &mm_id);
 		st = NULL;
 	}
 	if (!st) {
@@ -122,12 +115,12 @@ int on_rss_stat(struct trace_event_raw_rss_stat *ctx)
 		 * later updates from elsewhere (reclaim, exit) find the entry. */
 		if (!ctx->curr || !bpf_map_lookup_elem(&targets, &tgid))
 			return 0;
-		err = bpf_map_update_elem(&mm_states, &mm_id, &init, BPF_NOEXIST);
+		err = bpf_map_update_elem(&sm_mm_states, &mm_id, &init, BPF_NOEXIST);
 		if (err && err != -17 /* EEXIST: another CPU won the race */) {
 			count_drop(EP_SM_DROP_MM_MAP_FULL);
 			return 0;
 		}
-		st = bpf_map_lookup_elem(&mm_states, &mm_id);
+		st = bpf_map_lookup_elem(&sm_mm_states, &mm_id);
 		if (!st)
 			return 0;
 	}
@@ -156,7 +149,7 @@ int on_rss_stat(struct trace_event_raw_rss_stat *ctx)
 }
 
 SEC("tracepoint/oom/mark_victim")
-int on_mark_victim(struct trace_event_raw_mark_victim *ctx)
+int sm_oom(struct trace_event_raw_mark_victim *ctx)
 {
 	__u32 pid = ctx->pid;
 	struct ep_sysmon_event *e;
@@ -179,7 +172,7 @@ int on_mark_victim(struct trace_event_raw_mark_victim *ctx)
 }
 
 SEC("tracepoint/power/cpu_frequency")
-int on_cpu_frequency(struct trace_event_raw_cpu *ctx)
+int sm_cpufreq(struct trace_event_raw_cpu *ctx)
 {
 	struct ep_sysmon_event *e = reserve(EP_SM_FREQ);
 
@@ -192,7 +185,7 @@ int on_cpu_frequency(struct trace_event_raw_cpu *ctx)
 }
 
 SEC("tracepoint/power/cpu_frequency_limits")
-int on_cpu_frequency_limits(struct trace_event_raw_cpu_frequency_limits *ctx)
+int sm_cpufreq_lim(struct trace_event_raw_cpu_frequency_limits *ctx)
 {
 	struct ep_sysmon_event *e = reserve(EP_SM_FREQ_LIMITS);
 
@@ -206,7 +199,7 @@ int on_cpu_frequency_limits(struct trace_event_raw_cpu_frequency_limits *ctx)
 }
 
 SEC("tracepoint/thermal/thermal_temperature")
-int on_thermal_temperature(struct trace_event_raw_thermal_temperature *ctx)
+int sm_thermal(struct trace_event_raw_thermal_temperature *ctx)
 {
 	struct ep_sysmon_event *e = reserve(EP_SM_TEMP);
 
@@ -221,7 +214,7 @@ int on_thermal_temperature(struct trace_event_raw_thermal_temperature *ctx)
 }
 
 SEC("tracepoint/thermal/thermal_zone_trip")
-int on_thermal_zone_trip(struct trace_event_raw_thermal_zone_trip *ctx)
+int sm_trip(struct trace_event_raw_thermal_zone_trip *ctx)
 {
 	struct ep_sysmon_event *e = reserve(EP_SM_TRIP);
 
@@ -236,7 +229,7 @@ int on_thermal_zone_trip(struct trace_event_raw_thermal_zone_trip *ctx)
 }
 
 SEC("tracepoint/thermal/cdev_update")
-int on_cdev_update(struct trace_event_raw_cdev_update *ctx)
+int sm_cdev(struct trace_event_raw_cdev_update *ctx)
 {
 	struct ep_sysmon_event *e = reserve(EP_SM_CDEV);
 
@@ -250,7 +243,7 @@ int on_cdev_update(struct trace_event_raw_cdev_update *ctx)
 
 /* A new image means a new mm: the memory figures restart (docs/thermal.md). */
 SEC("tracepoint/sched/sched_process_exec")
-int on_exec(struct trace_event_raw_sched_process_exec *ctx)
+int sm_exec(struct trace_event_raw_sched_process_exec *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct ep_sysmon_event *e;

@@ -28,7 +28,8 @@
 
 #include "cycle_sink.h"
 #include "cycle_spec.h"
-#include "cycles.skel.h"
+#include "events.h" /* types the skeleton names */
+#include "modules.skel.h"
 #include "cycles_json.h"
 #include "cycles_summary.h"
 #include "export_csv.h"
@@ -83,7 +84,7 @@ struct cycles_state {
 	const struct rec_ctx *ctx;
 	struct output_dir *od; /* from write_files, still open while report.json is written */
 	struct cycle_spec spec;
-	struct cycles_bpf *skel;
+	struct modules_bpf *skel; /* owned by record.c (bpf_parts.h) */
 	struct ring_buffer *rb;
 	struct ctarget *tg;
 	size_t ntg, captg;
@@ -159,46 +160,51 @@ static int cm_open(void **state, const struct rec_ctx *ctx)
 		log_error("%s", err); /* cli_parse validated it */
 		goto fail;
 	}
-	if (!ctx->cycles)
-		return 0; /* whole run only */
-	s->skel = cycles_bpf__open();
-	if (!s->skel) {
-		rc = -errno;
-		goto nobpf;
-	}
-	if (s->spec.src == CYC_SRC_PY) {
-		memcpy((char *)s->skel->rodata->py_name, s->spec.py_name, sizeof(s->spec.py_name));
-		s->skel->rodata->py_name_len = (uint32_t)strlen(s->spec.py_name) + 1;
-	}
-	rc = bpf_map__reuse_fd(s->skel->maps.targets, ctx->targets_map_fd);
-	if (!rc)
-		rc = cycles_bpf__load(s->skel);
-	if (rc)
-		goto nobpf;
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.cycle_events), on_event, s, NULL);
-	if (!s->rb) {
-		rc = -errno;
-		log_error("cycles: cannot set up the ring buffer: %s", strerror(-rc));
-		goto fail;
-	}
-	return 0;
-nobpf:
-	/* Asked-for boundaries that cannot be attached are an error; without
-	 * them the run is one cycle as before. */
-	if (s->spec.src != CYC_SRC_AUTO) {
-		log_error("cycles: cannot load the BPF programs for --cycle%s %s: %s (run with -vv "
-			  "for the verifier log)",
-			  s->spec.every ? "-every" : "", s->spec.text, strerror(-rc));
-		goto fail;
-	}
-	log_info("cycles: no cycle boundaries: cannot load the BPF programs: %s", strerror(-rc));
-	cycles_bpf__destroy(s->skel);
-	s->skel = NULL;
 	return 0;
 fail:
 	cm_close(s);
 	*state = NULL;
 	return rc ? rc : -EINVAL;
+}
+
+static int cm_bpf_setup(void *state, struct modules_bpf *skel)
+{
+	struct cycles_state *s = state;
+
+	if (!s->ctx->cycles)
+		return 0; /* whole run only */
+	if (s->spec.src == CYC_SRC_PY) {
+		memcpy((char *)skel->rodata->py_name, s->spec.py_name, sizeof(s->spec.py_name));
+		skel->rodata->py_name_len = (uint32_t)strlen(s->spec.py_name) + 1;
+	}
+	return 1;
+}
+
+static int cm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
+{
+	struct cycles_state *s = state;
+
+	if (!skel) {
+		/* Asked-for boundaries that cannot be attached are an error;
+		 * without them the run is one cycle as before. */
+		if (s->spec.src != CYC_SRC_AUTO) {
+			log_error("cycles: cannot load the BPF programs for --cycle%s %s: %s (run "
+				  "with -vv for the verifier log)",
+				  s->spec.every ? "-every" : "", s->spec.text, strerror(-err));
+			return err;
+		}
+		log_info("cycles: no cycle boundaries: cannot load the BPF programs: %s",
+			 strerror(-err));
+		return 0;
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.cycle_events), on_event, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		log_error("cycles: cannot set up the ring buffer: %s", strerror(-err));
+		return err;
+	}
+	s->skel = skel;
+	return 0;
 }
 
 static int keep_link(struct ctarget *t, struct bpf_link *l)
@@ -943,7 +949,6 @@ static void cm_close(void *state)
 	}
 	free(s->tg);
 	ring_buffer__free(s->rb);
-	cycles_bpf__destroy(s->skel);
 	cycle_spec_free(&s->spec);
 	cycle_table_free(&s->table);
 	findings_free(&s->findings);
@@ -953,6 +958,9 @@ static void cm_close(void *state)
 const struct rec_module cycles_rec_module = {
 	.name = "cycles",
 	.open = cm_open,
+	.bpf_part = "cycle_",
+	.bpf_setup = cm_bpf_setup,
+	.bpf_loaded = cm_bpf_loaded,
 	.add_target = cm_add_target,
 	.attach = cm_attach,
 	.poll = cm_poll,

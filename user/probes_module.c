@@ -40,7 +40,8 @@
 #include "log.h"
 #include "probes.h"
 #include "top_live.h"
-#include "probes.skel.h"
+#include "events.h" /* types the skeleton names */
+#include "modules.skel.h"
 #include "proc_info.h"
 #include "proc_maps.h"
 #include "uprobe_discovery.h"
@@ -91,7 +92,8 @@ struct probes_mod {
 	size_t *def_name; /* def -> index in names */
 	size_t ldso_name;
 	bool *def_matched, *def_warned;
-	struct probes_bpf *skel;
+	struct modules_bpf *skel; /* owned by record.c (bpf_parts.h) */
+	bool prepared;
 	struct ring_buffer *rb;
 	struct probe_stats *st;
 	struct file_cache *fc;
@@ -668,8 +670,8 @@ static int pm_open(void **state, const struct rec_ctx *ctx)
 	m->st = probe_stats_new(MAX_TRACE_SPANS, MAX_SQL_STATEMENTS);
 	if (!m->st)
 		goto fail;
-	/* The BPF side loads at attach, once the other modules' open hooks
-	 * have made their requests. */
+	/* The BPF side loads after every module's open hook (bpf_parts.h),
+	 * once the other modules have made their requests. */
 	*state = m;
 	return 0;
 fail:
@@ -704,12 +706,21 @@ static int add_bus_requests(struct probes_mod *m)
 	return 0;
 }
 
-/* Loads and sets up the BPF side. -ENODEV: probes unavailable on this
- * kernel (logged), the run goes on without them. */
-static int setup_bpf(struct probes_mod *m)
+/* Adds the other modules' requests and builds the name tables, once:
+ * before the BPF load, which runs only when there is something to probe. */
+static int prepare(struct probes_mod *m)
 {
-	int rc = -ENOMEM;
+	int rc;
 
+	if (m->prepared)
+		return 0;
+	rc = add_bus_requests(m);
+	if (rc)
+		return rc;
+	m->prepared = true;
+	if (!m->specs.n)
+		return 0;
+	rc = -ENOMEM;
 	m->def_name = calloc(m->specs.n + 1, sizeof(*m->def_name));
 	m->def_matched = calloc(m->specs.n + 1, sizeof(bool));
 	m->def_warned = calloc(m->specs.n + 1, sizeof(bool));
@@ -724,23 +735,40 @@ static int setup_bpf(struct probes_mod *m)
 			return rc;
 	if (add_name(m, LDSO_SYMBOL, &m->ldso_name))
 		return rc;
+	return 0;
+}
+
+static int pm_bpf_setup(void *state, struct modules_bpf *skel)
+{
+	struct probes_mod *m = state;
+	int rc = prepare(m);
+
+	(void)skel;
+	if (rc)
+		return rc;
+	/* --probes none, no --probe, no request: stay idle, load nothing. */
+	return m->specs.n ? 1 : 0;
+}
+
+static int pm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
+{
+	struct probes_mod *m = state;
 
 	/* Probes are an addition to the CPU profile: a kernel that cannot
 	 * load them costs the probe data, not the run. */
-	m->skel = probes_bpf__open();
-	if (!m->skel) {
-		log_warn("probes disabled: cannot open the BPF object: %s", strerror(errno));
-		return -ENODEV;
-	}
-	rc = bpf_map__reuse_fd(m->skel->maps.targets, m->ctx->targets_map_fd);
-	if (!rc)
-		rc = probes_bpf__load(m->skel);
-	if (rc) {
+	if (!skel)
 		log_warn("probes disabled: cannot load the BPF programs: %s (run with -vv for the "
 			 "verifier log)",
-			 strerror(-rc));
-		return -ENODEV;
-	}
+			 strerror(-err));
+	m->skel = skel;
+	return 0;
+}
+
+/* Sets up the loaded BPF side: its ring buffer and the thread-exit hook. */
+static int setup_bpf(struct probes_mod *m)
+{
+	int rc;
+
 	m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.probe_events), on_event, m, NULL);
 	if (!m->rb) {
 		rc = -errno;
@@ -781,20 +809,14 @@ static int pm_attach(void *state)
 	bool any_preset = false;
 	int err;
 
-	err = add_bus_requests(m);
+	err = prepare(m);
 	if (err)
 		return err;
-	if (!m->specs.n)
-		return 0; /* --probes none, no --probe, no request: stay idle */
+	if (!m->specs.n || !m->skel)
+		return 0; /* nothing to probe, or probes unavailable here: stay idle */
 	err = setup_bpf(m);
-	if (err) {
-		/* Tear down what was set up; the hooks see an idle module. */
-		ring_buffer__free(m->rb);
-		m->rb = NULL;
-		probes_bpf__destroy(m->skel);
-		m->skel = NULL;
-		return err == -ENODEV ? 0 : err;
-	}
+	if (err)
+		return err;
 
 	for (size_t i = 0; i < m->ntg; i++)
 		scan_target(m, &m->tg[i]);
@@ -1128,7 +1150,10 @@ static void pm_close(void *state)
 	}
 	free(m->tg);
 	ring_buffer__free(m->rb);
-	probes_bpf__destroy(m->skel);
+	if (m->skel) {
+		bpf_link__destroy(m->skel->links.probe_thread_exit);
+		m->skel->links.probe_thread_exit = NULL;
+	}
 	for (size_t i = 0; i < m->nfc; i++)
 		free(m->fc[i].offsets);
 	free(m->fc);
@@ -1153,6 +1178,9 @@ static void pm_close(void *state)
 const struct rec_module probes_rec_module = {
 	.name = "probes",
 	.open = pm_open,
+	.bpf_part = "probe_",
+	.bpf_setup = pm_bpf_setup,
+	.bpf_loaded = pm_bpf_loaded,
 	.add_target = pm_add_target,
 	.attach = pm_attach,
 	.poll = pm_poll,

@@ -4,7 +4,7 @@
  * (scheduler, memory, thermal, probes, Jetson, ...). record.c drives every
  * module through these hooks, in this order:
  *
- *   open -> add_target* -> attach -> poll* (every ~10 ms, and on_fork/on_exit
+ *   open -> [bpf_setup -> bpf_loaded] -> add_target* -> attach -> poll* (every ~10 ms, and on_fork/on_exit
  *   as targets come and go) -> stop -> report_json / trace_events /
  *   write_files / summary -> close
  *
@@ -32,6 +32,7 @@ struct profile;
 struct live_metrics;
 struct probe_bus;
 struct cycle_sink;
+struct modules_bpf;
 
 struct rec_ctx {
 	const struct cli_opts *opts;
@@ -65,6 +66,16 @@ struct rec_ctx {
 struct rec_module {
 	const char *name;
 	int (*open)(void **state, const struct rec_ctx *ctx);
+	/* The module's part of the modules' linked BPF object: the prefix of
+	 * its programs' and maps' names, NULL for none. After every open,
+	 * bpf_setup configures the part and says whether it takes part;
+	 * bpf_loaded hands over the loaded object, or (skel NULL) the error
+	 * that kept the part from loading: return -ENODEV there to turn the
+	 * module off, another negative errno to end the run. See bpf_parts.h
+	 * for the contract. */
+	const char *bpf_part;
+	int (*bpf_setup)(void *state, struct modules_bpf *skel);
+	int (*bpf_loaded)(void *state, struct modules_bpf *skel, int err);
 	int (*add_target)(void *state, uint32_t pid);
 	int (*attach)(void *state);
 	/* Non-blocking: drain ring buffers, sample files. */

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpf_parts.h"
 #include "jetson_module.h"
 #include "probes.h"
 #include "cycles_module.h"
@@ -76,8 +77,9 @@ struct recorder {
 	struct sampler *sampler;
 	struct run_info ri;
 	struct rec_ctx mctx;
-	struct output_dir *od; /* while the bundle is written */
-	void *mstate[8];       /* per module in `modules`, NULL when off */
+	struct output_dir *od;		/* while the bundle is written */
+	void *mstate[8];		/* per module in `modules`, NULL when off */
+	struct bpf_parts_objs bpf_objs; /* the modules' BPF object(s) */
 	size_t cap_targets;
 	size_t nalive;
 	pid_t child;
@@ -99,6 +101,61 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A module's bpf_loaded, with -ENODEV turning the module off here. */
+struct part_ctx {
+	struct recorder *r;
+	size_t i;
+};
+
+static int part_setup(void *state, struct modules_bpf *skel)
+{
+	struct part_ctx *pc = state;
+
+	return modules[pc->i]->bpf_setup(pc->r->mstate[pc->i], skel);
+}
+
+static int part_loaded(void *state, struct modules_bpf *skel, int err)
+{
+	struct part_ctx *pc = state;
+	size_t i = pc->i;
+
+	err = modules[i]->bpf_loaded(pc->r->mstate[i], skel, err);
+	if (err == -ENODEV) {
+		modules[i]->close(pc->r->mstate[i]);
+		pc->r->mstate[i] = NULL;
+		return 0;
+	}
+	if (err)
+		log_error("cannot start %s: %s", modules[i]->name, strerror(-err));
+	return err;
+}
+
+/* Loads the modules' BPF parts as one object (bpf_parts.h). The
+ * environment variable EBPF_PROF_FAULT_BPF=PREFIX makes that part fail
+ * to load: the fallback it exercises otherwise runs only on kernels that
+ * lack something, and the tests need to reach it here. */
+static int load_module_bpf(struct recorder *r)
+{
+	struct bpf_part parts[NMODULES];
+	struct part_ctx pcs[NMODULES];
+	size_t n = 0;
+
+	for_each_module(r, i) {
+		if (!modules[i]->bpf_part)
+			continue;
+		pcs[n] = (struct part_ctx){ .r = r, .i = i };
+		parts[n] = (struct bpf_part){ .prefix = modules[i]->bpf_part,
+					      .setup = part_setup,
+					      .loaded = part_loaded,
+					      .state = &pcs[n] };
+		n++;
+	}
+	if (!n)
+		return 0;
+	return bpf_parts_load(parts, n, r->mctx.targets_map_fd, getenv("EBPF_PROF_FAULT_BPF"),
+			      &r->bpf_objs);
 }
 
 /* CPU time, not wall time: on a busy machine the collector is preempted
@@ -942,10 +999,6 @@ int record_main(const struct cli_opts *o)
 		goto out;
 	}
 	for (size_t i = 0; i < NMODULES; i++) {
-		/* Each BPF object load parses the kernel's BTF (~11 MB) and frees
-		 * it; returning that heap between loads keeps the peak at one
-		 * parse instead of one per module. */
-		malloc_trim(0);
 		err = modules[i]->open(&r.mstate[i], &r.mctx);
 		if (err == -ENODEV) {
 			r.mstate[i] = NULL;
@@ -956,11 +1009,17 @@ int record_main(const struct cli_opts *o)
 			log_error("cannot start %s: %s", modules[i]->name, strerror(-err));
 			goto out;
 		}
+	}
+	if (load_module_bpf(&r))
+		goto out;
+	/* The sampler's load parsed the kernel's BTF (~11 MB) and so did
+	 * the modules' one; returning that heap keeps the peak at one parse. */
+	malloc_trim(0);
+	for_each_module(&r, i)
 		for (size_t t = 0; t < r.ri.ntargets; t++)
 			if (modules[i]->add_target &&
 			    modules[i]->add_target(r.mstate[i], r.ri.targets[t].pid))
 				goto out;
-	}
 
 	for_each_module(&r, i) {
 		if (modules[i]->attach && modules[i]->attach(r.mstate[i]))
@@ -1100,6 +1159,8 @@ out:
 	sampler_close(r.sampler);
 	for_each_module(&r, i)
 		modules[i]->close(r.mstate[i]);
+	/* After the modules' close: their links and rings point into them. */
+	bpf_parts_close(&r.bpf_objs);
 	throttle_feed_free(r.mctx.throttle);
 	/* After the modules' close: the probes module points into it. */
 	probe_bus_free(r.mctx.probe_bus);

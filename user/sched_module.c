@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Runs bpf/sched.bpf.c as a recording module (see sched_view.h). */
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
@@ -12,13 +11,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpf_parts.h"
 #include "cycle_sink.h"
 #include "log.h"
 #include "proc_info.h"
 #include "report.h"
 #include "sched_view.h"
 #include "sched_acct.h"
-#include "sched.skel.h"
+#include "modules.skel.h"
 #include "symbolize.h"
 #include "top_live.h"
 
@@ -29,7 +29,7 @@
 
 struct sched_mod {
 	const struct rec_ctx *ctx;
-	struct sched_bpf *skel;
+	struct modules_bpf *skel; /* owned by record.c (bpf_parts.h) */
 	struct ring_buffer *rb;
 	struct profile off; /* weights in microseconds (period_ns = 1000) */
 	bool stacks;
@@ -144,44 +144,14 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Returns the first of tps[] the kernel has no BTF tracepoint for, or NULL.
- * One parse of the kernel BTF for all of them: libbpf_find_vmlinux_btf_id
- * parses the whole of it (~5 MB) per call, which was 9% of the collector's
- * CPU time for a 5 s capture (docs/performance.md). */
-static const char *missing_tracepoint(const char *const *tps, size_t n)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	const char *missing = NULL;
-	char name[128];
-
-	if (!btf)
-		return tps[0];
-	for (size_t i = 0; i < n && !missing; i++) {
-		/* What a tp_btf program attaches to: the btf_trace_<name> typedef. */
-		snprintf(name, sizeof(name), "btf_trace_%s", tps[i]);
-		if (btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) < 0)
-			missing = tps[i];
-	}
-	btf__free(btf);
-	return missing;
-}
-
 static int sm_open(void **state, const struct rec_ctx *ctx)
 {
-	static const char *const tps[] = { "sched_switch", "sched_wakeup", "sched_wakeup_new",
-					   "sched_process_exit" };
 	const struct cli_opts *o = ctx->opts;
-	const char *missing;
 	struct sched_mod *m;
 	int err;
 
 	if (o->no_sched)
 		return -ENODEV;
-	missing = missing_tracepoint(tps, sizeof(tps) / sizeof(tps[0]));
-	if (missing) {
-		log_info("scheduler view off: this kernel has no BTF tracepoint %s", missing);
-		return -ENODEV;
-	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -192,43 +162,41 @@ static int sm_open(void **state, const struct rec_ctx *ctx)
 	m->st.offcpu_min_us = o->offcpu_min_us;
 	/* 1e6 "Hz": one count of the off-CPU profile is one microsecond. */
 	err = profile_init(&m->off, 1000000);
-	if (err)
-		goto fail;
-
-	m->skel = sched_bpf__open();
-	if (!m->skel) {
-		err = -errno;
-		log_warn("scheduler view off: cannot open its BPF object: %s", strerror(-err));
-		err = -ENODEV;
-		goto fail;
-	}
-	m->skel->rodata->offcpu_min_ns = (uint64_t)o->offcpu_min_us * 1000;
-	m->skel->rodata->capture_stacks = m->stacks;
-	m->skel->rodata->capture_kernel = o->kernel_stacks;
-	m->skel->rodata->ustack_sample_every = (uint8_t)o->offcpu_ustack_every;
-	if (!m->stacks)
-		bpf_map__set_max_entries(m->skel->maps.ustacks, 1);
-	/* Run once at the end (flush_tls), not attached with the tracepoints. */
-	bpf_program__set_autoattach(m->skel->progs.flush_threads, false);
-	err = bpf_map__reuse_fd(m->skel->maps.targets, ctx->targets_map_fd);
-	if (!err)
-		err = sched_bpf__load(m->skel);
 	if (err) {
+		free(m);
+		return err;
+	}
+	*state = m;
+	return 0;
+}
+
+static int sm_bpf_setup(void *state, struct modules_bpf *skel)
+{
+	struct sched_mod *m = state;
+	const struct cli_opts *o = m->ctx->opts;
+
+	skel->rodata->offcpu_min_ns = (uint64_t)o->offcpu_min_us * 1000;
+	skel->rodata->capture_stacks = m->stacks;
+	skel->rodata->sched_capture_kernel = o->kernel_stacks;
+	skel->rodata->ustack_sample_every = (uint8_t)o->offcpu_ustack_every;
+	if (!m->stacks)
+		bpf_map__set_max_entries(skel->maps.sched_ustacks, 1);
+	return 1;
+}
+
+static int sm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
+{
+	struct sched_mod *m = state;
+
+	if (!skel) {
 		/* The CPU profile does not need this: go on without it. */
 		log_warn("scheduler view off: cannot load its BPF programs: %s (-v for the "
 			 "verifier log)",
 			 strerror(-err));
-		err = -ENODEV;
-		goto fail;
+		return -ENODEV;
 	}
-	*state = m;
+	m->skel = skel;
 	return 0;
-fail:
-	ring_buffer__free(m->rb);
-	sched_bpf__destroy(m->skel);
-	profile_free(&m->off);
-	free(m);
-	return err;
 }
 
 static int sm_add_target(void *state, uint32_t pid)
@@ -274,7 +242,7 @@ static int read_small(const char *path, char *buf, size_t len)
 static void seed_pid(struct sched_mod *m, uint32_t pid, uint64_t now)
 {
 	const char *root = m->ctx->opts->proc_root;
-	int fd = bpf_map__fd(m->skel->maps.threads);
+	int fd = bpf_map__fd(m->skel->maps.sched_threads);
 	char path[512], buf[1024];
 	struct dirent *de;
 	DIR *d;
@@ -324,16 +292,58 @@ static void seed_pid(struct sched_mod *m, uint32_t pid, uint64_t now)
 	closedir(d);
 }
 
+/* The iterator sched_flush is not among them: it runs once, at
+ * the end (flush_tls). */
+static int attach_tracepoints(struct modules_bpf *skel)
+{
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link;
+	} tp[] = {
+		{ skel->progs.sched_switch, &skel->links.sched_switch },
+		{ skel->progs.sched_wake, &skel->links.sched_wake },
+		{ skel->progs.sched_wake_new, &skel->links.sched_wake_new },
+		{ skel->progs.sched_exit, &skel->links.sched_exit },
+	};
+
+	for (size_t i = 0; i < sizeof(tp) / sizeof(tp[0]); i++) {
+		*tp[i].link = bpf_program__attach(tp[i].prog);
+		if (!*tp[i].link) {
+			int err = -errno;
+
+			log_error("scheduler view: cannot attach %s: %s",
+				  bpf_program__name(tp[i].prog), strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void detach_tracepoints(struct modules_bpf *skel)
+{
+	struct bpf_link **links[] = {
+		&skel->links.sched_switch,
+		&skel->links.sched_wake,
+		&skel->links.sched_wake_new,
+		&skel->links.sched_exit,
+	};
+
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		bpf_link__destroy(*links[i]);
+		*links[i] = NULL;
+	}
+}
+
 static int sm_attach(void *state)
 {
 	struct sched_mod *m = state;
 	uint64_t now = mono_ns();
 	int err;
 
-	/* The ring is mapped here, not at open: its pages count in the
-	 * collector's RSS from the mmap, and the other modules' BPF loads
-	 * (each a transient kernel-BTF parse) come between open and attach. */
-	m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.offcpu_events), on_event, m, NULL);
+	/* The ring is mapped here, after the load: its pages count in the
+	 * collector's RSS from the mmap, and the load's kernel-BTF parse (freed
+	 * after it) would come on top. */
+	m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.sched_offcpu_events), on_event, m, NULL);
 	if (!m->rb) {
 		err = -errno;
 		log_error("scheduler view: cannot set up its ring buffer: %s", strerror(-err));
@@ -341,12 +351,9 @@ static int sm_attach(void *state)
 	}
 	for (size_t i = 0; i < m->npids; i++)
 		seed_pid(m, m->pids[i], now);
-	err = sched_bpf__attach(m->skel);
-	if (err) {
-		log_error("scheduler view: cannot attach to the sched tracepoints: %s",
-			  strerror(-err));
+	err = attach_tracepoints(m->skel);
+	if (err)
 		return err;
-	}
 	m->attached = true;
 	m->next_harvest_ns = now + HARVEST_PERIOD_NS;
 	return 0;
@@ -375,7 +382,7 @@ static void refresh_comm(struct sched_mod *m, uint32_t tid, struct ep_sched_thre
  * closing each open interval at now). */
 static int harvest(struct sched_mod *m, bool all, uint64_t now)
 {
-	int fd = bpf_map__fd(m->skel->maps.threads);
+	int fd = bpf_map__fd(m->skel->maps.sched_threads);
 	uint32_t key, next, *prev = NULL;
 	struct ep_sched_thread t;
 	size_t first = m->nrecs;
@@ -440,10 +447,10 @@ static int sm_poll(void *state, uint64_t now_ns)
 }
 
 /* Copies the kernel's task-local state of every live traced thread into the
- * `threads` map (the BPF iterator flush_threads), where harvest() reads it. */
+ * `sched_threads` map (the BPF iterator sched_flush), where harvest() reads it. */
 static int flush_tls(struct sched_mod *m)
 {
-	struct bpf_link *link = bpf_program__attach_iter(m->skel->progs.flush_threads, NULL);
+	struct bpf_link *link = bpf_program__attach_iter(m->skel->progs.sched_flush, NULL);
 	char buf[64];
 	ssize_t n;
 	int fd, err = 0;
@@ -472,7 +479,7 @@ static void sm_stop(void *state)
 	uint64_t end;
 	int ncpu = libbpf_num_possible_cpus(), err;
 
-	sched_bpf__detach(m->skel);
+	detach_tracepoints(m->skel);
 	end = mono_ns();
 	if (m->rb)
 		ring_buffer__consume(m->rb);
@@ -548,7 +555,6 @@ static void sm_close(void *state)
 	if (!m)
 		return;
 	ring_buffer__free(m->rb);
-	sched_bpf__destroy(m->skel);
 	profile_free(&m->off);
 	free(m->pids);
 	free(m->recs);
@@ -571,6 +577,9 @@ static const struct profile *sm_speedscope_profile(void *state, const char **lab
 const struct rec_module sched_rec_module = {
 	.name = "sched",
 	.open = sm_open,
+	.bpf_part = "sched_",
+	.bpf_setup = sm_bpf_setup,
+	.bpf_loaded = sm_bpf_loaded,
 	.add_target = sm_add_target,
 	.attach = sm_attach,
 	.poll = sm_poll,

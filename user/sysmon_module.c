@@ -20,9 +20,9 @@
 #include "events.h"
 #include "cycle_sink.h"
 #include "log.h"
+#include "modules.skel.h"
 #include "memory.h"
 #include "sysfs_seed.h"
-#include "sysmon.skel.h"
 #include "thermal.h"
 #include "throttle_feed.h"
 #include "throttle.h"
@@ -43,10 +43,11 @@ static const char *const tp_names[NTP] = {
 
 struct sysmon {
 	const struct rec_ctx *ctx;
-	struct sysmon_bpf *skel;
+	struct modules_bpf *skel; /* owned by record.c (bpf_parts.h) */
 	struct ring_buffer *rb;
 	struct bpf_link *links[NTP];
 	bool tp_ok[NTP];
+	bool tp_logged; /* setup runs again if the shared BPF load failed */
 	struct memstate mem;
 	struct thermal_tl tl;
 	struct sysfs_seed seed;
@@ -104,17 +105,12 @@ static bool tracepoint_exists(const char *name)
 	return stat(p, &st) == 0;
 }
 
-static struct bpf_program *tp_prog(struct sysmon_bpf *skel, int i)
+static struct bpf_program *tp_prog(struct modules_bpf *skel, int i)
 {
 	struct bpf_program *const p[NTP] = {
-		skel->progs.on_rss_stat,
-		skel->progs.on_mark_victim,
-		skel->progs.on_cpu_frequency,
-		skel->progs.on_cpu_frequency_limits,
-		skel->progs.on_thermal_temperature,
-		skel->progs.on_thermal_zone_trip,
-		skel->progs.on_cdev_update,
-		skel->progs.on_exec,
+		skel->progs.sm_rss,	    skel->progs.sm_oom,	    skel->progs.sm_cpufreq,
+		skel->progs.sm_cpufreq_lim, skel->progs.sm_thermal, skel->progs.sm_trip,
+		skel->progs.sm_cdev,	    skel->progs.sm_exec,
 	};
 
 	return p[i];
@@ -200,7 +196,6 @@ static void drop_bpf(struct sysmon *m)
 {
 	ring_buffer__free(m->rb);
 	m->rb = NULL;
-	sysmon_bpf__destroy(m->skel);
 	m->skel = NULL;
 	memset(m->tp_ok, 0, sizeof(m->tp_ok));
 }
@@ -247,30 +242,37 @@ static int sm_open(void **state, const struct rec_ctx *ctx)
 	m->cur = calloc(m->ncpu, sizeof(*m->cur));
 	if (!m->prev || !m->cur || thermal_tl_init(&m->tl, m->ncpu, 0))
 		return open_fail(state, m, -ENOMEM);
+	return 0;
+}
 
-	m->skel = sysmon_bpf__open();
-	if (!m->skel) {
-		log_warn("memory/thermal tracepoints unavailable: cannot open BPF object: %s",
-			 strerror(errno));
-		return 0;
-	}
-	m->mem.rss_step = (uint64_t)m->skel->rodata->rss_step;
+static int sm_bpf_setup(void *state, struct modules_bpf *skel)
+{
+	struct sysmon *m = state;
+
+	m->mem.rss_step = (uint64_t)skel->rodata->rss_step;
 	for (int i = 0; i < NTP; i++) {
 		m->tp_ok[i] = tracepoint_exists(tp_names[i]);
-		if (!m->tp_ok[i])
+		if (!m->tp_ok[i] && !m->tp_logged)
 			log_info("tracepoint %s not in this kernel: its data is unavailable",
 				 tp_names[i]);
-		bpf_program__set_autoload(tp_prog(m->skel, i), m->tp_ok[i]);
+		bpf_program__set_autoload(tp_prog(skel, i), m->tp_ok[i]);
 	}
-	err = bpf_map__reuse_fd(m->skel->maps.targets, ctx->targets_map_fd);
-	if (!err)
-		err = sysmon_bpf__load(m->skel);
-	if (err) {
+	m->tp_logged = true;
+	return 1;
+}
+
+static int sm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
+{
+	struct sysmon *m = state;
+
+	if (!skel) {
 		log_warn("memory/thermal tracepoints unavailable (BPF load: %s); RSS falls back "
 			 "to /proc sampling",
 			 strerror(-err));
 		drop_bpf(m);
+		return 0;
 	}
+	m->skel = skel;
 	return 0;
 }
 
@@ -357,9 +359,9 @@ static int sm_attach(void *state)
 	struct sysmon *m = state;
 	uint64_t now = mono_ns();
 
-	/* The ring is mapped here, not at open: its pages count in the
-	 * collector's RSS from the mmap, and the other modules' BPF loads
-	 * (each a transient kernel-BTF parse) come between open and attach. */
+	/* The ring is mapped here, after the load: its pages count in the
+	 * collector's RSS from the mmap, and the load's kernel-BTF parse (freed
+	 * after it) would come on top. */
 	if (m->skel) {
 		m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.sm_events), on_sm_event, m,
 					 NULL);
@@ -505,7 +507,7 @@ static void collect_peaks(struct sysmon *m, uint32_t pid, bool remove)
 
 	if (!m->skel)
 		return;
-	fd = bpf_map__fd(m->skel->maps.mm_states);
+	fd = bpf_map__fd(m->skel->maps.sm_mm_states);
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
@@ -664,7 +666,6 @@ static void sm_close(void *state)
 	for (int i = 0; i < NTP; i++)
 		bpf_link__destroy(m->links[i]);
 	ring_buffer__free(m->rb);
-	sysmon_bpf__destroy(m->skel);
 	mem_free(&m->mem);
 	thermal_tl_free(&m->tl);
 	sysfs_seed_free(&m->seed);
@@ -678,6 +679,9 @@ static void sm_close(void *state)
 const struct rec_module sysmon_rec_module = {
 	.name = "sysmon",
 	.open = sm_open,
+	.bpf_part = "sm_",
+	.bpf_setup = sm_bpf_setup,
+	.bpf_loaded = sm_bpf_loaded,
 	.add_target = sm_add_target,
 	.attach = sm_attach,
 	.poll = sm_poll,

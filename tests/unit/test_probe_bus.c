@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpf_parts.h"
 #include "check.h"
 #include "cli.h"
 #include "events.h"
@@ -125,6 +126,8 @@ static void test_module(void)
 	struct rec_ctx ctx = { 0 };
 	struct probe_bus *b = NULL;
 	struct got g = { .thread = pthread_self() };
+	struct bpf_part part = { 0 };
+	struct bpf_parts_objs objs = { 0 };
 	char bin[1024], spec[1200], err[256], line[128] = "";
 	void *st = NULL;
 	int fd, tfd = -1, status = 0;
@@ -163,6 +166,13 @@ static void test_module(void)
 	CHECK_INT_EQ(probes_rec_module.open(&st, &ctx), 0);
 	if (!st)
 		goto out;
+	/* As record.c does: the probes' part of the modules' BPF object. */
+	part.prefix = probes_rec_module.bpf_part;
+	part.setup = probes_rec_module.bpf_setup;
+	part.loaded = probes_rec_module.bpf_loaded;
+	part.state = st;
+	CHECK_INT_EQ(bpf_parts_load(&part, 1, fd, NULL, &objs), 0);
+	CHECK_INT_EQ(objs.n, 1);
 	CHECK_INT_EQ(probes_rec_module.add_target(st, key), 0);
 	CHECK_INT_EQ(probes_rec_module.attach(st), 0);
 	kill(pid, SIGUSR1);
@@ -182,6 +192,7 @@ static void test_module(void)
 	CHECK(!g.bad_dur);
 	CHECK(!g.wrong_thread);
 	probes_rec_module.close(st);
+	bpf_parts_close(&objs);
 out:
 	if (pid > 0) {
 		kill(pid, SIGKILL);

@@ -116,7 +116,7 @@ import json, sys
 a, b = (json.load(open(x)) for x in sys.argv[1:3])
 ids = set(int(x) for x in open(sys.argv[3]).read().split())
 cfg, rate, secs = sys.argv[4], float(sys.argv[5]), float(sys.argv[6])
-names = ("on_switch", "on_sched_wakeup", "on_sched_wakeup_new", "on_sched_exit")
+names = ("sched_switch", "sched_wake", "sched_wake_new", "sched_exit")
 pick = lambda l: {p["name"]: p for p in l if p["id"] in ids and p.get("name") in names}
 A, B = pick(a), pick(b)
 total = 0
@@ -125,7 +125,7 @@ for n in names:
         dc = B[n].get("run_cnt", 0) - A[n].get("run_cnt", 0)
         dt = B[n].get("run_time_ns", 0) - A[n].get("run_time_ns", 0)
         total += dt
-        if dc > 0 and n in ("on_switch", "on_sched_wakeup"):
+        if dc > 0 and n in ("sched_switch", "sched_wake"):
             print(cfg, n, dt / dc, dc / secs)
 print(cfg, "per_target_switch", total / (rate * secs), 0)
 PY
@@ -140,7 +140,7 @@ import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 print("bpf_stats (paced, median of %d runs):" % (len(rows) // 6 or 1))
 for cfg in ("sched-acct", "sched-full"):
-    for n in ("on_switch", "on_sched_wakeup", "per_target_switch"):
+    for n in ("sched_switch", "sched_wake", "per_target_switch"):
         v = [float(r[2]) for r in rows if r[0] == cfg and r[1] == n]
         rate = [float(r[3]) for r in rows if r[0] == cfg and r[1] == n]
         if v:

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "bpf_parts.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <string.h>
+
+#include "log.h"
+#include "events.h" /* types the skeleton names */
+#include "modules.skel.h"
+
+static bool has_prefix(const char *name, const char *prefix)
+{
+	return !strncmp(name, prefix, strlen(prefix));
+}
+
+/* Maps every part may use: the traced-process set, libbpf's USDT spec
+ * maps ("__bpf_usdt_*"), global data. */
+static bool shared_map(const struct bpf_map *m)
+{
+	const char *name = bpf_map__name(m);
+
+	return bpf_map__is_internal(m) || !strcmp(name, "targets") || !strncmp(name, "__", 2);
+}
+
+/* Opens a copy of the object with every part off. */
+static int open_obj(struct modules_bpf **out, int targets_fd)
+{
+	struct modules_bpf *skel = modules_bpf__open();
+	struct bpf_program *p;
+	struct bpf_map *m;
+	int err;
+
+	*out = NULL;
+	if (!skel)
+		return errno ? -errno : -ENOMEM;
+	bpf_object__for_each_program(p, skel->obj) bpf_program__set_autoload(p, false);
+	bpf_object__for_each_map(m, skel->obj)
+	{
+		if (!shared_map(m))
+			bpf_map__set_autocreate(m, false);
+	}
+	err = bpf_map__reuse_fd(skel->maps.targets, targets_fd);
+	if (err) {
+		modules_bpf__destroy(skel);
+		return err;
+	}
+	*out = skel;
+	return 0;
+}
+
+static void enable(struct modules_bpf *skel, const char *prefix, bool on)
+{
+	struct bpf_program *p;
+	struct bpf_map *m;
+
+	bpf_object__for_each_program(p, skel->obj)
+	{
+		if (has_prefix(bpf_program__name(p), prefix))
+			bpf_program__set_autoload(p, on);
+	}
+	bpf_object__for_each_map(m, skel->obj)
+	{
+		if (!shared_map(m) && has_prefix(bpf_map__name(m), prefix))
+			bpf_map__set_autocreate(m, on);
+	}
+}
+
+/* Fault injection: a program type the kernel refuses makes the part fail
+ * at load, as a missing kernel feature would. */
+static void break_part(struct modules_bpf *skel, const char *prefix)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, skel->obj)
+	{
+		if (has_prefix(bpf_program__name(p), prefix) && bpf_program__autoload(p)) {
+			bpf_program__set_type(p, BPF_PROG_TYPE_UNSPEC);
+			return;
+		}
+	}
+}
+
+/* Opens, sets up and loads one copy holding part i alone. *skel is NULL
+ * when the part did not want to take part after all. */
+static int load_alone(const struct bpf_part *part, int targets_fd, const char *fault,
+		      struct modules_bpf **skel)
+{
+	int err = open_obj(skel, targets_fd);
+
+	if (err)
+		return err;
+	enable(*skel, part->prefix, true);
+	err = part->setup(part->state, *skel);
+	if (err <= 0) {
+		modules_bpf__destroy(*skel);
+		*skel = NULL;
+		return err;
+	}
+	if (fault && !strcmp(fault, part->prefix))
+		break_part(*skel, part->prefix);
+	err = modules_bpf__load(*skel);
+	if (err) {
+		modules_bpf__destroy(*skel);
+		*skel = NULL;
+	}
+	return err;
+}
+
+int bpf_parts_load(const struct bpf_part *parts, size_t n, int targets_fd, const char *fault_prefix,
+		   struct bpf_parts_objs *objs)
+{
+	const size_t max = sizeof(objs->obj) / sizeof(objs->obj[0]) - 1;
+	struct modules_bpf *skel;
+	bool want[8] = { false };
+	size_t nwant = 0;
+	int err, rc;
+
+	objs->n = 0;
+	if (n > max)
+		return -E2BIG;
+	err = open_obj(&skel, targets_fd);
+	if (err) {
+		log_warn("cannot open the modules' BPF object: %s", strerror(-err));
+		for (size_t i = 0; i < n; i++) {
+			rc = parts[i].loaded(parts[i].state, NULL, err);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		enable(skel, parts[i].prefix, true);
+		rc = parts[i].setup(parts[i].state, skel);
+		if (rc < 0) {
+			modules_bpf__destroy(skel);
+			return rc;
+		}
+		if (!rc) {
+			enable(skel, parts[i].prefix, false);
+			continue;
+		}
+		want[i] = true;
+		nwant++;
+		if (fault_prefix && !strcmp(fault_prefix, parts[i].prefix))
+			break_part(skel, parts[i].prefix);
+	}
+	if (!nwant) {
+		modules_bpf__destroy(skel);
+		return 0;
+	}
+	err = modules_bpf__load(skel);
+	if (!err) {
+		objs->obj[objs->n++] = skel;
+		for (size_t i = 0; i < n; i++) {
+			if (!want[i])
+				continue;
+			rc = parts[i].loaded(parts[i].state, skel, 0);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	modules_bpf__destroy(skel);
+	/* One load that fails costs every part: find which by loading them
+	 * one by one (libbpf's log, under -vv, says why). */
+	log_info("BPF: the modules' programs did not load together (%s); loading each part alone",
+		 strerror(-err));
+	for (size_t i = 0; i < n; i++) {
+		if (!want[i])
+			continue;
+		err = load_alone(&parts[i], targets_fd, fault_prefix, &skel);
+		if (err < 0) {
+			rc = parts[i].loaded(parts[i].state, NULL, err);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (!skel)
+			continue;
+		objs->obj[objs->n++] = skel;
+		rc = parts[i].loaded(parts[i].state, skel, 0);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+void bpf_parts_close(struct bpf_parts_objs *objs)
+{
+	for (size_t i = 0; i < objs->n; i++)
+		modules_bpf__destroy(objs->obj[i]);
+	objs->n = 0;
+}
