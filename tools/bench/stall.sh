@@ -33,7 +33,8 @@
 #      deep the meter spins, default 0: an 8 KiB window then crosses the end
 #      of the stack on every sample, as in most worker threads).
 # ep = defaults (every module, --unwind auto); ep-fp = --unwind fp; *-sampler =
-# the CPU sampler alone (--no-sched --probes none); perf = perf record -g;
+# the CPU sampler alone (--no-sched --probes none); ep-fp-nosched and
+# ep-fp-noprobes leave out one of the two; perf = perf record -g;
 # perf-dwarf = perf record --call-graph dwarf,8192 (the same window as ours).
 
 set -u -o pipefail
@@ -76,6 +77,10 @@ run_cfg()
 	ep-fp-sampler)
 		"$EP_BIN" -q --unwind fp --no-sched --probes none -F "$HZ" -o "$W/ep-out" -- \
 			"${METER[@]}" ;;
+	ep-fp-nosched)
+		"$EP_BIN" -q --unwind fp --no-sched -F "$HZ" -o "$W/ep-out" -- "${METER[@]}" ;;
+	ep-fp-noprobes)
+		"$EP_BIN" -q --unwind fp --probes none -F "$HZ" -o "$W/ep-out" -- "${METER[@]}" ;;
 	perf) "$PERF" record -q -e cpu-clock -g -F "$HZ" -o "$W/perf.data" -- "${METER[@]}" ;;
 	perf-dwarf)
 		"$PERF" record -q -e cpu-clock --call-graph dwarf,8192 -F "$HZ" -o "$W/perf.data" -- \
