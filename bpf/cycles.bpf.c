@@ -13,10 +13,10 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/usdt.bpf.h>
 
 #include "events.h"
 #include "targets.h"
+#include "usdt_specs.h"
 
 char LICENSE[] __weak SEC("license") = "Dual BSD/GPL";
 
