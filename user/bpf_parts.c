@@ -110,9 +110,9 @@ static int load_alone(const struct bpf_part *part, int targets_fd, const char *f
 int bpf_parts_load(const struct bpf_part *parts, size_t n, int targets_fd, const char *fault_prefix,
 		   struct bpf_parts_objs *objs)
 {
-	const size_t max = sizeof(objs->obj) / sizeof(objs->obj[0]) - 1;
+	const size_t max = sizeof(objs->obj) / sizeof(objs->obj[0]);
 	struct modules_bpf *skel;
-	bool want[8] = { false };
+	bool want[sizeof(objs->obj) / sizeof(objs->obj[0])] = { false };
 	size_t nwant = 0;
 	int err, rc;
 

@@ -40,7 +40,7 @@ struct bpf_parts_objs {
 	size_t n;
 };
 
-/* Loads parts[0..n) (n <= 7) and calls each part's loaded hook. A part
+/* Loads parts[0..n) (n <= 8: one object per part at most) and calls each part's loaded hook. A part
  * whose prefix is fault_prefix is made to fail to load (tests exercise
  * the fallback with it); NULL in normal runs. Returns 0 or the first
  * negative errno a loaded hook returned. */

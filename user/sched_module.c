@@ -292,21 +292,28 @@ static void seed_pid(struct sched_mod *m, uint32_t pid, uint64_t now)
 	closedir(d);
 }
 
-/* The iterator sched_flush is not among them: it runs once, at
- * the end (flush_tls). */
+/* The tracepoint programs and their links in the skeleton. The iterator
+ * sched_flush is not among them: it runs once, at the end (flush_tls). */
+struct tp_prog {
+	struct bpf_program *prog;
+	struct bpf_link **link;
+};
+#define NTP_PROGS 4
+
+static void tracepoint_progs(struct modules_bpf *skel, struct tp_prog tp[NTP_PROGS])
+{
+	tp[0] = (struct tp_prog){ skel->progs.sched_switch, &skel->links.sched_switch };
+	tp[1] = (struct tp_prog){ skel->progs.sched_wake, &skel->links.sched_wake };
+	tp[2] = (struct tp_prog){ skel->progs.sched_wake_new, &skel->links.sched_wake_new };
+	tp[3] = (struct tp_prog){ skel->progs.sched_exit, &skel->links.sched_exit };
+}
+
 static int attach_tracepoints(struct modules_bpf *skel)
 {
-	struct {
-		struct bpf_program *prog;
-		struct bpf_link **link;
-	} tp[] = {
-		{ skel->progs.sched_switch, &skel->links.sched_switch },
-		{ skel->progs.sched_wake, &skel->links.sched_wake },
-		{ skel->progs.sched_wake_new, &skel->links.sched_wake_new },
-		{ skel->progs.sched_exit, &skel->links.sched_exit },
-	};
+	struct tp_prog tp[NTP_PROGS];
 
-	for (size_t i = 0; i < sizeof(tp) / sizeof(tp[0]); i++) {
+	tracepoint_progs(skel, tp);
+	for (size_t i = 0; i < NTP_PROGS; i++) {
 		*tp[i].link = bpf_program__attach(tp[i].prog);
 		if (!*tp[i].link) {
 			int err = -errno;
@@ -321,16 +328,12 @@ static int attach_tracepoints(struct modules_bpf *skel)
 
 static void detach_tracepoints(struct modules_bpf *skel)
 {
-	struct bpf_link **links[] = {
-		&skel->links.sched_switch,
-		&skel->links.sched_wake,
-		&skel->links.sched_wake_new,
-		&skel->links.sched_exit,
-	};
+	struct tp_prog tp[NTP_PROGS];
 
-	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
-		bpf_link__destroy(*links[i]);
-		*links[i] = NULL;
+	tracepoint_progs(skel, tp);
+	for (size_t i = 0; i < NTP_PROGS; i++) {
+		bpf_link__destroy(*tp[i].link);
+		*tp[i].link = NULL;
 	}
 }
 
