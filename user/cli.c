@@ -10,7 +10,7 @@
 #include "alerts.h"
 #include "cycle_spec.h"
 #include "probes.h"
-#include "proc_info.h"
+#include "proc/proc_info.h"
 
 void cli_usage(FILE *out)
 {

@@ -35,7 +35,7 @@
 #include "export_csv.h"
 #include "histogram.h"
 #include "log.h"
-#include "proc_maps.h"
+#include "proc/proc_maps.h"
 #include "report_html.h"
 #include "top_live.h"
 #include "uprobe_discovery.h"

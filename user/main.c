@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "jetson.h"
+#include "jetson/jetson.h"
 #include "log.h"
 #include "record.h"
 #include "report.h"

@@ -43,8 +43,8 @@
 #include "top_live.h"
 #include "events.h" /* types the skeleton names */
 #include "modules.skel.h"
-#include "proc_info.h"
-#include "proc_maps.h"
+#include "proc/proc_info.h"
+#include "proc/proc_maps.h"
 #include "uprobe_discovery.h"
 
 /* A maps re-read of a 300-line process costs ~60 us (docs/probes.md); the

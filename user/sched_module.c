@@ -14,12 +14,12 @@
 #include "bpf_parts.h"
 #include "cycle_sink.h"
 #include "log.h"
-#include "proc_info.h"
+#include "proc/proc_info.h"
 #include "report.h"
 #include "sched_view.h"
 #include "sched_acct.h"
 #include "modules.skel.h"
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 #include "top_live.h"
 
 /* Exited threads are moved out of the kernel map this often, so a job that

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jetson_fs.h"
+#include "jetson/jetson_fs.h"
 
 /* Plausibility bounds: anything outside is a broken or hostile file. */
 #define MAX_KHZ	       100000000LL /* 100 GHz */

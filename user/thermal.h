@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "jetson.h"
+#include "jetson/jetson.h"
 #include "sysfs_seed.h"
 #include "throttle.h"
 

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jetson.h"
+#include "jetson/jetson.h"
 
 /* At 200 ms per Jetson sample the recorder drains every 10 ms; 256 entries
  * is 50 s of backlog. */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proc_maps.h"
+#include "proc/proc_maps.h"
 
 /* Refuse ELF files larger than this (statically linked inference servers
  * are tens of MiB; the whole file is read into memory once per run). */

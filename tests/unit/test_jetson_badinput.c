@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "jetson.h"
-#include "jetson_fs.h"
+#include "jetson/jetson.h"
+#include "jetson/jetson_fs.h"
 
 static char root[256];
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "jetson.h"
+#include "jetson/jetson.h"
 
 static const char *const trees[] = { "jp4-nano",     "jp5-xavier-nx",	       "jp5-orin-nano",
 				     "jp6-agx-orin", "jp6-agx-orin-throttled", "not-a-jetson" };

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "check.h"
-#include "jetson.h"
+#include "jetson/jetson.h"
 
 struct waiter {
 	pthread_mutex_t lock;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "jetson.h"
+#include "jetson/jetson.h"
 
 static char *line_of(const char *shared, const char *file, int lineno)
 {

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "kallsyms.h"
-#include "symbolize.h"
+#include "symbolize/kallsyms.h"
+#include "symbolize/symbolize.h"
 
 static void write_file(const char *path, const char *text, size_t len)
 {

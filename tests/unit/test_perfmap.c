@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "perfmap.h"
+#include "symbolize/perfmap.h"
 
 static void test_parse(void)
 {

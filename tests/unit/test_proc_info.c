@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "proc_info.h"
+#include "proc/proc_info.h"
 
 static void put(const char *root, const char *rel, const void *data, size_t len)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "proc_maps.h"
+#include "proc/proc_maps.h"
 
 static void test_good_lines(void)
 {

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 
 #define MAX_VALS 16
 

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 
 #define FAKE_PID 4242u
 #define BASE	 0x800000000000ull

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "symbolize.h"
-#include "unwind.h"
+#include "symbolize/symbolize.h"
+#include "unwind/unwind.h"
 
 #define WINDOW	 16384
 #define MAXF	 127

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "jetson.h"
+#include "jetson/jetson.h"
 
 static double ts_ns(clockid_t c)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Collector-side cost of one CFI unwind (user/unwind.c), without BPF and
+ * Collector-side cost of one CFI unwind (user/unwind/unwind.c), without BPF and
  * without scheduling noise: a sample is captured in-process at the bottom of
  * DEPTH frameless recursive calls (registers + 8 KiB of stack, as the BPF
  * program copies them), then unwound N times through one symbolizer session.
@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "symbolize.h"
-#include "unwind.h"
+#include "symbolize/symbolize.h"
+#include "unwind/unwind.h"
 
 #define WINDOW 8192
 

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jetson.h"
-#include "jetson_fs.h"
-#include "jetson_internal.h"
+#include "jetson/jetson.h"
+#include "jetson/jetson_fs.h"
+#include "jetson/jetson_internal.h"
 
 /* "# R36 (release), REVISION: 4.3, ..." -> "36.4.3" */
 int jetson_parse_l4t(const char *line, char *out, size_t outlen)

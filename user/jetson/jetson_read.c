@@ -11,9 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "jetson.h"
-#include "jetson_fs.h"
-#include "jetson_internal.h"
+#include "jetson/jetson.h"
+#include "jetson/jetson_fs.h"
+#include "jetson/jetson_internal.h"
 #include "log.h"
 
 #define JR_PATH 512

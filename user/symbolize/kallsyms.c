@@ -8,7 +8,7 @@
  * end; sorting is an in-place heapsort, so no temporary copy exists at the
  * peak (qsort may allocate a full-size buffer).
  */
-#include "kallsyms.h"
+#include "symbolize/kallsyms.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "perfmap.h"
+#include "symbolize/perfmap.h"
 
 #include <errno.h>
 #include <fcntl.h>

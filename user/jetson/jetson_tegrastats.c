@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jetson.h"
-#include "jetson_internal.h"
+#include "jetson/jetson.h"
+#include "jetson/jetson_internal.h"
 
 #define TS_MAX_TOKENS 512
 #define TS_MAX_LINE   65536

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jetson.h"
-#include "jetson_internal.h"
+#include "jetson/jetson.h"
+#include "jetson/jetson_internal.h"
 
 static const char *errstr(int err)
 {

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "jetson.h"
+#include "jetson/jetson.h"
 #include "json_write.h"
-#include "jetson_internal.h"
+#include "jetson/jetson_internal.h"
 #include "log.h"
 
 #define JS_MAX_METRICS	   64

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "jetson_fs.h"
+#include "jetson/jetson_fs.h"
 
 #include <ctype.h>
 #include <dirent.h>

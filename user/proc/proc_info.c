@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "proc_info.h"
+#include "proc/proc_info.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "jetson.h"
-#include "jetson_fs.h"
+#include "jetson/jetson.h"
+#include "jetson/jetson_fs.h"
 
 int jetson_detect_fs(const struct jfs *fs, struct jetson_board *b);
 int jetson_parse_l4t(const char *line, char *out, size_t outlen);

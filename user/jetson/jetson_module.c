@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "cycle_sink.h"
-#include "jetson.h"
-#include "jetson_module.h"
+#include "jetson/jetson.h"
+#include "jetson/jetson_module.h"
 #include "log.h"
 #include "throttle_feed.h"
 #include "top_live.h"

@@ -12,7 +12,7 @@
  * own libdwfl session loading that ELF file. The build-id of a mapped file is
  * read from its note once per file identity (dev, inode, size, mtime, ctime).
  */
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -32,10 +32,10 @@
 #include <unistd.h>
 
 #include "hashmap.h"
-#include "kallsyms.h"
+#include "symbolize/kallsyms.h"
 #include "log.h"
-#include "perfmap.h"
-#include "proc_maps.h"
+#include "symbolize/perfmap.h"
+#include "proc/proc_maps.h"
 
 #define MAPS_MAX_BYTES	  (64u << 20)
 #define MAPS_MAX_ENTRIES  (1u << 20)

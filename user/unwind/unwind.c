@@ -10,7 +10,7 @@
  * process, so a sample is unwound as it was, even after the process moved on
  * or exited.
  */
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 
 /* x86_64 DWARF register numbers (System V psABI, figure 3.36). */
 #define DWARF_X86_64_RBP 6
