@@ -393,3 +393,58 @@ struct ep_cycle_event {
 };
 
 #endif /* EBPF_PROF_EVENTS_CYCLES_H */
+
+/* ---- in-kernel CFI unwinding (bpf/unwind*.h, user/unwind/): unwind rows ---- */
+/* Own guard: this section sits after the file's #endif. */
+#ifndef EBPF_PROF_EVENTS_UNWIND_H
+#define EBPF_PROF_EVENTS_UNWIND_H
+
+/* How the canonical frame address (CFA: the caller's stack pointer after
+ * the call returns) is found at a pc. One value per row. */
+enum ep_uw_cfa {
+	/* No CFI covers this pc (a gap between FDEs, or code without an FDE):
+	 * this frame is walked by frame pointers. */
+	EP_UW_CFA_NONE = 0,
+	EP_UW_CFA_SP = 1, /* CFA = sp + cfa_off */
+	EP_UW_CFA_FP = 2, /* CFA = fp + cfa_off (x86_64 rbp, arm64 x29) */
+	/* x86_64 .plt stub expression: CFA = sp + cfa_off, plus 8 when
+	 * (pc & 15) >= 11. */
+	EP_UW_CFA_PLT = 3,
+	/* Signal trampoline (__restore_rt): the interrupted registers are in
+	 * the ucontext at sp. */
+	EP_UW_CFA_SIGNAL = 4,
+	/* Return address undefined: the outermost frame (_start, clone's
+	 * thread entry); the walk is complete. */
+	EP_UW_CFA_END = 5,
+	/* CFI whose rule the walker cannot evaluate (other expressions, CFA
+	 * from another register): the walk ends here, counted. */
+	EP_UW_CFA_UNSUPPORTED = 6,
+};
+
+/* How a caller's register (frame pointer, return address) is recovered. */
+enum ep_uw_reg {
+	/* Unchanged: the callee did not touch it (for the return address on
+	 * arm64: it is still in the link register). */
+	EP_UW_REG_SAME = 0,
+	EP_UW_REG_AT_CFA = 1, /* saved in memory at CFA + 8 * off8 */
+	EP_UW_REG_UNDEF = 2,  /* not recoverable (the frame pointer then reads 0) */
+};
+
+/* One row of an object's unwind table: the rules in force from pc up to the
+ * next row's pc. Rows are sorted by pc and keyed by ELF virtual address
+ * (the link-time address .eh_frame speaks in; the walker subtracts the
+ * mapping's load bias). Consecutive rows with the same rules are merged,
+ * and rules for registers the walker does not restore (rbx, r12-r15, ...)
+ * are dropped, so one row per CFA change is typical. 12 bytes. */
+struct ep_uw_row {
+	__u32 pc;
+	__s32 cfa_off;
+	__u8 cfa;     /* enum ep_uw_cfa */
+	__u8 fp;      /* enum ep_uw_reg for the caller's frame pointer */
+	__s8 fp_off8; /* EP_UW_REG_AT_CFA: frame pointer saved at CFA + 8 * fp_off8 */
+	/* The return address: saved at CFA + 8 * ra_off8 when non-zero (x86_64:
+	 * always -1); 0 = still in the link register (arm64 leaf code). */
+	__s8 ra_off8;
+};
+
+#endif /* EBPF_PROF_EVENTS_UNWIND_H */
