@@ -23,6 +23,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# node and npm: the llama tests fetch llama.cpp's prebuilt libraries with npm,
+# the Node tests run node. An image may already carry NodeSource's nodejs
+# (npm bundled), which Debian's npm package would conflict with.
+if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends nodejs npm
+fi
 # tracefs is needed for tracepoint attachment; some boots leave it unmounted.
 if [ ! -d /sys/kernel/tracing/events ] && [ -d /sys/kernel/tracing ]; then
   mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
