@@ -79,6 +79,9 @@ struct ep_sample {
 
 #define EP_SAMPLE_F_USER_MODE 1u /* interrupted in user mode */
 #define EP_SAMPLE_F_UREGS     2u /* uregs hold the user registers */
+/* A uretprobe trampoline address in the window (or ip) was replaced by the
+ * original return address. */
+#define EP_SAMPLE_F_URETPROBE_FIXED 4u
 
 struct ep_task_event {
 	struct ep_event_hdr hdr;

@@ -192,6 +192,77 @@ static __always_inline __u32 copy_ustack(void *dst, __u64 sp, __u64 limit)
 	return n;
 }
 
+/* Uretprobes (ours: the default llama.cpp and SQLite probes, or anyone's)
+ * replace a probed function's return address on the user stack with the
+ * address of the kernel's uprobe trampoline until the function returns. An
+ * unwinder reading the stack sees that address, outside every mapping, and
+ * stops there: every sample inside a probed function lost its callers. The
+ * kernel keeps the original per hijacked slot in the thread's
+ * return_instances (newest first; orig_ret_vaddr is already the real one
+ * for chained entries); put them back in the copied window, and in ip when
+ * the thread is in the trampoline itself (attributed to the caller). */
+#define EP_URETPROBE_FIX_MAX 32 /* the kernel nests at most 64; deeper ones lie far above sp */
+
+struct uretfix_ctx {
+	struct return_instance *ri;
+	__u64 tramp, sp;
+	__u32 win_off, len;
+};
+
+/* One return instance per call: a bpf_loop callback is verified once, where
+ * an unrolled loop multiplied by the window copy's paths exceeds the
+ * verifier's budget. */
+static long uretfix_step(__u32 i, struct uretfix_ctx *c)
+{
+	__u32 zero = 0;
+	struct ep_sample *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct return_instance *ri = c->ri;
+	__u64 slot, off;
+
+	if (!s || !ri)
+		return 1;
+	slot = BPF_CORE_READ(ri, stack);
+	if (slot >= c->sp + c->len)
+		return 1; /* newest first: the rest lie above the window */
+	off = slot - c->sp;
+	if (slot >= c->sp && off + 8 <= c->len && off <= EP_MAX_STACK_BYTES - 8 &&
+	    c->win_off <= 2 * EP_MAX_STACK_DEPTH * 8) {
+		__u64 *p = (void *)s->stack + c->win_off + off;
+
+		if (*p == c->tramp) {
+			*p = BPF_CORE_READ(ri, orig_ret_vaddr);
+			s->flags |= EP_SAMPLE_F_URETPROBE_FIXED;
+		}
+	}
+	c->ri = BPF_CORE_READ(ri, next);
+	return 0;
+}
+
+/* Set by the collector when the kernel has bpf_loop (5.17+). */
+const volatile bool have_bpf_loop = false;
+
+static __always_inline void fix_uretprobes(struct ep_sample *s, __u32 win_off, __u32 len)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct uretfix_ctx c = { .sp = s->uregs[EP_UREG_SP], .win_off = win_off, .len = len };
+	struct return_instance *ri;
+
+	if (!have_bpf_loop || !bpf_core_field_exists(task->utask))
+		return;
+	ri = BPF_CORE_READ(task, utask, return_instances);
+	if (!ri)
+		return;
+	c.ri = ri;
+	c.tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	if (!c.tramp)
+		return;
+	if (s->uregs[EP_UREG_IP] == c.tramp) {
+		s->uregs[EP_UREG_IP] = BPF_CORE_READ(ri, orig_ret_vaddr);
+		s->flags |= EP_SAMPLE_F_URETPROBE_FIXED;
+	}
+	bpf_loop(EP_URETPROBE_FIX_MAX, uretfix_step, &c, 0);
+}
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -253,6 +324,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 			/* Even the first 64 bytes at sp unreadable: bogus sp. */
 			if (!s->ustack_copy)
 				count_drop(EP_DROP_USTACK_COPY_ERR);
+			else
+				fix_uretprobes(s, off, s->ustack_copy);
 		}
 	}
 	size = EP_SAMPLE_HDR_SIZE + kbytes + ubytes + s->ustack_copy;

@@ -89,6 +89,11 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		s->skel->rodata->have_find_vma = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT,
 									 BPF_FUNC_find_vma,
 									 NULL) == 1;
+	/* Uretprobe return addresses are put back in the window with bpf_loop
+	 * (5.17+); older kernels keep the trampoline's address there. */
+	if (s->skel->rodata->stack_bytes)
+		s->skel->rodata->have_bpf_loop =
+			libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
 	/* Without a window the per-thread mapping cache is never used: do not
 	 * have the kernel preallocate its 8192 entries. */
 	if (!s->skel->rodata->have_find_vma)
