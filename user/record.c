@@ -95,6 +95,16 @@ struct recorder {
 	bool stop_requested;
 };
 
+/* rec_ctx.notify_held: every module attaches to the held command first. */
+static void notify_held(void *rec, uint32_t pid)
+{
+	struct recorder *r = rec;
+
+	for_each_module(r, i)
+		if (modules[i]->on_held)
+			modules[i]->on_held(r->mstate[i], pid);
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -991,6 +1001,8 @@ int record_main(const struct cli_opts *o)
 	live_metrics_init(&r.live);
 	r.mctx.live = &r.live;
 	r.mctx.stop_requested = &r.stop_requested;
+	r.mctx.notify_held = notify_held;
+	r.mctx.rec = &r;
 	r.mctx.cycles = cycles_sink_new(o, r.prof.period_ns);
 	if (!r.mctx.cycles)
 		log_warn("cycles: out of memory: no per-cycle table");
