@@ -97,6 +97,16 @@ static __always_inline bool read_uregs(struct bpf_perf_event_data *ctx, bool use
 	regs[EP_UREG_IP] = BPF_CORE_READ(r, ip);
 	regs[EP_UREG_SP] = BPF_CORE_READ(r, sp);
 	regs[EP_UREG_FP] = BPF_CORE_READ(r, bp);
+	/* In an int3 trap (a uprobe being handled: orig_ax -1 marks an
+	 * exception without error code) ip is past the breakpoint; unwinding
+	 * from there applies the rules of the probed instruction as if it had
+	 * run (a 1-byte push at a function's entry moves the CFA). */
+	if ((long)BPF_CORE_READ(r, orig_ax) == -1 && regs[EP_UREG_IP]) {
+		__u8 op = 0;
+
+		if (!bpf_probe_read_user(&op, 1, (void *)(regs[EP_UREG_IP] - 1)) && op == 0xcc)
+			regs[EP_UREG_IP] -= 1;
+	}
 	return regs[EP_UREG_SP] != 0;
 #else
 	/* The collector's CFI unwinder knows only x86_64's registers. */
