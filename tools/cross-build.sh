@@ -20,7 +20,7 @@ for a in "${@:2}"; do
 done
 pkgs=(crossbuild-essential-arm64 libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64
 	zlib1g-dev:arm64 libcjson-dev:arm64 libncurses-dev:arm64 systemtap-sdt-dev:arm64 libsqlite3-dev:arm64
-	qemu-user)
+	qemu-user qemu-system-arm cpio file)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -37,7 +37,8 @@ cmake -S . -B "$dir" -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-arm64.cmake" \
 cmake --build "$dir" -j"$(nproc)"
 file "$dir/ebpf-prof" | grep -q "ARM aarch64" || { echo "cross-build.sh: $dir/ebpf-prof is not an aarch64 binary" >&2; exit 1; }
 echo "cross-build.sh: $dir/ebpf-prof"
-# --test: the unit tests and the Jetson CLI test, run under qemu-user.
+# --test: the unit tests and the Jetson CLI test under qemu-user, and the
+# BPF test in the emulated arm64 machine (tests/arm64/test_vm.sh).
 if [ "$run_tests" = 1 ]; then
 	(cd "$dir" && ctest --output-on-failure)
 fi
