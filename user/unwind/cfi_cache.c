@@ -230,7 +230,7 @@ static int cache_key(Elf *elf, enum uw_arch arch, char *key, size_t size)
 static bool rows_valid(const struct ep_uw_row *rows, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		if (rows[i].cfa > EP_UW_CFA_PLT_IBT || rows[i].fp > EP_UW_REG_AT_FP)
+		if (rows[i].cfa > EP_UW_CFA_FP_DEREF || rows[i].fp > EP_UW_REG_AT_FP)
 			return false;
 		if (i && rows[i].pc <= rows[i - 1].pc)
 			return false;

@@ -183,10 +183,11 @@ const struct ep_uw_row cfi_row_unsupported = { .cfa = EP_UW_CFA_UNSUPPORTED };
 const struct ep_uw_row cfi_row_none = { .cfa = EP_UW_CFA_NONE };
 
 /* The x86_64 .plt expressions binutils emits (elf_x86_64_eh_frame_plt and
- * its IBT variant): DW_OP_breg7 (rsp) N; DW_OP_breg16 (rip) 0; DW_OP_lit15;
- * DW_OP_and; DW_OP_lit11 (IBT: lit10); DW_OP_ge; DW_OP_lit3; DW_OP_shl;
- * DW_OP_plus. Returns the row's CFA kind, or 0. */
-static uint8_t plt_expr(const uint8_t *e, uint64_t len, int64_t *off)
+ * its IBT variants): DW_OP_breg7 (rsp) N; DW_OP_breg16 (rip) 0; DW_OP_lit15;
+ * DW_OP_and; DW_OP_lit<K>; DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus, with
+ * K 11 for the lazy PLT, 10 (binutils 2.38) or 9 (2.40) with IBT. Returns
+ * K, or -1 for any other expression. */
+static int plt_expr(const uint8_t *e, uint64_t len, int64_t *off)
 {
 	static const uint8_t tail[] = { DW_OP_breg16, 0,	   DW_OP_lit15,
 					DW_OP_and,    DW_OP_lit11, DW_OP_ge,
@@ -194,14 +195,14 @@ static uint8_t plt_expr(const uint8_t *e, uint64_t len, int64_t *off)
 	struct cfi_rd r = { e, e + len, false };
 
 	if (cfi_rd_bytes(&r, 1) != DW_OP_breg7)
-		return 0;
+		return -1;
 	*off = cfi_rd_sleb(&r);
 	if (r.bad || (size_t)(r.end - r.p) != sizeof(tail) || memcmp(r.p, tail, 4) ||
 	    memcmp(r.p + 5, tail + 5, sizeof(tail) - 5))
-		return 0;
-	if (r.p[4] == DW_OP_lit11)
-		return EP_UW_CFA_PLT;
-	return r.p[4] == DW_OP_lit10 ? EP_UW_CFA_PLT_IBT : 0;
+		return -1;
+	if (r.p[4] < DW_OP_lit1 || r.p[4] > DW_OP_lit15)
+		return -1;
+	return r.p[4] - DW_OP_lit0;
 }
 
 /* DW_OP_breg<reg> N, then deref when deref: the CFA of gcc's stack
@@ -227,6 +228,7 @@ static struct ep_uw_row to_row(const struct cfi_arch *a, const struct cstate *st
 {
 	struct ep_uw_row r = { 0 };
 	int64_t off;
+	int plt = -1;
 
 	if (st->ra.kind == RK_UNDEF) {
 		r.cfa = EP_UW_CFA_END;
@@ -237,8 +239,9 @@ static struct ep_uw_row to_row(const struct cfi_arch *a, const struct cstate *st
 		r.cfa = st->cfa_reg == a->sp ? EP_UW_CFA_SP : EP_UW_CFA_FP;
 		r.cfa_off = (int32_t)st->cfa_off;
 	} else if (a->arch == UW_ARCH_X86_64 && st->cfa_kind == CK_EXPR &&
-		   (r.cfa = plt_expr(st->expr, st->expr_len, &off)) && off >= 0 &&
+		   (plt = plt_expr(st->expr, st->expr_len, &off)) >= 0 && off >= 0 &&
 		   off <= INT32_MAX) {
+		r.cfa = EP_UW_CFA_PLT;
 		r.cfa_off = (int32_t)off;
 	} else if (st->cfa_kind == CK_EXPR &&
 		   breg_expr(st->expr, st->expr_len, a->fp, true, &off) && off >= INT32_MIN &&
@@ -282,6 +285,10 @@ static struct ep_uw_row to_row(const struct cfi_arch *a, const struct cstate *st
 		 * pointer is lost, which only matters if a caller's CFA uses it. */
 		r.fp = EP_UW_REG_UNDEF;
 		break;
+	}
+	if (r.cfa == EP_UW_CFA_PLT) {
+		r.fp = EP_UW_REG_SAME;
+		r.fp_off8 = (int8_t)plt;
 	}
 	return r;
 }
