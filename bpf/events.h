@@ -452,8 +452,8 @@ enum ep_uw_reg {
 struct ep_uw_row {
 	__u32 pc;
 	__s32 cfa_off;
-	__u8 cfa;     /* enum ep_uw_cfa */
-	__u8 fp;      /* enum ep_uw_reg for the caller's frame pointer */
+	__u8 cfa; /* enum ep_uw_cfa */
+	__u8 fp;  /* enum ep_uw_reg for the caller's frame pointer */
 	/* EP_UW_REG_AT_CFA/AT_FP: the saved frame pointer's offset / 8;
 	 * EP_UW_CFA_PLT rows: the pc & 15 threshold. */
 	__s8 fp_off8;
