@@ -507,7 +507,7 @@ static int build_mem(char *img, size_t size, struct uw_table *t)
 	return rc;
 }
 
-static void test_mutations(const char *path, unsigned rounds)
+static void test_mutations(const char *path, const char *section, unsigned rounds)
 {
 	size_t size, len, off;
 	char *orig = read_file(path, &size), *img;
@@ -517,7 +517,7 @@ static void test_mutations(const char *path, unsigned rounds)
 	CHECK(orig != NULL);
 	if (!orig)
 		return;
-	off = section_span(orig, size, ".eh_frame", &len);
+	off = section_span(orig, size, section, &len);
 	CHECK(off > 0 && len > 64);
 	img = malloc(size);
 	for (unsigned i = 0; i < rounds && len; i++) {
@@ -541,7 +541,7 @@ static void test_mutations(const char *path, unsigned rounds)
 		}
 		uw_table_free(&t);
 	}
-	/* Truncated files: cut inside .eh_frame and just after the headers. */
+	/* Truncated files: cut inside the section and just after the headers. */
 	size_t cuts[] = { off + len / 2, off + 3, 64, 0 };
 	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
 		struct uw_table t;
@@ -679,8 +679,9 @@ int main(void)
 	} else {
 		fprintf(stderr, "no %s: node-llama-cpp's libraries not checked\n", ggml);
 	}
-	test_mutations(cpp, 400);
-	test_mutations(libc, 20);
+	test_mutations(cpp, ".eh_frame", 400);
+	test_mutations(dbg, ".debug_frame", 400);
+	test_mutations(libc, ".eh_frame", 20);
 	test_no_cfi_wrong_machine(cpp);
 	return check_report("test_cfi_table");
 }
