@@ -464,7 +464,9 @@ int uw_cache_get(struct uw_cache *c, int fd, struct uw_table *out, bool *from_ca
 	memset(out, 0, sizeof(*out));
 	*from_cache = false;
 	elf_version(EV_CURRENT);
-	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+	/* pread, not mmap: a library rewritten in place while we read it must
+	 * give an error, not SIGBUS in the collector. */
+	if (!(elf = elf_begin(fd, ELF_C_READ, NULL)))
 		return -ENOEXEC;
 	if ((err = uw_table_arch_of(elf, &arch)) || (err = cache_key(elf, arch, key, sizeof(key))))
 		goto out;
