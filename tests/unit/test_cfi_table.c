@@ -675,6 +675,13 @@ int main(void)
 		CHECK(!getenv("CI") || strcmp(getenv("CI"), "true"));
 	}
 	test_debug_frame(dbg);
+	/* More objects to compare, by hand: EP_CFI_EXTRA=/path/a.so:/path/b */
+	if (getenv("EP_CFI_EXTRA")) {
+		char *list = strdup(getenv("EP_CFI_EXTRA")), *save = NULL;
+		for (char *f = strtok_r(list, ":", &save); f; f = strtok_r(NULL, ":", &save))
+			compare_with_readelf(f, false, 1);
+		free(list);
+	}
 	test_expression_rules(libc, cpp);
 	CHECK(check_plt(ibt, -1) >= 1);
 	compare_with_readelf(ibt, false, 50);
