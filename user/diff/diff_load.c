@@ -80,31 +80,37 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-char *dl_func_key(const char *name, const char *module, bool kernel)
+/* "[unknown] /usr/lib/libx.so+0x1a2b" -> "[unknown] libx.so": the offset
+ * changes with every build, so unknown code is matched per module. Other
+ * names are copied. NULL on ENOMEM. */
+static char *norm_name(const char *name)
 {
-	const char *mod = base_name(module);
-	char *nm = NULL, *key = NULL;
+	char *nm = NULL;
 
 	if (!name)
 		name = "?";
-	/* "[unknown] /usr/lib/libx.so+0x1a2b": the offset changes with every
-	 * build, so unknown code is matched per module. */
-	if (!strncmp(name, "[unknown] ", 10)) {
-		const char *path = name + 10, *plus = strrchr(path, '+');
-		size_t len = plus && !strncmp(plus, "+0x", 3) ? (size_t)(plus - path)
-							      : strlen(path);
-		char *p = strndup(path, len);
+	if (strncmp(name, "[unknown] ", 10))
+		return strdup(name);
+	const char *path = name + 10, *plus = strrchr(path, '+');
+	size_t len = plus && !strncmp(plus, "+0x", 3) ? (size_t)(plus - path) : strlen(path);
+	char *p = strndup(path, len);
 
-		if (!p)
-			return NULL;
-		if (asprintf(&nm, "[unknown] %s", base_name(p)) < 0)
-			nm = NULL;
-		free(p);
-		if (!nm)
-			return NULL;
-		name = nm;
-	}
-	if (asprintf(&key, "%c|%s|%s", kernel ? 'k' : 'u', name, mod ? mod : "") < 0)
+	if (!p)
+		return NULL;
+	if (asprintf(&nm, "[unknown] %s", base_name(p)) < 0)
+		nm = NULL;
+	free(p);
+	return nm;
+}
+
+char *dl_func_key(const char *name, const char *module, bool kernel)
+{
+	const char *mod = base_name(module);
+	char *nm = norm_name(name), *key = NULL;
+
+	if (!nm)
+		return NULL;
+	if (asprintf(&key, "%c|%s|%s", kernel ? 'k' : 'u', nm, mod ? mod : "") < 0)
 		key = NULL;
 	free(nm);
 	return key;
@@ -151,7 +157,12 @@ static int64_t func_get(struct func_index *fi, const char *name, const char *mod
 	struct dl_func *f = &r->funcs[r->nfuncs];
 	memset(f, 0, sizeof(*f));
 	f->key = key;
-	f->name = dup_clean(name ? name : "?");
+	{
+		char *nm = norm_name(name);
+
+		f->name = nm ? dup_clean(nm) : NULL;
+		free(nm);
+	}
 	f->module = dup_clean(module);
 	f->kernel = kernel;
 	if (!f->name || (module && !f->module) || hashmap_insert(&fi->h, h, (uint32_t)r->nfuncs)) {
