@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `ebpf-prof diff` on real recordings of tests/targets/diff_experiment:
 #   - the same build twice: nothing flagged, exit 0;
-#   - crunch_b doing twice the work: crunch_b flagged with its effect and
-#     interval, crunch_a and llama_decode not, exit 3;
+#   - a second build (diff_experiment_v2: crunch_b does twice the work,
+#     every function at another address, the same file name in another
+#     directory): crunch_b flagged with its effect and interval, crunch_a
+#     and llama_decode not, exit 3;
 #   - ten times the SQLite rows per cycle: SQL flagged, inference not;
 #   - diff.html rendered in headless Chromium (DOM + screenshot).
 # The four runs are recorded at the same time, so that they meet the same
@@ -14,14 +16,26 @@
 ep_require_root
 ep_init
 
-T="$EP_TARGETS_DIR/diff_experiment"
-[ -x "$T" ] || ep_fail "target $T not built"
+# Two builds under one file name, as a rebuild in another checkout.
+for v in diff_experiment diff_experiment_v2; do
+	[ -x "$EP_TARGETS_DIR/$v" ] || ep_fail "target $v not built"
+done
+mkdir -p "$EP_WORK/build1" "$EP_WORK/build2"
+cp "$EP_TARGETS_DIR/diff_experiment" "$EP_WORK/build1/diff_experiment"
+cp "$EP_TARGETS_DIR/diff_experiment_v2" "$EP_WORK/build2/diff_experiment"
+a1=$(nm "$EP_WORK/build1/diff_experiment" | awk '$3 == "crunch_b" {print $1}')
+a2=$(nm "$EP_WORK/build2/diff_experiment" | awk '$3 == "crunch_b" {print $1}')
+[ -n "$a1" ] && [ -n "$a2" ] && [ "$a1" != "$a2" ] ||
+	ep_fail "the two builds should place crunch_b at different addresses ($a1, $a2)"
 CYCLES=30
 declare -A PID ERR
 for run in base same double rows; do
+	T="$EP_WORK/build1/diff_experiment"
 	case $run in
 	base | same) args=("$CYCLES" 1 20) ;;
-	double) args=("$CYCLES" 2 20) ;;
+	double) # the second build's default: crunch_b twice
+		T="$EP_WORK/build2/diff_experiment"
+		args=("$CYCLES") ;;
 	rows) args=("$CYCLES" 1 200) ;;
 	esac
 	ep_prof_bg -q -F 999 -o "$EP_WORK/$run" -- "$T" "${args[@]}"
@@ -87,7 +101,7 @@ for f in ("llama_decode", "crunch_a", "crunch_b"):
     check(r["base"] and r["new"], "%s matched on both sides" % f)
 '"$END"
 
-# crunch_b twice the work.
+# The second build: crunch_b twice the work.
 diff_rc double base double
 [ "$DIFF_RC" -eq 3 ] || ep_fail "crunch_b doubled: exit $DIFF_RC, want 3"
 grep -q "^Regressions" "$EP_WORK/double.txt" || ep_fail "double: no Regressions list"
@@ -104,6 +118,8 @@ check(r["test"] == "rate-ratio" and r["p"] < 0.001, "rate test, p %r" % r["p"])
 for f in ("crunch_a", "llama_decode"):
     x = one("function", f, "self")
     check(x["status"] == "same", "%s not flagged: %r" % (f, x))
+check(r["detail"].endswith("/build2/diff_experiment"), "matched across builds: %r" % r["detail"])
+check(D["base"]["command"].split()[0].endswith("/build1/diff_experiment"), "base is build 1")
 flagged = [x["name"] for x in D["rows"] if x["section"] == "function" and x["status"] == "regression"]
 check(flagged == ["crunch_b"], "only crunch_b flagged among functions: %r" % flagged)
 c = one("cycle", "on-CPU time", "median per cycle")

@@ -15,6 +15,9 @@
  *
  * usage: diff_experiment CYCLES [B [ROWS]]   (defaults 20, 1, 20)
  * Prints "cycles: N" at the end.
+ *
+ * diff_experiment_v2.c builds it again as a "second build": B defaults to 2
+ * and extra code moves every function to another address.
  */
 #include <sqlite3.h>
 #include <stdint.h>
@@ -28,6 +31,21 @@
 #define UNIT_ITERS 6000000ull
 
 static volatile uint64_t sink;
+
+#ifndef DIFF_B_DEFAULT
+#define DIFF_B_DEFAULT 1
+#endif
+
+#ifdef DIFF_SECOND_BUILD
+/* Only here to shift the code after it: the same functions at other
+ * addresses, as in a rebuild after a change. */
+__attribute__((noinline, used)) uint64_t second_build_padding(uint64_t x)
+{
+	for (int i = 0; i < 64; i++)
+		x = x * 31 + (uint64_t)i * 7 + (x >> 3) + (x << 5) + (x ^ 0x5bd1e995u);
+	return x;
+}
+#endif
 
 /* Inlined so that each caller is the leaf that the samples name. */
 static inline __attribute__((always_inline)) uint64_t spin(uint64_t iters, uint64_t x)
@@ -88,7 +106,7 @@ __attribute__((noinline)) void run_cycle(sqlite3 *db, int cycle, int b, int rows
 
 int main(int argc, char **argv)
 {
-	int ncycles = argc > 1 ? atoi(argv[1]) : 20, b = argc > 2 ? atoi(argv[2]) : 1,
+	int ncycles = argc > 1 ? atoi(argv[1]) : 20, b = argc > 2 ? atoi(argv[2]) : DIFF_B_DEFAULT,
 	    rows = argc > 3 ? atoi(argv[3]) : 20;
 	sqlite3 *db;
 
