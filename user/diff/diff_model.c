@@ -25,7 +25,8 @@ void dm_default_opts(struct dm_opts *o)
 	o->alpha = 0.02;
 	o->min_share = 0.01;
 	o->boot_iters = 2000;
-	o->seed = 0x6562706670726f66ull; /* "ebpfprof" */
+	/* Below 2^53: written exactly as a JSON number. */
+	o->seed = 0x5eed0ebbf;
 }
 
 const char *dm_status_name(enum dm_status s)

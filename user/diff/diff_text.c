@@ -296,7 +296,7 @@ cJSON *diff_to_json(const struct dl_run *b, const struct dl_run *n, const struct
 	    !add(o, "min_share", cJSON_CreateNumber(r->opts.min_share)) ||
 	    !(boot = cJSON_AddObjectToObject(o, "bootstrap")) ||
 	    !add(boot, "iterations", cJSON_CreateNumber(r->opts.boot_iters)) ||
-	    !add(boot, "seed", cJSON_CreateNumber((double)(r->opts.seed & ((1ull << 53) - 1)))) ||
+	    !add(boot, "seed", cJSON_CreateNumber((double)r->opts.seed)) ||
 	    !(warn = cJSON_AddArrayToObject(o, "warnings")))
 		goto fail;
 	for (size_t i = 0; i < r->nwarnings; i++) {
