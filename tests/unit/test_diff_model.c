@@ -264,6 +264,44 @@ static void test_quiet_and_warnings(void)
 	dl_free(&b);
 }
 
+/* An older report.json: flame frames without "module". */
+static void test_old_report_without_modules(void)
+{
+	struct spec ns = BASE;
+	struct dl_run b, n;
+	struct dm_opts o;
+	struct dm_result r;
+	char *t = make_report(&BASE), err[256], *p;
+
+	/* Remove the frames' modules ("module":"<root>/..." inside "frames"). */
+	char *fr = strstr(t, "\"frames\":"), *end = strstr(t, "\"stacks\":");
+	while ((p = strstr(fr, "\"module\":\"")) && p < end) {
+		char *q = strchr(p + 10, '"');
+		memmove(p, q + 2, strlen(q + 2) + 1); /* drop through the comma */
+		end = strstr(t, "\"stacks\":");
+	}
+	CHECK_INT_EQ(dl_load_text("old", t, strlen(t), &b, err, sizeof(err)), 0);
+	free(t);
+	CHECK(!b.has_modules);
+	ns.hot = 1200;
+	CHECK_INT_EQ(load(&ns, "new", &n), 0);
+	CHECK(n.has_modules);
+	CHECK_INT_EQ(dl_align_keys(&b, &n), 0);
+	dm_default_opts(&o);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	const struct dm_row *w = row(&r, DM_S_FUNCTION, "hot", "self");
+	CHECK(w && isfinite(w->base) && isfinite(w->new) && w->status == DM_REGRESSION);
+	w = row(&r, DM_S_FUNCTION, "cold", "self");
+	CHECK(w && w->status == DM_SAME);
+	bool warned = false;
+	for (size_t i = 0; i < r.nwarnings; i++)
+		warned |= strstr(r.warnings[i], "matched by name only") != NULL;
+	CHECK(warned);
+	dm_result_free(&r);
+	dl_free(&b);
+	dl_free(&n);
+}
+
 static int load_err(const char *text, char *err, size_t len)
 {
 	struct dl_run r;
@@ -452,6 +490,7 @@ int main(void)
 	test_func_key();
 	test_regression();
 	test_quiet_and_warnings();
+	test_old_report_without_modules();
 	test_bad_text();
 	test_bad_files();
 	test_page_embedded();

@@ -157,7 +157,7 @@ int diff_cmd_main(int argc, char **argv)
 		return DIFF_EXIT_ERROR;
 	}
 	struct dm_result r;
-	if (dm_compare(&b, &n, &opts, &r)) {
+	if (dl_align_keys(&b, &n) || dm_compare(&b, &n, &opts, &r)) {
 		fprintf(stderr, "ebpf-prof diff: out of memory\n");
 		goto out_runs;
 	}

@@ -37,7 +37,10 @@ static cJSON *side(const struct dl_run *r)
 		const cJSON *nm = get(x, "name"), *mod = get(x, "module");
 		/* Names come from the profiled process: any bytes. */
 		char *name = utf8_sanitize(cJSON_IsString(nm) ? nm->valuestring : "?");
-		char *module = cJSON_IsString(mod) ? utf8_sanitize(mod->valuestring) : NULL;
+		/* Matched as the function tables are (dl_align_keys). */
+		char *module = cJSON_IsString(mod) && !r->keys_without_module
+				       ? utf8_sanitize(mod->valuestring)
+				       : NULL;
 		bool kernel = cJSON_IsTrue(get(x, "kernel"));
 		char *key = name ? dl_func_key(name, module, kernel) : NULL;
 		cJSON *f = cJSON_CreateObject();

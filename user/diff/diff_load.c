@@ -273,6 +273,7 @@ static int load_funcs(struct dl_run *r)
 	hashmap_free(&fi.h);
 	/* A function can not be in more samples than there are. */
 	for (size_t i = 0; i < r->nfuncs; i++) {
+		r->has_modules |= r->funcs[i].module != NULL;
 		if (r->funcs[i].total > r->func_samples)
 			r->funcs[i].total = r->func_samples;
 		if (r->funcs[i].self > r->funcs[i].total)
@@ -630,4 +631,51 @@ void dl_free(struct dl_run *r)
 		free(r->stmts[i].text);
 	free(r->stmts);
 	memset(r, 0, sizeof(*r));
+}
+
+static int drop_modules(struct dl_run *r)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < r->nfuncs; i++) {
+		struct dl_func *f = &r->funcs[i];
+		char *key = dl_func_key(f->name, NULL, f->kernel);
+		size_t j;
+
+		if (!key)
+			return -ENOMEM;
+		free(f->key);
+		f->key = key;
+		for (j = 0; j < w && strcmp(r->funcs[j].key, key); j++)
+			;
+		if (j < w) {
+			/* Same name in two modules: one function now. A sample
+			 * with both on its stack counts twice in total: capped
+			 * below. */
+			r->funcs[j].self += f->self;
+			r->funcs[j].total += f->total;
+			if (r->funcs[j].total > r->func_samples)
+				r->funcs[j].total = r->func_samples;
+			free(f->key);
+			free(f->name);
+			free(f->module);
+			continue;
+		}
+		r->funcs[w++] = *f;
+	}
+	r->nfuncs = w;
+	r->keys_without_module = true;
+	return 0;
+}
+
+int dl_align_keys(struct dl_run *a, struct dl_run *b)
+{
+	int e = 0;
+
+	if (a->has_modules == b->has_modules)
+		return 0;
+	e = drop_modules(a);
+	if (!e)
+		e = drop_modules(b);
+	return e;
 }

@@ -77,6 +77,8 @@ struct dl_run {
 	size_t nfuncs;
 	uint64_t func_samples; /* samples the function counts are out of */
 	bool funcs_from_flame;
+	bool has_modules;	  /* some function has a module */
+	bool keys_without_module; /* matched by name only (dl_align_keys) */
 	struct dl_probe *probes;
 	size_t nprobes;
 	struct dl_stmt *stmts;
@@ -93,6 +95,12 @@ int dl_load(const char *dir, struct dl_run *out, char *err, size_t errlen);
 int dl_load_text(const char *dir, const char *text, size_t len, struct dl_run *out, char *err,
 		 size_t errlen);
 void dl_free(struct dl_run *r);
+
+/* When only one of the two runs knows the functions' modules (a
+ * report.json written before flame frames had them), matches both by name
+ * alone: drops the module from the keys and merges what then coincides.
+ * Returns 0 or -ENOMEM. */
+int dl_align_keys(struct dl_run *a, struct dl_run *b);
 
 /* The matching key of a frame: "[unknown] /lib/x.so+0x1a2b" becomes
  * "[unknown] x.so" and the module its file name. malloc'ed. */

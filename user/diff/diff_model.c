@@ -608,6 +608,9 @@ int dm_compare(const struct dl_run *b, const struct dl_run *n, const struct dm_o
 			 "sampling periods differ (%.0f ns vs %.0f ns): CPU times are compared, "
 			 "sample counts are not equal weights",
 			 b->period_ns, n->period_ns);
+	if (!e && (b->keys_without_module || n->keys_without_module))
+		e = warn(r, "one report has no modules for its functions (written by an older "
+			    "version): functions matched by name only");
 	if (!e && b->funcs_from_flame != n->funcs_from_flame)
 		e = warn(r, "one report has stacks (flame), the other only top functions: function "
 			    "figures are less exact");
