@@ -42,7 +42,7 @@ void diff_fmt_change(char *buf, size_t len, const struct dm_row *w)
 		snprintf(buf, len, "new");
 	else if (!isnan(w->base) && isnan(w->new))
 		snprintf(buf, len, "gone");
-	else if (isinf(w->est))
+	else if (isinf(w->est) || (w->base == 0 && w->new != 0))
 		snprintf(buf, len, "from 0");
 	else if (isnan(w->est))
 		snprintf(buf, len, "-");
@@ -249,7 +249,12 @@ static const char *better_name(enum dm_better b)
 static cJSON *row_json(const struct dm_row *w)
 {
 	cJSON *o = cJSON_CreateObject(), *ci = NULL;
-	const char *kind = isinf(w->est) ? "from-zero" : w->abs_change ? "absolute" : "relative";
+	/* From a zero base a relative change means little: counts say so
+	 * (their change is still the Haldane-corrected estimate that gates). */
+	const char *kind = isinf(w->est) || (!w->abs_change && w->base == 0 && w->new != 0)
+				   ? "from-zero"
+			   : w->abs_change ? "absolute"
+					   : "relative";
 
 	if (!o || !add(o, "section", cJSON_CreateString(dm_section_name(w->section))) ||
 	    !add(o, "name", cJSON_CreateString(w->name)) ||
