@@ -27,6 +27,8 @@ struct spec {
 	int sql_rows;	      /* INSERT executions per cycle */
 	const char *program;  /* command */
 	const char *sym_name; /* name of the hot function */
+	double tps;	      /* tokens/s per cycle (0: no tokens) */
+	double energy_mj;     /* Jetson GPU energy per cycle (0: no gpu) */
 };
 
 /* A report.json with 20 cycles, a flame of main -> {hot, cold, unknown},
@@ -51,9 +53,16 @@ static char *make_report(const struct spec *s)
 			"%s{\"index\":%d,\"wall_ns\":%.0f,\"truncated\":false,\"samples\":%d,"
 			"\"on_cpu_ns\":%.0f,\"inference_ns\":%.0f,\"sql_ns\":%d,\"gc_ns\":0,"
 			"\"other_ns\":1000000,\"off_cpu_by_reason\":{\"sleep\":%d},"
-			"\"rss_delta_bytes\":0,\"throttled_share\":0,\"gpu\":null}",
+			"\"rss_delta_bytes\":0,\"throttled_share\":0,",
 			i ? "," : "", i, w, total / 20 + (i % 3) - 1, w * 0.9, 50e6 + (i % 4) * 1e5,
 			s->sql_rows * 10000 + (i % 3) * 100, 2000000 + (i % 2) * 1000);
+		fprintf(f, "\"tokens\":%d,\"tokens_per_s\":%.3f,", s->tps > 0 ? 32 : 0,
+			s->tps > 0 ? s->tps + (i % 3) : 0);
+		if (s->energy_mj > 0)
+			fprintf(f, "\"gpu\":{\"power_mw\":%.1f,\"energy_mj\":%.1f}}",
+				5000.0 + (i % 4) * 10, s->energy_mj + (i % 5));
+		else
+			fprintf(f, "\"gpu\":null}");
 	}
 	fprintf(f,
 		"],\"cycles_whole_run\":false,"
@@ -95,7 +104,45 @@ static const struct dm_row *row(const struct dm_result *r, enum dm_section sec, 
 }
 
 static const struct spec BASE = { "/home/ci/build-1",	  "0x1a2b", 600, 600, 100, 100, 20,
-				  "/home/ci/build-1/app", "hot" };
+				  "/home/ci/build-1/app", "hot",    0,	 0 };
+
+/* Tokens/s (higher is better) and Jetson energy per cycle, when present. */
+static void test_tokens_and_power(void)
+{
+	struct spec bs = BASE, ns = BASE;
+	struct dl_run b, n;
+	struct dm_opts o;
+	struct dm_result r;
+	const struct dm_row *w;
+
+	bs.tps = 100;
+	bs.energy_mj = 400;
+	ns.tps = 70;	    /* 30% fewer tokens/s */
+	ns.energy_mj = 600; /* 50% more energy per cycle */
+	if (load(&bs, "base", &b) || load(&ns, "new", &n)) {
+		CHECK(0);
+		return;
+	}
+	dm_default_opts(&o);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	w = row(&r, DM_S_CYCLE, "tokens/s", "median per cycle");
+	CHECK(w && w->better == DM_HIGHER && w->status == DM_REGRESSION);
+	if (w)
+		CHECK_NEAR(w->est, -0.3, 0.01);
+	w = row(&r, DM_S_CYCLE, "GPU energy", "median per cycle");
+	CHECK(w && w->status == DM_REGRESSION && w->est > 0.45 && w->est < 0.55);
+	w = row(&r, DM_S_CYCLE, "GPU power", "median per cycle");
+	CHECK(w && w->status == DM_SAME);
+	dm_result_free(&r);
+	/* The other way round: improvements, no regression. */
+	CHECK_INT_EQ(dm_compare(&n, &b, &o, &r), 0);
+	CHECK_INT_EQ(r.regressions, 0);
+	w = row(&r, DM_S_CYCLE, "tokens/s", "median per cycle");
+	CHECK(w && w->status == DM_IMPROVEMENT);
+	dm_result_free(&r);
+	dl_free(&b);
+	dl_free(&n);
+}
 
 static void test_regression(void)
 {
@@ -491,6 +538,7 @@ int main(void)
 	test_regression();
 	test_quiet_and_warnings();
 	test_old_report_without_modules();
+	test_tokens_and_power();
 	test_bad_text();
 	test_bad_files();
 	test_page_embedded();
