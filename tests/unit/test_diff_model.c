@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -349,6 +350,62 @@ static void test_old_report_without_modules(void)
 	dl_free(&n);
 }
 
+/* Sizes beyond real runs stay fast: 20000 cycles a side (the recorder's
+ * cap), thousands of functions with one side lacking modules (the
+ * name-only path), 2000 SQL statements. Bounded by the test timeout. */
+static void test_large(void)
+{
+	struct dl_run b, n;
+	struct dm_opts o;
+	struct dm_result r;
+	struct timespec t0, t1;
+	char err[256];
+
+	for (int side = 0; side < 2; side++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		fputs("{\"schema\":\"ebpf-prof/1\",\"sampling\":{\"period_ns\":1000000},"
+		      "\"cycles\":[",
+		      f);
+		for (int i = 0; i < 20000; i++)
+			fprintf(f, "%s{\"wall_ns\":%d,\"samples\":%d,\"sql_ns\":%d}", i ? "," : "",
+				1000000 + (i * 7919) % 100000, 10 + i % 7, (i * 31) % 5000);
+		fputs("],\"flame\":{\"total\":12000,\"frames\":[", f);
+		for (int i = 0; i < 6000; i++)
+			fprintf(f, "%s{\"name\":\"fn%d\",\"module\":%s}", i ? "," : "", i % 4500,
+				side ? "\"/x/app\"" : "null");
+		fputs("],\"stacks\":[", f);
+		for (int i = 0; i < 6000; i++)
+			fprintf(f, "%s{\"f\":[%d,%d],\"n\":2}", i ? "," : "", i, (i + 1) % 6000);
+		fputs("]},\"sql\":{\"statements\":[", f);
+		for (int i = 0; i < 2000; i++)
+			fprintf(f, "%s{\"text\":\"SELECT %d\",\"count\":%d}", i ? "," : "", i,
+				1 + i % 3);
+		fputs("]}}", f);
+		fclose(f);
+		CHECK_INT_EQ(dl_load_text(side ? "new" : "base", buf, len, side ? &n : &b, err,
+					  sizeof(err)),
+			     0);
+		free(buf);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_INT_EQ(dl_align_keys(&b, &n), 0);
+	CHECK(b.keys_without_module && n.keys_without_module);
+	CHECK_INT_EQ(b.nfuncs, 4500); /* fn0..fn4499, duplicates merged */
+	dm_default_opts(&o);
+	o.min_share = 0; /* every function */
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(stderr, "large comparison: %zu rows in %.2f s\n", r.nrows,
+		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	CHECK_INT_EQ(r.regressions, 0);
+	dm_result_free(&r);
+	dl_free(&b);
+	dl_free(&n);
+}
+
 static int load_err(const char *text, char *err, size_t len)
 {
 	struct dl_run r;
@@ -539,6 +596,7 @@ int main(void)
 	test_quiet_and_warnings();
 	test_old_report_without_modules();
 	test_tokens_and_power();
+	test_large();
 	test_bad_text();
 	test_bad_files();
 	test_page_embedded();

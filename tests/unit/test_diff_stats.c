@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "check.h"
 #include "diff/diff_model.h"
@@ -107,6 +108,18 @@ static void test_bootstrap(void)
 	CHECK_INT_EQ(ds_bootstrap_median_change(z, 4, w, 4, 10, 100, 1, &e1), 0);
 	CHECK_NEAR(e1.est, 0.5, 1e-12);
 	CHECK_INT_EQ(ds_bootstrap_median_change(z, 4, w, 4, 0, 100, 1, &e1), -EINVAL);
+	/* Selection agrees with sorting, duplicates and sorted input included. */
+	struct ds_rng rng = { 7 };
+	for (int t = 0; t < 500; t++) {
+		double a[64], c[64];
+		size_t n = 1 + ds_rng_next(&rng) % 64;
+
+		for (size_t i = 0; i < n; i++)
+			a[i] = t % 3 == 0 ? (double)i
+					  : (double)(ds_rng_next(&rng) % (t % 2 ? 5 : 1000));
+		memcpy(c, a, n * sizeof(*a));
+		CHECK(ds_median_select(a, n) == ds_median_sort(c, n));
+	}
 	double odd[] = { 3, 1, 2 }, even[] = { 4, 1, 3, 2 };
 	CHECK_NEAR(ds_median_sort(odd, 3), 2, 0);
 	CHECK_NEAR(ds_median_sort(even, 4), 2.5, 0);

@@ -117,16 +117,23 @@ char *dl_func_key(const char *name, const char *module, bool kernel)
 }
 
 struct func_index {
-	struct hashmap h;
 	struct dl_run *r;
 	size_t cap;
 };
 
 static bool func_eq(uint32_t idx, const void *key, const void *ctx)
 {
-	const struct func_index *fi = ctx;
+	const struct dl_run *r = ctx;
 
-	return !strcmp(fi->r->funcs[idx].key, key);
+	return !strcmp(r->funcs[idx].key, key);
+}
+
+const struct dl_func *dl_find_func(const struct dl_run *r, const char *key)
+{
+	uint64_t h = hashmap_hash_bytes(key, strlen(key), HASHMAP_SEED);
+	int64_t at = hashmap_find(&r->func_map, h, key, func_eq, r);
+
+	return at >= 0 ? &r->funcs[at] : NULL;
 }
 
 /* Index of the function with this name/module, added if new; -ENOMEM. */
@@ -138,7 +145,7 @@ static int64_t func_get(struct func_index *fi, const char *name, const char *mod
 	if (!key)
 		return -ENOMEM;
 	uint64_t h = hashmap_hash_bytes(key, strlen(key), HASHMAP_SEED);
-	int64_t at = hashmap_find(&fi->h, h, key, func_eq, fi);
+	int64_t at = hashmap_find(&r->func_map, h, key, func_eq, r);
 	if (at >= 0) {
 		free(key);
 		return at;
@@ -165,7 +172,8 @@ static int64_t func_get(struct func_index *fi, const char *name, const char *mod
 	}
 	f->module = dup_clean(module);
 	f->kernel = kernel;
-	if (!f->name || (module && !f->module) || hashmap_insert(&fi->h, h, (uint32_t)r->nfuncs)) {
+	if (!f->name || (module && !f->module) ||
+	    hashmap_insert(&r->func_map, h, (uint32_t)r->nfuncs)) {
 		free(f->key);
 		free(f->name);
 		free(f->module);
@@ -265,12 +273,10 @@ static int load_funcs(struct dl_run *r)
 	const cJSON *flame = get(r->root, "flame");
 	int e;
 
-	hashmap_init(&fi.h);
 	if (cJSON_IsObject(flame) && cJSON_GetArraySize(get(flame, "stacks")) > 0)
 		e = funcs_from_flame(r, flame, &fi);
 	else
 		e = funcs_from_top(r, get(r->root, "top_functions"), &fi);
-	hashmap_free(&fi.h);
 	/* A function can not be in more samples than there are. */
 	for (size_t i = 0; i < r->nfuncs; i++) {
 		r->has_modules |= r->funcs[i].module != NULL;
@@ -289,6 +295,8 @@ static int load_probes(struct dl_run *r)
 
 	if (!cJSON_IsArray(list) || n <= 0)
 		return 0;
+	if (n > DL_MAX_LIST)
+		n = DL_MAX_LIST;
 	r->probes = calloc((size_t)n, sizeof(*r->probes));
 	if (!r->probes)
 		return -ENOMEM;
@@ -302,6 +310,8 @@ static int load_probes(struct dl_run *r)
 			label = sym;
 		if (!label)
 			continue;
+		if (r->nprobes == (size_t)n)
+			break;
 		d->label = dup_clean(label);
 		d->library = dup_clean(base_name(lib) ? base_name(lib) : "");
 		if (!d->label || !d->library ||
@@ -327,6 +337,8 @@ static int load_stmts(struct dl_run *r)
 
 	if (!cJSON_IsArray(list) || n <= 0)
 		return 0;
+	if (n > DL_MAX_LIST)
+		n = DL_MAX_LIST;
 	r->stmts = calloc((size_t)n, sizeof(*r->stmts));
 	if (!r->stmts)
 		return -ENOMEM;
@@ -337,6 +349,8 @@ static int load_stmts(struct dl_run *r)
 
 		if (!text)
 			continue;
+		if (r->nstmts == (size_t)n)
+			break;
 		d->text = dup_clean(text);
 		if (!d->text)
 			return -ENOMEM;
@@ -403,6 +417,8 @@ static int load_cycles(struct dl_run *r)
 
 	if (!cJSON_IsArray(cyc) || n <= 0)
 		return 0;
+	if (n > DL_MAX_CYCLES)
+		n = DL_MAX_CYCLES;
 	r->ncycles_all = (size_t)n;
 	/* One cycle made of the whole run is not a distribution. */
 	if (cJSON_IsTrue(get(r->root, "cycles_whole_run")))
@@ -417,6 +433,8 @@ static int load_cycles(struct dl_run *r)
 		complete += cJSON_IsObject(c) && !cJSON_IsTrue(get(c, "truncated"));
 	cJSON_ArrayForEach(c, cyc)
 	{
+		if (kept == (size_t)n)
+			break;
 		if (!cJSON_IsObject(c) || isnan(num(c, "wall_ns")))
 			continue;
 		/* A cycle whose end was inferred is not a full cycle; unless no
@@ -471,6 +489,7 @@ int dl_load_text(const char *dir, const char *text, size_t len, struct dl_run *o
 	int e;
 
 	memset(out, 0, sizeof(*out));
+	hashmap_init(&out->func_map);
 	out->dir = utf8_sanitize(dir ? dir : "?");
 	if (!out->dir)
 		return -ENOMEM;
@@ -621,6 +640,7 @@ void dl_free(struct dl_run *r)
 		free(r->funcs[i].module);
 	}
 	free(r->funcs);
+	hashmap_free(&r->func_map);
 	for (size_t i = 0; i < r->nprobes; i++) {
 		free(r->probes[i].key);
 		free(r->probes[i].label);
@@ -637,31 +657,45 @@ static int drop_modules(struct dl_run *r)
 {
 	size_t w = 0;
 
+	hashmap_free(&r->func_map);
+	hashmap_init(&r->func_map);
 	for (size_t i = 0; i < r->nfuncs; i++) {
 		struct dl_func *f = &r->funcs[i];
 		char *key = dl_func_key(f->name, NULL, f->kernel);
-		size_t j;
 
 		if (!key)
 			return -ENOMEM;
 		free(f->key);
 		f->key = key;
-		for (j = 0; j < w && strcmp(r->funcs[j].key, key); j++)
-			;
-		if (j < w) {
+		uint64_t h = hashmap_hash_bytes(key, strlen(key), HASHMAP_SEED);
+		int64_t at = hashmap_find(&r->func_map, h, key, func_eq, r);
+		if (at >= 0) {
 			/* Same name in two modules: one function now. A sample
-			 * with both on its stack counts twice in total: capped
-			 * below. */
-			r->funcs[j].self += f->self;
-			r->funcs[j].total += f->total;
-			if (r->funcs[j].total > r->func_samples)
-				r->funcs[j].total = r->func_samples;
+			 * with both on its stack counts twice in total: capped. */
+			struct dl_func *g = &r->funcs[at];
+
+			g->self += f->self;
+			g->total += f->total;
+			if (g->total > r->func_samples)
+				g->total = r->func_samples;
+			if (g->self > g->total)
+				g->self = g->total;
 			free(f->key);
 			free(f->name);
 			free(f->module);
 			continue;
 		}
-		r->funcs[w++] = *f;
+		r->funcs[w] = *f;
+		if (hashmap_insert(&r->func_map, h, (uint32_t)w)) {
+			/* Each function owned once for dl_free: the ones not
+			 * seen yet follow the kept ones. */
+			size_t rest = r->nfuncs - (i + 1);
+
+			memmove(&r->funcs[w + 1], &r->funcs[i + 1], rest * sizeof(*r->funcs));
+			r->nfuncs = w + 1 + rest;
+			return -ENOMEM;
+		}
+		w++;
 	}
 	r->nfuncs = w;
 	r->keys_without_module = true;

@@ -14,9 +14,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hashmap.h"
+
 /* A report.json beyond this is not one of ours (a long run with many
  * cycles is a few MB). */
 #define DL_MAX_BYTES (256u << 20)
+/* A recording keeps at most 20000 cycles and 2048 SQL statements; a file
+ * with far more is not one of ours, and what is beyond these is ignored
+ * so that a hostile file cannot make the comparison quadratic. */
+#define DL_MAX_CYCLES 100000
+#define DL_MAX_LIST   8192
 
 /* Per-cycle figures compared as distributions. */
 enum dl_cyc {
@@ -77,6 +84,7 @@ struct dl_run {
 	size_t nfuncs;
 	uint64_t func_samples; /* samples the function counts are out of */
 	bool funcs_from_flame;
+	struct hashmap func_map;  /* key -> index in funcs */
 	bool has_modules;	  /* some function has a module */
 	bool keys_without_module; /* matched by name only (dl_align_keys) */
 	struct dl_probe *probes;
@@ -95,6 +103,9 @@ int dl_load(const char *dir, struct dl_run *out, char *err, size_t errlen);
 int dl_load_text(const char *dir, const char *text, size_t len, struct dl_run *out, char *err,
 		 size_t errlen);
 void dl_free(struct dl_run *r);
+
+/* The function with this key, or NULL. */
+const struct dl_func *dl_find_func(const struct dl_run *r, const char *key);
 
 /* When only one of the two runs knows the functions' modules (a
  * report.json written before flame frames had them), matches both by name

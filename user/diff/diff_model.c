@@ -104,9 +104,17 @@ int dm_compare_dist(const double *x, size_t nx, const double *y, size_t ny, doub
 
 	if (nx < DM_MIN_CYCLES || ny < DM_MIN_CYCLES)
 		return -EINVAL;
+	/* Each resample sorts both sides: with tens of thousands of cycles
+	 * fewer resamples (the interval is narrow there anyway) keep a
+	 * comparison within seconds. */
+	unsigned iters = o->boot_iters;
+	if ((double)iters * (double)(nx + ny) > 4e6)
+		iters = (unsigned)fmax(200, 4e6 / (double)(nx + ny));
+	if (iters > o->boot_iters)
+		iters = o->boot_iters;
 	e = ds_mann_whitney(x, nx, y, ny, &m);
 	if (!e)
-		e = ds_bootstrap_median_change(x, nx, y, ny, floor, o->boot_iters, o->seed, &ef);
+		e = ds_bootstrap_median_change(x, nx, y, ny, floor, iters, o->seed, &ef);
 	if (e)
 		return e;
 	*est = ef.est;
@@ -331,14 +339,6 @@ static int run_rows(const struct dl_run *b, const struct dl_run *n, struct dm_re
 
 /* ---- functions ---- */
 
-static const struct dl_func *find_func(const struct dl_run *r, const char *key)
-{
-	for (size_t i = 0; i < r->nfuncs; i++)
-		if (!strcmp(r->funcs[i].key, key))
-			return &r->funcs[i];
-	return NULL;
-}
-
 static double dispersion_of(const struct dl_run *r)
 {
 	return r->ncycles ? ds_dispersion(r->cyc[DL_C_SAMPLES], r->ncycles) : 1;
@@ -414,12 +414,12 @@ static int function_rows(const struct dl_run *b, const struct dl_run *n, const s
 	for (size_t i = 0; i < n->nfuncs; i++)
 		order[no++] = &n->funcs[i];
 	for (size_t i = 0; i < b->nfuncs; i++)
-		if (!find_func(n, b->funcs[i].key))
+		if (!dl_find_func(n, b->funcs[i].key))
 			order[no++] = &b->funcs[i];
 	qsort(order, no, sizeof(*order), cmp_func_weight);
 	for (size_t i = 0; i < no && !e; i++) {
-		const struct dl_func *fb = find_func(b, order[i]->key),
-				     *fn = find_func(n, order[i]->key);
+		const struct dl_func *fb = dl_find_func(b, order[i]->key),
+				     *fn = dl_find_func(n, order[i]->key);
 		double tb = fb && b->func_samples ? (double)fb->total / (double)b->func_samples : 0;
 		double tn = fn && n->func_samples ? (double)fn->total / (double)n->func_samples : 0;
 		double sb = fb && b->func_samples ? (double)fb->self / (double)b->func_samples : 0;

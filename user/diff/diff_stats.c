@@ -101,6 +101,61 @@ double ds_median_sort(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* k-th smallest of v[0..n) (k < n), partially reordering v: Hoare's
+ * selection, O(n) on average; the bootstrap takes medians of thousands of
+ * resamples. */
+static double select_kth(double *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
+		/* Median of three as the pivot: sorted input stays linear. */
+		double pivot = a < b ? (b < c ? b : (a < c ? c : a))
+				     : (a < c ? a : (b < c ? c : b));
+		size_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = v[i];
+
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return v[k];
+	}
+	return v[k];
+}
+
+double ds_median_select(double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	if (n % 2)
+		return select_kth(v, n, n / 2);
+	double upper = select_kth(v, n, n / 2), lower = v[0];
+
+	/* After the selection everything left of n/2 is <= upper. */
+	for (size_t i = 1; i < n / 2; i++)
+		if (v[i] > lower)
+			lower = v[i];
+	return (lower + upper) / 2;
+}
+
 static double change(double mx, double my, double denom_floor)
 {
 	double d = fabs(mx) > denom_floor ? fabs(mx) : denom_floor;
@@ -139,7 +194,7 @@ int ds_bootstrap_median_change(const double *x, size_t nx, const double *y, size
 	for (unsigned i = 0; i < iters; i++) {
 		resample(x, nx, bx, &rng);
 		resample(y, ny, by, &rng);
-		est[i] = change(ds_median_sort(bx, nx), ds_median_sort(by, ny), denom_floor);
+		est[i] = change(ds_median_select(bx, nx), ds_median_select(by, ny), denom_floor);
 	}
 	qsort(est, iters, sizeof(*est), cmp_dbl);
 	/* Nearest-rank 2.5th and 97.5th percentiles. */

@@ -36,6 +36,8 @@ uint64_t ds_rng_next(struct ds_rng *r);
 /* Median (mean of the two middle values for an even count) of v[0..n);
  * sorts v. 0 for n == 0. */
 double ds_median_sort(double *v, size_t n);
+/* Same value in O(n) on average (selection), reordering v partially. */
+double ds_median_select(double *v, size_t n);
 
 /* Relative change of the medians, (med(y) - med(x)) / max(|med(x)|, floor),
  * and its 95% percentile-bootstrap interval from iters resamples of both
