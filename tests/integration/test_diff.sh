@@ -6,6 +6,8 @@
 #     directory): crunch_b flagged with its effect and interval, crunch_a
 #     and llama_decode not, exit 3;
 #   - ten times the SQLite rows per cycle: SQL flagged, inference not;
+#   - a truncated report.json, an unknown schema, no report.json: one line
+#     each, exit 1; a run of another program: a warning, still compared;
 #   - diff.html rendered in headless Chromium (DOM + screenshot).
 # The four runs are recorded at the same time, so that they meet the same
 # load on the machine: wall times then differ by what the knobs change, not
@@ -141,6 +143,35 @@ for f in ("llama_decode", "crunch_a", "crunch_b"):
     x = one("function", f, "self")
     check(x["status"] != "regression", "%s not flagged: %r" % (f, x))
 '"$END"
+
+# Bad input: one clear line each, exit 1; other programs: warned, compared.
+mkdir -p "$EP_WORK/trunc" "$EP_WORK/schema" "$EP_WORK/other"
+head -c 4000 "$EP_WORK/base/report.json" >"$EP_WORK/trunc/report.json"
+python3 - "$EP_WORK" <<'PY2'
+import json, sys
+w = sys.argv[1]
+r = json.load(open(w + "/base/report.json"))
+r["schema"] = "ebpf-prof/7"
+json.dump(r, open(w + "/schema/report.json", "w"))
+r["schema"] = "ebpf-prof/1"
+r["target"]["command"] = "/usr/bin/some-other-program --flag"
+json.dump(r, open(w + "/other/report.json", "w"))
+PY2
+for bad in trunc:"not valid JSON (truncated" schema:'schema "ebpf-prof/7" is not supported' \
+	missing:"no report.json"; do
+	dir=${bad%%:*} want=${bad#*:}
+	mkdir -p "$EP_WORK/$dir"
+	rc=0
+	"$EP_BIN" diff --no-html "$EP_WORK/base" "$EP_WORK/$dir" >"$EP_WORK/bad.out" 2>"$EP_WORK/bad.err" || rc=$?
+	[ "$rc" -eq 1 ] || ep_fail "diff against $dir: exit $rc, want 1"
+	[ "$(wc -l <"$EP_WORK/bad.err")" -eq 1 ] && grep -qF "$want" "$EP_WORK/bad.err" ||
+		ep_fail "diff against $dir: want one line with '$want', got: $(cat "$EP_WORK/bad.err")"
+done
+rc=0
+"$EP_BIN" diff --no-html "$EP_WORK/base" "$EP_WORK/other" >"$EP_WORK/other.txt" 2>&1 || rc=$?
+[ "$rc" -eq 0 ] || ep_fail "a report of another program: exit $rc, want 0 (compared anyway)"
+grep -q "^warning: the runs are of different programs" "$EP_WORK/other.txt" ||
+	ep_fail "no warning about different programs: $(head -5 "$EP_WORK/other.txt")"
 
 # diff.html in headless Chromium.
 html="$EP_WORK/double/diff.html"
