@@ -230,8 +230,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	}
 	optind = 1;
 	opterr = 0;
-	/* '+': stop at the first non-option so "-- cmd -x" and "cmd -x" keep
-	 * the command's own options. */
+	/* '+': stop at the first non-option, so that a stray word is caught
+	 * below instead of its following options being parsed as ours. */
 	while ((c = getopt_long(argc, argv, "+:p:F:d:o:qvVh", longopts, NULL)) != -1) {
 		prev_optind = optind;
 		switch (c) {
