@@ -95,7 +95,7 @@ enum dm_status dm_decide(double est, double p, double alpha, double threshold,
 	return gating ? DM_REGRESSION : DM_CHANGED;
 }
 
-int dm_compare_dist(const double *x, size_t nx, const double *y, size_t ny, double floor,
+int dm_compare_dist(const double *x, size_t nx, const double *y, size_t ny, double denom,
 		    const struct dm_opts *o, double *est, double *lo, double *hi, double *p)
 {
 	struct ds_mwu m;
@@ -114,7 +114,7 @@ int dm_compare_dist(const double *x, size_t nx, const double *y, size_t ny, doub
 		iters = o->boot_iters;
 	e = ds_mann_whitney(x, nx, y, ny, &m);
 	if (!e)
-		e = ds_bootstrap_median_change(x, nx, y, ny, floor, iters, o->seed, &ef);
+		e = ds_bootstrap_median_change(x, nx, y, ny, denom, iters, o->seed, &ef);
 	if (e)
 		return e;
 	*est = ef.est;
@@ -245,7 +245,7 @@ static int cycle_rows(const struct dl_run *b, const struct dl_run *n, const stru
 		const struct cyc_def *d = &cyc_defs[i];
 		bool nz = false;
 		size_t nx = finite_values(b, d->k, x, &nz), ny = finite_values(n, d->k, y, &nz);
-		double floor;
+		double denom;
 
 		if (!nz || (!nx && !ny))
 			continue;
@@ -261,29 +261,28 @@ static int cycle_rows(const struct dl_run *b, const struct dl_run *n, const stru
 		w->n_new = ny;
 		switch (d->floor_kind) {
 		case 0:
-			floor = fmax(0.01 * wall_med, 1000);
+			denom = fmax(0.01 * wall_med, 1000);
 			break;
 		case 1:
-			floor = 1048576;
+			denom = 1048576;
 			break;
 		case 2:
-			floor = 1;
+			denom = 1;
 			w->abs_change = true;
 			break;
 		default:
-			floor = 1;
+			denom = 1;
 		}
-		if (dm_compare_dist(x, nx, y, ny, floor, o, &w->est, &w->lo, &w->hi, &w->p) == 0) {
+		if (dm_compare_dist(x, nx, y, ny, denom, o, &w->est, &w->lo, &w->hi, &w->p) == 0) {
 			w->test = DM_T_MWU;
 		} else {
 			w->est = NAN;
 		}
-		/* dm_compare_dist sorted x and y in place (bootstrap copies), so
-		 * the medians are taken now. */
+		/* Medians last: ds_median_sort sorts x and y in place. */
 		w->base = nx ? ds_median_sort(x, nx) : NAN;
 		w->new = ny ? ds_median_sort(y, ny) : NAN;
 		if (w->test == DM_T_NONE && nx && ny) {
-			double dn = fmax(fabs(w->base), floor);
+			double dn = fmax(fabs(w->base), denom);
 			w->est = (w->new - w->base) / dn;
 		}
 	}

@@ -92,9 +92,9 @@ enum dm_status dm_decide(double est, double p, double alpha, double threshold,
 			 enum dm_better better, bool gating);
 
 /* Compares two per-cycle samples: Mann-Whitney p and the bootstrap change of
- * the medians (denominator at least floor). -EINVAL with fewer than 3
+ * the medians (denominator at least denom). -EINVAL with fewer than 3
  * values on a side. */
-int dm_compare_dist(const double *x, size_t nx, const double *y, size_t ny, double floor,
+int dm_compare_dist(const double *x, size_t nx, const double *y, size_t ny, double denom,
 		    const struct dm_opts *o, double *est, double *lo, double *hi, double *p);
 
 const char *dm_status_name(enum dm_status s);
