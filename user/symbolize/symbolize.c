@@ -869,11 +869,10 @@ static int load_maps(struct pid_state *ps)
 	dwfl_report_begin(ps->dwfl);
 	for (i = 0; i < nm.n;) {
 		const struct proc_map *first = &nm.maps[i];
-		uint64_t end = first->end;
-		size_t j = i + 1;
+		size_t j = i;
 
 		if (first->kind == PROC_MAP_VDSO) {
-			report_group(ps, first, end);
+			report_group(ps, first, first->end);
 			i++;
 			continue;
 		}
@@ -881,17 +880,12 @@ static int load_maps(struct pid_state *ps)
 			i++;
 			continue;
 		}
-		while (j < nm.n && nm.maps[j].kind == PROC_MAP_FILE &&
-		       nm.maps[j].inode == first->inode && nm.maps[j].start == nm.maps[j - 1].end &&
-		       strcmp(nm.maps[j].path, first->path) == 0) {
-			end = nm.maps[j].end;
-			j++;
-		}
 		/* libdwfl derives the load bias from the module start, which must
-		 * be where the file's first page (ELF header, first PT_LOAD) is. */
+		 * be where the file's first page (ELF header, first PT_LOAD) is;
+		 * the module spans every segment, across holes between them. */
 		if (first->pgoff == 0)
-			report_group(ps, first, end);
-		i = j;
+			report_group(ps, first, proc_maps_file_group(&nm, i, &j));
+		i = j + 1;
 	}
 	if (dwfl_report_end(ps->dwfl, NULL, NULL) != 0)
 		log_debug("symbolize: pid %u: dwfl_report_end: %s", ps->pid, dwfl_errmsg(-1));
