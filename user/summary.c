@@ -7,8 +7,12 @@
 #include <string.h>
 
 #include "report.h"
+#include "symbolize/demangle.h"
 
 #define SUMMARY_TOP 10
+/* Longest function name printed; long C++ template names are collapsed
+ * ("<...>") to fit, the files keep them whole. */
+#define SUMMARY_NAME_MAX 100
 
 static const char *base_name(const char *path)
 {
@@ -131,7 +135,9 @@ void print_summary(const struct profile *p, const struct run_info *ri, FILE *out
 			fprintf(out, "  %6.2f%%  %6.2f%% total  ",
 				pct(st[i].self, p->total_samples),
 				pct(st[i].total, p->total_samples));
-			put_safe(out, f->name, SIZE_MAX);
+			char nb[1024]; /* room to collapse before the cut */
+			put_safe(out, demangle_shorten(f->name, SUMMARY_NAME_MAX, nb, sizeof(nb)),
+				 SIZE_MAX);
 			fputs(" [", out);
 			put_safe(out, mod, SIZE_MAX);
 			fputs("]\n", out);

@@ -36,6 +36,15 @@ __attribute__((noinline, section(".lpstub"))) int symexec_far(int x)
 	return x * 9;
 }
 
+/* A C++ name given from C: the symbolizer must demangle it (or not, with
+ * no_demangle). */
+int symexec_cxx(int x) __asm__("_ZN6epdemo4funcEi");
+__attribute__((noinline)) int symexec_cxx(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x - 1;
+}
+
 int main(void)
 {
 	char line[256];
@@ -48,9 +57,11 @@ int main(void)
 	printf("symprelink_static %p\n", (void *)symprelink_static_addr());
 	printf("symmini_exported %p\n", (void *)symmini_exported_addr());
 	printf("symmini_static %p\n", (void *)symmini_static_addr());
+	printf("symexec_cxx %p\n", (void *)&symexec_cxx);
 	printf("ok\n");
 	while (fgets(line, sizeof(line), stdin) && strcmp(line, "quit\n") != 0)
 		printf("ok\n");
-	return symexec_static(1) + symexec_far(2) + symprelink_exported(3) + symmini_exported(4) ==
+	return symexec_static(1) + symexec_far(2) + symexec_cxx(0) + symprelink_exported(3) +
+		       symmini_exported(4) ==
 	       0;
 }

@@ -94,6 +94,18 @@ static void test_fixtures(const char *dir, const char *tmp)
 		goto out;
 	}
 	check_all(s, &t, "symexec");
+	/* Mangled names are demangled once per name, or kept with no_demangle. */
+	check_name(s, t.pid, val(&t, "symexec_cxx", 0) + 1, "epdemo::func(int)");
+	{
+		struct symbolizer_opts raw = o;
+		struct symbolizer *s2 = NULL;
+
+		raw.no_demangle = true;
+		CHECK_INT_EQ(symbolizer_new(&s2, &raw), 0);
+		if (s2)
+			check_name(s2, t.pid, val(&t, "symexec_cxx", 0) + 1, "_ZN6epdemo4funcEi");
+		symbolizer_free(s2);
+	}
 	/* Unresolved frames still give the file offset of the address. */
 	sym(s, t.pid, val(&t, "symexec_far", 0) + 0x800, &r);
 	CHECK(!r.resolved);

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "hashmap.h"
+#include "symbolize/demangle.h"
 #include "symbolize/kallsyms.h"
 #include "log.h"
 #include "symbolize/perfmap.h"
@@ -60,6 +61,9 @@
 struct strtab {
 	char **slots;
 	uint64_t *hashes;
+	/* Per slot, for names worth demangling: the interned demangled form,
+	 * the slot's own string if it does not demangle, NULL if not tried. */
+	const char **dem;
 	size_t cap, n;
 };
 
@@ -77,10 +81,12 @@ static int strtab_grow(struct strtab *t)
 	size_t ncap = t->cap ? t->cap * 2 : 1024;
 	char **ns = calloc(ncap, sizeof(*ns));
 	uint64_t *nh = calloc(ncap, sizeof(*nh));
+	const char **nd = calloc(ncap, sizeof(*nd));
 
-	if (!ns || !nh) {
+	if (!ns || !nh || !nd) {
 		free(ns);
 		free(nh);
+		free(nd);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < t->cap; i++) {
@@ -92,31 +98,66 @@ static int strtab_grow(struct strtab *t)
 			;
 		ns[j] = t->slots[i];
 		nh[j] = t->hashes[i];
+		nd[j] = t->dem[i];
 	}
 	free(t->slots);
 	free(t->hashes);
+	free(t->dem);
 	t->slots = ns;
 	t->hashes = nh;
+	t->dem = nd;
 	t->cap = ncap;
 	return 0;
 }
 
-static const char *strtab_intern(struct strtab *t, const char *s)
+/* Slot of s, inserted if new; -1 on ENOMEM. */
+static ssize_t strtab_slot(struct strtab *t, const char *s)
 {
 	uint64_t h = str_hash(s);
 	size_t j;
 
 	if ((t->n + 1) * 4 > t->cap * 3 && strtab_grow(t) < 0)
-		return NULL;
+		return -1;
 	for (j = h & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1))
 		if (t->hashes[j] == h && strcmp(t->slots[j], s) == 0)
-			return t->slots[j];
+			return (ssize_t)j;
 	t->slots[j] = strdup(s);
 	if (!t->slots[j])
-		return NULL;
+		return -1;
 	t->hashes[j] = h;
 	t->n++;
-	return t->slots[j];
+	return (ssize_t)j;
+}
+
+static const char *strtab_intern(struct strtab *t, const char *s)
+{
+	ssize_t j = strtab_slot(t, s);
+
+	return j < 0 ? NULL : t->slots[j];
+}
+
+/* The interned display form of a symbol name: demangled once per distinct
+ * name (the demangler costs microseconds; a name recurs in many samples
+ * and at many addresses), the name itself if it does not demangle. */
+static const char *strtab_intern_demangled(struct strtab *t, const char *s)
+{
+	ssize_t j = strtab_slot(t, s);
+	const char *d;
+	char *dm;
+
+	if (j < 0)
+		return NULL;
+	if (t->dem[j])
+		return t->dem[j];
+	dm = demangle(s);
+	/* Interning may grow the table and move s's slot: look it up again. */
+	d = dm ? strtab_intern(t, dm) : NULL;
+	free(dm);
+	j = strtab_slot(t, s);
+	if (j < 0)
+		return NULL;
+	t->dem[j] = d ? d : t->slots[j];
+	return t->dem[j];
 }
 
 static void strtab_free(struct strtab *t)
@@ -125,6 +166,7 @@ static void strtab_free(struct strtab *t)
 		free(t->slots[i]);
 	free(t->slots);
 	free(t->hashes);
+	free(t->dem);
 }
 
 /* ---- build-id tables (shared by all pids) ---- */
@@ -212,6 +254,7 @@ struct pid_state {
 struct symbolizer {
 	char *proc_root, *kallsyms_path, *perfmap_dir, *debuginfo_path;
 	int64_t reload_ns;
+	bool demangle;
 	Dwfl_Callbacks cb; /* libdwfl keeps a pointer to it: must not move */
 	struct pid_state *pids[PID_BUCKETS];
 	struct pid_state *last_ps; /* samples come in runs from one pid */
@@ -1055,7 +1098,9 @@ out:
 static int set_result(struct symbolizer *s, struct sym_result *out, const char *name,
 		      const char *module, uint64_t offset, uint64_t sym_off, bool resolved)
 {
-	out->name = strtab_intern(&s->strs, name);
+	out->name = resolved && s->demangle && demangle_candidate(name)
+			    ? strtab_intern_demangled(&s->strs, name)
+			    : strtab_intern(&s->strs, name);
 	out->module = module ? strtab_intern(&s->strs, module) : NULL;
 	if (!out->name || (module && !out->module))
 		return -ENOMEM;
@@ -1362,6 +1407,7 @@ int symbolizer_new(struct symbolizer **out, const struct symbolizer_opts *opts)
 		s->reload_ns = (int64_t)(opts->reload_min_interval_ms ? opts->reload_min_interval_ms
 								      : DEFAULT_RELOAD_MS) *
 			       1000000;
+	s->demangle = !opts->no_demangle;
 	s->cb.find_elf = sym_find_elf;
 	s->cb.find_debuginfo = sym_find_debuginfo;
 	s->cb.debuginfo_path = s->debuginfo_path ? &s->debuginfo_path : NULL;
