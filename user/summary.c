@@ -8,6 +8,7 @@
 
 #include "report.h"
 #include "symbolize/demangle.h"
+#include "symbolize/jit_hint.h"
 
 #define SUMMARY_TOP 10
 /* Longest function name printed; long C++ template names are collapsed
@@ -144,6 +145,12 @@ void print_summary(const struct profile *p, const struct run_info *ri, FILE *out
 		}
 	}
 	free(st);
+
+	struct jit_hint jh;
+	jit_hint_compute(p, &jh);
+	if (jit_hint_wanted(&jh))
+		fprintf(out, "hint:     %.0f%% of node's samples " JIT_HINT_TEXT "\n",
+			pct(jh.anon_unknown, jh.node_samples));
 
 	if (ri->output_dir) {
 		fprintf(out, "output:   %s/\n", ri->output_dir);

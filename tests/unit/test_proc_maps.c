@@ -201,6 +201,24 @@ static void test_file_group(void)
 	/* b.so: five anonymous entries in between are too many. */
 	CHECK_INT_EQ(proc_maps_file_group(&pm, 15, &last), 0x7f0000401000ull);
 	CHECK_INT_EQ(last, 15);
+	/* V8's copy of node's builtins: the loaded image's .text covers it. */
+	{
+		static const char nb[] =
+			"00400000-00b6f000 r--p 00000000 fe:00 247823 /usr/bin/node\n"
+			"00b72000-025fe000 r-xp 00772000 fe:00 247823 /usr/bin/node\n"
+			"7efeeb600000-7efeeb792000 r-xp 014c4000 fe:00 247823 /usr/bin/node\n"
+			"7f0000000000-7f0000001000 r-xp 014c4000 fe:00 999 /usr/bin/other\n";
+		struct proc_maps nm;
+		const struct proc_map *a;
+
+		CHECK_INT_EQ(proc_maps_parse_buf(nb, sizeof(nb) - 1, 1000, &nm), 0);
+		a = proc_maps_find_alias(&nm, &nm.maps[2], 0x14c608e);
+		CHECK(a == &nm.maps[1]);
+		/* Not covered by any other mapping of the file; another file. */
+		CHECK(proc_maps_find_alias(&nm, &nm.maps[2], 0x21fe000) == NULL);
+		CHECK(proc_maps_find_alias(&nm, &nm.maps[3], 0x14c4000) == NULL);
+		proc_maps_free(&nm);
+	}
 	/* c.so: same path and inode on another device is another file. */
 	CHECK_INT_EQ(proc_maps_file_group(&pm, 22, &last), 0x7f0000502000ull - 0x1000);
 	CHECK_INT_EQ(last, 22);

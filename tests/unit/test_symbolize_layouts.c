@@ -94,6 +94,12 @@ static void test_fixtures(const char *dir, const char *tmp)
 		goto out;
 	}
 	check_all(s, &t, "symexec");
+	/* A page of the executable mapped again elsewhere, outside the loaded
+	 * image (V8's copy of node's builtins): named like the original. */
+	CHECK(val(&t, "symexec_alias", 0) != 0);
+	sym(s, t.pid, val(&t, "symexec_alias", 0) + 1, &r);
+	CHECK_STR_EQ(r.name, "symexec_near");
+	CHECK_INT_EQ(r.sym_offset, 1);
 	/* Mangled names are demangled once per name, or kept with no_demangle. */
 	check_name(s, t.pid, val(&t, "symexec_cxx", 0) + 1, "epdemo::func(int)");
 	{

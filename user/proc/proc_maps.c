@@ -304,6 +304,19 @@ uint64_t proc_maps_file_group(const struct proc_maps *m, size_t i, size_t *last)
 	return m->maps[*last].end;
 }
 
+const struct proc_map *proc_maps_find_alias(const struct proc_maps *m, const struct proc_map *like,
+					    uint64_t foff)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		const struct proc_map *e = &m->maps[i];
+
+		if (e != like && same_file(like, e) && foff >= e->pgoff &&
+		    foff - e->pgoff < e->end - e->start)
+			return e;
+	}
+	return NULL;
+}
+
 void proc_maps_free(struct proc_maps *m)
 {
 	for (size_t i = 0; i < m->n; i++)

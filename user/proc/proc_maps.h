@@ -63,6 +63,13 @@ const struct proc_map *proc_maps_find(const struct proc_maps *m, uint64_t addr);
  * address of entry *last. */
 uint64_t proc_maps_file_group(const struct proc_maps *m, size_t i, size_t *last);
 
+/* Another mapping of the file mapped by like (same path, inode, device)
+ * that covers file offset foff, or NULL. A program may map parts of a
+ * loaded file again elsewhere (V8 copies its embedded builtins from node's
+ * .text next to its JIT code): the loaded image names that code. */
+const struct proc_map *proc_maps_find_alias(const struct proc_maps *m, const struct proc_map *like,
+					    uint64_t foff);
+
 void proc_maps_free(struct proc_maps *m);
 
 /* "libfoo.so" for "/usr/lib/libfoo.so"; the pointer points into path. */

@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define PERFMAP_MAX_NAME 1024
@@ -158,7 +160,33 @@ int perfmap_parse(const char *buf, size_t len, struct perfmap **out)
 	return 0;
 }
 
+/* Anyone can create files in /tmp, and a directory on the way could be a
+ * symlink planted by another user: no symlink anywhere in the path. */
+static int open_no_symlinks(int dirfd, const char *path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd;
+
+	if (dirfd != AT_FDCWD) {
+		how.resolve |= RESOLVE_IN_ROOT;
+		while (*path == '/')
+			path++;
+	}
+	fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS) /* kernels before 5.6 */
+		fd = openat(dirfd, path, (int)how.flags);
+	return fd;
+}
+
 int perfmap_load(const char *path, uid_t owner_uid, struct perfmap **out)
+{
+	return perfmap_load_at(AT_FDCWD, path, owner_uid, out);
+}
+
+int perfmap_load_at(int dirfd, const char *path, uid_t owner_uid, struct perfmap **out)
 {
 	struct stat st;
 	size_t len = 0, cap;
@@ -167,7 +195,7 @@ int perfmap_load(const char *path, uid_t owner_uid, struct perfmap **out)
 	int fd, err;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	fd = open_no_symlinks(dirfd, path);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0) {

@@ -1054,32 +1054,40 @@ static void load_perfmap(struct pid_state *ps)
 	uint32_t nspid = ns_pid(s->proc_root, ps->pid);
 	struct perfmap *pm;
 	struct stat st, pst;
-	char *path, *pdir;
-	uid_t owner = (uid_t)-1;
-	int err;
+	char *path, *pdir, *root = NULL;
+	const char *rel;
+	int err, dirfd = AT_FDCWD;
 
 	/* In another PID namespace the JIT wrote the file under its own pid and
-	 * its own /tmp. */
-	if (nspid != ps->pid)
-		path = xasprintf("%s/%u/root%s/perf-%u.map", s->proc_root, ps->pid, s->perfmap_dir,
-				 nspid);
-	else
-		path = xasprintf("%s/perf-%u.map", s->perfmap_dir, ps->pid);
+	 * its own /tmp: resolved inside the target's root, never outside it. */
+	path = xasprintf("%s/perf-%u.map", s->perfmap_dir, nspid);
 	pdir = xasprintf("%s/%u", s->proc_root, ps->pid);
 	if (!path || !pdir)
 		goto out;
-	if (stat(pdir, &pst) == 0)
-		owner = pst.st_uid;
-	if (stat(path, &st) < 0)
+	rel = path;
+	if (nspid != ps->pid) {
+		root = xasprintf("%s/%u/root", s->proc_root, ps->pid);
+		dirfd = root ? open(root, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+		if (dirfd < 0)
+			goto out;
+		while (*rel == '/')
+			rel++;
+	}
+	/* Only the target's own file (or root's) is trusted: when its owner
+	 * cannot be known, nothing is read. */
+	if (stat(pdir, &pst) < 0)
+		goto out;
+	if (fstatat(dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		goto out;
 	if (ps->pm_tried && st.st_size == ps->pm_size && st.st_mtim.tv_sec == ps->pm_mtime.tv_sec &&
 	    st.st_mtim.tv_nsec == ps->pm_mtime.tv_nsec)
 		goto out;
 	ps->pm_size = st.st_size;
 	ps->pm_mtime = st.st_mtim;
-	err = perfmap_load(path, owner, &pm);
+	err = perfmap_load_at(dirfd, path, pst.st_uid, &pm);
 	if (err < 0) {
-		log_debug("symbolize: cannot load %s: %s", path, strerror(-err));
+		log_debug("symbolize: cannot load %s%s: %s", root ? root : "", path,
+			  strerror(-err));
 		goto out;
 	}
 	if (perfmap_bad_lines(pm) || perfmap_truncated(pm))
@@ -1089,6 +1097,9 @@ static void load_perfmap(struct pid_state *ps)
 	ps->pm = pm;
 out:
 	ps->pm_tried = true;
+	if (dirfd >= 0 && dirfd != AT_FDCWD)
+		close(dirfd);
+	free(root);
 	free(path);
 	free(pdir);
 }
@@ -1175,6 +1186,15 @@ static int resolve_user(struct pid_state *ps, uint64_t addr, struct sym_result *
 			}
 		}
 		name = dwfl_name(ps, addr, &soff, &have_elf);
+		if (!name && !have_elf) {
+			/* Outside every module: a part of a loaded file mapped
+			 * again elsewhere is named from the loaded image. */
+			const struct proc_map *alias = proc_maps_find_alias(&ps->maps, m, foff);
+
+			if (alias)
+				name = dwfl_name(ps, alias->start + (foff - alias->pgoff), &soff,
+						 &have_elf);
+		}
 		if (name)
 			err = set_result(s, out, name, m->path, foff, soff, true);
 		else
