@@ -137,6 +137,17 @@ static void test_load(void)
 		CHECK_INT_EQ(perfmap_load_at(rootfd, "/../../../real/perf-3.map", (uid_t)-1, &pm),
 			     0);
 		perfmap_free(pm);
+		/* Paths that name no file, or climb above a relative start. */
+		CHECK_INT_EQ(perfmap_load_at(rootfd, "/", (uid_t)-1, &pm), -EISDIR);
+		CHECK_INT_EQ(perfmap_load_at(rootfd, "/..//./", (uid_t)-1, &pm), -EISDIR);
+		CHECK_INT_EQ(perfmap_load("../x/perf-1.map", (uid_t)-1, &pm), -EXDEV);
+		{
+			char deep[400] = "";
+
+			for (int i = 0; i < 70; i++)
+				strcat(deep, "/d");
+			CHECK_INT_EQ(perfmap_load_at(rootfd, deep, (uid_t)-1, &pm), -ENAMETOOLONG);
+		}
 		close(rootfd);
 		unlink(sub);
 		unlink(viaroot);

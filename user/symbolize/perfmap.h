@@ -22,16 +22,15 @@ struct perfmap;
  * reuse code memory). */
 int perfmap_parse(const char *buf, size_t len, struct perfmap **out);
 
-/* Opens path without following symlinks in any of its components
- * (openat2 RESOLVE_NO_SYMLINKS; O_NOFOLLOW on the last one where openat2 is
- * missing), requires a regular file owned by root or by owner_uid (pass
- * (uid_t)-1 to skip that check), reads at most PERFMAP_MAX_BYTES (the rest
- * is ignored and counted as truncated). */
+/* Opens path without following a symlink in any of its components (each
+ * is opened with O_NOFOLLOW), requires a regular file owned by root or by
+ * owner_uid (pass (uid_t)-1 to skip that check), reads at most
+ * PERFMAP_MAX_BYTES (the rest is ignored and counted as truncated). */
 int perfmap_load(const char *path, uid_t owner_uid, struct perfmap **out);
 
-/* The same, path relative to the directory dirfd taken as the root
- * (RESOLVE_IN_ROOT): "/tmp/perf-N.map" inside another mount namespace, with
- * dirfd on /proc/PID/root, cannot lead outside it. */
+/* The same, path taken from the directory dirfd as its root ("/" and ".."
+ * never lead above it): "/tmp/perf-N.map" inside another mount namespace,
+ * with dirfd on /proc/PID/root, cannot lead outside it. */
 int perfmap_load_at(int dirfd, const char *path, uid_t owner_uid, struct perfmap **out);
 void perfmap_free(struct perfmap *pm);
 
