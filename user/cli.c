@@ -45,6 +45,8 @@ void cli_usage(FILE *out)
 	      "                           until every traced process has exited)\n"
 	      "  -o, --output DIR         result directory (default ./ebpf-prof-PID-YYYYmmdd-HHMMSS)\n"
 	      "      --no-kernel          drop kernel frames (user stacks only)\n"
+	      "      --no-demangle        keep C++/Rust function names mangled (_ZN...) in\n"
+	      "                           every output (default: demangled)\n"
 	      "      --unwind MODE        user stack unwinding: auto (default: .eh_frame/DWARF CFI\n"
 	      "                           where a library has it, frame pointers otherwise; right\n"
 	      "                           for code built without frame pointers), dwarf (CFI only),\n"
@@ -174,7 +176,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		OPT_UNWIND,
 		OPT_STACK_BYTES,
 		OPT_CYCLE,
-		OPT_CYCLE_EVERY
+		OPT_CYCLE_EVERY,
+		OPT_NO_DEMANGLE
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -205,6 +208,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "alert-exec", required_argument, NULL, OPT_ALERT_EXEC },
 		{ "cycle", required_argument, NULL, OPT_CYCLE },
 		{ "cycle-every", required_argument, NULL, OPT_CYCLE_EVERY },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, n, prev_optind = 1;
@@ -326,6 +330,9 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			break;
 		case OPT_NO_GPU:
 			o->no_gpu = true;
+			break;
+		case OPT_NO_DEMANGLE:
+			o->no_demangle = true;
 			break;
 		case OPT_NO_SCHED:
 			o->no_sched = true;

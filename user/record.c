@@ -937,6 +937,7 @@ int record_main(const struct cli_opts *o)
 		.proc_root = o->proc_root,
 		.kallsyms_path = "/proc/kallsyms",
 		.perfmap_dir = "/tmp",
+		.no_demangle = o->no_demangle,
 	};
 	sigset_t mask, orig_mask;
 	int sfd = -1, rc = 1, err;

@@ -85,6 +85,9 @@ int main(void)
 	CHECK_STR_EQ(o.sysfs_root, "/x");
 	CHECK_INT_EQ(parse(&o, ARGS("--no-gpu", "--pid", "1")), 0);
 	CHECK(o.no_gpu);
+	CHECK(!o.no_demangle);
+	CHECK_INT_EQ(parse(&o, ARGS("--no-demangle", "--pid", "1")), 0);
+	CHECK(o.no_demangle);
 	CHECK(!o.no_sched && !o.no_offcpu_stacks);
 	CHECK_INT_EQ(o.offcpu_min_us, CLI_DEFAULT_OFFCPU_MIN_US);
 	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-min-us", "250", "--no-offcpu-stacks", "--pid", "1")),
