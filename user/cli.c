@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alerts.h"
 #include "cycle_spec.h"
@@ -99,6 +100,9 @@ void cli_usage(FILE *out)
 	      "      --alert EXPR         alert on rss>80%, temp>85, gpu_temp>75, cycle>1.5x,\n"
 	      "                           drops>0, throttled, disk<5% (repeatable, up to 16)\n"
 	      "      --alert-exec CMD     run CMD (sh -c) per alert, EP_ALERT_* in its environment\n"
+	      "      --btf FILE           the kernel's BTF, for kernels built without\n"
+	      "                           /sys/kernel/btf/vmlinux (docs/jetson.md: BTFHub's file\n"
+	      "                           for the kernel, or pahole -J on its vmlinux)\n"
 	      "  -q, --quiet              print nothing but errors\n"
 	      "  -v, --verbose            more detail, libbpf warnings and the verifier log on a\n"
 	      "                           load failure; -vv adds debug messages\n"
@@ -161,6 +165,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		OPT_PROC_ROOT,
 		OPT_GPU_INTERVAL,
 		OPT_NO_GPU,
+		OPT_BTF,
 		OPT_SYSFS_ROOT,
 		OPT_NO_SCHED,
 		OPT_NO_OFFCPU_STACKS,
@@ -194,6 +199,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
 		{ "gpu-interval", required_argument, NULL, OPT_GPU_INTERVAL },
 		{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
+		{ "btf", required_argument, NULL, OPT_BTF },
 		{ "sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT },
 		{ "no-sched", no_argument, NULL, OPT_NO_SCHED },
 		{ "no-offcpu-stacks", no_argument, NULL, OPT_NO_OFFCPU_STACKS },
@@ -330,6 +336,13 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			break;
 		case OPT_NO_GPU:
 			o->no_gpu = true;
+			break;
+		case OPT_BTF:
+			if (access(optarg, R_OK)) {
+				fprintf(err, "ebpf-prof: --btf %s: %s\n", optarg, strerror(errno));
+				return 2;
+			}
+			o->btf_path = optarg;
 			break;
 		case OPT_NO_DEMANGLE:
 			o->no_demangle = true;
