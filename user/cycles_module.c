@@ -546,7 +546,12 @@ static void update_live(struct cycles_state *s)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		double ms = (double)(c[i].end_ns - c[i].start_ns) / 1e6;
-		size_t k = l->ncycles < LIVE_MAX_CYCLES ? l->ncycles++ : LIVE_MAX_CYCLES - 1;
+		size_t k;
+
+		/* Cut by the end of the run: no cycle length, no alert. */
+		if (c[i].partial)
+			continue;
+		k = l->ncycles < LIVE_MAX_CYCLES ? l->ncycles++ : LIVE_MAX_CYCLES - 1;
 
 		if (k == LIVE_MAX_CYCLES - 1 && l->ncycles == LIVE_MAX_CYCLES) {
 			memmove(l->cycle_ms, l->cycle_ms + 1, k * sizeof(*l->cycle_ms));
@@ -783,11 +788,12 @@ static int cm_trace(void *state, FILE *out, bool *first)
 			"%s{\"name\":\"cycle %u\",\"cat\":\"cycle\",\"ph\":\"b\",\"id\":%u,"
 			"\"ts\":%" PRIu64 ".%03u,\"pid\":%u,\"tid\":%u,\"args\":{\"wall_ms\":%.3f,"
 			"\"inference_ms\":%.3f,\"sql_ms\":%.3f,\"off_cpu_ms\":%.3f,\"gc_ms\":%.3f,"
-			"\"other_ms\":%.3f,\"truncated\":%s}}\n",
+			"\"other_ms\":%.3f,\"truncated\":%s,\"partial\":%s}}\n",
 			*first ? "" : ",", r->index, r->index, r->start_ns / 1000,
 			(unsigned)(r->start_ns % 1000), s->main_pid, r->tid, r->wall_ns / 1e6,
 			r->part_inference_ns / 1e6, r->part_sql_ns / 1e6, off / 1e6,
-			r->part_gc_ns / 1e6, r->other_ns / 1e6, r->truncated ? "true" : "false");
+			r->part_gc_ns / 1e6, r->other_ns / 1e6, r->truncated ? "true" : "false",
+			r->partial ? "true" : "false");
 		*first = false;
 		fprintf(out,
 			",{\"name\":\"cycle %u\",\"cat\":\"cycle\",\"ph\":\"e\",\"id\":%u,"

@@ -382,9 +382,10 @@ static void rule_other(struct flist *fl, const struct cycle_table *t, uint64_t w
 {
 	struct sbuf x = { 0 };
 	share_rule(fl, t, wall, g_other, cfg->other_share, "unattributed_time", "Unattributed time",
-		   "Part of the cycle is not covered by any probe or off-CPU wait: add probes "
-		   "for the remaining steps (--probe LIB:SYMBOL, or py:FUNCTION for Python), "
-		   "and look at the top functions of the slow cycles.",
+		   "Part of the cycle is not covered by any probe or off-CPU wait: time the "
+		   "remaining native steps with --probe LIB:SYMBOL (or --probe "
+		   "usdt:PATH:PROVIDER:NAME), and look at the top functions of the slow cycles "
+		   "(Python code shows there by its interpreter frames).",
 		   cfg, &x);
 }
 
@@ -744,13 +745,18 @@ void findings_free(struct findings *f)
 	f->n = 0;
 }
 
-int findings_evaluate(const struct cycle_table *t, const struct findings_cfg *cfg,
+int findings_evaluate(const struct cycle_table *all, const struct findings_cfg *cfg,
 		      const struct findings_ctx *ctx, struct findings *out)
 {
 	out->v = NULL;
 	out->n = 0;
-	if (!t || !cfg)
+	if (!all || !cfg)
 		return -EINVAL;
+	/* A cycle still open at the end of the run was cut there: its wall
+	 * time says when the run stopped, not how long a cycle takes. */
+	struct cycle_table view, *t = &view;
+	if (cycles_complete_view(all, &view) < 0)
+		return -ENOMEM;
 	struct flist fl = { .out = out };
 	uint64_t wall = sum_of(t, g_wall);
 	rule_no_cycles(&fl, t);
@@ -761,6 +767,7 @@ int findings_evaluate(const struct cycle_table *t, const struct findings_cfg *cf
 	rule_memory(&fl, t, cfg, ctx);
 	rule_throttle(&fl, t, cfg);
 	rule_oversub(&fl, t, wall, cfg, ctx);
+	cycles_view_free(&view);
 	if (fl.err) {
 		findings_free(out);
 		return fl.err;

@@ -133,6 +133,9 @@ static void test_pairing(void)
 		CHECK_INT_EQ(t.rows[2].wall_ns, 40 * MS);
 		CHECK_INT_EQ(t.rows[3].end_ns, T(90));
 		CHECK(t.rows[3].truncated);
+		/* Cut by the end of the run, unlike A (cut by a begin). */
+		CHECK(t.rows[3].partial);
+		CHECK(!t.rows[0].partial && !t.rows[1].partial && !t.rows[2].partial);
 		for (size_t i = 0; i < t.n; i++)
 			CHECK_INT_EQ(t.rows[i].index, i);
 	}
@@ -166,6 +169,8 @@ static void test_every(void)
 		CHECK_INT_EQ(t->rows[2].wall_ns, 150 * MS);
 		CHECK_INT_EQ(t->rows[2].tid, 4);
 		CHECK(t->rows[2].truncated);
+		CHECK(t->rows[2].partial);
+		CHECK(!t->rows[0].partial && !t->rows[1].partial);
 	}
 	cycle_sink_free(s);
 }

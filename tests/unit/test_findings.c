@@ -135,6 +135,30 @@ static void test_sql(void)
 	free_table(&t);
 }
 
+/* A cycle still open at the end of the run (--cycle-every's last one) is
+ * cut there: 3 cycles of 100 ms with 60 ms inference, then a partial one of
+ * 3000 ms all unattributed. With it, "other" would be 3000+120 of 3300 ms
+ * (critical) and it would be the slow one; without, no finding fires. */
+static void test_partial_left_out(void)
+{
+	struct cycle_table t = mk(4);
+	for (size_t i = 0; i < 3; i++)
+		set_part(&t.rows[i], &t.rows[i].part_inference_ns, 95 * MS);
+	t.rows[3].wall_ns = t.rows[3].other_ns = 3000 * MS;
+	t.rows[3].end_ns = t.rows[3].start_ns + t.rows[3].wall_ns;
+	t.rows[3].truncated = t.rows[3].partial = true;
+	struct findings f = eval(&t, NULL);
+	CHECK(find(&f, "unattributed_time") == NULL);
+	CHECK(find(&f, "slow_cycles") == NULL);
+	const struct finding *x = find(&f, "inference_dominates");
+	CHECK(x != NULL);
+	if (x)
+		CHECK(strstr(x->evidence, "285.0 ms of 300.0 ms wall over 3 cycle(s)") != NULL);
+	findings_free(&f);
+	CHECK_INT_EQ(cycles_wall_percentile(&t, 100), 100 * MS);
+	free_table(&t);
+}
+
 static void test_other(void)
 {
 	struct cycle_table t = mk(3);
@@ -435,6 +459,7 @@ int main(void)
 	test_inference();
 	test_sql();
 	test_other();
+	test_partial_left_out();
 	test_slow();
 	test_slow_worst_first();
 	test_slow_explained_by_throttling();
