@@ -211,9 +211,8 @@ static const char *name_of(const struct cycle_sink *s, uint32_t id)
 static void close_cycle(struct cycle_sink *s, uint64_t start, uint64_t end, uint32_t tid,
 			bool truncated, bool partial)
 {
-	struct cycle_closed c = {
-		s->st.closed, start, end < start ? start : end, tid, truncated || partial, partial
-	};
+	struct cycle_closed c = { s->st.closed,		start,	end < start ? start : end, tid,
+				  truncated || partial, partial };
 
 	/* Out of memory here loses a cycle: counted like a dropped fact. */
 	if (PUSH(s->pend, c)) {

@@ -390,13 +390,15 @@ static int build_boundaries(const struct cycles_input *in, const struct cycles_c
 					t->unmatched_ends++;
 					continue;
 				}
-				err = push_row(t, &cap, open[k].start, b[i].ts, b[i].tid, false, false);
+				err = push_row(t, &cap, open[k].start, b[i].ts, b[i].tid, false,
+					       false);
 				open[k] = open[--nopen];
 				continue;
 			}
 			if (k < nopen) {
 				/* Missing return: the new begin closes the old cycle. */
-				err = push_row(t, &cap, open[k].start, b[i].ts, b[i].tid, true, false);
+				err = push_row(t, &cap, open[k].start, b[i].ts, b[i].tid, true,
+					       false);
 				open[k].start = b[i].ts;
 				continue;
 			}

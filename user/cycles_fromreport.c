@@ -132,8 +132,22 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 	}
 
 	const cJSON *probes = get(root, "probes");
+	/* Per class with nested calls counted once (llama_decode's ggml
+	 * computes, sqlite3_exec's steps): reports since probes.classes. */
+	const cJSON *cls = get(probes, "classes");
+	if (cJSON_IsObject(cls)) {
+		r->inference_ns = u64_of(get(get(cls, "inference"), "ns"));
+		uint64_t c = u64_of(get(get(cls, "inference"), "calls"));
+		r->inference_calls = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+		r->sql_ns = u64_of(get(get(cls, "sql"), "ns"));
+		r->probe_other_ns = u64_of(get(get(cls, "other"), "ns"));
+		c = u64_of(get(get(cls, "other"), "calls"));
+		r->probe_other_calls = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+	}
 	cJSON_ArrayForEach(p, get(probes, "list"))
 	{
+		if (cJSON_IsObject(cls))
+			break; /* older reports: the sum of the probes below */
 		const cJSON *g = get(p, "group");
 		uint64_t ns = u64_of(get(p, "total_ns")), calls = u64_of(get(p, "count"));
 		if (calls > UINT32_MAX)
@@ -170,13 +184,20 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 		}
 	}
 
-	/* Partition from totals, in the attribution's priority order. */
+	/* Partition from totals. How they overlap is unknown here: sleep
+	 * (a thread that chose to wait) is rarely inside a probed call, so it
+	 * goes first; then the attribution's priority order, where I/O waits
+	 * (fsync in a COMMIT) and preemption (inside inference) are mostly
+	 * inside the probed calls already counted. */
 	uint64_t left = r->wall_ns;
+	if (main_known)
+		r->part_off_cpu_ns[CYC_OFF_SLEEP] = take(&left, r->off_cpu_ns[CYC_OFF_SLEEP]);
 	r->part_sql_ns = take(&left, r->sql_ns);
 	r->part_inference_ns = take(&left, r->inference_ns);
 	r->part_probe_ns = take(&left, r->probe_other_ns);
 	for (unsigned k = 0; main_known && k < CYC_OFF_REASONS; k++)
-		r->part_off_cpu_ns[k] = take(&left, r->off_cpu_ns[k]);
+		if (k != CYC_OFF_SLEEP)
+			r->part_off_cpu_ns[k] = take(&left, r->off_cpu_ns[k]);
 	r->other_ns = left;
 
 	const cJSON *f;

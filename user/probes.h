@@ -182,6 +182,11 @@ const struct probe_info *probe_stats_info(const struct probe_stats *st, uint32_t
 size_t probe_stats_nsql(const struct probe_stats *st);
 const struct sql_stmt_stat *probe_stats_sql(const struct probe_stats *st, size_t i);
 uint64_t probe_stats_bad_events(const struct probe_stats *st);
+/* Time of the calls of one class (enum cyc_span_kind: inference, SQL,
+ * other) with nested calls of the class counted once per thread
+ * (probes/probe_nest.h), and in *calls (may be NULL) how many outermost
+ * calls that is. */
+uint64_t probe_stats_class_ns(const struct probe_stats *st, unsigned cls, uint64_t *calls);
 /* Generated tokens (calls of a PROBE_F_TOKENS probe) and their rate from
  * the first to the last token's start; 0 when fewer than two. */
 uint64_t probe_stats_tokens(const struct probe_stats *st, double *tokens_per_s);

@@ -52,8 +52,11 @@ int main(void)
 
 		for (int i = 0; i < 3; i++)
 			r4[i] = rows[i];
-		r4[3] = (struct cycle_row){ .index = 3, .wall_ns = 2900 * MS, .other_ns = 2900 * MS,
-					    .truncated = true, .partial = true };
+		r4[3] = (struct cycle_row){ .index = 3,
+					    .wall_ns = 2900 * MS,
+					    .other_ns = 2900 * MS,
+					    .truncated = true,
+					    .partial = true };
 		buf = NULL;
 		f = open_memstream(&buf, &len);
 		cycles_print_summary(f, &t4, NULL, 3);
