@@ -71,8 +71,9 @@ struct ctarget {
 	size_t nseen, capseen;
 	struct bpf_link **links;
 	size_t nlinks, caplinks;
-	char *py_path; /* a CPython whose GC probes wait for the marker */
-	bool bound;    /* its boundaries are attached: rescans only for py_path */
+	char *py_path;	  /* a CPython whose GC probes wait for the marker */
+	bool bound;	  /* its boundaries are attached: rescans only for py_path */
+	char *bound_path; /* the first file its --cycle probe attached in */
 };
 
 struct gc_open {
@@ -252,24 +253,29 @@ static void scan_uprobe(struct cycles_state *s, struct ctarget *t, const struct 
 {
 	const struct probe_def *d = &s->spec.def;
 	const char *names[1] = { d->symbol };
+	const char *opt = s->spec.every ? "-every" : "";
 	uint64_t off = 0, begin;
 	char path[512];
 	size_t before = t->nlinks;
+	/* A bare SYMBOL: wherever it is defined (quietly where it is not). */
+	bool anywhere = !d->lib;
 	int fd, n, err;
 
-	if (!ud_lib_matches(d->lib, f->path))
+	if (!anywhere && !ud_lib_matches(d->lib, f->path))
 		return;
 	fd = ud_open_mapped(s->ctx->opts->proc_root, t->pid, f, path, sizeof(path));
 	if (fd < 0) {
-		log_warn("cycles: --cycle%s %s: cannot open %s: %s", s->spec.every ? "-every" : "",
-			 s->spec.text, f->path, strerror(-fd));
+		if (!anywhere)
+			log_warn("cycles: --cycle%s %s: cannot open %s: %s", opt, s->spec.text,
+				 f->path, strerror(-fd));
 		return;
 	}
 	n = ud_find_functions(fd, names, 1, &off);
 	close(fd);
 	if (n <= 0 || !off) {
-		log_warn("cycles: --cycle%s %s: symbol %s not found in %s",
-			 s->spec.every ? "-every" : "", s->spec.text, d->symbol, f->path);
+		if (!anywhere)
+			log_warn("cycles: --cycle%s %s: symbol %s not found in %s", opt,
+				 s->spec.text, d->symbol, f->path);
 		return;
 	}
 	begin = s->spec.every ? EP_CYC_ENTRY : (EP_CYC_BEGIN | EP_CYC_COOKIE_DEPTH);
@@ -285,6 +291,15 @@ static void scan_uprobe(struct cycles_state *s, struct ctarget *t, const struct 
 	}
 	s->nboundary_links++;
 	log_info("cycles: pid %u: cycle boundary %s in %s", t->pid, s->spec.text, f->path);
+	/* Two files of one process define it (a static copy, two versions
+	 * of a library): a call through one into the other would begin two
+	 * cycles. Said, not guessed. */
+	if (t->bound_path)
+		log_warn("cycles: --cycle%s %s: pid %u: %s is in %s and in %s, attached in both; "
+			 "name the file (LIB:%s) if only one runs the loop",
+			 opt, s->spec.text, t->pid, d->symbol, t->bound_path, f->path, d->symbol);
+	else
+		t->bound_path = strdup(f->path);
 }
 
 static void attach_gc(struct cycles_state *s, struct ctarget *t, const char *path);
@@ -424,6 +439,7 @@ static void scan_target(struct cycles_state *s, struct ctarget *t)
 		if (s->tg[i].py_path && !s->tg[i].exited) {
 			attach_gc(s, &s->tg[i], s->tg[i].py_path);
 			free(s->tg[i].py_path);
+			free(s->tg[i].bound_path);
 			s->tg[i].py_path = NULL;
 		}
 	/* Facts are kept from the first boundary attached: none can come
@@ -952,6 +968,7 @@ static void cm_close(void *state)
 		free(s->tg[i].links);
 		free(s->tg[i].seen);
 		free(s->tg[i].py_path);
+		free(s->tg[i].bound_path);
 	}
 	free(s->tg);
 	ring_buffer__free(s->rb);

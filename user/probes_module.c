@@ -931,6 +931,9 @@ static void update_live_drops(struct probes_mod *m, uint64_t now)
 		return;
 	m->live_drops_ns = now;
 	for (uint32_t k = 0; k < EP_PDROP__COUNT; k++) {
+		/* Returns of calls entered before the attach: nothing lost. */
+		if (k == EP_PDROP_UNMATCHED_RET)
+			continue;
 		if (bpf_map_lookup_elem(fd, &k, v))
 			return;
 		for (int c = 0; c < ncpu; c++)

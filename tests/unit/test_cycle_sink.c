@@ -340,7 +340,9 @@ static void test_spec(void)
 		"py:a-b",
 		"py:a b",
 		"py:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-		"nocolon",
+		"no colon",
+		"no-colon",
+		"1abc",
 		":sym",
 		"lib:",
 		"lib:bad sym",
@@ -364,6 +366,15 @@ static void test_spec(void)
 	CHECK(c.every);
 	CHECK_STR_EQ(c.def.lib, "libfoo");
 	CHECK_STR_EQ(c.def.symbol, "step_fn");
+	cycle_spec_free(&c);
+	/* A bare symbol: any mapped file, as the probe presets. */
+	CHECK_INT_EQ(cycle_spec_parse("llama_tokenize", true, &c, err, sizeof(err)), 0);
+	CHECK_INT_EQ(c.src, CYC_SRC_UPROBE);
+	CHECK(c.def.lib == NULL);
+	CHECK_STR_EQ(c.def.symbol, "llama_tokenize");
+	cycle_spec_free(&c);
+	CHECK_INT_EQ(cycle_spec_parse("./my-experiment:step", false, &c, err, sizeof(err)), 0);
+	CHECK_STR_EQ(c.def.lib, "./my-experiment");
 	cycle_spec_free(&c);
 	CHECK_INT_EQ(cycle_spec_parse("usdt:/bin/x:prov:name", true, &c, err, sizeof(err)), 0);
 	CHECK_INT_EQ(c.src, CYC_SRC_USDT);

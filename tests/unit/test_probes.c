@@ -169,7 +169,21 @@ static void test_lib_match(void)
 {
 	CHECK(ud_lib_matches("libsqlite3", "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0.8.6"));
 	CHECK(ud_lib_matches("libsqlite3.so", "/usr/lib/libsqlite3.so.0"));
-	CHECK(ud_lib_matches("libggml-cpu", "/x/libggml-cpu-haswell.so"));
+	/* The soname stem, not a prefix: libllama-common is another library. */
+	CHECK(!ud_lib_matches("libggml-cpu", "/x/libggml-cpu-haswell.so"));
+	CHECK(ud_lib_matches("libggml-cpu-haswell", "/x/libggml-cpu-haswell.so"));
+	CHECK(ud_lib_matches("libllama", "/n/libllama.v0.5.0.so"));
+	CHECK(!ud_lib_matches("libllama", "/n/libllama-common.so"));
+	CHECK(!ud_lib_matches("libllama", "/n/libllama_x.so"));
+	CHECK(ud_lib_matches("python3", "/usr/bin/python3.11"));
+	/* Relative paths, as in the README's --cycle ./my-experiment:step. */
+	CHECK(ud_lib_matches("./my-experiment", "/home/u/exp/my-experiment"));
+	CHECK(ud_lib_matches("././my-experiment", "/home/u/exp/my-experiment"));
+	CHECK(ud_lib_matches("exp/my-experiment", "/home/u/exp/my-experiment"));
+	CHECK(!ud_lib_matches("./my-experiment", "/home/u/exp/not-my-experiment"));
+	CHECK(!ud_lib_matches("./my-experiment", "my-experiment"));
+	CHECK(!ud_lib_matches("./", "/a/b"));
+	CHECK(!ud_lib_matches("../no/such/dir/x", "/x"));
 	CHECK(ud_lib_matches("app", "/opt/app"));
 	CHECK(!ud_lib_matches("libsqlite", "/usr/lib/libsqlite3.so.0"));
 	CHECK(!ud_lib_matches("libfoo", "/usr/lib/libfoobar.so"));
