@@ -53,6 +53,32 @@ static uint64_t u64_of(const cJSON *x)
 	return num(x, &v) ? (uint64_t)v : 0;
 }
 
+void cycles_findings_ctx(const cJSON *root, struct findings_ctx *ctx)
+{
+	const cJSON *ov = get(root, "overhead"), *meta = get(root, "cycles_meta"), *x;
+	double v;
+
+	memset(ctx, 0, sizeof(*ctx));
+	if (num(get(get(root, "memory"), "system_ram_bytes"), &v) && v > 0)
+		ctx->mem_total_bytes = (uint64_t)v;
+	if (num(get(get(get(root, "sched"), "runqueue_latency_ns"), "p99"), &v) && v > 0)
+		ctx->runq_p99_ns = (uint64_t)v;
+	if (num(get(ov, "probe_share"), &v) && v <= 1)
+		ctx->probe_share = v;
+	if (num(get(ov, "probe_hits"), &v))
+		ctx->probe_hits = (uint64_t)v;
+	if (num(get(ov, "probe_ns"), &v))
+		ctx->probe_ns = v;
+	if (num(get(ov, "target_cpu_ns"), &v))
+		ctx->target_cpu_ns = (uint64_t)v;
+	x = get(meta, "spec");
+	if (cJSON_IsString(x))
+		ctx->cycle_spec = x->valuestring;
+	x = get(meta, "problem");
+	if (cJSON_IsString(x))
+		ctx->cycle_problem = x->valuestring;
+}
+
 static uint64_t take(uint64_t *left, uint64_t want)
 {
 	uint64_t t = want < *left ? want : *left;

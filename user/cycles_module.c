@@ -94,6 +94,7 @@ struct cycles_state {
 	size_t nboundary_links, ngc_links;
 	bool marker_found;
 	char py_missing[256]; /* a Python without USDT probes, for the warning */
+	char problem[384];    /* why the asked-for boundaries gave no cycle */
 	struct gc_open gc[MAX_GC_THREADS];
 	size_t ngc;
 	uint64_t gc_unpaired, bad_events;
@@ -708,24 +709,29 @@ static void cm_stop(void *state)
 	update_live(s);
 	st = cycle_sink_stats(s->ctx->cycles);
 	if (s->spec.src == CYC_SRC_PY && !s->nboundary_links && s->py_missing[0])
-		log_warn("cycles: --cycle%s %s: %s has no CPython USDT probes (built without "
-			 "--with-dtrace; Debian's /usr/bin/python3 has them); the whole run is one "
-			 "cycle",
-			 s->spec.every ? "-every" : "", s->spec.text, s->py_missing);
+		snprintf(s->problem, sizeof(s->problem),
+			 "%s has no CPython USDT probes (built without --with-dtrace; Debian's "
+			 "/usr/bin/python3 has them)",
+			 s->py_missing);
 	else if (s->spec.src != CYC_SRC_AUTO && !s->nboundary_links)
-		log_warn("cycles: --cycle%s %s was never attached (no traced process "
-			 "mapped it); "
-			 "the whole run is one cycle",
-			 s->spec.every ? "-every" : "", s->spec.text);
+		snprintf(s->problem, sizeof(s->problem),
+			 "never attached: no traced process maps a file that %s",
+			 s->spec.def.lib ? "matches the LIB part" : "defines the symbol");
 	else if (s->spec.src == CYC_SRC_PY && s->spec.every && !st->attributed)
-		log_warn("cycles: --cycle-every %s: no call seen; CPython 3.11 fires no "
-			 "function__entry for calls from Python code (CPython gh-98894): use "
-			 "--cycle "
-			 "%s (cycles between returns) or the cycle marker",
-			 s->spec.text, s->spec.text);
+		snprintf(
+			s->problem, sizeof(s->problem),
+			"no call seen; CPython 3.11 fires no function__entry for calls from Python "
+			"code (CPython gh-98894): use --cycle %s (cycles between returns) or the "
+			"cycle marker",
+			s->spec.text);
 	else if (s->nboundary_links && !st->attributed)
-		log_warn("cycles: %s attached but no cycle was seen; the whole run is one cycle",
-			 s->spec.src == CYC_SRC_AUTO ? "the cycle marker" : s->spec.text);
+		snprintf(s->problem, sizeof(s->problem), "attached, but no call was seen");
+	if (s->problem[0])
+		log_warn("cycles: %s%s%s: %s; the whole run is one cycle",
+			 s->spec.src == CYC_SRC_AUTO ? "the cycle marker"
+			 : s->spec.every	     ? "--cycle-every "
+						     : "--cycle ",
+			 s->spec.src == CYC_SRC_AUTO ? "" : s->spec.text, "", s->problem);
 	if (st->dropped_cycles)
 		log_warn("cycles: %" PRIu64
 			 " cycle(s) after the first %d were counted, not kept: a "
@@ -859,6 +865,7 @@ static int add_meta(struct cycles_state *s, cJSON *root)
 										   : "cycle";
 	if (!cJSON_AddStringToObject(m, "boundaries", src) ||
 	    (s->spec.text && !cJSON_AddStringToObject(m, "spec", s->spec.text)) ||
+	    (s->problem[0] && !cJSON_AddStringToObject(m, "problem", s->problem)) ||
 	    !cJSON_AddNumberToObject(m, "lag_ms", CYCLE_LAG_NS / 1e6) ||
 	    !cJSON_AddNumberToObject(m, "unmatched_ends", st ? (double)st->unmatched_ends : 0) ||
 	    !cJSON_AddNumberToObject(m, "return_to_return", st ? (double)st->chained : 0) ||
@@ -907,18 +914,11 @@ static int cm_report(void *state, cJSON *root)
 		}
 	}
 	struct findings_cfg cfg;
-	struct findings_ctx fctx = { 0 };
+	struct findings_ctx fctx;
 	findings_default_cfg(&cfg);
-	const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory");
-	const cJSON *ram = cJSON_GetObjectItemCaseSensitive(mem, "system_ram_bytes");
-	double v;
-	if (cycles_json_number(ram, &v))
-		fctx.mem_total_bytes = (uint64_t)v;
-	const cJSON *lat = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(root, "sched"), "runqueue_latency_ns");
-	const cJSON *p99 = cJSON_GetObjectItemCaseSensitive(lat, "p99");
-	if (cycles_json_number(p99, &v))
-		fctx.runq_p99_ns = (uint64_t)v;
+	cycles_findings_ctx(root, &fctx);
+	fctx.cycle_spec = s->spec.text;
+	fctx.cycle_problem = s->problem[0] ? s->problem : NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	fctx.ncpus = ncpu > 0 ? (uint32_t)ncpu : 0;
 	e = findings_evaluate(&s->table, &cfg, &fctx, &s->findings);

@@ -3,6 +3,7 @@
 #include "findings.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -28,6 +29,7 @@ void findings_default_cfg(struct findings_cfg *cfg)
 		.runq_share = 0.05,
 		.runq_p99_ns = 10000000,
 		.max_listed = 10,
+		.overhead_share = 0.02,
 	};
 }
 
@@ -378,9 +380,16 @@ static void rule_sql(struct flist *fl, const struct cycle_table *t, uint64_t wal
 }
 
 static void rule_other(struct flist *fl, const struct cycle_table *t, uint64_t wall,
-		       const struct findings_cfg *cfg)
+		       const struct findings_cfg *cfg, const struct findings_ctx *ctx)
 {
 	struct sbuf x = { 0 };
+	/* Time in our own probes is in no probed call: say so rather than
+	 * ask for more probes only. */
+	if (ctx && ctx->probe_share > cfg->overhead_share)
+		sb_printf(&x,
+			  "; %.0f%% of the target's CPU went into the profiler's own probes "
+			  "(probe_overhead)",
+			  ctx->probe_share * 100);
 	share_rule(fl, t, wall, g_other, cfg->other_share, "unattributed_time", "Unattributed time",
 		   "Part of the cycle is not covered by any probe or off-CPU wait: time the "
 		   "remaining native steps with --probe LIB:SYMBOL (or --probe "
@@ -716,13 +725,60 @@ static void rule_oversub(struct flist *fl, const struct cycle_table *t, uint64_t
 	add(fl, "cpu_oversubscription", FIND_WARNING, &ti, &ev, &re, share, cfg->runq_share, c, n);
 }
 
-static void rule_no_cycles(struct flist *fl, const struct cycle_table *t)
+/* Our own probes cost the target more than the threshold of its CPU: the
+ * figures are skewed by the measurement (the cycles look longer, their
+ * unattributed time is partly ours). */
+static void rule_overhead(struct flist *fl, const struct findings_cfg *cfg,
+			  const struct findings_ctx *ctx)
+{
+	if (!ctx || !(ctx->probe_share > cfg->overhead_share))
+		return;
+	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+	bool py = ctx->cycle_spec && !strncmp(ctx->cycle_spec, "py:", 3);
+	sb_printf(&ti, "The profiler's probes take %.0f%% of the target's CPU",
+		  ctx->probe_share * 100);
+	sb_printf(&ev,
+		  "%.1f%% of the target's CPU time is in the kernel's uprobe code (threshold "
+		  "%.0f%%)",
+		  ctx->probe_share * 100, cfg->overhead_share * 100);
+	if (ctx->probe_hits)
+		sb_printf(&ev, "; %" PRIu64 " probe hits, estimated %.1f ms", ctx->probe_hits,
+			  ctx->probe_ns / 1e6);
+	if (ctx->target_cpu_ns)
+		sb_printf(&ev, " of %.1f ms on CPU", ms(ctx->target_cpu_ns));
+	if (py)
+		sb_printf(&ev,
+			  "; %s traps at every Python function return (CPython's USDT "
+			  "points cannot be enabled for one function)",
+			  ctx->cycle_spec);
+	sb_printf(&re, "The cycle times and the unattributed time include this cost. ");
+	if (py)
+		sb_printf(&re, "Mark the cycle with the cycle marker instead (tools/cycle_marker: "
+			       "one ctypes call per cycle edge), or --cycle-every on a native "
+			       "function the loop calls once (e.g. --cycle-every llama_tokenize).");
+	else
+		sb_printf(&re, "Count the hottest probed functions without timing them "
+			       "(--probe-count-only SYMBOL), drop a preset (--probes llama or "
+			       "--probes sqlite), or probe an outer function instead.");
+	add(fl, "probe_overhead", ctx->probe_share > 0.10 ? FIND_CRITICAL : FIND_WARNING, &ti, &ev,
+	    &re, ctx->probe_share, cfg->overhead_share, NULL, 0);
+}
+
+static void rule_no_cycles(struct flist *fl, const struct cycle_table *t,
+			   const struct findings_ctx *ctx)
 {
 	if (!t->whole_run)
 		return;
 	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
-	sb_printf(&ti, "No cycles defined: the whole run is one cycle");
-	sb_printf(&ev, "no --cycle, --cycle-every or marker was given");
+	if (ctx && ctx->cycle_spec) {
+		sb_printf(&ti, "No cycles: %s gave none, the whole run is one cycle",
+			  ctx->cycle_spec);
+		sb_printf(&ev, "the cycle spec %s %s", ctx->cycle_spec,
+			  ctx->cycle_problem ? ctx->cycle_problem : "produced no cycle");
+	} else {
+		sb_printf(&ti, "No cycles defined: the whole run is one cycle");
+		sb_printf(&ev, "no --cycle, --cycle-every or marker was given");
+	}
 	sb_printf(&re, "Define cycles to get per-cycle numbers: --cycle FUNCTION (one call = one "
 		       "cycle; LIB:SYMBOL, usdt:... or py:FUNCTION), --cycle-every FUNCTION (a "
 		       "cycle starts at each call), or call ebpf_prof_cycle_begin()/end() from "
@@ -759,10 +815,11 @@ int findings_evaluate(const struct cycle_table *all, const struct findings_cfg *
 		return -ENOMEM;
 	struct flist fl = { .out = out };
 	uint64_t wall = sum_of(t, g_wall);
-	rule_no_cycles(&fl, t);
+	rule_no_cycles(&fl, t, ctx);
+	rule_overhead(&fl, cfg, ctx);
 	rule_inference(&fl, t, wall, cfg);
 	rule_sql(&fl, t, wall, cfg);
-	rule_other(&fl, t, wall, cfg);
+	rule_other(&fl, t, wall, cfg, ctx);
 	rule_slow(&fl, t, cfg);
 	rule_memory(&fl, t, cfg, ctx);
 	rule_throttle(&fl, t, cfg);

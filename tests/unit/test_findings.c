@@ -430,6 +430,42 @@ static void test_oversub(void)
 	free_table(&t);
 }
 
+/* Our probes' share of the target's CPU: a finding above 2%, critical
+ * above 10%; for py: cycles the marker is recommended; the unattributed
+ * time names it; no finding recommends an option that does not exist. */
+static void test_probe_overhead(void)
+{
+	struct cycle_table t = mk(3);
+	struct findings_ctx ctx = { .probe_share = 0.55,
+				    .probe_hits = 240000,
+				    .probe_ns = 3e8,
+				    .target_cpu_ns = 550 * MS,
+				    .cycle_spec = "py:generate" };
+	struct findings f = eval(&t, &ctx);
+	const struct finding *x = find(&f, "probe_overhead");
+	CHECK(x && x->severity == FIND_CRITICAL && x->value == 0.55);
+	CHECK(x && strstr(x->recommendation, "marker") && strstr(x->evidence, "240000"));
+	x = find(&f, "unattributed_time");
+	CHECK(x && strstr(x->evidence, "profiler's own probes"));
+	for (size_t i = 0; i < f.n; i++)
+		CHECK(!strstr(f.v[i].recommendation, "--probe py:") &&
+		      !strstr(f.v[i].recommendation, "or py:FUNCTION"));
+	findings_free(&f);
+	ctx.probe_share = 0.05;
+	ctx.cycle_spec = NULL;
+	f = eval(&t, &ctx);
+	x = find(&f, "probe_overhead");
+	CHECK(x && x->severity == FIND_WARNING && strstr(x->recommendation, "--probe-count-only"));
+	findings_free(&f);
+	ctx.probe_share = 0.019;
+	f = eval(&t, &ctx);
+	CHECK(find(&f, "probe_overhead") == NULL);
+	x = find(&f, "unattributed_time");
+	CHECK(x && !strstr(x->evidence, "profiler's own probes"));
+	findings_free(&f);
+	free_table(&t);
+}
+
 static void test_no_cycles_and_empty(void)
 {
 	struct cycle_table t = mk(1);
@@ -437,6 +473,15 @@ static void test_no_cycles_and_empty(void)
 	struct findings f = eval(&t, NULL);
 	const struct finding *x = find(&f, "no_cycles");
 	CHECK(x && x->severity == FIND_INFO && strstr(x->recommendation, "--cycle") != NULL);
+	findings_free(&f);
+	/* A spec was given but gave nothing: not "no --cycle was given". */
+	struct findings_ctx sc = { .cycle_spec = "./exp:step",
+				   .cycle_problem = "never attached: no traced process maps a file "
+						    "that matches the LIB part" };
+	f = eval(&t, &sc);
+	x = find(&f, "no_cycles");
+	CHECK(x && strstr(x->title, "./exp:step") && strstr(x->evidence, "never attached") &&
+	      !strstr(x->evidence, "no --cycle"));
 	findings_free(&f);
 	t.whole_run = false;
 	f = eval(&t, NULL);
@@ -460,6 +505,7 @@ int main(void)
 	test_sql();
 	test_other();
 	test_partial_left_out();
+	test_probe_overhead();
 	test_slow();
 	test_slow_worst_first();
 	test_slow_explained_by_throttling();
