@@ -3,6 +3,7 @@
 #include "cycles.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -948,6 +949,51 @@ void cycles_view_free(struct cycle_table *view)
 	free(view->rows);
 	view->rows = NULL;
 	view->n = 0;
+}
+
+size_t cycles_self_check(const struct cycle_table *t, uint32_t nthreads, char *why, size_t len)
+{
+	size_t bad = 0;
+
+	if (why && len)
+		why[0] = '\0';
+	for (size_t i = 0; t && i < t->n; i++) {
+		const struct cycle_row *r = &t->rows[i];
+		uint64_t parts = r->part_gc_ns + r->part_sql_ns + r->part_inference_ns +
+				 r->part_probe_ns + r->other_ns;
+		const struct {
+			const char *name;
+			uint64_t v;
+		} sums[] = { { "inference", r->inference_ns },
+			     { "SQL", r->sql_ns },
+			     { "other probes", r->probe_other_ns },
+			     { "GC", r->gc_ns },
+			     { "off-CPU", r->off_cpu_total_ns } };
+		char one[160] = "";
+
+		for (unsigned k = 0; k < CYC_OFF_REASONS; k++)
+			parts += r->part_off_cpu_ns[k];
+		if (parts != r->wall_ns)
+			snprintf(one, sizeof(one),
+				 "cycle %u: its parts sum to %.3f ms, its wall time is %.3f ms",
+				 r->index, (double)parts / 1e6, (double)r->wall_ns / 1e6);
+		for (size_t k = 0; !one[0] && nthreads && k < sizeof(sums) / sizeof(sums[0]); k++)
+			/* 1% + 1 ms: the facts come from several clocks' edges
+			 * (an off-CPU episode read at the run's start). */
+			if ((double)sums[k].v > (double)r->wall_ns * nthreads * 1.01 + 1e6)
+				snprintf(
+					one, sizeof(one),
+					"cycle %u: %s %.3f ms is more than its wall time %.3f ms x %u "
+					"thread(s)",
+					r->index, sums[k].name, (double)sums[k].v / 1e6,
+					(double)r->wall_ns / 1e6, nthreads);
+		if (!one[0])
+			continue;
+		if (!bad && why && len)
+			snprintf(why, len, "%s", one);
+		bad++;
+	}
+	return bad;
 }
 
 const char *cycles_off_reason_name(unsigned reason)

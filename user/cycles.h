@@ -188,4 +188,10 @@ void cycles_view_free(struct cycle_table *view);
 
 const char *cycles_off_reason_name(unsigned reason);
 
+/* The numbers against what can be: each cycle's partition sums to its
+ * wall time, and (nthreads > 0) no per-kind sum (inference, SQL, other
+ * probes, GC, off-CPU) exceeds wall x nthreads. Returns how many cycles
+ * fail, with the first failure described in why. */
+size_t cycles_self_check(const struct cycle_table *t, uint32_t nthreads, char *why, size_t len);
+
 #endif

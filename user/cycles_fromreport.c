@@ -71,6 +71,10 @@ void cycles_findings_ctx(const cJSON *root, struct findings_ctx *ctx)
 		ctx->probe_ns = v;
 	if (num(get(ov, "target_cpu_ns"), &v))
 		ctx->target_cpu_ns = (uint64_t)v;
+	{
+		size_t n = (size_t)cJSON_GetArraySize(get(get(root, "sched"), "threads"));
+		ctx->nthreads = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+	}
 	x = get(meta, "spec");
 	if (cJSON_IsString(x))
 		ctx->cycle_spec = x->valuestring;

@@ -117,7 +117,11 @@ void cycles_print_summary(FILE *out, const struct cycle_table *all, const struct
 			t->n, t->whole_run ? " (whole run, no cycles defined)" : "",
 			msd(cycles_wall_percentile(t, 50)), msd(cycles_wall_percentile(t, 95)),
 			msd(total) / (double)t->n, slow->index, msd(slow->wall_ns));
-		if (!t->whole_run && t->n >= 2)
+		char why[200];
+
+		if (cycles_self_check(t, 0, why, sizeof(why)))
+			fprintf(out, "  (breakdown withheld: self-check failed: %s)\n", why);
+		else if (!t->whole_run && t->n >= 2)
 			print_parts(out, t, slow);
 	} else if (all && npartial) {
 		fprintf(out, "Cycles: 0 complete\n");

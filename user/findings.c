@@ -815,11 +815,25 @@ int findings_evaluate(const struct cycle_table *all, const struct findings_cfg *
 		return -ENOMEM;
 	struct flist fl = { .out = out };
 	uint64_t wall = sum_of(t, g_wall);
+	/* Numbers that cannot be are not a basis for advice: the check says
+	 * what failed, the share rules stay silent. */
+	char why[200];
+	size_t bad = cycles_self_check(t, ctx ? ctx->nthreads : 0, why, sizeof(why));
+	if (bad) {
+		struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+		sb_printf(&ti, "Self-check failed: the per-cycle figures are not consistent");
+		sb_printf(&ev, "%zu cycle(s) fail; first: %s", bad, why);
+		sb_printf(&re, "Do not trust the breakdown of this run; please report it with "
+			       "report.json (the time-share findings are withheld).");
+		add(&fl, "self_check", FIND_CRITICAL, &ti, &ev, &re, (double)bad, 0, NULL, 0);
+	}
 	rule_no_cycles(&fl, t, ctx);
 	rule_overhead(&fl, cfg, ctx);
-	rule_inference(&fl, t, wall, cfg);
-	rule_sql(&fl, t, wall, cfg);
-	rule_other(&fl, t, wall, cfg, ctx);
+	if (!bad) {
+		rule_inference(&fl, t, wall, cfg);
+		rule_sql(&fl, t, wall, cfg);
+		rule_other(&fl, t, wall, cfg, ctx);
+	}
 	rule_slow(&fl, t, cfg);
 	rule_memory(&fl, t, cfg, ctx);
 	rule_throttle(&fl, t, cfg);

@@ -50,6 +50,8 @@ struct findings_ctx {
 	 * cycle, why (NULL: unknown). */
 	const char *cycle_spec;
 	const char *cycle_problem;
+	/* Threads of the targets (the self-check's bound); 0 unknown. */
+	uint32_t nthreads;
 };
 
 struct finding {

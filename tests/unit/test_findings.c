@@ -466,6 +466,35 @@ static void test_probe_overhead(void)
 	free_table(&t);
 }
 
+/* Figures that cannot be: a critical self_check finding instead of the
+ * share findings built on them. */
+static void test_self_check(void)
+{
+	struct cycle_table t = mk(3);
+	char why[200];
+	for (size_t i = 0; i < 3; i++)
+		set_part(&t.rows[i], &t.rows[i].part_inference_ns, 95 * MS);
+	CHECK_INT_EQ(cycles_self_check(&t, 1, why, sizeof(why)), 0);
+	/* Inference counted twice in the sum: 190 ms in a 100 ms cycle. */
+	t.rows[1].inference_ns = 190 * MS;
+	CHECK_INT_EQ(cycles_self_check(&t, 0, why, sizeof(why)), 0); /* threads unknown */
+	CHECK_INT_EQ(cycles_self_check(&t, 2, why, sizeof(why)), 0); /* two threads may */
+	CHECK_INT_EQ(cycles_self_check(&t, 1, why, sizeof(why)), 1);
+	CHECK(strstr(why, "cycle 1: inference 190.000 ms") != NULL);
+	struct findings_ctx ctx = { .nthreads = 1 };
+	struct findings f = eval(&t, &ctx);
+	const struct finding *x = find(&f, "self_check");
+	CHECK(x && x->severity == FIND_CRITICAL && strstr(x->evidence, "cycle 1"));
+	CHECK(find(&f, "inference_dominates") == NULL);
+	findings_free(&f);
+	/* A partition that does not add up to the wall time. */
+	t.rows[1].inference_ns = 95 * MS;
+	t.rows[2].other_ns += MS;
+	CHECK_INT_EQ(cycles_self_check(&t, 1, why, sizeof(why)), 1);
+	CHECK(strstr(why, "cycle 2: its parts sum to 101.000 ms") != NULL);
+	free_table(&t);
+}
+
 static void test_no_cycles_and_empty(void)
 {
 	struct cycle_table t = mk(1);
@@ -506,6 +535,7 @@ int main(void)
 	test_other();
 	test_partial_left_out();
 	test_probe_overhead();
+	test_self_check();
 	test_slow();
 	test_slow_worst_first();
 	test_slow_explained_by_throttling();
