@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Our own cost inside the target, measured during the run (overhead.h):
- * the kernel's BPF statistics are on from attach to stop (the fd of
- * BPF_ENABLE_STATS; about two clock reads per program run), each of our
- * programs' runs and run time is read at stop, and the trap of a probe hit
- * is measured then on a function of our own. Runs before the other
- * modules report: the findings (cycles module) read report.json
+ * the kernel's BPF statistics are on from open, before any module attaches
+ * anything, to stop (the fd of BPF_ENABLE_STATS; about two clock reads per
+ * program run); each of our programs' runs and run time is read at stop,
+ * and the trap of a probe hit is measured then on a function of our own.
+ * Reports before the cycles module, whose findings read report.json
  * "overhead".
  */
 #include "overhead_module.h"
@@ -36,13 +36,7 @@ static int ovh_open(void **state, const struct rec_ctx *ctx)
 	s->stats_fd = -1;
 	s->o.trap_ns = -1;
 	*state = s;
-	return 0;
-}
-
-static int ovh_attach(void *state)
-{
-	struct ovh_state *s = state;
-
+	/* From before any module attaches anything: every run counts. */
 	s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (s->stats_fd < 0)
 		log_info("overhead: no BPF run-time statistics (%s): probe cost from the trap "
@@ -181,7 +175,6 @@ static void ovh_close(void *state)
 const struct rec_module overhead_rec_module = {
 	.name = "overhead",
 	.open = ovh_open,
-	.attach = ovh_attach,
 	.stop = ovh_stop,
 	.report_json = ovh_report,
 	.summary = ovh_summary,
