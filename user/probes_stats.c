@@ -948,6 +948,7 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 	char a[32], b[32], c[32], d[32], e[32];
 	uint64_t drops = st->bad_events;
 	double tps;
+	size_t nidle = 0;
 
 	if (!st->nprobes && !st->nnf)
 		return;
@@ -960,6 +961,11 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 
 		if (!in->def)
 			continue;
+		/* A preset function the program never called is no row. */
+		if (!n) {
+			nidle++;
+			continue;
+		}
 		fmt_ns(a, sizeof(a), s->total_ns);
 		fmt_ns(b, sizeof(b), hist_mean(&s->hist));
 		fmt_ns(c, sizeof(c), hist_quantile(&s->hist, 0.5));
@@ -976,8 +982,23 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 				in->def->label, proc_maps_basename(in->library), n, a, b, c, d, e,
 				s->errors, s->open ? " (open at end)" : "");
 	}
+	if (nidle) {
+		const char *sep = "";
+
+		fprintf(out, "  not called:");
+		for (uint32_t id = 0; id < st->nprobes; id++) {
+			const struct probe_stat *s = &st->stat[id];
+
+			if (st->info[id].def && !s->calls && !s->spans && !s->open) {
+				fprintf(out, "%s %s", sep, st->info[id].def->label);
+				sep = ",";
+			}
+		}
+		fputc('\n', out);
+	}
 	if (probe_stats_tokens(st, &tps))
-		fprintf(out, "  tokens: %" PRIu64 " (%.1f tokens/s)\n", st->tokens, tps);
+		fprintf(out, "  tokens: %" PRIu64 " (%.1f/s from the first to the last)\n", st->tokens,
+			tps);
 	if (st->nsql) {
 		size_t *ord = sql_order(st);
 

@@ -339,7 +339,7 @@ const char report_html_page[] =
 	"table($('cycle-table'), [\n"
 	"\t['#', function (c) { return c.index + (c.partial === true ? ' (partial)' : ''); }], ['start', function (c) { return ((num(c.start_ns) - t0) / 1e9).toFixed(3) + ' s'; }],\n"
 	"\t['wall', function (c) { return ms(c.wall_ns); }], ['inference', function (c) { return ms(c.inference_ns); }],\n"
-	"\t['tokens/s', function (c) { return num(c.tokens_per_s).toFixed(1); }], ['SQL', function (c) { return ms(c.sql_ns) + ' / ' + num(c.sql_count); }],\n"
+	"\t['tokens/s', function (c) { return num(c.tokens_per_s).toFixed(1); }], ['SQL / API calls', function (c) { return ms(c.sql_ns) + ' / ' + num(c.sql_count); }],\n"
 	"\t['GC', function (c) { return ms(c.gc_ns); }], ['off-CPU', function (c) { return ms(c.off_cpu_ns); }],\n"
 	"\t['other', function (c) { return ms(c.other_ns); }], ['RSS', function (c) { return typeof c.rss_end_bytes === 'number' ? mb(c.rss_end_bytes) : '-'; }],\n"
 	"\t['MHz', function (c) { return typeof c.cpu_mhz_mean === 'number' ? c.cpu_mhz_mean.toFixed(0) : '-'; }],\n"

@@ -88,7 +88,7 @@ static void test_inference(void)
 		CHECK_NEAR(x->value, 0.675, 1e-9);
 		CHECK_INT_EQ(x->ncycles, 1);
 		CHECK(has_cycle(x, 0));
-		CHECK(strstr(x->evidence, "tokens/s") != NULL);
+		CHECK(strstr(x->evidence, "per second of inference") != NULL);
 		CHECK(strstr(x->recommendation, "quantization") != NULL);
 	}
 	findings_free(&f);

@@ -533,10 +533,17 @@ static void test_stats(void)
 		CHECK(strstr(buf, "\"open\":true") != NULL);
 		CHECK(strstr(buf, "\"ts\":0.100,\"dur\":0.050") != NULL);
 		free(buf);
+		/* A preset function never called: no row of zeros, one line. */
+		for (size_t i = 0; i < ps.n; i++)
+			if (!strcmp(ps.defs[i].symbol, "sqlite3_prepare_v3"))
+				CHECK_INT_EQ(probe_stats_set_probe(st, 9, &ps.defs[i], "/l/libsqlite3.so"),
+					     0);
 		f = open_memstream(&buf, &len);
 		probe_stats_summary(st, f);
 		fclose(f);
 		CHECK(strstr(buf, "sqlite3_step") != NULL);
+		CHECK(strstr(buf, "  sqlite3_prepare_v3 ") == NULL);
+		CHECK(strstr(buf, "not called: sqlite3_prepare_v3") != NULL);
 		CHECK(strstr(buf, "tokens: 3") != NULL);
 		free(buf);
 	}
