@@ -997,8 +997,8 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 		fputc('\n', out);
 	}
 	if (probe_stats_tokens(st, &tps))
-		fprintf(out, "  tokens: %" PRIu64 " (%.1f/s from the first to the last)\n", st->tokens,
-			tps);
+		fprintf(out, "  tokens: %" PRIu64 " (%.1f/s from the first to the last)\n",
+			st->tokens, tps);
 	if (st->nsql) {
 		size_t *ord = sql_order(st);
 

@@ -536,7 +536,8 @@ static void test_stats(void)
 		/* A preset function never called: no row of zeros, one line. */
 		for (size_t i = 0; i < ps.n; i++)
 			if (!strcmp(ps.defs[i].symbol, "sqlite3_prepare_v3"))
-				CHECK_INT_EQ(probe_stats_set_probe(st, 9, &ps.defs[i], "/l/libsqlite3.so"),
+				CHECK_INT_EQ(probe_stats_set_probe(st, 9, &ps.defs[i],
+								   "/l/libsqlite3.so"),
 					     0);
 		f = open_memstream(&buf, &len);
 		probe_stats_summary(st, f);
