@@ -68,6 +68,11 @@ struct probe_specs {
 	size_t n;
 };
 
+/* What a call is, as the cycles see it (enum cyc_span_kind): inference
+ * (the llama preset), SQL (the SQLite preset and --probe'd SQLite
+ * functions), other. */
+unsigned probe_def_class(const struct probe_def *def);
+
 /* Parses a --probes value: "none", "all", or a comma list of llama,sqlite.
  * Returns the PROBE_PRESET_* mask, or -EINVAL. */
 int probe_parse_presets(const char *s, uint32_t *mask);

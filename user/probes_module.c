@@ -342,7 +342,8 @@ static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const 
 		log_warn("probes: cannot add %s in %s: %s", def->label, f->path, strerror(-err));
 		return;
 	}
-	cookie = EP_PROBE_COOKIE(id, def->kind, def->mode);
+	cookie = EP_PROBE_COOKIE_WITH_CLASS(EP_PROBE_COOKIE(id, def->kind, def->mode),
+					    probe_def_class(def));
 	if (def->usdt_provider) {
 		/* The end point of a pair pops the frame the begin point pushed;
 		 * count-only needs the begin point alone. End first: a span in

@@ -452,18 +452,6 @@ static void keep_span(struct probe_stats *st, const struct ep_span *sp, int32_t 
 	r->open = open;
 }
 
-/* What a call is, as the cycles see it: inference (the llama preset), SQL
- * (the SQLite preset and --probe'd SQLite functions), other. */
-static unsigned probe_class(const struct probe_def *def)
-{
-	if (def->group == PG_LLAMA)
-		return CYC_SPAN_INFERENCE;
-	if (def->group == PG_SQLITE ||
-	    (def->kind >= EP_PK_SQL_PREPARE_V2 && def->kind <= EP_PK_SQL_STMT))
-		return CYC_SPAN_SQL;
-	return CYC_SPAN_OTHER;
-}
-
 uint64_t probe_stats_class_ns(const struct probe_stats *st, unsigned cls, uint64_t *calls)
 {
 	if (calls)
@@ -498,7 +486,7 @@ int probe_stats_add_event(struct probe_stats *st, const void *data, size_t size)
 		ps->errors++;
 	if (sp->flags & EP_SPAN_F_NESTED_SQL)
 		ps->nested_sql++;
-	probe_nest_add(st->nest, sp->hdr.tid, probe_class(def), sp->hdr.ts_ns,
+	probe_nest_add(st->nest, sp->hdr.tid, probe_def_class(def), sp->hdr.ts_ns,
 		       sp->hdr.ts_ns + sp->dur_ns, sp->depth);
 	if (def->err_rule == PE_STEP) {
 		if ((int32_t)sp->ret == SQLITE_ROW)
