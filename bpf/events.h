@@ -113,7 +113,7 @@ struct ep_task_event {
 /* The probe's class (inference, SQL, other: the cycles' span kinds) + 1 in
  * bits 32..39; 0 = none. A call inside a call of its own class on its
  * thread is flagged EP_SPAN_F_NESTED_CLASS: its time is in the outer one. */
-#define EP_PROBE_COOKIE_CLASS(c) ((__u32)(((c) >> 32) & 0xff))
+#define EP_PROBE_COOKIE_CLASS(c)	   ((__u32)(((c) >> 32) & 0xff))
 #define EP_PROBE_COOKIE_WITH_CLASS(c, cls) ((c) | ((__u64)((cls) + 1) << 32))
 
 /* What the entry program saves and the return program reports. */

@@ -319,8 +319,8 @@ static void rule_inference(struct flist *fl, const struct cycle_table *t, uint64
 		inf += t->rows[i].inference_ns;
 	}
 	if (tok && inf)
-		sb_printf(&x, "; %llu tokens, %.1f per second of inference", (unsigned long long)tok,
-			  (double)tok * 1e9 / (double)inf);
+		sb_printf(&x, "; %llu tokens, %.1f per second of inference",
+			  (unsigned long long)tok, (double)tok * 1e9 / (double)inf);
 	share_rule(fl, t, wall, g_inf, cfg->inference_share, "inference_dominates", "Inference",
 		   "Inference dominates the cycle: use a smaller context (n_ctx), a more "
 		   "aggressive quantization (e.g. Q4_K_M), offload more layers to the GPU "

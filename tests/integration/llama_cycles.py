@@ -7,9 +7,10 @@ INSERT and a commit into a SQLite file) plus a 20 ms sleep.
 usage: python3 llama_cycles.py LLAMA_DIR MODEL DB CYCLES
 
 Prints "ready PID", waits for SIGUSR1, then per cycle (CLOCK_MONOTONIC ns)
-    cycle I start_ns infer_ns sql_ns
+    cycle I start_ns infer_ns sql_ns tokenize_ns
 (start: the llama_tokenize call; infer: from before the first decode to
-after the last, sampling included) and "done".
+after the last, sampling included; tokenize: the llama_tokenize call) and
+"done".
 """
 import ctypes as C
 import os
@@ -60,9 +61,9 @@ def main():
         db.commit()
         c = now()
         time.sleep(0.02)
-        rows.append((i, t0, b - a, c - b))
+        rows.append((i, t0, b - a, c - b, a - t0))
     for r in rows:
-        print("cycle %d %d %d %d" % r)
+        print("cycle %d %d %d %d %d" % r)
     print("done", flush=True)
 
 
