@@ -149,7 +149,20 @@ check("INSERT INTO results VALUES (?, ?)" in dom, "SQL table row")
 # The hostile statement is text, never markup.
 check("<img src" not in dom, "no injected element")
 check("&lt;img src=x" in dom or "&lt;/script&gt;&lt;img" in dom, "hostile text shown escaped")
+check('id="flame-search"' in dom and 'id="flame-minw"' in dom, "flame search and min-width controls")
 sys.exit(1 if fails else 0)
+PY
+# The flame graph's search, from a link: the one ggml_vec_dot frame (50 of
+# 70 samples) highlighted and the matched share said.
+timeout 120 "$chrome" "${flags[@]}" --dump-dom "file://$dir/report.html#search=ggml_vec" \
+	>"$EP_WORK/dom2.html" 2>>"$EP_WORK/chrome.err" || ep_fail "chromium --dump-dom (search) failed"
+python3 - "$EP_WORK/dom2.html" <<'PY' || ep_fail "flame search assertions failed"
+import sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+ok = dom.count('class="frame match"') == 1 and "match: 50 samples (71.4%)" in dom
+if not ok:
+    print("  check failed: search: %d highlighted, match line %r" % (dom.count('class="frame match"'), "match:" in dom), file=sys.stderr)
+sys.exit(0 if ok else 1)
 PY
 ep_log "report.html renders: findings, bars, distribution, timelines, flame graph, tables"
 exit 0
