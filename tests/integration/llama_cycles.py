@@ -4,9 +4,11 @@ test (test_cycles_top_llama_tmux.sh): tools/bench/py_llama_experiment.py's
 loop (tokenize, decode the prompt, 16 tokens each sampled and decoded, an
 INSERT and a commit into a SQLite file) plus a 20 ms sleep.
 
-usage: python3 llama_cycles.py LLAMA_DIR MODEL DB CYCLES
+usage: python3 llama_cycles.py LLAMA_DIR MODEL DB CYCLES [nowait]
 
-Prints "ready PID", waits for SIGUSR1, then per cycle (CLOCK_MONOTONIC ns)
+Prints "ready PID", waits for SIGUSR1 (not with nowait: the loop starts
+as soon as the model is loaded, as a script does), then per cycle
+(CLOCK_MONOTONIC ns)
     cycle I start_ns infer_ns sql_ns tokenize_ns
 (start: the llama_tokenize call; infer: from before the first decode to
 after the last, sampling included; tokenize: the llama_tokenize call) and
@@ -42,9 +44,10 @@ def main():
     db = sqlite3.connect(db_path)
     db.execute("CREATE TABLE IF NOT EXISTS runs(i INTEGER, prompt TEXT, toks INTEGER)")
     toks = (C.c_int32 * 256)()
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
     print("ready %d" % os.getpid(), flush=True)
-    signal.sigwait({signal.SIGUSR1})
+    if len(sys.argv) <= 5 or sys.argv[5] != "nowait":
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+        signal.sigwait({signal.SIGUSR1})
     rows = []
     for i in range(n):
         prompt = E.build_prompt(i).encode()

@@ -82,4 +82,5 @@ for s in R["sql"]["statements"]:
     check(s["p99_ns"] <= dur, "statement %r p99 %.1f s in a %.1f s run" % (s["text"], s["p99_ns"] / 1e9, dur / 1e9))
 check(R["probes"]["tokens"]["count"] >= 16 * (n - 1), "tokens %r" % R["probes"]["tokens"])
 PY
+
 echo "PASS: test_cycles_top_llama_tmux"
