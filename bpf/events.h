@@ -110,6 +110,11 @@ struct ep_task_event {
 #define EP_PROBE_COOKIE_ID(c)	((__u32)((c)&0xffff))
 #define EP_PROBE_COOKIE_KIND(c) ((__u32)(((c) >> 16) & 0xff))
 #define EP_PROBE_COOKIE_MODE(c) ((__u32)(((c) >> 24) & 0xff))
+/* The probe's class (inference, SQL, other: the cycles' span kinds) + 1 in
+ * bits 32..39; 0 = none. A call inside a call of its own class on its
+ * thread is flagged EP_SPAN_F_NESTED_CLASS: its time is in the outer one. */
+#define EP_PROBE_COOKIE_CLASS(c)	   ((__u32)(((c) >> 32) & 0xff))
+#define EP_PROBE_COOKIE_WITH_CLASS(c, cls) ((c) | ((__u64)((cls) + 1) << 32))
 
 /* What the entry program saves and the return program reports. */
 enum ep_probe_kind {
@@ -153,6 +158,8 @@ enum ep_probe_drop {
 /* An SQLite call made by another probed SQLite call (sqlite3_exec runs
  * prepare/step itself): not counted again in per-statement stats. */
 #define EP_SPAN_F_NESTED_SQL 4u
+/* Inside a call of the same class (EP_PROBE_COOKIE_CLASS) on its thread. */
+#define EP_SPAN_F_NESTED_CLASS 8u
 
 struct ep_span {
 	struct ep_event_hdr hdr; /* ts_ns: call start */
@@ -181,7 +188,7 @@ struct ep_probe_frame {
 	__u16 flags; /* EP_SPAN_F_* decided at entry */
 	__u16 kind;
 	__s32 nbyte;
-	__u32 _pad;
+	__u32 cls; /* EP_PROBE_COOKIE_CLASS */
 };
 
 struct ep_probe_thread {

@@ -22,6 +22,7 @@
 #include "jetson/jetson_module.h"
 #include "probes.h"
 #include "cycles_module.h"
+#include "overhead/overhead_module.h"
 #include "log.h"
 #include "output.h"
 #include "proc/proc_info.h"
@@ -46,6 +47,7 @@ static const struct rec_module *const modules[] = {
 	&sysmon_rec_module,
 	&sched_rec_module,
 	&probes_rec_module,
+	&overhead_rec_module, /* after the sections it reads, before the findings */
 	&cycles_rec_module, /* after the modules whose report sections it reads */
 	&top_rec_module, /* last: shows what the others polled this round */
 };

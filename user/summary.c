@@ -126,15 +126,15 @@ void print_summary(const struct profile *p, const struct run_info *ri, FILE *out
 	struct prof_func_stat *st = NULL;
 	size_t n = 0;
 	if (p->total_samples && profile_func_stats(p, &st, &n) == 0 && n) {
-		fputs("top functions by self time:\n", out);
+		/* Both columns named: "78.67%  78.91% total" read as two totals. */
+		fputs("top functions by self time:\n     self   +callees  function [file]\n", out);
 		for (size_t i = 0; i < n && i < SUMMARY_TOP; i++) {
 			const struct prof_frame *f = &p->frames[st[i].frame];
 			if (!st[i].self)
 				break;
 			const char *mod = f->module ? base_name(f->module)
 						    : (f->kernel ? "kernel" : "?");
-			fprintf(out, "  %6.2f%%  %6.2f%% total  ",
-				pct(st[i].self, p->total_samples),
+			fprintf(out, "  %6.2f%%  %7.2f%%  ", pct(st[i].self, p->total_samples),
 				pct(st[i].total, p->total_samples));
 			char nb[1024]; /* room to collapse before the cut */
 			put_safe(out, demangle_shorten(f->name, SUMMARY_NAME_MAX, nb, sizeof(nb)),

@@ -214,7 +214,9 @@ int main(void)
 	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "a:f", "--cycle-every", "a:g", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "a:f", "--cycle", "a:g", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "py:", "--pid", "1")), 2);
-	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "nosymbol", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "no symbol", "--pid", "1")), 2);
+	/* A bare symbol is one: looked up in every mapped file. */
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle-every", "llama_tokenize", "--pid", "1")), 0);
 	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "lib:f,count", "--pid", "1")), 2);
 
 	return check_report("test_cli");
