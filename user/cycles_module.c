@@ -32,7 +32,7 @@
 #include "modules.skel.h"
 #include "cycles_json.h"
 #include "cycles_summary.h"
-#include "export_csv.h"
+#include "export/csv.h"
 #include "histogram.h"
 #include "log.h"
 #include "proc/proc_maps.h"
