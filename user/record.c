@@ -29,6 +29,7 @@
 #include "profile.h"
 #include "report.h"
 #include "cycle_sink.h"
+#include "export/pprof.h"
 #include "sampler.h"
 #include "sched_view.h"
 #include "symbolize/symbolize.h"
@@ -721,6 +722,30 @@ static int write_folded(FILE *f, void *c)
 	return export_folded(x->p, f);
 }
 
+static int write_pprof(FILE *f, void *c)
+{
+	struct export_ctx *x = c;
+
+	return export_pprof_run(x->p, PPROF_CPU, x->ri, cycle_sink_table(x->r->mctx.cycles), f);
+}
+
+/* The scheduler module's off-CPU profile (sched_view.h), when it ran. */
+static const struct profile *offcpu_profile(struct recorder *r)
+{
+	for_each_module(r, i)
+		if (modules[i] == &sched_rec_module)
+			return sched_offcpu_profile(r->mstate[i]);
+	return NULL;
+}
+
+static int write_pprof_offcpu(FILE *f, void *c)
+{
+	struct export_ctx *x = c;
+
+	return export_pprof_run(offcpu_profile(x->r), PPROF_OFFCPU, x->ri,
+				cycle_sink_table(x->r->mctx.cycles), f);
+}
+
 static int write_report(FILE *f, void *c)
 {
 	struct export_ctx *x = c;
@@ -818,6 +843,10 @@ static int write_outputs(struct recorder *r, struct output_dir *od)
 	if (output_write(od, "profile.speedscope.json", write_speedscope, &x))
 		err = -EIO;
 	if (output_write(od, "stacks.folded", write_folded, &x))
+		err = -EIO;
+	if (output_write(od, "profile.pb.gz", write_pprof, &x))
+		err = -EIO;
+	if (offcpu_profile(r) && output_write(od, "offcpu.pb.gz", write_pprof_offcpu, &x))
 		err = -EIO;
 	for_each_module(r, i) {
 		if (modules[i]->write_files && modules[i]->write_files(r->mstate[i], od))
@@ -946,6 +975,7 @@ int record_main(const struct cli_opts *o)
 		log_error("out of memory");
 		goto out;
 	}
+	r.prof.run_gap_ns = 2 * r.prof.period_ns; /* see profile.h */
 	err = symbolizer_new(&r.sym, &symo);
 	if (err) {
 		log_error("cannot set up the symbolizer: %s", strerror(-err));
