@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "alerts.h"
+#include "export/metrics.h"
 #include "cycle_spec.h"
 #include "probes.h"
 #include "proc/proc_info.h"
@@ -94,6 +95,9 @@ void cli_usage(FILE *out)
 	      "      --alert EXPR         alert on rss>80%, temp>85, gpu_temp>75, cycle>1.5x,\n"
 	      "                           drops>0, throttled, disk<5% (repeatable, up to 16)\n"
 	      "      --alert-exec CMD     run CMD (sh -c) per alert, EP_ALERT_* in its environment\n"
+	      "      --metrics ADDR:PORT  serve Prometheus/OpenMetrics text at http://ADDR:PORT/metrics\n"
+	      "                           while recording, on that address only (e.g. 127.0.0.1:9464;\n"
+	      "                           docs/metrics.md)\n"
 	      "  -q, --quiet              print nothing but errors\n"
 	      "  -v, --verbose            more detail, libbpf warnings and the verifier log on a\n"
 	      "                           load failure; -vv adds debug messages\n"
@@ -171,7 +175,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		OPT_UNWIND,
 		OPT_STACK_BYTES,
 		OPT_CYCLE,
-		OPT_CYCLE_EVERY
+		OPT_CYCLE_EVERY,
+		OPT_METRICS
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -202,6 +207,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "alert-exec", required_argument, NULL, OPT_ALERT_EXEC },
 		{ "cycle", required_argument, NULL, OPT_CYCLE },
 		{ "cycle-every", required_argument, NULL, OPT_CYCLE_EVERY },
+		{ "metrics", required_argument, NULL, OPT_METRICS },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, n;
@@ -413,6 +419,19 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 				return 2;
 			}
 			o->alerts[o->nalerts++] = optarg;
+			break;
+		}
+		case OPT_METRICS: {
+			struct sockaddr_storage ss;
+			socklen_t sl;
+			bool lo;
+			char why[128];
+
+			if (metrics_parse_addr(optarg, &ss, &sl, &lo, why, sizeof(why))) {
+				fprintf(err, "ebpf-prof: bad --metrics '%s': %s\n", optarg, why);
+				return 2;
+			}
+			o->metrics_addr = optarg;
 			break;
 		}
 		case OPT_ALERT_EXEC:

@@ -874,8 +874,7 @@ static void update_live(struct probes_mod *m, uint64_t now)
 	size_t n = probe_stats_nprobes(m->st);
 	double dt = (double)(now - m->live_ns) / 1e9;
 
-	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) ||
-	    now < m->live_ns + 1000000000ull)
+	if (!l || !cli_live_wanted(m->ctx->opts) || now < m->live_ns + 1000000000ull)
 		return;
 	l->nprobes = 0;
 	for (uint32_t id = 0; id < n && l->nprobes < LIVE_MAX_PROBES; id++) {
@@ -893,6 +892,14 @@ static void update_live(struct probes_mod *m, uint64_t now)
 		lp->rate_hz = m->live_ns && dt > 0 ? (double)(ps->spans - m->live_spans[k]) / dt
 						   : NAN;
 		m->live_spans[k] = ps->spans;
+		/* Count-only probes have no spans, only the in-kernel count. */
+		lp->calls = ps->calls > ps->spans ? ps->calls : ps->spans;
+		lp->timed = pi->def->mode != EP_PM_COUNT;
+		snprintf(lp->library, sizeof(lp->library), "%s",
+			 pi->library && strrchr(pi->library, '/')
+				 ? strrchr(pi->library, '/') + 1
+				 : (pi->library ? pi->library : ""));
+		live_hist_from(&lp->dur, &ps->hist);
 		lp->p50_ns = ps->spans ? (double)hist_quantile(&ps->hist, 0.5) : NAN;
 		lp->p99_ns = ps->spans ? (double)hist_quantile(&ps->hist, 0.99) : NAN;
 	}
@@ -926,7 +933,7 @@ static void update_live_drops(struct probes_mod *m, uint64_t now)
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t v[512], sum = probe_stats_bad_events(m->st) + m->bus_lost;
 
-	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) || ncpu <= 0 || ncpu > 512 ||
+	if (!l || !cli_live_wanted(m->ctx->opts) || ncpu <= 0 || ncpu > 512 ||
 	    now < m->live_drops_ns + 250000000ull)
 		return;
 	m->live_drops_ns = now;
