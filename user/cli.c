@@ -95,6 +95,9 @@ void cli_usage(FILE *out)
 	      "      --alert EXPR         alert on rss>80%, temp>85, gpu_temp>75, cycle>1.5x,\n"
 	      "                           drops>0, throttled, disk<5% (repeatable, up to 16)\n"
 	      "      --alert-exec CMD     run CMD (sh -c) per alert, EP_ALERT_* in its environment\n"
+	      "      --rotate SECONDS     continuous mode: every SECONDS write interval-N.pb.gz and\n"
+	      "                           interval-N.json and start a fresh profile (docs/pprof.md)\n"
+	      "      --keep N             with --rotate, keep the last N intervals (default 10)\n"
 	      "      --metrics ADDR:PORT  serve Prometheus/OpenMetrics text at http://ADDR:PORT/metrics\n"
 	      "                           while recording, on that address only (e.g. 127.0.0.1:9464;\n"
 	      "                           docs/metrics.md)\n"
@@ -176,7 +179,9 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		OPT_STACK_BYTES,
 		OPT_CYCLE,
 		OPT_CYCLE_EVERY,
-		OPT_METRICS
+		OPT_METRICS,
+		OPT_ROTATE,
+		OPT_KEEP
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -208,6 +213,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "cycle", required_argument, NULL, OPT_CYCLE },
 		{ "cycle-every", required_argument, NULL, OPT_CYCLE_EVERY },
 		{ "metrics", required_argument, NULL, OPT_METRICS },
+		{ "rotate", required_argument, NULL, OPT_ROTATE },
+		{ "keep", required_argument, NULL, OPT_KEEP },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, n;
@@ -421,6 +428,27 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			o->alerts[o->nalerts++] = optarg;
 			break;
 		}
+		case OPT_ROTATE:
+			if (parse_duration(optarg, &o->rotate_s) || o->rotate_s < 1 ||
+			    o->rotate_s > 86400) {
+				fprintf(err, "ebpf-prof: bad --rotate '%s' (1..86400 seconds)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_KEEP: {
+			char *end;
+			long k;
+
+			errno = 0;
+			k = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || k < 1 || k > 100000) {
+				fprintf(err, "ebpf-prof: bad --keep '%s' (1..100000)\n", optarg);
+				return 2;
+			}
+			o->keep = (int)k;
+			break;
+		}
 		case OPT_METRICS: {
 			struct sockaddr_storage ss;
 			socklen_t sl;
@@ -483,5 +511,18 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			     "(see --help)\n");
 		return 2;
 	}
+	if (o->keep && !o->rotate_s) {
+		fprintf(err, "ebpf-prof: --keep goes with --rotate\n");
+		return 2;
+	}
+	/* The live view keeps per-stack state of the one growing profile;
+	 * rotation starts a fresh one. */
+	if (o->rotate_s && o->top) {
+		fprintf(err,
+			"ebpf-prof: --rotate and the live view (--top) do not go together yet\n");
+		return 2;
+	}
+	if (o->rotate_s && !o->keep)
+		o->keep = 10;
 	return 0;
 }

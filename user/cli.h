@@ -69,6 +69,8 @@ struct cli_opts {
 	const char *cycle;	  /* --cycle or --cycle-every PROBE, validated; NULL: auto */
 	bool cycle_every;	  /* it was --cycle-every */
 	const char *metrics_addr; /* --metrics ADDR:PORT, validated; NULL: no endpoint */
+	double rotate_s;	  /* --rotate: continuous mode interval; 0: off */
+	int keep;		  /* --keep: rotated intervals kept (default 10) */
 };
 
 /* Whether modules keep struct live_metrics (top_live.h) up to date: the

@@ -345,6 +345,13 @@ static void test_server(void)
 	metrics_server_update(m, &s->live, &p, &ri, 1 + 250000000ull);
 	CHECK_INT_EQ(http(port, "GET /metrics HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 200);
 	CHECK(strstr(resp, "comm=\"app\"} 75\n") != NULL);
+	/* --rotate: the profile restarts, the counter goes on from 75. */
+	metrics_server_fold(m, &p);
+	p.threads[0].samples = 1;
+	p.threads[1].samples = 0;
+	metrics_server_update(m, &s->live, &p, &ri, 1 + 250000000ull + 1);
+	CHECK_INT_EQ(http(port, "GET /metrics HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 200);
+	CHECK(strstr(resp, "comm=\"app\"} 76\n") != NULL);
 
 	CHECK_INT_EQ(http(port,
 			  "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"

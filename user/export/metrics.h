@@ -62,6 +62,10 @@ int metrics_server_start(struct metrics_server **out, const char *addr);
 void metrics_server_update(struct metrics_server *m, const struct live_metrics *l,
 			   const struct profile *p, const struct run_info *ri, uint64_t now_ns);
 
+/* The recorder is about to start a fresh profile (--rotate): p's sample
+ * counts are carried into the counters, which never go back. */
+void metrics_server_fold(struct metrics_server *m, const struct profile *p);
+
 /* Requests answered so far (any status). */
 uint64_t metrics_server_requests(struct metrics_server *m);
 

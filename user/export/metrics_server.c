@@ -32,6 +32,9 @@ struct metrics_server {
 	struct metrics_snap stage; /* recorder thread only */
 	uint64_t next_ns;
 	uint64_t requests; /* under lock */
+	/* Samples of profiles rotated out, per pid (recorder thread). */
+	struct metrics_pid base[2 * LIVE_MAX_PIDS];
+	size_t nbase;
 };
 
 int metrics_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len, bool *loopback,
@@ -262,9 +265,34 @@ void metrics_server_update(struct metrics_server *m, const struct live_metrics *
 	m->next_ns = now_ns + PUBLISH_PERIOD_NS;
 	/* Filled outside the lock; the lock covers one memcpy. */
 	metrics_snap_fill(&m->stage, l, p, ri);
+	for (size_t i = 0; i < m->stage.npids; i++)
+		for (size_t k = 0; k < m->nbase; k++)
+			if (m->base[k].pid == m->stage.pids[i].pid)
+				m->stage.pids[i].samples += m->base[k].samples;
 	pthread_mutex_lock(&m->lock);
 	memcpy(&m->pub, &m->stage, sizeof(m->pub));
 	pthread_mutex_unlock(&m->lock);
+}
+
+void metrics_server_fold(struct metrics_server *m, const struct profile *p)
+{
+	if (!m)
+		return;
+	for (size_t t = 0; t < p->nthreads; t++) {
+		size_t k;
+
+		for (k = 0; k < m->nbase; k++)
+			if (m->base[k].pid == p->threads[t].pid)
+				break;
+		if (k == m->nbase) {
+			if (m->nbase == sizeof(m->base) / sizeof(m->base[0]))
+				continue; /* beyond what is exported anyway */
+			m->base[m->nbase++] = (struct metrics_pid){ .pid = p->threads[t].pid };
+		}
+		m->base[k].samples += p->threads[t].samples;
+	}
+	/* Published at the next update, with the fresh profile's counts. */
+	m->next_ns = 0;
 }
 
 uint64_t metrics_server_requests(struct metrics_server *m)
