@@ -44,6 +44,7 @@ int metrics_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *le
 	const char *colon, *port;
 	char *end;
 	unsigned long p;
+	bool v6 = s && s[0] == '[';
 	size_t hl;
 
 	memset(ss, 0, sizeof(*ss));
@@ -52,7 +53,7 @@ int metrics_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *le
 		snprintf(why, whylen, "empty address");
 		return -EINVAL;
 	}
-	if (s[0] == '[') {
+	if (v6) {
 		colon = strchr(s, ']');
 		if (!colon || colon[1] != ':') {
 			snprintf(why, whylen, "want [IPv6]:PORT");
@@ -83,7 +84,7 @@ int metrics_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *le
 		snprintf(why, whylen, "bad port '%s' (1..65535)", port);
 		return -EINVAL;
 	}
-	if (s[-1] == '[') {
+	if (v6) {
 		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
 
 		if (inet_pton(AF_INET6, host, &a6->sin6_addr) != 1) {
