@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "check.h"
@@ -293,6 +294,66 @@ static void test_notes(void)
 	CHECK_STR_EQ(hex, "dead");
 }
 
+static void copy_file(const char *from, const char *to)
+{
+	char cmd[8400];
+
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s.tmp' && mv '%s.tmp' '%s'", from, to, to, to);
+	CHECK_INT_EQ(system(cmd), 0);
+}
+
+/* The cache answers again what the file says, and forgets a file that was
+ * replaced (another inode): a rebuilt library is read anew. */
+static void test_elf_cache(const char *bd)
+{
+	char lib[4096], other[4096], tmp[] = "/tmp/ep-pprof-cache.XXXXXX", path[4200];
+	char hex1[2 * PPROF_BUILD_ID_MAX + 1], hex2[2 * PPROF_BUILD_ID_MAX + 1];
+	struct pprof_elf_cache *c;
+	struct profile p;
+
+	snprintf(lib, sizeof(lib), "%s/tests/elf/libsymtest.so", bd);
+	snprintf(other, sizeof(other), "%s/tests/elf/libsymdl.so", bd);
+	if (!mkdtemp(tmp)) {
+		CHECK(0);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/lib.so", tmp);
+	copy_file(lib, path);
+	CHECK_INT_EQ(pprof_elf_cache_new(&c), 0);
+	CHECK_INT_EQ(profile_init(&p, 100), 0);
+	profile_intern_frame(&p, "symtest_lib_alpha", path, false);
+	profile_intern_frame(&p, "no_such_function", path, false);
+	for (int round = 0; round < 3; round++) {
+		struct pprof_src src[2] = { { 0 } };
+
+		if (round == 2)
+			copy_file(other, path); /* replaced: new inode */
+		pprof_elf_sources(&p, src, c);
+		if (round < 2) {
+			CHECK(src[0].file && strstr(src[0].file, "symtest_lib.c"));
+			CHECK_INT_EQ(src[0].line, 13);
+		} else {
+			CHECK(!src[0].file); /* libsymdl has no symtest_lib_alpha */
+		}
+		CHECK(!src[1].file);
+		free(src[0].file);
+		free(src[1].file);
+	}
+	CHECK_INT_EQ(pprof_elf_build_id(lib, hex1, sizeof(hex1)), 0);
+	copy_file(lib, path);
+	CHECK_INT_EQ(pprof_elf_build_id_cached(c, path, hex2, sizeof(hex2)), 0);
+	CHECK_STR_EQ(hex2, hex1);
+	CHECK_INT_EQ(pprof_elf_build_id_cached(c, path, hex2, sizeof(hex2)), 0);
+	CHECK_STR_EQ(hex2, hex1);
+	copy_file(other, path);
+	CHECK_INT_EQ(pprof_elf_build_id_cached(c, path, hex2, sizeof(hex2)), 0);
+	CHECK(strcmp(hex2, hex1) != 0);
+	pprof_elf_cache_free(c);
+	profile_free(&p);
+	unlink(path);
+	rmdir(tmp);
+}
+
 /* A real shared library built with -g by gcc (tests/elf). */
 static void test_elf(void)
 {
@@ -316,7 +377,7 @@ static void test_elf(void)
 	profile_intern_frame(&p, "symtest_lib_alpha", path, false);
 	profile_intern_frame(&p, "symtest_static_helper", path, false);
 	profile_intern_frame(&p, "[unknown] libsymtest.so+0x10", path, false);
-	pprof_elf_sources(&p, src);
+	pprof_elf_sources(&p, src, NULL);
 	CHECK(src[0].file && strstr(src[0].file, "symtest_lib.c"));
 	CHECK_INT_EQ(src[0].line, 13); /* symtest_lib_alpha's definition */
 	CHECK(src[1].file && strstr(src[1].file, "symtest_lib.c"));
@@ -325,6 +386,7 @@ static void test_elf(void)
 	for (int i = 0; i < 3; i++)
 		free(src[i].file);
 	profile_free(&p);
+	test_elf_cache(bd);
 }
 
 int main(void)

@@ -245,7 +245,8 @@ static int build_mappings(struct build *b)
 				if (!strcmp(mod, "[kernel.kallsyms]"))
 					pprof_kernel_build_id(hex, sizeof(hex));
 				else if (is_file_module(mod))
-					pprof_elf_build_id(mod, hex, sizeof(hex));
+					pprof_elf_build_id_cached(b->o->elf_cache, mod, hex,
+								  sizeof(hex));
 			}
 			if (hex[0])
 				m->build_id = S(b, hex);
@@ -267,7 +268,7 @@ static int fill_sources(struct build *b)
 
 	if (!src)
 		return -ENOMEM;
-	pprof_elf_sources(p, src);
+	pprof_elf_sources(p, src, b->o->elf_cache);
 	for (size_t f = 0; f < p->nframes; f++) {
 		uint32_t mid = b->frame_map[f];
 		int64_t fi;

@@ -13,6 +13,8 @@
 
 #include "profile.h"
 
+struct pprof_elf_cache;
+
 enum pprof_kind {
 	PPROF_CPU,    /* samples/count, cpu/nanoseconds */
 	PPROF_OFFCPU, /* off_cpu/nanoseconds (a profile whose unit is period_ns) */
@@ -35,6 +37,9 @@ struct pprof_opts {
 	/* Read build-ids and source file/line from the modules' ELF files
 	 * (off in tests that feed made-up module paths). */
 	bool read_elf;
+	/* Keeps what was read from ELF files across calls (pprof_elf.h);
+	 * NULL: read afresh. */
+	struct pprof_elf_cache *elf_cache;
 };
 
 /* The serialized (not gzipped) profile in *out (malloc'ed, caller frees).

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hashmap.h"
@@ -209,7 +210,156 @@ static bool symbol_frame(const struct prof_frame *f)
 	       f->name[0] != '[';
 }
 
-void pprof_elf_sources(const struct profile *p, struct pprof_src *src)
+/* ---- cache ---- */
+
+struct cached_fn {
+	char *name;
+	char *file; /* NULL: looked up, not found */
+	int64_t line;
+};
+
+struct cached_mod {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	int bid_err; /* 1: not read yet */
+	char bid[2 * PPROF_BUILD_ID_MAX + 1];
+	struct cached_fn *fns;
+	size_t nfns, cap;
+	struct hashmap idx;
+};
+
+struct pprof_elf_cache {
+	struct cached_mod *m;
+	size_t n, cap;
+};
+
+int pprof_elf_cache_new(struct pprof_elf_cache **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+static void mod_clear(struct cached_mod *m)
+{
+	for (size_t i = 0; i < m->nfns; i++) {
+		free(m->fns[i].name);
+		free(m->fns[i].file);
+	}
+	free(m->fns);
+	m->fns = NULL;
+	m->nfns = m->cap = 0;
+	hashmap_free(&m->idx);
+	hashmap_init(&m->idx);
+	m->bid_err = 1;
+	m->bid[0] = '\0';
+}
+
+void pprof_elf_cache_free(struct pprof_elf_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		mod_clear(&c->m[i]);
+		hashmap_free(&c->m[i].idx);
+		free(c->m[i].path);
+	}
+	free(c->m);
+	free(c);
+}
+
+/* The entry of path, emptied if the file changed; NULL on ENOMEM. */
+static struct cached_mod *cache_mod(struct pprof_elf_cache *c, const char *path)
+{
+	struct stat st;
+	bool have = !stat(path, &st);
+	struct cached_mod *m = NULL;
+
+	for (size_t i = 0; i < c->n && !m; i++)
+		if (!strcmp(c->m[i].path, path))
+			m = &c->m[i];
+	if (!m) {
+		if (c->n == c->cap) {
+			size_t cap = c->cap ? 2 * c->cap : 16;
+			void *nm = realloc(c->m, cap * sizeof(*c->m));
+
+			if (!nm)
+				return NULL;
+			c->m = nm;
+			c->cap = cap;
+		}
+		m = &c->m[c->n];
+		memset(m, 0, sizeof(*m));
+		m->path = strdup(path);
+		if (!m->path)
+			return NULL;
+		hashmap_init(&m->idx);
+		m->bid_err = 1;
+		c->n++;
+	} else if (!have || m->dev != st.st_dev || m->ino != st.st_ino ||
+		   m->mtime.tv_sec != st.st_mtim.tv_sec || m->mtime.tv_nsec != st.st_mtim.tv_nsec) {
+		mod_clear(m);
+	}
+	if (have) {
+		m->dev = st.st_dev;
+		m->ino = st.st_ino;
+		m->mtime = st.st_mtim;
+	}
+	return m;
+}
+
+static bool fn_eq(uint32_t i, const void *key, const void *ctx)
+{
+	const struct cached_mod *m = ctx;
+
+	return !strcmp(m->fns[i].name, key);
+}
+
+static const struct cached_fn *fn_find(const struct cached_mod *m, const char *name)
+{
+	int64_t i = hashmap_find(&m->idx, name_hash(name), name, fn_eq, m);
+
+	return i < 0 ? NULL : &m->fns[i];
+}
+
+static void fn_add(struct cached_mod *m, const char *name, const char *file, int64_t line)
+{
+	struct cached_fn f = { strdup(name), file ? strdup(file) : NULL, line };
+
+	if (!f.name || (file && !f.file))
+		goto fail;
+	if (m->nfns == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		void *n = realloc(m->fns, cap * sizeof(*m->fns));
+
+		if (!n)
+			goto fail;
+		m->fns = n;
+		m->cap = cap;
+	}
+	if (hashmap_insert(&m->idx, name_hash(name), (uint32_t)m->nfns))
+		goto fail;
+	m->fns[m->nfns++] = f;
+	return;
+fail: /* not cached: read again next time */
+	free(f.name);
+	free(f.file);
+}
+
+int pprof_elf_build_id_cached(struct pprof_elf_cache *c, const char *path, char *hex, size_t len)
+{
+	struct cached_mod *m = c ? cache_mod(c, path) : NULL;
+
+	if (!m)
+		return pprof_elf_build_id(path, hex, len);
+	if (m->bid_err == 1)
+		m->bid_err = pprof_elf_build_id(path, m->bid, sizeof(m->bid));
+	snprintf(hex, len, "%s", m->bid);
+	return m->bid_err;
+}
+
+void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pprof_elf_cache *c)
 {
 	bool *done = calloc(p->nframes ? p->nframes : 1, sizeof(*done));
 	struct names nm = { .p = p };
@@ -222,19 +372,33 @@ void pprof_elf_sources(const struct profile *p, struct pprof_src *src)
 
 		if (done[f] || !symbol_frame(&p->frames[f]))
 			continue;
+		struct cached_mod *cm = c ? cache_mod(c, mod) : NULL;
+
 		nm.n = 0;
 		hashmap_init(&nm.idx);
 		for (size_t g = f; g < p->nframes; g++) {
+			const struct cached_fn *hit;
+
 			if (done[g] || !symbol_frame(&p->frames[g]) ||
 			    strcmp(p->frames[g].module, mod))
 				continue;
 			done[g] = true;
+			hit = cm ? fn_find(cm, p->frames[g].name) : NULL;
+			if (hit) {
+				src[g].file = hit->file ? strdup(hit->file) : NULL;
+				src[g].line = hit->line;
+				continue;
+			}
 			nm.frames[nm.n] = (uint32_t)g;
 			if (hashmap_insert(&nm.idx, name_hash(p->frames[g].name), (uint32_t)nm.n))
 				break;
 			nm.n++;
 		}
-		module_sources(mod, &nm, src);
+		if (nm.n)
+			module_sources(mod, &nm, src);
+		for (size_t k = 0; cm && k < nm.n; k++)
+			fn_add(cm, p->frames[nm.frames[k]].name, src[nm.frames[k]].file,
+			       src[nm.frames[k]].line);
 		hashmap_free(&nm.idx);
 	}
 out:

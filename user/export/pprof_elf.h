@@ -31,8 +31,20 @@ struct pprof_src {
 	int64_t line;
 };
 
+/* What was read per module file, kept across the profiles of a run
+ * (continuous mode writes one every interval; reading the DWARF of libc
+ * each time was ~60 ms of the recorder's CPU). A file replaced on disk
+ * (other device, inode or mtime) is read again. */
+struct pprof_elf_cache;
+int pprof_elf_cache_new(struct pprof_elf_cache **out);
+void pprof_elf_cache_free(struct pprof_elf_cache *c);
+
+/* pprof_elf_build_id through the cache (c may be NULL). */
+int pprof_elf_build_id_cached(struct pprof_elf_cache *c, const char *path, char *hex, size_t len);
+
 /* For each user frame of p whose module is an ELF file with DWARF, the
- * declaring file and line of its function into src[frame]. */
-void pprof_elf_sources(const struct profile *p, struct pprof_src *src);
+ * declaring file and line of its function into src[frame]. c: a cache to
+ * answer from and fill, or NULL. */
+void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pprof_elf_cache *c);
 
 #endif

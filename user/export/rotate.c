@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "export/pprof.h"
+#include "export/pprof_elf.h"
 #include "log.h"
 #include "report.h"
 
@@ -22,6 +23,7 @@ struct rotator {
 	uint32_t seq; /* intervals written */
 	uint64_t start_ns;
 	uint64_t drops[PROF_DROP__COUNT]; /* at the start of the interval */
+	struct pprof_elf_cache *elf;	  /* build-ids and sources, across intervals */
 };
 
 int rotator_new(struct rotator **out, struct output_dir *od, double interval_s, int keep,
@@ -32,6 +34,10 @@ int rotator_new(struct rotator **out, struct output_dir *od, double interval_s, 
 	*out = NULL;
 	if (!r)
 		return -ENOMEM;
+	if (pprof_elf_cache_new(&r->elf)) {
+		free(r);
+		return -ENOMEM;
+	}
 	r->od = od;
 	r->interval_ns = (uint64_t)(interval_s * 1e9);
 	r->keep = keep > 0 ? (uint32_t)keep : 1;
@@ -42,6 +48,8 @@ int rotator_new(struct rotator **out, struct output_dir *od, double interval_s, 
 
 void rotator_free(struct rotator *r)
 {
+	if (r)
+		pprof_elf_cache_free(r->elf);
 	free(r);
 }
 
@@ -78,6 +86,7 @@ static int write_pb(FILE *f, void *c)
 		.time_nanos = iv->start_wall_ns,
 		.duration_nanos = (int64_t)(iv->end_ns - iv->start_ns),
 		.read_elf = true,
+		.elf_cache = iv->r->elf,
 	};
 
 	return export_pprof(iv->p, &o, f);
