@@ -7,8 +7,8 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 pkgs=(
-  build-essential cmake pkg-config git
-  clang clang-format llvm bpftool libbpf-dev
+  build-essential g++ cmake pkg-config git xz-utils
+  clang clang-format llvm lld bpftool libbpf-dev
   libelf-dev libdw-dev elfutils zlib1g-dev libcjson-dev libncurses-dev
   libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev
   golang-go prometheus curl # tests: go tool pprof, promtool and a scraping prometheus

@@ -43,6 +43,7 @@ struct cli_opts {
 	double duration_s;	/* 0: until stopped */
 	const char *output_dir; /* NULL: default name */
 	bool kernel_stacks;
+	bool no_demangle;	/* --no-demangle: raw symbol names */
 	enum cli_unwind unwind; /* --unwind */
 	uint32_t stack_bytes;	/* --stack-bytes */
 	int verbosity;		/* -1 quiet, 0 normal, 1+ verbose */
