@@ -231,7 +231,7 @@ static void test_render(void)
 	ms = ((double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6) / n;
 	fprintf(stderr, "render: %.3f ms CPU per scrape (50 probes, 20 zones, %zu bytes)\n", ms,
 		strlen(t));
-	CHECK(ms < 1.0);
+	CHECK(getenv("EP_EMULATED") || ms < 1.0); /* qemu-user: not our CPU */
 	free(t);
 	free(om);
 	free(s);
@@ -400,7 +400,7 @@ static void test_server(void)
 	double ms = (double)(other_threads_ns() - t0) / 1e6 / n;
 	fprintf(stderr, "server: %.3f ms CPU per scrape on its thread, %zu bytes\n", ms,
 		strlen(resp));
-	CHECK(ms < 1.0);
+	CHECK(getenv("EP_EMULATED") || ms < 1.0);
 	CHECK(metrics_server_requests(m) >= (uint64_t)n + 10);
 	metrics_server_stop(m);
 	profile_free(&p);
