@@ -20,6 +20,7 @@ for a in "${@:2}"; do
 done
 pkgs=(crossbuild-essential-arm64 libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64
 	zlib1g-dev:arm64 libcjson-dev:arm64 libncurses-dev:arm64 systemtap-sdt-dev:arm64 libsqlite3-dev:arm64
+	libprotobuf-c-dev:arm64 libmicrohttpd-dev:arm64
 	qemu-user qemu-system-arm cpio file)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -10,6 +10,8 @@ pkgs=(
   build-essential g++ cmake pkg-config git xz-utils
   clang clang-format llvm lld bpftool libbpf-dev
   libelf-dev libdw-dev elfutils zlib1g-dev libcjson-dev libncurses-dev
+  libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev
+  golang-go prometheus curl # tests: go tool pprof, promtool and a scraping prometheus
   python3 libsqlite3-dev sqlite3 tmux procps
   systemtap-sdt-dev
   chromium

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "alerts.h"
+#include "export/metrics.h"
 #include "cycle_spec.h"
 #include "probes.h"
 #include "proc/proc_info.h"
@@ -104,6 +105,12 @@ void cli_usage(FILE *out)
 	      "      --btf FILE           the kernel's BTF, for kernels built without\n"
 	      "                           /sys/kernel/btf/vmlinux (docs/jetson.md: BTFHub's file\n"
 	      "                           for the kernel, or pahole -J on its vmlinux)\n"
+	      "      --rotate SECONDS     continuous mode: every SECONDS write interval-N.pb.gz and\n"
+	      "                           interval-N.json and start a fresh profile (docs/pprof.md)\n"
+	      "      --keep N             with --rotate, keep the last N intervals (default 10)\n"
+	      "      --metrics ADDR:PORT  serve Prometheus/OpenMetrics text at http://ADDR:PORT/metrics\n"
+	      "                           while recording, on that address only (e.g. 127.0.0.1:9464;\n"
+	      "                           docs/metrics.md)\n"
 	      "  -q, --quiet              print nothing but errors\n"
 	      "  -v, --verbose            more detail, libbpf warnings and the verifier log on a\n"
 	      "                           load failure; -vv adds debug messages\n"
@@ -183,6 +190,9 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		OPT_STACK_BYTES,
 		OPT_CYCLE,
 		OPT_CYCLE_EVERY,
+		OPT_METRICS,
+		OPT_ROTATE,
+		OPT_KEEP,
 		OPT_NO_DEMANGLE
 	};
 	static const struct option longopts[] = {
@@ -215,6 +225,9 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "alert-exec", required_argument, NULL, OPT_ALERT_EXEC },
 		{ "cycle", required_argument, NULL, OPT_CYCLE },
 		{ "cycle-every", required_argument, NULL, OPT_CYCLE_EVERY },
+		{ "metrics", required_argument, NULL, OPT_METRICS },
+		{ "rotate", required_argument, NULL, OPT_ROTATE },
+		{ "keep", required_argument, NULL, OPT_KEEP },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -442,6 +455,40 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			o->alerts[o->nalerts++] = optarg;
 			break;
 		}
+		case OPT_ROTATE:
+			if (parse_duration(optarg, &o->rotate_s) || o->rotate_s < 1 ||
+			    o->rotate_s > 86400) {
+				fprintf(err, "ebpf-prof: bad --rotate '%s' (1..86400 seconds)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_KEEP: {
+			char *end;
+			long k;
+
+			errno = 0;
+			k = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || k < 1 || k > 100000) {
+				fprintf(err, "ebpf-prof: bad --keep '%s' (1..100000)\n", optarg);
+				return 2;
+			}
+			o->keep = (int)k;
+			break;
+		}
+		case OPT_METRICS: {
+			struct sockaddr_storage ss;
+			socklen_t sl;
+			bool lo;
+			char why[128];
+
+			if (metrics_parse_addr(optarg, &ss, &sl, &lo, why, sizeof(why))) {
+				fprintf(err, "ebpf-prof: bad --metrics '%s': %s\n", optarg, why);
+				return 2;
+			}
+			o->metrics_addr = optarg;
+			break;
+		}
 		case OPT_ALERT_EXEC:
 			if (!*optarg) {
 				fprintf(err, "ebpf-prof: --alert-exec needs a command\n");
@@ -508,5 +555,18 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			     "(see --help)\n");
 		return 2;
 	}
+	if (o->keep && !o->rotate_s) {
+		fprintf(err, "ebpf-prof: --keep goes with --rotate\n");
+		return 2;
+	}
+	/* The live view keeps per-stack state of the one growing profile;
+	 * rotation starts a fresh one. */
+	if (o->rotate_s && o->top) {
+		fprintf(err,
+			"ebpf-prof: --rotate and the live view (--top) do not go together yet\n");
+		return 2;
+	}
+	if (o->rotate_s && !o->keep)
+		o->keep = 10;
 	return 0;
 }

@@ -67,10 +67,20 @@ struct cli_opts {
 	double interval_s;		    /* live view / snapshot refresh period */
 	const char *alerts[CLI_MAX_ALERTS]; /* --alert EXPR, validated */
 	int nalerts;
-	const char *alert_exec; /* --alert-exec CMD */
-	const char *cycle;	/* --cycle or --cycle-every PROBE, validated; NULL: auto */
-	bool cycle_every;	/* it was --cycle-every */
+	const char *alert_exec;	  /* --alert-exec CMD */
+	const char *cycle;	  /* --cycle or --cycle-every PROBE, validated; NULL: auto */
+	bool cycle_every;	  /* it was --cycle-every */
+	const char *metrics_addr; /* --metrics ADDR:PORT, validated; NULL: no endpoint */
+	double rotate_s;	  /* --rotate: continuous mode interval; 0: off */
+	int keep;		  /* --keep: rotated intervals kept (default 10) */
 };
+
+/* Whether modules keep struct live_metrics (top_live.h) up to date: the
+ * live view, the alerts and the metrics endpoint read it. */
+static inline bool cli_live_wanted(const struct cli_opts *o)
+{
+	return o->top || o->nalerts || o->metrics_addr;
+}
 
 /* Returns 0 on success or 2 (usage error, message already printed to err). */
 int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err);

@@ -27,7 +27,7 @@ bool cycles_json_number(const cJSON *x, double *v)
 		d = x->valuedouble;
 	} else if (cJSON_IsRaw(x) && x->valuestring) {
 		/* A live report holds u64 values as raw decimal text
-		 * (export_report.c); only plain digits are a number here. */
+		 * (export/report.c); only plain digits are a number here. */
 		const char *p = x->valuestring;
 		size_t n = strspn(p, "0123456789");
 		if (!n || p[n] || n > 20)

@@ -32,7 +32,7 @@
 #include "modules.skel.h"
 #include "cycles_json.h"
 #include "cycles_summary.h"
-#include "export_csv.h"
+#include "export/csv.h"
 #include "histogram.h"
 #include "log.h"
 #include "proc/proc_maps.h"
@@ -586,6 +586,7 @@ static void update_live(struct cycles_state *s)
 		for (int p = 0; p < LIVE_CYC_PARTS; p++)
 			l->cycle_part[k][p] = NAN;
 		l->cycle_no = (int64_t)c[i].no;
+		l->cycles_closed++;
 		hist_add(&s->walls, c[i].end_ns - c[i].start_ns);
 		if (s->max_no < 0 || ms > s->max_ms) {
 			s->max_ms = ms;
@@ -593,6 +594,7 @@ static void update_live(struct cycles_state *s)
 		}
 	}
 	if (n) {
+		live_hist_from(&l->cycle_wall, &s->walls);
 		l->cycle_p50_ms = (double)hist_quantile(&s->walls, 0.5) / 1e6;
 		l->cycle_p95_ms = (double)hist_quantile(&s->walls, 0.95) / 1e6;
 		l->cycle_max_ms = s->max_ms;
@@ -604,6 +606,11 @@ static void update_live(struct cycles_state *s)
 
 		for (int k = 0; k < CYC_OFF_REASONS; k++)
 			off += (double)r->part_off_cpu_ns[k];
+		l->cycle_part_s[LIVE_CYC_INFER] += (double)r->part_inference_ns / 1e9;
+		l->cycle_part_s[LIVE_CYC_SQL] += (double)r->part_sql_ns / 1e9;
+		l->cycle_part_s[LIVE_CYC_OFFCPU] += off / 1e9;
+		l->cycle_part_s[LIVE_CYC_PROBE] += (double)(r->part_probe_ns + r->part_gc_ns) / 1e9;
+		l->cycle_part_s[LIVE_CYC_OTHER] += (double)r->other_ns / 1e9;
 		for (size_t k = 0; k < l->ncycles && k < LIVE_MAX_CYCLES; k++) {
 			if (l->cycle_start_ns[k] != r->start_ns)
 				continue;

@@ -205,6 +205,22 @@ static void record_written(struct output_dir *od, const char *name)
 	od->written = list;
 }
 
+int output_remove(struct output_dir *od, const char *name)
+{
+	if (!valid_name(name))
+		return -EINVAL;
+	for (size_t i = 0; i < od->nwritten; i++) {
+		if (strcmp(od->written[i], name))
+			continue;
+		free(od->written[i]);
+		memmove(&od->written[i], &od->written[i + 1],
+			(od->nwritten - i - 1) * sizeof(*od->written));
+		od->nwritten--;
+		break;
+	}
+	return unlinkat(od->dirfd, name, 0) ? -errno : 0;
+}
+
 int output_write(struct output_dir *od, const char *name, output_writer_fn write_fn, void *ctx)
 {
 	char tmp[OUTPUT_NAME_MAX + 32];

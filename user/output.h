@@ -36,6 +36,10 @@ typedef int (*output_writer_fn)(FILE *f, void *ctx);
  * is passed through); logs the failure with the file name. */
 int output_write(struct output_dir *od, const char *name, output_writer_fn write_fn, void *ctx);
 
+/* Deletes NAME (a file this directory holds, e.g. one written earlier and
+ * rotated out) and drops it from the written list. Returns 0 or -errno. */
+int output_remove(struct output_dir *od, const char *name);
+
 /* Parses SUDO_UID/SUDO_GID from the given values (NULL when unset).
  * Returns true and fills uid/gid when both are valid decimal ids. */
 bool output_parse_sudo_ids(const char *sudo_uid, const char *sudo_gid, uid_t *uid, gid_t *gid);

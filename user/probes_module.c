@@ -876,8 +876,7 @@ static void update_live(struct probes_mod *m, uint64_t now)
 	size_t n = probe_stats_nprobes(m->st);
 	double dt = (double)(now - m->live_ns) / 1e9;
 
-	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) ||
-	    now < m->live_ns + 1000000000ull)
+	if (!l || !cli_live_wanted(m->ctx->opts) || now < m->live_ns + 1000000000ull)
 		return;
 	/* The busiest probes first, those never called left out: the pane
 	 * has room for a few, and the presets' unused functions (listed by
@@ -889,15 +888,23 @@ static void update_live(struct probes_mod *m, uint64_t now)
 		struct live_probe lp;
 		size_t k;
 
-		if (!ps || !pi || !pi->def || !ps->spans)
+		if (!ps || !pi || !pi->def || (!ps->spans && !ps->calls))
 			continue;
 		snprintf(lp.name, sizeof(lp.name), "%s",
 			 pi->def->label ? pi->def->label : pi->def->symbol);
-		lp.rate_hz = m->live_ns && dt > 0 ? (double)(ps->spans - m->live_spans[id]) / dt
+		/* Count-only probes have no spans, only the in-kernel count. */
+		lp.calls = ps->calls > ps->spans ? ps->calls : ps->spans;
+		lp.rate_hz = m->live_ns && dt > 0 ? (double)(lp.calls - m->live_spans[id]) / dt
 						  : NAN;
-		m->live_spans[id] = ps->spans;
-		lp.p50_ns = (double)hist_quantile(&ps->hist, 0.5);
-		lp.p99_ns = (double)hist_quantile(&ps->hist, 0.99);
+		m->live_spans[id] = lp.calls;
+		lp.timed = pi->def->mode != EP_PM_COUNT;
+		snprintf(lp.library, sizeof(lp.library), "%s",
+			 pi->library && strrchr(pi->library, '/') ? strrchr(pi->library, '/') + 1
+			 : pi->library				  ? pi->library
+								  : "");
+		live_hist_from(&lp.dur, &ps->hist);
+		lp.p50_ns = ps->spans ? (double)hist_quantile(&ps->hist, 0.5) : NAN;
+		lp.p99_ns = ps->spans ? (double)hist_quantile(&ps->hist, 0.99) : NAN;
 		/* Insertion by rate (unknown rates last), kept to the pane's max. */
 		k = l->nprobes;
 		while (k > 0 && (isnan(l->probes[k - 1].rate_hz) ||
@@ -942,7 +949,7 @@ static void update_live_drops(struct probes_mod *m, uint64_t now)
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t v[512], sum = probe_stats_bad_events(m->st) + m->bus_lost;
 
-	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) || ncpu <= 0 || ncpu > 512 ||
+	if (!l || !cli_live_wanted(m->ctx->opts) || ncpu <= 0 || ncpu > 512 ||
 	    now < m->live_drops_ns + 250000000ull)
 		return;
 	m->live_drops_ns = now;

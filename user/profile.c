@@ -230,7 +230,8 @@ int profile_add_sample(struct profile *p, uint32_t thread, uint64_t ts_ns, const
 
 	struct prof_thread *t = &p->threads[thread];
 	struct prof_run *last = t->nruns ? &t->runs[t->nruns - 1] : NULL;
-	if (last && last->stack == (uint32_t)sid && last->count < UINT32_MAX) {
+	if (last && last->stack == (uint32_t)sid && last->count < UINT32_MAX &&
+	    (!p->run_gap_ns || ts_ns <= t->last_ts_ns || ts_ns - t->last_ts_ns <= p->run_gap_ns)) {
 		last->count++;
 	} else {
 		if (ensure_cap((void **)&t->runs, &t->cap_runs, t->nruns + 1, sizeof(*t->runs)))

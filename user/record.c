@@ -30,6 +30,9 @@
 #include "profile.h"
 #include "report.h"
 #include "cycle_sink.h"
+#include "export/metrics.h"
+#include "export/pprof.h"
+#include "export/rotate.h"
 #include "sampler.h"
 #include "sched_view.h"
 #include "symbolize/symbolize.h"
@@ -70,6 +73,9 @@ static const struct rec_module *const modules[] = {
 /* How often the live view's drop counts are refreshed: the alert on drops
  * reacts within a quarter second for a few map reads. */
 #define LIVE_DROPS_PERIOD_NS (250 * 1000000ull)
+/* --rotate with no sample past an interval's end: how long after it the
+ * interval is closed anyway (samples reach us within a drain or two). */
+#define ROTATE_LAG_NS (100 * 1000000ull)
 
 struct recorder {
 	const struct cli_opts *opts;
@@ -95,6 +101,8 @@ struct recorder {
 	int64_t truncated_frame;
 	struct live_metrics live;
 	bool stop_requested;
+	struct metrics_server *metrics; /* --metrics */
+	struct rotator *rot;		/* --rotate */
 };
 
 /* rec_ctx.notify_held: every module attaches to the held command first. */
@@ -371,6 +379,30 @@ static int user_stack(struct recorder *r, const struct ep_sample *s, const __u64
 	return nfp;
 }
 
+/* --rotate: the interval's profile goes to its files and a fresh profile
+ * starts; drops stay running totals (the intervals' files show their part),
+ * metrics keep counting across the reset. Returns 0 or -ENOMEM. */
+static int rotate(struct recorder *r)
+{
+	uint64_t drops[PROF_DROP__COUNT];
+
+	rotator_write(r->rot, &r->prof, &r->ri);
+	metrics_server_fold(r->metrics, &r->prof);
+	memcpy(drops, r->prof.drops, sizeof(drops));
+	profile_free(&r->prof);
+	if (profile_init(&r->prof, r->opts->freq_hz)) {
+		log_error("rotate: out of memory for a new profile");
+		r->stop_requested = true;
+		return -ENOMEM;
+	}
+	r->prof.run_gap_ns = 2 * r->prof.period_ns;
+	memcpy(r->prof.drops, drops, sizeof(drops));
+	r->unavailable_frame = r->truncated_frame = -1;
+	/* The freed profile's heap back to the system: flat RSS over hours. */
+	malloc_trim(0);
+	return 0;
+}
+
 static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t size)
 {
 	uint32_t depth = 0, nkernel = 0;
@@ -400,6 +432,11 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 		winlen = s->ustack_copy;
 	if (!r->ri.first_sample_ns)
 		r->ri.first_sample_ns = s->hdr.ts_ns;
+	/* --rotate: intervals end in sample time (rotate.h). A bounded
+	 * number per sample: a bogus timestamp cannot spin here. */
+	for (int k = 0; k < 16 && rotator_due(r->rot, s->hdr.ts_ns); k++)
+		if (rotate(r))
+			return -ENOMEM;
 
 	char comm[EP_COMM_LEN + 1];
 
@@ -759,6 +796,30 @@ static int write_folded(FILE *f, void *c)
 	return export_folded(x->p, f);
 }
 
+static int write_pprof(FILE *f, void *c)
+{
+	struct export_ctx *x = c;
+
+	return export_pprof_run(x->p, PPROF_CPU, x->ri, cycle_sink_table(x->r->mctx.cycles), f);
+}
+
+/* The scheduler module's off-CPU profile (sched_view.h), when it ran. */
+static const struct profile *offcpu_profile(struct recorder *r)
+{
+	for_each_module(r, i)
+		if (modules[i] == &sched_rec_module)
+			return sched_offcpu_profile(r->mstate[i]);
+	return NULL;
+}
+
+static int write_pprof_offcpu(FILE *f, void *c)
+{
+	struct export_ctx *x = c;
+
+	return export_pprof_run(offcpu_profile(x->r), PPROF_OFFCPU, x->ri,
+				cycle_sink_table(x->r->mctx.cycles), f);
+}
+
 static int write_report(FILE *f, void *c)
 {
 	struct export_ctx *x = c;
@@ -857,6 +918,10 @@ static int write_outputs(struct recorder *r, struct output_dir *od)
 		err = -EIO;
 	if (output_write(od, "stacks.folded", write_folded, &x))
 		err = -EIO;
+	if (output_write(od, "profile.pb.gz", write_pprof, &x))
+		err = -EIO;
+	if (offcpu_profile(r) && output_write(od, "offcpu.pb.gz", write_pprof_offcpu, &x))
+		err = -EIO;
 	for_each_module(r, i) {
 		if (modules[i]->write_files && modules[i]->write_files(r->mstate[i], od))
 			err = -EIO;
@@ -911,7 +976,7 @@ static void update_live_drops(struct recorder *r, uint64_t now)
 {
 	uint64_t d[EP_DROP__COUNT] = {}, sum = 0;
 
-	if ((!r->opts->top && !r->opts->nalerts) || now < r->next_live_drops_ns)
+	if (!cli_live_wanted(r->opts) || now < r->next_live_drops_ns)
 		return;
 	r->next_live_drops_ns = now + LIVE_DROPS_PERIOD_NS;
 	if (sampler_read_drops(r->sampler, d))
@@ -986,6 +1051,7 @@ int record_main(const struct cli_opts *o)
 		log_error("out of memory");
 		goto out;
 	}
+	r.prof.run_gap_ns = 2 * r.prof.period_ns; /* see profile.h */
 	err = symbolizer_new(&r.sym, &symo);
 	if (err) {
 		log_error("cannot set up the symbolizer: %s", strerror(-err));
@@ -1080,6 +1146,12 @@ int record_main(const struct cli_opts *o)
 			goto out;
 		malloc_trim(0);
 	}
+	if (o->metrics_addr && metrics_server_start(&r.metrics, o->metrics_addr))
+		goto out;
+	if (o->rotate_s > 0 && rotator_new(&r.rot, &od, o->rotate_s, o->keep, r.ri.start_mono_ns)) {
+		log_error("out of memory");
+		goto out;
+	}
 	/* Parsing kallsyms takes 64 ms quiet, 300-600 ms on a loaded VM; done
 	 * at the first kernel frame it stalls the loop that long. On a thread
 	 * it overlaps the start of the run instead. Not earlier: its ~5 MB on
@@ -1139,6 +1211,12 @@ int record_main(const struct cli_opts *o)
 		for_each_module(&r, i)
 			if (modules[i]->poll && modules[i]->poll(r.mstate[i], now) < 0)
 				r.prof.drops[PROF_DROP_COLLECTOR]++;
+		metrics_server_update(r.metrics, &r.live, &r.prof, &r.ri, now);
+		/* No sample past the interval's end (an idle target): rotate once
+		 * the ring has had ROTATE_LAG_NS to deliver the last ones. */
+		for (int k = 0; k < 16 && rotator_due(r.rot, now - ROTATE_LAG_NS); k++)
+			if (rotate(&r))
+				break;
 		check_liveness(&r, now);
 		if (signalled) {
 			r.ri.stop_reason = "signal";
@@ -1217,6 +1295,10 @@ out:
 	if (l.exec_fd >= 0)
 		close(l.exec_fd);
 	sampler_close(r.sampler);
+	/* Before the modules' close: its thread reads only its snapshot, but
+	 * a scrape during teardown has no run left to describe. */
+	metrics_server_stop(r.metrics);
+	rotator_free(r.rot);
 	for_each_module(&r, i)
 		modules[i]->close(r.mstate[i]);
 	/* After the modules' close: their links and rings point into them. */

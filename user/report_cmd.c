@@ -13,7 +13,7 @@
 
 #include "cycles_json.h"
 #include "cycles_summary.h"
-#include "export_csv.h"
+#include "export/csv.h"
 #include "log.h"
 #include "output.h"
 #include "report_html.h"

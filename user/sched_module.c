@@ -423,7 +423,7 @@ static void update_live(struct sched_mod *m)
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t v[512], sum = m->st.collector_drops;
 
-	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) || ncpu <= 0 || ncpu > 512)
+	if (!l || !cli_live_wanted(m->ctx->opts) || ncpu <= 0 || ncpu > 512)
 		return;
 	for (uint32_t k = 0; k < EP_SDROP__COUNT; k++) {
 		if (bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.sched_drops), &k, v))

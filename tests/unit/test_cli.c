@@ -198,6 +198,27 @@ int main(void)
 	CHECK_INT_EQ(parse(&o, ARGS("--interval", "0", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--alert-exec", "", "--pid", "1")), 2);
 
+	/* --metrics: no endpoint unless asked; an address literal and port. */
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1")), 0);
+	CHECK(o.metrics_addr == NULL && !cli_live_wanted(&o));
+	CHECK_INT_EQ(parse(&o, ARGS("--metrics", "127.0.0.1:9464", "--pid", "1")), 0);
+	CHECK_STR_EQ(o.metrics_addr, "127.0.0.1:9464");
+	CHECK(cli_live_wanted(&o));
+	CHECK_INT_EQ(parse(&o, ARGS("--metrics", "localhost:9464", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--metrics", "9464", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--metrics", "127.0.0.1:0", "--pid", "1")), 2);
+
+	/* --rotate / --keep. */
+	CHECK_INT_EQ(parse(&o, ARGS("--rotate", "10", "--pid", "1")), 0);
+	CHECK(o.rotate_s == 10 && o.keep == 10);
+	CHECK_INT_EQ(parse(&o, ARGS("--rotate", "2", "--keep", "3", "--pid", "1")), 0);
+	CHECK(o.rotate_s == 2 && o.keep == 3);
+	CHECK_INT_EQ(parse(&o, ARGS("--keep", "3", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--rotate", "0.5", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--rotate", "10", "--keep", "0", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--rotate", "10", "--keep", "3x", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--rotate", "10", "--top", "--pid", "1")), 2);
+
 	/* Cycle boundaries: one of --cycle / --cycle-every, validated. */
 	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1")), 0);
 	CHECK(o.cycle == NULL && !o.cycle_every);

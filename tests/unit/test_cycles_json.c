@@ -8,7 +8,7 @@
 
 #include "check.h"
 #include "cycles_json.h"
-#include "export_csv.h"
+#include "export/csv.h"
 #include "report_cmd.h"
 #include "report_html.h"
 

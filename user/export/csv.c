@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* cycles.csv writer (see export_csv.h). */
-#include "export_csv.h"
+/* cycles.csv writer (see export/csv.h). */
+#include "export/csv.h"
 
 #include <errno.h>
 #include <inttypes.h>
