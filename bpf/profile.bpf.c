@@ -263,6 +263,8 @@ static __always_inline void fix_uretprobes(struct ep_sample *s, __u32 win_off, _
 	bpf_loop(EP_URETPROBE_FIX_MAX, uretfix_step, &c, 0);
 }
 
+#include "pyframes.bpf.h"
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -331,6 +333,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	size = EP_SAMPLE_HDR_SIZE + kbytes + ubytes + s->ustack_copy;
 	if (size > sizeof(*s))
 		size = sizeof(*s);
+	pyframes_emit(&s->hdr); /* its record goes first: the collector pairs them */
 	if (bpf_ringbuf_output(&events, s, size, submit_flags()))
 		count_drop(EP_DROP_RINGBUF_FULL);
 	return 0;
