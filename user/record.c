@@ -246,6 +246,8 @@ static int add_target(struct recorder *r, uint32_t pid, uint32_t parent, const c
 		snprintf(t->comm, sizeof(t->comm), "%s", comm);
 	proc_read_cmdline(r->opts->proc_root, pid, &t->cmdline);
 	r->nalive++;
+	if (r->py && pyframes_watch(r->py, pid))
+		log_warn("python: cannot watch pid %u for an interpreter", pid);
 	return 0;
 }
 
@@ -519,7 +521,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 		comm[EP_COMM_LEN] = '\0';
 		symbolizer_forget_pid(r->sym, h->pid);
 		if (r->py)
-			pyframes_forget_pid(r->py, h->pid);
+			pyframes_forget_pid(r->py, h->pid, false);
 		refresh_target_after_exec(r, h->pid, comm, true);
 		break;
 	}
@@ -533,7 +535,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 				modules[i]->on_exit(r->mstate[i], h->pid, h->ts_ns);
 		symbolizer_forget_pid(r->sym, h->pid);
 		if (r->py)
-			pyframes_forget_pid(r->py, h->pid);
+			pyframes_forget_pid(r->py, h->pid, true);
 		break;
 	}
 	default:
@@ -911,6 +913,13 @@ static void log_python_stats(struct pyframes *py)
 		 (unsigned long long)st.bpf[EP_PY_ST_READ_ERR],
 		 (unsigned long long)st.bpf[EP_PY_ST_TRUNCATED],
 		 (unsigned long long)st.bpf[EP_PY_ST_RINGBUF_FULL]);
+	log_debug(
+		"python: walks %llu, stacks sent %llu, thread-state scans %llu, frames skipped %llu, "
+		"stacks without their sample %llu",
+		(unsigned long long)st.bpf[EP_PY_ST_WALKS],
+		(unsigned long long)st.bpf[EP_PY_ST_STACKS],
+		(unsigned long long)st.bpf[EP_PY_ST_SCANS], (unsigned long long)st.frames_skipped,
+		(unsigned long long)st.unpaired);
 }
 
 int record_main(const struct cli_opts *o)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,8 +66,18 @@ struct stash {
 	struct ep_pystack ps;
 };
 
+/* Interpreters are looked for on a thread of their own: the collector's
+ * first samples of a process can stall it for most of a second (loading
+ * the symbols of libpython), and every sample the process makes before its
+ * registration stays native. `lock` guards pids[] (the array and the
+ * states); a pid's layout, memfd and codes are the watcher's until it sets
+ * PS_ACTIVE, the sampling side's after. */
 struct pyframes {
 	struct pyframes_opts o;
+	pthread_mutex_t lock;
+	pthread_t watcher;
+	bool watcher_started;
+	bool stop; /* under lock */
 	struct py_pid *pids;
 	size_t npids, cap_pids;
 	struct stash *stash; /* per CPU, allocated at first use */
@@ -99,6 +110,7 @@ int pyframes_new(struct pyframes **out, const struct pyframes_opts *o)
 	pf->o = *o;
 	if (!pf->o.proc_root)
 		pf->o.proc_root = "/proc";
+	pthread_mutex_init(&pf->lock, NULL);
 	*out = pf;
 	return 0;
 }
@@ -123,6 +135,13 @@ void pyframes_free(struct pyframes *pf)
 {
 	if (!pf)
 		return;
+	if (pf->watcher_started) {
+		pthread_mutex_lock(&pf->lock);
+		pf->stop = true;
+		pthread_mutex_unlock(&pf->lock);
+		pthread_join(pf->watcher, NULL);
+	}
+	pthread_mutex_destroy(&pf->lock);
 	for (size_t i = 0; i < pf->npids; i++)
 		pid_reset(&pf->pids[i]);
 	free(pf->pids);
@@ -167,6 +186,50 @@ static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static void try_detect(struct pyframes *pf, struct py_pid *p, uint64_t now);
+
+#define WATCH_TICK_NS (5ull * 1000 * 1000)
+
+static void *watch_main(void *arg)
+{
+	struct pyframes *pf = arg;
+	struct timespec tick = { 0, (long)WATCH_TICK_NS };
+
+	for (;;) {
+		uint64_t now = mono_ns();
+
+		pthread_mutex_lock(&pf->lock);
+		if (pf->stop) {
+			pthread_mutex_unlock(&pf->lock);
+			return NULL;
+		}
+		for (size_t i = 0; i < pf->npids; i++) {
+			struct py_pid *p = &pf->pids[i];
+
+			if ((p->state == PS_NONE || p->state == PS_PENDING) &&
+			    now >= p->next_try_ns)
+				try_detect(pf, p, now);
+		}
+		pthread_mutex_unlock(&pf->lock);
+		nanosleep(&tick, NULL);
+	}
+}
+
+int pyframes_watch(struct pyframes *pf, uint32_t pid)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&pf->lock);
+	if (!find_pid(pf, pid, true))
+		err = -ENOMEM;
+	if (!err && !pf->watcher_started) {
+		err = -pthread_create(&pf->watcher, NULL, watch_main, pf);
+		pf->watcher_started = !err;
+	}
+	pthread_mutex_unlock(&pf->lock);
+	return err;
 }
 
 static void try_detect(struct pyframes *pf, struct py_pid *p, uint64_t now)
@@ -224,18 +287,21 @@ static void try_detect(struct pyframes *pf, struct py_pid *p, uint64_t now)
 	p->state = PS_ACTIVE;
 }
 
-void pyframes_forget_pid(struct pyframes *pf, uint32_t pid)
+void pyframes_forget_pid(struct pyframes *pf, uint32_t pid, bool exited)
 {
-	struct py_pid *p = find_pid(pf, pid, false);
+	struct py_pid *p;
 
-	if (!p)
-		return;
-	if (p->state == PS_ACTIVE)
-		bpf_map_delete_elem(pf->o.procs_fd, &pid);
-	pid_reset(p);
-	p->state = PS_NONE;
-	p->next_try_ns = 0;
-	p->first_seen_ns = 0;
+	pthread_mutex_lock(&pf->lock);
+	p = find_pid(pf, pid, false);
+	if (p) {
+		if (p->state == PS_ACTIVE)
+			bpf_map_delete_elem(pf->o.procs_fd, &pid);
+		pid_reset(p);
+		p->state = exited ? PS_OFF : PS_NONE;
+		p->next_try_ns = 0;
+		p->first_seen_ns = 0;
+	}
+	pthread_mutex_unlock(&pf->lock);
 }
 
 void pyframes_on_event(struct pyframes *pf, const void *data, size_t size)
@@ -317,8 +383,11 @@ static struct code_ent *get_code(struct pyframes *pf, struct py_pid *p, uint64_t
 		py_code_free(&e->code);
 		e->err = -ESTALE;
 	}
-	if (e->err)
+	if (e->err) {
 		pf->st.code_errors++;
+		log_debug("python: pid %u: code object at 0x%llx (checksum %08x): %s", p->pid,
+			  (unsigned long long)addr, csum, strerror(-e->err));
+	}
 	if (e->err == -ENOMEM)
 		return NULL;
 	if (hashmap_insert(&p->code_idx, h, (uint32_t)p->ncodes))
@@ -337,8 +406,7 @@ static int64_t intern_py_frame(struct pyframes *pf, struct py_pid *p, const stru
 	if (!e)
 		return -ENOMEM;
 	if (e->err)
-		return profile_intern_frame(pf->o.prof, "[python: unreadable code object]", NULL,
-					    false);
+		return -ENOENT;
 	base = proc_maps_basename(e->code.filename);
 	line = py_code_line(p->l, &e->code, f->instr);
 	if (line >= 0)
@@ -386,20 +454,22 @@ static uint8_t classify(struct pyframes *pf, const struct py_pid *p, uint32_t id
 int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t *frames, size_t *n,
 		   size_t cap)
 {
-	struct py_pid *p = find_pid(pf, hdr->pid, true);
 	const struct ep_pystack *ps;
+	enum pid_state state;
+	struct py_pid *p;
 	struct stash *s;
 	size_t npy, nnat = *n, nout;
+	int err;
 
-	if (!p)
-		return -ENOMEM;
-	if (p->state == PS_NONE || p->state == PS_PENDING) {
-		uint64_t now = mono_ns();
-
-		if (now >= p->next_try_ns)
-			try_detect(pf, p, now);
-	}
-	if (p->state != PS_ACTIVE)
+	err = pyframes_watch(pf, hdr->pid);
+	if (err)
+		return err;
+	pthread_mutex_lock(&pf->lock);
+	p = find_pid(pf, hdr->pid, false);
+	state = p ? p->state : PS_NONE;
+	pthread_mutex_unlock(&pf->lock);
+	/* Only this thread moves an active pid (or the array), so p stays. */
+	if (state != PS_ACTIVE)
 		return 0;
 	pf->st.samples++;
 	if (hdr->cpu >= pf->nstash)
@@ -413,16 +483,31 @@ int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t
 	npy = ps->nframes;
 	if (!npy || nnat > sizeof(pf->nat) / sizeof(pf->nat[0]))
 		return 0;
-	/* Leaf first from the walk, root first here. */
+	/* Leaf first from the walk, root first here. A frame whose code
+	 * object is gone (freed since the walk, or a frame caught while being
+	 * pushed) is left out; the run it began then begins at the next. */
+	size_t k = 0;
+	bool carry = false;
+
 	for (size_t i = 0; i < npy; i++) {
 		const struct ep_py_frame *f = &ps->frames[npy - 1 - i];
 		int64_t id = intern_py_frame(pf, p, f);
 
+		if (id == -ENOENT) {
+			carry |= (f->code & EP_PY_F_ENTRY) != 0;
+			pf->st.frames_skipped++;
+			continue;
+		}
 		if (id < 0)
 			return (int)id;
-		pf->py[i] = (uint32_t)id;
-		pf->entry[i] = i == 0 || (f->code & EP_PY_F_ENTRY);
+		pf->py[k] = (uint32_t)id;
+		pf->entry[k] = k == 0 || carry || (f->code & EP_PY_F_ENTRY);
+		carry = false;
+		k++;
 	}
+	npy = k;
+	if (!npy)
+		return 0;
 	for (size_t i = 0; i < nnat; i++) {
 		pf->nat[i] = frames[i];
 		pf->ncl[i] = classify(pf, p, frames[i]);

@@ -1,0 +1,81 @@
+# A Python program with a known call tree, for test_python_frames.sh.
+# Usage: py_tree.py SECONDS tree|ctypes LIB|threads
+# tree: leaf_hot (under outer -> middle), side and tail do the same loop
+# 5:3:2 times per round, so they hold 50/30/20% of the Python work.
+# ctypes: outer_c -> via_ctypes -> the C library's c_burn -> c_inner.
+# threads: two ThreadPoolExecutor workers in pool_leaf, the main thread
+# waiting for them.
+import os
+import sys
+import time
+
+
+def leaf_hot(n):
+    s = 0
+    for i in range(n):
+        s += i & 7
+    return s
+
+
+def middle(n):
+    return leaf_hot(n)
+
+
+def outer(n):
+    return middle(n)
+
+
+def side(n):
+    s = 0
+    for i in range(n):
+        s += i & 7
+    return s
+
+
+def tail(n):
+    s = 0
+    for i in range(n):
+        s += i & 7
+    return s
+
+
+def via_ctypes(lib, n):
+    return lib.c_burn(n)
+
+
+def outer_c(lib, n):
+    return via_ctypes(lib, n)
+
+
+def pool_leaf(n):
+    s = 0
+    for i in range(n):
+        s += i & 7
+    return s
+
+
+def main():
+    secs, mode = float(sys.argv[1]), sys.argv[2]
+    end = time.monotonic() + secs
+    print("ready %d" % os.getpid(), flush=True)
+    if mode == "tree":
+        k = 4000
+        while time.monotonic() < end:
+            outer(5 * k)
+            side(3 * k)
+            tail(2 * k)
+    elif mode == "ctypes":
+        import ctypes
+        lib = ctypes.CDLL(sys.argv[3])
+        lib.c_burn.argtypes = [ctypes.c_long]
+        lib.c_burn.restype = ctypes.c_long
+        while time.monotonic() < end:
+            outer_c(lib, 2000000)
+    elif mode == "threads":
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=2) as ex:
+            while time.monotonic() < end:
+                list(ex.map(pool_leaf, [20000] * 8))
+
+
+main()
