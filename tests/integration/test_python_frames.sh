@@ -18,8 +18,10 @@ PYENV_ROOT=${PYENV_ROOT:-/root/.pyenv}
 run_tree()
 {
 	local py=$1 mode=$2 out="$EP_WORK/tree.$(basename "$1").$2"
-	ep_prof_run 90 -F "$FREQ" --no-sched --probes none --python "$mode" -o "$out" \
-		-- "$py" "$PY_TREE" 4 tree
+	export PY_TREE_OUT="$EP_WORK/spent.$(basename "$py").$mode"
+	# 999 Hz for 5 s: enough samples on a shared CPU for +-4 points.
+	ep_prof_run 90 -F 999 --no-sched --probes none --python "$mode" -o "$out" \
+		-- "$py" "$PY_TREE" 5 tree
 	[ "$PROF_RC" -eq 0 ] || ep_fail "$py --python $mode: ebpf-prof exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
 	ep_check_outputs "$out"
 	PY_MODE=$mode PY_BIN=$py ep_py "$out" <<'PY' || exit 1
@@ -32,20 +34,31 @@ def pyname(fr, fn):
 def line(fr):
     return int(fr.rsplit(":", 1)[1].rstrip(")"))
 tot = folded_total()
-anypy = folded_total(lambda fr: any("(py_tree.py:" in f for f in fr))
+# Samples while the main file runs (not the interpreter's start, its site
+# imports or its finalization, which have no Python frames of py_tree.py).
+RUNS = ("_PyRun_SimpleFileObject", "PyRun_SimpleFileExFlags")
+def in_main(fr):
+    return any(x in fr for x in RUNS)
+running = folded_total(in_main)
+anypy = folded_total(lambda fr: in_main(fr) and any("(py_tree.py:" in f for f in fr))
+spent = [float(x) for x in open(os.environ["PY_TREE_OUT"]).read().split()]
+truth = [100.0 * x / sum(spent) for x in spent]
+info("the program's own CPU time: leaf_hot/side/tail %.1f/%.1f/%.1f%%" % tuple(truth))
 leaf = folded_total(lambda fr: any(pyname(f, "leaf_hot") for f in fr))
 side = folded_total(lambda fr: any(pyname(f, "side") for f in fr))
 tail = folded_total(lambda fr: any(pyname(f, "tail") for f in fr))
 work = leaf + side + tail
-info("%s --python %s: %d samples, %d with py_tree.py frames; leaf_hot/side/tail %d/%d/%d"
-     % (py, mode, tot, anypy, leaf, side, tail))
-# The CPU is shared with other jobs: a floor, not the full 4 s.
-check(tot >= 300, "only %d samples in 4 s" % tot)
-check(anypy >= 0.9 * tot, "only %d of %d samples have Python frames" % (anypy, tot))
+info("%s --python %s: %d samples, %d of %d in the main module with py_tree.py frames; leaf_hot/side/tail %d/%d/%d"
+     % (py, mode, tot, anypy, running, leaf, side, tail))
+# The CPU is shared with other jobs: a floor, not the full 5 s.
+check(tot >= 300, "only %d samples in 5 s" % tot)
+check(anypy >= 0.98 * running, "only %d of %d samples in the main module have Python frames" % (anypy, running))
 if work:
-    for fn, n, want in (("leaf_hot", leaf, 50), ("side", side, 30), ("tail", tail, 20)):
+    for fn, n, want, nominal in (("leaf_hot", leaf, truth[0], 50), ("side", side, truth[1], 30),
+                                 ("tail", tail, truth[2], 20)):
         share = 100.0 * n / work
-        check(abs(share - want) <= 4, "%s holds %.1f%% of the work, want %d +- 4" % (fn, share, want))
+        check(abs(want - nominal) <= 8, "%s took %.1f%% of the CPU time, the program means %d" % (fn, want, nominal))
+        check(abs(share - want) <= 4, "%s holds %.1f%% of the samples, it took %.1f%% +- 4 of the CPU" % (fn, share, want))
 # The chain, in order and contiguous: outer at the line calling middle, middle
 # at the line calling leaf_hot, leaf_hot in its loop.
 def chain(fr):
@@ -105,7 +118,7 @@ def under(fr):
     return names[i - 1] == "outer_c" and "c_burn" in names[i:] and names.index("c_burn") < names.index("c_inner")
 good = folded_total(under)
 info("%d of %d c_inner samples under outer_c;via_ctypes" % (good, c))
-check(c >= 200, "only %d samples in c_inner" % c)
+check(c >= 100, "only %d samples in c_inner" % c)
 check(good >= 0.98 * c, "only %d of %d c_inner samples under outer_c;via_ctypes" % (good, c))
 PY
 }
@@ -123,7 +136,7 @@ w = folded_total(lambda fr: any(f.startswith("pool_leaf (py_tree.py:") for f in 
 main_in_leaf = folded_total(lambda fr: any(f.startswith("pool_leaf (") for f in fr)
                             and any(f.startswith("main (py_tree.py") for f in fr))
 info("%d samples in pool_leaf, %d under ThreadPoolExecutor's _worker" % (n, w))
-check(n >= 200, "only %d samples in pool_leaf" % n)
+check(n >= 100, "only %d samples in pool_leaf" % n)
 check(w >= 0.98 * n, "only %d of %d pool_leaf samples under _worker" % (w, n))
 check(main_in_leaf == 0, "%d pool_leaf samples carry the main thread's main()" % main_in_leaf)
 PY
