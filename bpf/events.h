@@ -528,6 +528,7 @@ enum ep_py_stat {
 	EP_PY_ST_READ_ERR = 6,	   /* a frame could not be read: stack cut there */
 	EP_PY_ST_TRUNCATED = 7,	   /* deeper than EP_PY_MAX_FRAMES */
 	EP_PY_ST_RINGBUF_FULL = 8, /* record lost: the sample goes out native only */
+	EP_PY_ST_WALK_NS = 9,	   /* time in pyframes_emit of walked samples (its cost) */
 	EP_PY_ST__COUNT
 };
 

@@ -913,6 +913,10 @@ static void log_python_stats(struct pyframes *py)
 		 (unsigned long long)st.bpf[EP_PY_ST_READ_ERR],
 		 (unsigned long long)st.bpf[EP_PY_ST_TRUNCATED],
 		 (unsigned long long)st.bpf[EP_PY_ST_RINGBUF_FULL]);
+	if (st.bpf[EP_PY_ST_WALKS])
+		log_info("python: walk cost %.0f ns per sample, %.1f frames per sample",
+			 (double)st.bpf[EP_PY_ST_WALK_NS] / (double)st.bpf[EP_PY_ST_WALKS],
+			 (double)st.bpf[EP_PY_ST_FRAMES] / (double)st.bpf[EP_PY_ST_WALKS]);
 	log_debug(
 		"python: walks %llu, stacks sent %llu, thread-state scans %llu, frames skipped %llu, "
 		"stacks without their sample %llu",
