@@ -511,7 +511,7 @@ struct ep_py_frame {
 struct ep_pystack {
 	struct ep_event_hdr hdr;
 	__u32 nframes;
-	__u32 flags; /* EP_PYSTACK_F_* */
+	__u32 flags;				     /* EP_PYSTACK_F_* */
 	struct ep_py_frame frames[EP_PY_MAX_FRAMES]; /* leaf first; only nframes travel */
 };
 #define EP_PYSTACK_HDR_SIZE ((unsigned long)&((struct ep_pystack *)0)->frames)
