@@ -44,10 +44,26 @@ struct {
  * this often: it may have called into Python since. */
 #define PY_NEG_RECHECK_NS (500ull * 1000 * 1000)
 
+/* Checksums of the code objects this CPU walked lately, direct-mapped by
+ * address: reading a code object costs as much as reading its frame, and
+ * the same few code objects make up most frames. An entry is trusted for
+ * PY_CSUM_TTL_NS: a code object freed and another allocated at its address
+ * within that time is named after the first until then. */
+#define PY_CSUM_SLOTS  256
+#define PY_CSUM_TTL_NS (100ull * 1000 * 1000)
+
+struct py_csum_ent {
+	__u64 code;
+	__u64 ts;
+	__u32 csum;
+	__u32 _pad;
+};
+
 struct py_scratch {
 	struct ep_pystack ps;
 	__u8 buf[EP_PY_FRAME_READ];
 	__u64 csum[4];
+	struct py_csum_ent cc[PY_CSUM_SLOTS];
 };
 
 struct {
@@ -104,6 +120,7 @@ struct py_walk {
 	__u64 tstate; /* list scan: next thread state */
 	__u64 fsbase; /* list scan: the sampled thread's pthread_self() */
 	__u64 found;
+	__u64 now;
 	__u32 n;
 	__u32 err;
 };
@@ -163,8 +180,17 @@ static long py_frame_step(__u32 i, struct py_walk *w)
 		pf->code |= EP_PY_F_ENTRY;
 	pf->instr = (__u32)instr;
 	pf->csum = 0;
-	if (!bpf_probe_read_user(sc->csum, sizeof(sc->csum), (void *)(code + c->code_csum)))
+	struct py_csum_ent *ce = &sc->cc[(code >> 4) & (PY_CSUM_SLOTS - 1)];
+
+	if (ce->code == code && w->now - ce->ts < PY_CSUM_TTL_NS) {
+		pf->csum = ce->csum;
+	} else if (!bpf_probe_read_user(sc->csum, sizeof(sc->csum),
+					(void *)(code + c->code_csum))) {
 		pf->csum = ep_py_csum(sc->csum);
+		ce->code = code;
+		ce->ts = w->now;
+		ce->csum = pf->csum;
+	}
 	w->n = n + 1;
 	return 0;
 }
@@ -173,7 +199,7 @@ static __always_inline __u64 py_find_tstate(struct py_walk *w, __u32 tid)
 {
 	const struct ep_py_proc *c = w->cfg;
 	struct py_tcache *tc = bpf_map_lookup_elem(&py_tstates, &tid);
-	__u64 now = bpf_ktime_get_ns(), interp;
+	__u64 now = w->now, interp;
 	struct py_tcache nc = {};
 
 #if defined(__TARGET_ARCH_x86)
@@ -211,6 +237,7 @@ static __always_inline void py_walk_emit(const struct ep_event_hdr *hdr)
 	w.sc = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!w.sc)
 		return;
+	w.now = bpf_ktime_get_ns();
 	tstate = py_find_tstate(&w, hdr->tid);
 	if (!tstate) {
 		py_stat(EP_PY_ST_NO_TSTATE, 1);
