@@ -1,11 +1,13 @@
 # A Python program with a known call tree, for test_python_frames.sh.
-# Usage: py_tree.py SECONDS tree|ctypes LIB|threads
+# Usage: py_tree.py SECONDS tree|ctypes LIB|threads|gen
 # tree: leaf_hot (under outer -> middle), side and tail do the same loop
 # 5:3:2 times per round, so they hold about 50/30/20% of the Python work;
 # the CPU time each took is written to $PY_TREE_OUT.
 # ctypes: outer_c -> via_ctypes -> the C library's c_burn -> c_inner.
 # threads: two ThreadPoolExecutor workers in pool_leaf, the main thread
 # waiting for them.
+# gen: a generator (consume -> sum -> gen_body) and a coroutine
+# (asyncio.run -> ... -> coro_outer -> coro_leaf).
 import os
 import sys
 import time
@@ -55,6 +57,29 @@ def pool_leaf(n):
     return s
 
 
+def gen_body(n):
+    for j in range(n):
+        s = 0
+        for i in range(2000):
+            s += i & 7
+        yield s
+
+
+def consume(n):
+    return sum(gen_body(n))
+
+
+async def coro_leaf(n):
+    s = 0
+    for i in range(n):
+        s += i & 7
+    return s
+
+
+async def coro_outer(n):
+    return await coro_leaf(n)
+
+
 def main():
     secs, mode = float(sys.argv[1]), sys.argv[2]
     end = time.monotonic() + secs
@@ -87,6 +112,11 @@ def main():
         lib.c_burn.restype = ctypes.c_long
         while time.monotonic() < end:
             outer_c(lib, 2000000)
+    elif mode == "gen":
+        import asyncio
+        while time.monotonic() < end:
+            consume(50)
+            asyncio.run(coro_outer(100000))
     elif mode == "threads":
         from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(max_workers=2) as ex:

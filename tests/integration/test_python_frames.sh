@@ -4,7 +4,8 @@
 # pyenv's 3.8-3.13 with a shared libpython (skipped, with a message, where
 # missing). tests/integration/py_tree.py has the call tree: leaf_hot under
 # outer -> middle, side and tail at 50/30/20% of the work; a ctypes call into
-# tests/targets/py_ctypes_lib; ThreadPoolExecutor workers.
+# tests/targets/py_ctypes_lib; ThreadPoolExecutor workers; a generator and a
+# coroutine. Every run ends with the target exiting under the profiler.
 . "$(dirname "$0")/lib.sh"
 ep_require_root
 ep_init
@@ -143,11 +144,34 @@ PY
 }
 
 sed -i "s/int(os.environ["FREQ"])/$FREQ/g" /dev/null # (placeholder substituted below)
+# Generators and coroutines: their frames live in the generator object, not
+# on the thread's frame stack, and are linked in while they run.
+run_gen()
+{
+	local py=$1 out="$EP_WORK/gen.$(basename "$1")"
+	ep_prof_run 90 -F 999 --no-sched --probes none --python only -o "$out" -- "$py" "$PY_TREE" 4 gen
+	[ "$PROF_RC" -eq 0 ] || ep_fail "gen: ebpf-prof exited $PROF_RC"
+	ep_py "$out" <<'PY' || exit 1
+def names(fr):
+    return [f.split(" (")[0] for f in fr if "(" in f and ".py:" in f]
+g = folded_total(lambda fr: "gen_body" in names(fr))
+gok = folded_total(lambda fr: has_seq(names(fr), ["main", "consume", "gen_body"]))
+c = folded_total(lambda fr: "coro_leaf" in names(fr))
+cok = folded_total(lambda fr: has_seq(names(fr), ["coro_outer", "coro_leaf"]) and "main" in names(fr))
+info("%d of %d gen_body samples under main;consume, %d of %d coro_leaf samples under coro_outer and main"
+     % (gok, g, cok, c))
+check(g >= 20 and c >= 20, "too few samples: gen_body %d, coro_leaf %d" % (g, c))
+check(gok >= 0.98 * g, "only %d of %d gen_body samples under main;consume" % (gok, g))
+check(cok >= 0.98 * c, "only %d of %d coro_leaf samples under coro_outer" % (cok, c))
+PY
+}
+
 # Debian's static interpreter: symbols in the executable, non-PIE.
 DEB=/usr/bin/python3.11
 if [ -x "$DEB" ]; then
 	run_tree "$DEB" mixed
 	run_ctypes "$DEB"
+	run_gen "$DEB"
 elif [ "${CI:-}" = true ]; then
 	ep_fail "Debian's $DEB is missing (python3.11 package)"
 else
@@ -174,8 +198,10 @@ for v in 3.13 3.12 3.11 3.10 3.9 3.8; do
 	3.12)
 		run_native "$py"
 		run_ctypes "$py"
-		run_threads "$py" ;;
-	3.13) run_threads "$py" ;;
+		run_threads "$py"
+		run_gen "$py" ;;
+	3.13) run_threads "$py" ; run_gen "$py" ;;
+	3.9) run_gen "$py" ;;
 	esac
 done
 ep_log "ok ($found pyenv interpreters)"
