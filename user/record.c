@@ -521,7 +521,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 		comm[EP_COMM_LEN] = '\0';
 		symbolizer_forget_pid(r->sym, h->pid);
 		if (r->py)
-			pyframes_forget_pid(r->py, h->pid, false);
+			pyframes_forget_pid(r->py, h->pid, false, h->ts_ns);
 		refresh_target_after_exec(r, h->pid, comm, true);
 		break;
 	}
@@ -535,7 +535,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 				modules[i]->on_exit(r->mstate[i], h->pid, h->ts_ns);
 		symbolizer_forget_pid(r->sym, h->pid);
 		if (r->py)
-			pyframes_forget_pid(r->py, h->pid, true);
+			pyframes_forget_pid(r->py, h->pid, true, h->ts_ns);
 		break;
 	}
 	default:

@@ -53,6 +53,7 @@ struct py_pid {
 	enum pid_state state;
 	uint64_t next_try_ns;
 	uint64_t first_seen_ns;
+	uint64_t active_ns; /* when it was registered */
 	const struct py_layout *l;
 	struct py_proc_info info;
 	int memfd;
@@ -84,7 +85,7 @@ struct pyframes {
 	size_t nstash;
 	uint8_t *cls; /* per profile frame id: 0 unknown, else py_ncls + 1 */
 	size_t ncls;
-	const char *cls_module; /* the interpreter module cls was computed for */
+	char *cls_module; /* the interpreter module cls was computed for */
 	uint32_t nat[2 * EP_MAX_STACK_DEPTH + 8];
 	uint8_t ncl[2 * EP_MAX_STACK_DEPTH + 8];
 	uint32_t py[EP_PY_MAX_FRAMES];
@@ -147,6 +148,7 @@ void pyframes_free(struct pyframes *pf)
 	free(pf->pids);
 	free(pf->stash);
 	free(pf->cls);
+	free(pf->cls_module);
 	free(pf);
 }
 
@@ -285,14 +287,19 @@ static void try_detect(struct pyframes *pf, struct py_pid *p, uint64_t now)
 	log_info("python: pid %u runs CPython %u.%u (%s): walking its frames", p->pid,
 		 p->info.major, p->info.minor, p->info.module);
 	p->state = PS_ACTIVE;
+	p->active_ns = mono_ns();
 }
 
-void pyframes_forget_pid(struct pyframes *pf, uint32_t pid, bool exited)
+void pyframes_forget_pid(struct pyframes *pf, uint32_t pid, bool exited, uint64_t ts_ns)
 {
 	struct py_pid *p;
 
 	pthread_mutex_lock(&pf->lock);
 	p = find_pid(pf, pid, false);
+	/* The watcher may have found the new image's interpreter before the
+	 * exec event got here: that registration stays. */
+	if (p && !exited && p->state == PS_ACTIVE && p->active_ns > ts_ns)
+		p = NULL;
 	if (p) {
 		if (p->state == PS_ACTIVE)
 			bpf_map_delete_elem(pf->o.procs_fd, &pid);
@@ -421,10 +428,16 @@ static uint8_t classify(struct pyframes *pf, const struct py_pid *p, uint32_t id
 	const struct prof_frame *fr;
 	uint8_t c;
 
-	if (pf->cls_module != p->info.module) {
+	if (!pf->cls_module || strcmp(pf->cls_module, p->info.module)) {
 		/* Another interpreter file: the interpreter-frame class differs. */
-		memset(pf->cls, 0, pf->ncls);
-		pf->cls_module = p->info.module;
+		char *m = strdup(p->info.module);
+
+		if (!m)
+			return PY_N_OTHER;
+		free(pf->cls_module);
+		pf->cls_module = m;
+		if (pf->cls)
+			memset(pf->cls, 0, pf->ncls);
 	}
 	if (id >= pf->ncls) {
 		size_t want = (size_t)id + 1024;

@@ -61,8 +61,9 @@ void pyframes_on_event(struct pyframes *pf, const void *data, size_t size);
 int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t *frames, size_t *n,
 		   size_t cap);
 
-/* The process exited or exec'ed: forget it (exec: look again). */
-void pyframes_forget_pid(struct pyframes *pf, uint32_t pid, bool exited);
+/* The process exited or exec'ed at ts_ns (CLOCK_MONOTONIC): forget it
+ * (exec: look again, unless it was registered after the exec). */
+void pyframes_forget_pid(struct pyframes *pf, uint32_t pid, bool exited, uint64_t ts_ns);
 
 void pyframes_get_stats(struct pyframes *pf, struct pyframes_stats *st);
 
