@@ -292,8 +292,58 @@ static void test_merge(void)
 	CHECK(!memcmp(out, py, sizeof(py)));
 }
 
+/* 3.13's published offsets, as the pyenv 3.13.0 build has them (the values
+ * of the table): parsed back to the table; then broken ones refused. */
+static void test_debug_offsets(void)
+{
+	const struct py_layout *t = py_layout_find(3, 13);
+	uint8_t buf[PY_DEBUG_OFFSETS_LEN];
+	struct py_layout l;
+	const struct {
+		size_t at;
+		uint64_t v;
+	} vals[] = {
+		{ 8, 0x030d00f0 }, { 40, 632 },	 { 72, 7344 }, { 168, 8 },   { 176, 16 },
+		{ 184, 72 },	   { 192, 152 }, { 232, 8 },   { 240, 0 },   { 248, 56 },
+		{ 264, 70 },	   { 280, 112 }, { 288, 120 }, { 296, 128 }, { 304, 136 },
+		{ 312, 68 },	   { 344, 200 },
+	};
+
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, "xdebugpy", 8);
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+		memcpy(buf + vals[i].at, &vals[i].v, 8);
+	l = *t;
+	memset(&l.frame_back, 0xee, sizeof(l.frame_back));
+	CHECK_INT_EQ(py_layout_apply_debug_offsets(buf, sizeof(buf), &l), 0);
+	CHECK(!memcmp(&l, t, sizeof(l)));
+	CHECK_INT_EQ(py_layout_apply_debug_offsets(buf, sizeof(buf) - 1, &l), -EINVAL);
+	CHECK_INT_EQ(py_layout_apply_debug_offsets(NULL, sizeof(buf), &l), -EINVAL);
+	buf[0] = 'y';
+	CHECK_INT_EQ(py_layout_apply_debug_offsets(buf, sizeof(buf), &l), -EINVAL);
+	buf[0] = 'x';
+	/* 3.14's table has another shape: refused, not misread. */
+	{
+		uint64_t v = 0x030e00f0, big = 4096, one = 1;
+
+		memcpy(buf + 8, &v, 8);
+		CHECK_INT_EQ(py_layout_apply_debug_offsets(buf, sizeof(buf), &l), -EINVAL);
+		v = 0x030d00f0;
+		memcpy(buf + 8, &v, 8);
+		/* A frame field beyond what the walk reads. */
+		memcpy(buf + 248, &big, 8);
+		CHECK_INT_EQ(py_layout_apply_debug_offsets(buf, sizeof(buf), &l), -EINVAL);
+		big = 56;
+		memcpy(buf + 248, &big, 8);
+		memcpy(buf + 16, &one, 8);
+		CHECK_INT_EQ(py_layout_apply_debug_offsets(buf, sizeof(buf), &l), -ENOTSUP);
+	}
+	CHECK(!memcmp(&l, t, sizeof(l)));
+}
+
 int main(void)
 {
+	test_debug_offsets();
 	for (unsigned m = 8; m <= 13; m++) {
 		const struct py_layout *l = py_layout_find(3, m);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "python/py_layout.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -187,6 +188,93 @@ const struct py_layout *py_layout_find(unsigned major, unsigned minor)
 		if (layouts[i].major == major && layouts[i].minor == minor)
 			return &layouts[i];
 	return NULL;
+}
+
+/* Offsets of the fields used, in 3.13's _Py_DebugOffsets
+ * (Include/internal/pycore_runtime.h of v3.13.0). */
+enum {
+	DO_VERSION = 8,
+	DO_FREE_THREADED = 16,
+	DO_RUNTIME_INTERP_HEAD = 40,
+	DO_INTERP_THREADS_HEAD = 72,
+	DO_TSTATE_NEXT = 168,
+	DO_TSTATE_INTERP = 176,
+	DO_TSTATE_CURRENT_FRAME = 184,
+	DO_TSTATE_THREAD_ID = 192,
+	DO_FRAME_PREVIOUS = 232,
+	DO_FRAME_EXECUTABLE = 240,
+	DO_FRAME_INSTR_PTR = 248,
+	DO_FRAME_OWNER = 264,
+	DO_CODE_FILENAME = 280,
+	DO_CODE_NAME = 288,
+	DO_CODE_QUALNAME = 296,
+	DO_CODE_LINETABLE = 304,
+	DO_CODE_FIRSTLINENO = 312,
+	DO_CODE_ADAPTIVE = 344,
+};
+
+static uint64_t do64(const uint8_t *buf, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, buf + off, sizeof(v));
+	return v;
+}
+
+int py_layout_apply_debug_offsets(const uint8_t *buf, size_t len, struct py_layout *l)
+{
+	static const struct {
+		size_t at;
+		uint64_t max; /* what the walk and the code reader can reach */
+	} fields[] = {
+		{ DO_RUNTIME_INTERP_HEAD, 0xfff0 },
+		{ DO_INTERP_THREADS_HEAD, 0xfff0 },
+		{ DO_TSTATE_NEXT, 0xfff0 },
+		{ DO_TSTATE_CURRENT_FRAME, 0xfff0 },
+		{ DO_TSTATE_THREAD_ID, 0xfff0 },
+		{ DO_FRAME_PREVIOUS, EP_PY_FRAME_READ - 8 },
+		{ DO_FRAME_EXECUTABLE, EP_PY_FRAME_READ - 8 },
+		{ DO_FRAME_INSTR_PTR, EP_PY_FRAME_READ - 8 },
+		{ DO_FRAME_OWNER, EP_PY_FRAME_READ - 1 },
+		{ DO_CODE_FILENAME, 248 },
+		{ DO_CODE_NAME, 248 },
+		{ DO_CODE_QUALNAME, 248 },
+		{ DO_CODE_LINETABLE, 248 },
+		{ DO_CODE_FIRSTLINENO, 252 },
+		{ DO_CODE_ADAPTIVE, 0xfff0 },
+	};
+	uint64_t version;
+
+	if (!buf || len < PY_DEBUG_OFFSETS_LEN || memcmp(buf, "xdebugpy", 8))
+		return -EINVAL;
+	version = do64(buf, DO_VERSION);
+	if ((version >> 24) != 3 || ((version >> 16) & 0xff) != 13)
+		return -EINVAL;
+	if (do64(buf, DO_FREE_THREADED))
+		return -ENOTSUP;
+	/* The thread state's interp field is where py_proc_check looks. */
+	if (do64(buf, DO_TSTATE_INTERP) != 16)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (do64(buf, fields[i].at) > fields[i].max)
+			return -EINVAL;
+	l->runtime_interp_head = (uint16_t)do64(buf, DO_RUNTIME_INTERP_HEAD);
+	l->interp_tstate_head = (uint16_t)do64(buf, DO_INTERP_THREADS_HEAD);
+	l->tstate_next = (uint16_t)do64(buf, DO_TSTATE_NEXT);
+	l->tstate_frame = (uint16_t)do64(buf, DO_TSTATE_CURRENT_FRAME);
+	l->tstate_thread_id = (uint16_t)do64(buf, DO_TSTATE_THREAD_ID);
+	l->cframe_frame = EP_PY_NO_OFF;
+	l->frame_back = (uint16_t)do64(buf, DO_FRAME_PREVIOUS);
+	l->frame_code = (uint16_t)do64(buf, DO_FRAME_EXECUTABLE);
+	l->frame_instr = (uint16_t)do64(buf, DO_FRAME_INSTR_PTR);
+	l->frame_owner = (uint16_t)do64(buf, DO_FRAME_OWNER);
+	l->co_filename = (uint16_t)do64(buf, DO_CODE_FILENAME);
+	l->co_name = (uint16_t)do64(buf, DO_CODE_NAME);
+	l->co_qualname = (uint16_t)do64(buf, DO_CODE_QUALNAME);
+	l->co_lines = (uint16_t)do64(buf, DO_CODE_LINETABLE);
+	l->co_firstlineno = (uint16_t)do64(buf, DO_CODE_FIRSTLINENO);
+	l->co_code_adaptive = (uint16_t)do64(buf, DO_CODE_ADAPTIVE);
+	return 0;
 }
 
 void py_layout_to_proc(const struct py_layout *l, uint64_t runtime, struct ep_py_proc *out)

@@ -7,6 +7,7 @@
 #ifndef EBPF_PROF_PY_LAYOUT_H
 #define EBPF_PROF_PY_LAYOUT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "events.h"
@@ -37,6 +38,14 @@ struct py_layout {
 
 /* The layout of version major.minor, or NULL when not supported. */
 const struct py_layout *py_layout_find(unsigned major, unsigned minor);
+
+/* 3.13 publishes its offsets in _PyRuntime (_Py_DebugOffsets, at offset 0,
+ * for debuggers): overrides l's fields with those of buf, the first
+ * PY_DEBUG_OFFSETS_LEN bytes of _PyRuntime. 0; -EINVAL when buf is not a
+ * 3.13 _Py_DebugOffsets or names an offset out of the walk's reach;
+ * -ENOTSUP for a free-threaded build. l is left alone on error. */
+#define PY_DEBUG_OFFSETS_LEN 352
+int py_layout_apply_debug_offsets(const uint8_t *buf, size_t len, struct py_layout *l);
 
 /* Fills the BPF map value for a process whose _PyRuntime is at runtime. */
 void py_layout_to_proc(const struct py_layout *l, uint64_t runtime, struct ep_py_proc *out);

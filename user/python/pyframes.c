@@ -58,6 +58,7 @@ struct py_pid {
 	uint64_t first_seen_ns;
 	uint64_t active_ns; /* when it was registered */
 	const struct py_layout *l;
+	struct py_layout own; /* the table's, with what the interpreter publishes */
 	struct py_proc_info info;
 	int memfd;
 	struct code_ent *codes;
@@ -268,6 +269,25 @@ static void try_detect(struct pyframes *pf, struct py_pid *p, uint64_t now)
 				 strerror(errno), p->pid);
 			p->state = PS_OFF;
 			return;
+		}
+		/* 3.13 says where its fields are: trust that over the table
+		 * (a build with other options, a patched interpreter). */
+		if (p->info.major == 3 && p->info.minor == 13) {
+			uint8_t dbg[PY_DEBUG_OFFSETS_LEN];
+
+			p->own = *p->l;
+			if (!mem_read(p, p->info.runtime, dbg, sizeof(dbg)) &&
+			    !py_layout_apply_debug_offsets(dbg, sizeof(dbg), &p->own)) {
+				if (memcmp(&p->own, p->l, sizeof(p->own)))
+					log_info("python: pid %u: _Py_DebugOffsets differ from "
+						 "the 3.13 table: using the interpreter's",
+						 p->pid);
+				p->l = &p->own;
+			} else {
+				log_debug("python: pid %u: no usable _Py_DebugOffsets, using "
+					  "the 3.13 table",
+					  p->pid);
+			}
 		}
 		p->state = PS_PENDING;
 	}
