@@ -48,9 +48,10 @@ struct {
  * address: reading a code object costs as much as reading its frame, and
  * the same few code objects make up most frames. An entry is trusted for
  * PY_CSUM_TTL_NS: a code object freed and another allocated at its address
- * within that time is named after the first until then. */
+ * within that time is named after the first until then; at 999 Hz the
+ * previous sample of a busy CPU is 1 ms old. */
 #define PY_CSUM_SLOTS  256
-#define PY_CSUM_TTL_NS (100ull * 1000 * 1000)
+#define PY_CSUM_TTL_NS (10ull * 1000 * 1000)
 
 struct py_csum_ent {
 	__u64 code;

@@ -525,18 +525,28 @@ int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t
 		return 0;
 	/* Leaf first from the walk, root first here. A frame whose code
 	 * object is gone (freed since the walk, or a frame caught while being
-	 * pushed) is left out; the run it began then begins at the next. */
+	 * pushed) is left out; the run it began then begins at the next. A run
+	 * of that frame alone keeps a placeholder: the runs must stay as many
+	 * as the evaluator calls they pair with. */
 	size_t k = 0;
 	bool carry = false;
 
 	for (size_t i = 0; i < npy; i++) {
 		const struct ep_py_frame *f = &ps->frames[npy - 1 - i];
+		bool entry = i == 0 || (f->code & EP_PY_F_ENTRY);
 		int64_t id = intern_py_frame(pf, p, f);
 
 		if (id == -ENOENT) {
-			carry |= (f->code & EP_PY_F_ENTRY) != 0;
+			bool alone = entry && (i + 1 == npy ||
+					       (ps->frames[npy - 2 - i].code & EP_PY_F_ENTRY));
+
 			pf->st.frames_skipped++;
-			continue;
+			if (!alone) {
+				carry |= entry;
+				continue;
+			}
+			id = profile_intern_frame(pf->o.prof, "[python: code object gone]", NULL,
+						  false);
 		}
 		if (id < 0)
 			return (int)id;
