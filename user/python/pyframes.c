@@ -26,9 +26,9 @@
  * often while it starts (ld.so, then Py_Initialize, take milliseconds and
  * every sample until then stays native), rarely after. Found but not yet
  * initialized, it is checked every tick (two reads of its memory). A maps
- * read costs ~0.1 ms: 5 ms between them for 3 s is ~2% of a CPU for each
- * process that never runs Python. */
-#define RETRY_FAST_NS  (5ull * 1000 * 1000)
+ * read costs 0.1-0.5 ms: 10 ms between them for 3 s is 1-5% of a CPU for
+ * each process that never runs Python. */
+#define RETRY_FAST_NS  (10ull * 1000 * 1000)
 #define RETRY_SLOW_NS  (500ull * 1000 * 1000)
 #define FAST_PERIOD_NS (3000ull * 1000 * 1000)
 /* Code objects remembered per process; a process that makes more (code
