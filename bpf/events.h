@@ -411,7 +411,10 @@ enum ep_uw_cfa {
 	EP_UW_CFA_SP = 1, /* CFA = sp + cfa_off */
 	EP_UW_CFA_FP = 2, /* CFA = fp + cfa_off (x86_64 rbp, arm64 x29) */
 	/* x86_64 .plt stub expression: CFA = sp + cfa_off, plus 8 when
-	 * (pc & 15) >= 11. */
+	 * (pc & 15) >= fp_off8: 11 in binutils' lazy PLT, 9 or 10 (by
+	 * binutils version) in its IBT PLT, endbr64 first. The stubs never
+	 * touch the frame pointer (fp is EP_UW_REG_SAME), so fp_off8 is free
+	 * to carry the threshold. */
 	EP_UW_CFA_PLT = 3,
 	/* Signal trampoline (__restore_rt): the interrupted registers are in
 	 * the ucontext at sp. */
@@ -422,6 +425,10 @@ enum ep_uw_cfa {
 	/* CFI whose rule the walker cannot evaluate (other expressions, CFA
 	 * from another register): the walk ends here, counted. */
 	EP_UW_CFA_UNSUPPORTED = 6,
+	/* CFA = *(u64 *)(fp + cfa_off): gcc's stack realignment (DRAP) in
+	 * functions with over-aligned locals, e.g. ggml's AVX kernels
+	 * (DW_OP_breg6 (rbp) off; DW_OP_deref). */
+	EP_UW_CFA_FP_DEREF = 7,
 };
 
 /* How a caller's register (frame pointer, return address) is recovered. */
@@ -431,6 +438,9 @@ enum ep_uw_reg {
 	EP_UW_REG_SAME = 0,
 	EP_UW_REG_AT_CFA = 1, /* saved in memory at CFA + 8 * off8 */
 	EP_UW_REG_UNDEF = 2,  /* not recoverable (the frame pointer then reads 0) */
+	/* Saved in memory at fp + 8 * off8, fp being this frame's own frame
+	 * pointer register (with EP_UW_CFA_FP_DEREF: DW_OP_breg6 (rbp) 0). */
+	EP_UW_REG_AT_FP = 3,
 };
 
 /* One row of an object's unwind table: the rules in force from pc up to the
@@ -442,9 +452,11 @@ enum ep_uw_reg {
 struct ep_uw_row {
 	__u32 pc;
 	__s32 cfa_off;
-	__u8 cfa;     /* enum ep_uw_cfa */
-	__u8 fp;      /* enum ep_uw_reg for the caller's frame pointer */
-	__s8 fp_off8; /* EP_UW_REG_AT_CFA: frame pointer saved at CFA + 8 * fp_off8 */
+	__u8 cfa; /* enum ep_uw_cfa */
+	__u8 fp;  /* enum ep_uw_reg for the caller's frame pointer */
+	/* EP_UW_REG_AT_CFA/AT_FP: the saved frame pointer's offset / 8;
+	 * EP_UW_CFA_PLT rows: the pc & 15 threshold. */
+	__s8 fp_off8;
 	/* The return address: saved at CFA + 8 * ra_off8 when non-zero (x86_64:
 	 * always -1); 0 = still in the link register (arm64 leaf code). */
 	__s8 ra_off8;

@@ -638,6 +638,17 @@ static void cm_on_exit(void *state, uint32_t pid, uint64_t ts)
 	destroy_links(t);
 }
 
+/* The launched command is stopped at its start-up: attach the marker in
+ * what it maps now, before its first cycle can begin. */
+static void cm_on_held(void *state, uint32_t pid)
+{
+	struct cycles_state *s = state;
+	struct ctarget *t = find_target(s, pid);
+
+	if (s->skel && t && !t->exited)
+		scan_target(s, t);
+}
+
 static void read_drops(struct cycles_state *s)
 {
 	int ncpu = libbpf_num_possible_cpus(), fd;
@@ -965,6 +976,7 @@ const struct rec_module cycles_rec_module = {
 	.attach = cm_attach,
 	.poll = cm_poll,
 	.on_exit = cm_on_exit,
+	.on_held = cm_on_held,
 	.stop = cm_stop,
 	.write_files = cm_write_files,
 	.trace_events = cm_trace,

@@ -947,9 +947,16 @@ static void release_hold(struct probes_mod *m, bool stopped_before_scan, bool fo
 {
 	if (!m->hold_pid || (!stopped_before_scan && !force))
 		return;
-	if (force && m->skel->bss->hold_pid)
+	if (force && m->skel->bss->hold_pid) {
 		m->skel->bss->hold_pid = 0; /* not stopped yet: never will be */
-	else if (kill((pid_t)m->hold_pid, SIGCONT) && errno != ESRCH)
+		m->hold_pid = 0;
+		return;
+	}
+	/* The other modules' boundaries (the cycle marker) must be in place
+	 * before main runs too, or the first cycles are lost. */
+	if (m->ctx->notify_held && !force)
+		m->ctx->notify_held(m->ctx->rec, m->hold_pid);
+	if (kill((pid_t)m->hold_pid, SIGCONT) && errno != ESRCH)
 		log_warn("probes: cannot resume pid %u after attaching at its start-up: %s",
 			 m->hold_pid, strerror(errno));
 	else

@@ -97,6 +97,16 @@ struct recorder {
 	bool stop_requested;
 };
 
+/* rec_ctx.notify_held: every module attaches to the held command first. */
+static void notify_held(void *rec, uint32_t pid)
+{
+	struct recorder *r = rec;
+
+	for_each_module(r, i)
+		if (modules[i]->on_held)
+			modules[i]->on_held(r->mstate[i], pid);
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -249,6 +259,14 @@ static int add_target(struct recorder *r, uint32_t pid, uint32_t parent, const c
 	if (r->py && pyframes_watch(r->py, pid))
 		log_warn("python: cannot watch pid %u for an interpreter", pid);
 	return 0;
+}
+
+/* A process the user named (--pid) or launched, not one that followed. */
+static bool is_root_target(struct recorder *r, uint32_t pid)
+{
+	const struct report_target *t = find_target(r, pid);
+
+	return t && !t->parent_pid;
 }
 
 static void mark_exited(struct recorder *r, struct report_target *t, uint64_t ts)
@@ -519,7 +537,15 @@ static int on_event(void *ctx, const void *data, size_t size)
 			break;
 		memcpy(comm, e->comm, EP_COMM_LEN);
 		comm[EP_COMM_LEN] = '\0';
-		symbolizer_forget_pid(r->sym, h->pid);
+		symbolizer_exec_pid(r->sym, h->pid, h->ts_ns);
+		/* The launched command (or a process given with --pid) read at
+		 * once, while it runs: a short command can exit before its
+		 * samples are drained (a recorder stalled at start-up on a slow
+		 * board), and with it its maps. Other descendants are read at
+		 * their first sample: a fork storm must not cost a maps read per
+		 * exec. */
+		if (is_root_target(r, h->pid))
+			symbolizer_prepare_pid(r->sym, h->pid);
 		if (r->py)
 			pyframes_forget_pid(r->py, h->pid, false, h->ts_ns);
 		refresh_target_after_exec(r, h->pid, comm, true);
@@ -644,6 +670,26 @@ static pid_t launch_child(char **argv, const sigset_t *orig_mask, struct launch 
 	l->go_fd = go[1];
 	l->exec_fd = ex[0];
 	return pid;
+}
+
+/* The exec's ELF load is done once the child's memory has a code segment
+ * of its own: startcode (stat field 26, set at the end of the load) is
+ * neither ours (the forked copy) nor 0 (the new, still empty mm). The
+ * exec fd closes earlier, when the old image is dropped. Bounded: 1 s. */
+static void wait_exec_loaded(const char *proc_root, pid_t child)
+{
+	const struct timespec ms = { 0, 1000000 };
+	uint64_t self, v;
+
+	if (proc_read_stat_field(proc_root, (uint32_t)getpid(), 26, &self))
+		return;
+	for (int i = 0; i < 1000; i++) {
+		if (proc_read_stat_field(proc_root, (uint32_t)child, 26, &v) < 0)
+			return;
+		if (v && v != self)
+			return;
+		nanosleep(&ms, NULL);
+	}
 }
 
 /* Releases the child; returns 0 once it has exec'ed, or -errno of the exec. */
@@ -1030,10 +1076,12 @@ int record_main(const struct cli_opts *o)
 		    add_target(&r, (uint32_t)r.child, 0, NULL))
 			goto out;
 	} else {
-		for (int i = 0; i < o->npids; i++)
+		for (int i = 0; i < o->npids; i++) {
 			if (sampler_add_target(r.sampler, o->pids[i]) ||
 			    add_target(&r, o->pids[i], 0, NULL))
 				goto out;
+			symbolizer_prepare_pid(r.sym, o->pids[i]);
+		}
 	}
 
 	outdir = o->output_dir ? strdup(o->output_dir) : default_output_dir(r.ri.targets[0].pid);
@@ -1058,6 +1106,8 @@ int record_main(const struct cli_opts *o)
 	live_metrics_init(&r.live);
 	r.mctx.live = &r.live;
 	r.mctx.stop_requested = &r.stop_requested;
+	r.mctx.notify_held = notify_held;
+	r.mctx.rec = &r;
 	r.mctx.cycles = cycles_sink_new(o, r.prof.period_ns);
 	if (!r.mctx.cycles)
 		log_warn("cycles: out of memory: no per-cycle table");
@@ -1115,6 +1165,12 @@ int record_main(const struct cli_opts *o)
 	if (r.child > 0) {
 		struct report_target *t = find_target(&r, (uint32_t)r.child);
 		char *cmdline = NULL;
+
+		/* Read its maps as soon as its image is loaded: a short command
+		 * can exit before its first samples are drained (a recorder
+		 * stalled at start-up, a slow board), and its maps with it. */
+		wait_exec_loaded(o->proc_root, r.child);
+		symbolizer_prepare_pid(r.sym, (uint32_t)r.child);
 
 		proc_read_comm(o->proc_root, t->pid, t->comm, sizeof(t->comm));
 		if (proc_read_cmdline(o->proc_root, t->pid, &cmdline) == 0) {

@@ -327,6 +327,11 @@ static int open_mapped(struct pid_state *ps, uint64_t start, uint64_t end, const
 		fd = p ? open_regular(p, inode) : -1;
 		free(p);
 	}
+	/* Gone since its maps were read (a short command whose samples are
+	 * drained after its exit): the path as we see it, if it saw the same
+	 * root, and still the same inode. */
+	if (fd < 0 && !deleted && ps->same_root && path[0] == '/')
+		fd = open_regular(path, inode);
 	return fd;
 }
 
@@ -840,7 +845,15 @@ static int load_maps(struct pid_state *ps)
 	}
 	if (nm.bad_lines)
 		log_debug("symbolize: %s: skipped %zu malformed lines", path, nm.bad_lines);
+	log_debug("symbolize: %s: %zu mappings", path, nm.n);
 	free(path);
+	/* A live process always maps something (its stack, the vDSO); none
+	 * means it exited (a zombie's maps are empty) while its samples are
+	 * still being drained: what was read before is all there is. */
+	if (!nm.n && ps->maps.n) {
+		proc_maps_free(&nm);
+		return -ESRCH;
+	}
 
 	if (!file_maps_unchanged(&ps->maps, &nm))
 		cache_clear(&ps->cache);
@@ -1361,6 +1374,36 @@ int symbolizer_new(struct symbolizer **out, const struct symbolizer_opts *opts)
 	elf_version(EV_CURRENT);
 	*out = s;
 	return 0;
+}
+
+void symbolizer_prepare_pid(struct symbolizer *s, uint32_t pid)
+{
+	get_pid(s, pid);
+}
+
+void symbolizer_exec_pid(struct symbolizer *s, uint32_t pid, uint64_t ts_ns)
+{
+	struct pid_state *ps = s->pids[pid % PID_BUCKETS];
+
+	dev_t dev;
+	ino_t ino;
+
+	while (ps && ps->pid != pid)
+		ps = ps->next;
+	if (!ps || ps->last_reload_ns >= ts_ns)
+		return;
+	/* Read before the event's time is not always read before the exec:
+	 * a launched command is read as soon as its ELF is loaded, and the
+	 * tracepoint fires after that. The same executable now means the
+	 * same image; a process already gone keeps what was read. */
+	exe_identity(s, pid, &dev, &ino);
+	log_debug("symbolize: pid %u exec'ed: %s", pid,
+		  !dev && !ino				     ? "gone, maps kept"
+		  : dev == ps->exe_dev && ino == ps->exe_ino ? "same executable, maps kept"
+							     : "maps dropped");
+	if ((!dev && !ino) || (dev == ps->exe_dev && ino == ps->exe_ino))
+		return;
+	symbolizer_forget_pid(s, pid);
 }
 
 void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid)
