@@ -24,10 +24,10 @@
 
 /* How often a process without a (ready) interpreter is looked at again:
  * often while it starts (ld.so, then Py_Initialize, take milliseconds and
- * every sample until then stays native), rarely after. Found but not yet
- * initialized, it is checked every tick (two reads of its memory). A maps
- * read costs 0.1-0.5 ms: 10 ms between them for 3 s is 1-5% of a CPU for
- * each process that never runs Python. */
+ * every sample until then stays native), rarely after. "Looked at" is a
+ * readlink of its executable; its maps are read only once it looks like
+ * Python (that name, or a sample with a frame in libpython). Found but not
+ * yet initialized, it is checked every tick (two reads of its memory). */
 #define RETRY_FAST_NS  (10ull * 1000 * 1000)
 #define RETRY_SLOW_NS  (500ull * 1000 * 1000)
 #define FAST_PERIOD_NS (3000ull * 1000 * 1000)
@@ -56,6 +56,10 @@ struct py_pid {
 	enum pid_state state;
 	uint64_t next_try_ns;
 	uint64_t first_seen_ns;
+	/* A sample had a frame in libpython or a python executable: worth
+	 * reading its maps (they are not read for every process: a maps read
+	 * takes the process's mmap lock and slows its mmap()s, e.g. dlopen). */
+	bool hinted;
 	uint64_t active_ns; /* when it was registered */
 	const struct py_layout *l;
 	struct py_layout own; /* the table's, with what the interpreter publishes */
@@ -238,6 +242,28 @@ int pyframes_watch(struct pyframes *pf, uint32_t pid)
 	return err;
 }
 
+static bool name_is_python(const char *path)
+{
+	const char *base = proc_maps_basename(path);
+
+	return !strncmp(base, "python", 6) || !strncmp(base, "libpython", 9);
+}
+
+/* The executable is an interpreter (launch mode: known right at exec, before
+ * a sample). readlink takes no mmap lock. */
+static bool exe_is_python(struct pyframes *pf, uint32_t pid)
+{
+	char path[PATH_MAX], exe[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%u/exe", pf->o.proc_root, pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	return name_is_python(exe);
+}
+
 static void try_detect(struct pyframes *pf, struct py_pid *p, uint64_t now)
 {
 	char path[PATH_MAX];
@@ -249,6 +275,8 @@ static void try_detect(struct pyframes *pf, struct py_pid *p, uint64_t now)
 	p->next_try_ns =
 		now + (now - p->first_seen_ns < FAST_PERIOD_NS ? RETRY_FAST_NS : RETRY_SLOW_NS);
 	if (p->state == PS_NONE) {
+		if (!p->hinted && !exe_is_python(pf, p->pid))
+			return;
 		err = py_proc_detect(pf->o.proc_root, p->pid, &p->info);
 		if (err)
 			return;
@@ -334,6 +362,7 @@ void pyframes_forget_pid(struct pyframes *pf, uint32_t pid, bool exited, uint64_
 		p->state = exited ? PS_OFF : PS_NONE;
 		p->next_try_ns = 0;
 		p->first_seen_ns = 0;
+		p->hinted = false;
 	}
 	pthread_mutex_unlock(&pf->lock);
 }
@@ -507,6 +536,19 @@ int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t
 	pthread_mutex_lock(&pf->lock);
 	p = find_pid(pf, hdr->pid, false);
 	state = p ? p->state : PS_NONE;
+	if (p && state == PS_NONE && !p->hinted) {
+		for (size_t i = 0; i < nnat; i++) {
+			const struct prof_frame *fr = frames[i] < pf->o.prof->nframes
+							      ? &pf->o.prof->frames[frames[i]]
+							      : NULL;
+
+			if (fr && fr->module && name_is_python(fr->module)) {
+				p->hinted = true;
+				p->next_try_ns = 0;
+				break;
+			}
+		}
+	}
 	pthread_mutex_unlock(&pf->lock);
 	/* Only this thread moves an active pid (or the array), so p stays. */
 	if (state != PS_ACTIVE)
