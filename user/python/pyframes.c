@@ -201,14 +201,15 @@ static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
 static void try_detect(struct pyframes *pf, struct py_pid *p, uint64_t now);
 
 #define WATCH_TICK_NS (2ull * 1000 * 1000)
+#define WATCH_IDLE_NS (20ull * 1000 * 1000)
 
 static void *watch_main(void *arg)
 {
 	struct pyframes *pf = arg;
-	struct timespec tick = { 0, (long)WATCH_TICK_NS };
 
 	for (;;) {
-		uint64_t now = mono_ns();
+		uint64_t now = mono_ns(), next = now + WATCH_IDLE_NS;
+		struct timespec ts;
 
 		pthread_mutex_lock(&pf->lock);
 		if (pf->stop) {
@@ -218,12 +219,21 @@ static void *watch_main(void *arg)
 		for (size_t i = 0; i < pf->npids; i++) {
 			struct py_pid *p = &pf->pids[i];
 
-			if ((p->state == PS_NONE || p->state == PS_PENDING) &&
-			    now >= p->next_try_ns)
+			if (p->state != PS_NONE && p->state != PS_PENDING)
+				continue;
+			if (now >= p->next_try_ns)
 				try_detect(pf, p, now);
+			if ((p->state == PS_NONE || p->state == PS_PENDING) &&
+			    p->next_try_ns < next)
+				next = p->next_try_ns;
 		}
 		pthread_mutex_unlock(&pf->lock);
-		nanosleep(&tick, NULL);
+		/* Sleep to the next attempt due, at least a tick, at most
+		 * WATCH_IDLE_NS (a pid added meanwhile waits that long). */
+		next = next < now + WATCH_TICK_NS ? WATCH_TICK_NS : next - now;
+		ts.tv_sec = (time_t)(next / 1000000000ull);
+		ts.tv_nsec = (long)(next % 1000000000ull);
+		nanosleep(&ts, NULL);
 	}
 }
 
