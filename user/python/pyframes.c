@@ -31,6 +31,9 @@
 #define RETRY_FAST_NS  (10ull * 1000 * 1000)
 #define RETRY_SLOW_NS  (500ull * 1000 * 1000)
 #define FAST_PERIOD_NS (3000ull * 1000 * 1000)
+/* How long a failing layout check is retried before the process is given
+ * up on (it may have been read mid-initialization). */
+#define BAD_LAYOUT_NS (1000ull * 1000 * 1000)
 /* Code objects remembered per process; a process that makes more (code
  * generated in a loop, or a hostile one) has its cache emptied and refilled. */
 #define MAX_CODES 65536
@@ -60,7 +63,8 @@ struct py_pid {
 	 * reading its maps (they are not read for every process: a maps read
 	 * takes the process's mmap lock and slows its mmap()s, e.g. dlopen). */
 	bool hinted;
-	uint64_t active_ns; /* when it was registered */
+	uint64_t first_bad_ns; /* first failed layout check */
+	uint64_t active_ns;    /* when it was registered */
 	const struct py_layout *l;
 	struct py_layout own; /* the table's, with what the interpreter publishes */
 	struct py_proc_info info;
@@ -330,6 +334,14 @@ static void try_detect(struct pyframes *pf, struct py_pid *p, uint64_t now)
 		p->state = PS_PENDING;
 	}
 	err = py_proc_check(p->l, p->info.runtime, mem_read, p);
+	/* While the interpreter initializes, its first thread state may not
+	 * point back at it yet: a mismatch is final only once it lasts. */
+	if (err && err != -EAGAIN) {
+		if (!p->first_bad_ns)
+			p->first_bad_ns = now;
+		if (now - p->first_bad_ns < BAD_LAYOUT_NS)
+			err = -EAGAIN;
+	}
 	if (err == -EAGAIN) {
 		if (now - p->first_seen_ns < FAST_PERIOD_NS)
 			p->next_try_ns = now;
@@ -372,6 +384,7 @@ void pyframes_forget_pid(struct pyframes *pf, uint32_t pid, bool exited, uint64_
 		p->state = exited ? PS_OFF : PS_NONE;
 		p->next_try_ns = 0;
 		p->first_seen_ns = 0;
+		p->first_bad_ns = 0;
 		p->hinted = false;
 	}
 	pthread_mutex_unlock(&pf->lock);
