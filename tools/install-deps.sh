@@ -7,7 +7,7 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 pkgs=(
-  build-essential cmake pkg-config git
+  build-essential g++ cmake pkg-config git xz-utils
   clang clang-format llvm lld bpftool libbpf-dev
   libelf-dev libdw-dev elfutils zlib1g-dev libcjson-dev libncurses-dev
   python3 libsqlite3-dev sqlite3 tmux procps

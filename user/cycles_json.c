@@ -201,7 +201,9 @@ cJSON *flame_to_json(const struct profile *p, size_t max_stacks)
 					cJSON_Delete(nm);
 					goto fail;
 				}
+				/* module: ebpf-prof diff matches frames by name and module. */
 				if (!add_str(nm, "name", p->frames[fi].name) ||
+				    !add_str(nm, "module", p->frames[fi].module) ||
 				    !cJSON_AddBoolToObject(nm, "kernel", p->frames[fi].kernel))
 					goto fail;
 				remap[fi] = nf++;

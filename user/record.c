@@ -166,8 +166,8 @@ static int load_module_bpf(struct recorder *r)
 	}
 	if (!n)
 		return 0;
-	return bpf_parts_load(parts, n, r->mctx.targets_map_fd, getenv("EBPF_PROF_FAULT_BPF"),
-			      &r->bpf_objs);
+	return bpf_parts_load(parts, n, r->mctx.targets_map_fd, r->opts->btf_path,
+			      getenv("EBPF_PROF_FAULT_BPF"), &r->bpf_objs);
 }
 
 /* CPU time, not wall time: on a busy machine the collector is preempted
@@ -984,11 +984,13 @@ int record_main(const struct cli_opts *o)
 		.kernel_stacks = o->kernel_stacks,
 		.stack_bytes = o->unwind == CLI_UNWIND_FP ? 0 : o->stack_bytes,
 		.python = o->python != CLI_PYTHON_NATIVE,
+		.btf_path = o->btf_path,
 	};
 	struct symbolizer_opts symo = {
 		.proc_root = o->proc_root,
 		.kallsyms_path = "/proc/kallsyms",
 		.perfmap_dir = "/tmp",
+		.no_demangle = o->no_demangle,
 	};
 	sigset_t mask, orig_mask;
 	int sfd = -1, rc = 1, err;

@@ -23,6 +23,9 @@ struct sampler_opts {
 	/* Walk CPython frames of the processes registered in the py_procs map
 	 * (bpf/pyframes.bpf.h); needs bpf_loop, else off with a warning. */
 	bool python;
+	/* Kernel BTF for CO-RE when the kernel has none (--btf); NULL: the
+	 * kernel's own. */
+	const char *btf_path;
 };
 
 /* Receives each record from the ring buffer (struct ep_sample or

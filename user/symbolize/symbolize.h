@@ -22,6 +22,8 @@ struct symbolizer_opts {
 	/* Minimum time between two re-reads of one pid's maps (or perf map)
 	 * triggered by unknown addresses. 0 = default (250 ms); <0 = no limit. */
 	int reload_min_interval_ms;
+	/* Keep C++/Rust names mangled (default: demangled, see demangle.h). */
+	bool no_demangle;
 };
 
 struct sym_result {
