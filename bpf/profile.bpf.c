@@ -312,6 +312,8 @@ static __always_inline void fix_uprobe_regs(struct ep_sample *s)
 		s->uregs[EP_UREG_IP] = BPF_CORE_READ(task, utask, vaddr) + (ip - xol);
 }
 
+#include "pyframes.bpf.h"
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -381,6 +383,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	size = EP_SAMPLE_HDR_SIZE + kbytes + ubytes + s->ustack_copy;
 	if (size > sizeof(*s))
 		size = sizeof(*s);
+	pyframes_emit(&s->hdr); /* its record goes first: the collector pairs them */
 	if (bpf_ringbuf_output(&events, s, size, submit_flags()))
 		count_drop(EP_DROP_RINGBUF_FULL);
 	return 0;

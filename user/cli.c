@@ -57,6 +57,11 @@ void cli_usage(FILE *out)
 	      "      --stack-bytes N      user stack copied per sample for auto/dwarf (default 8192;\n"
 	      "                           64..16384, multiple of 64); deeper stacks are cut and\n"
 	      "                           marked [truncated]\n"
+	      "      --python MODE        CPython processes: mixed (default: Python functions with\n"
+	      "                           file:line in place of the interpreter's evaluator frame),\n"
+	      "                           only (also without the interpreter's C frames between\n"
+	      "                           Python frames), native (the interpreter's C frames only);\n"
+	      "                           CPython 3.8-3.13, docs/python.md\n"
 	      "      --gpu-interval MS    Jetson GPU/power/thermal sampling period (default 200;\n"
 	      "                           10..60000); off by itself on machines that are not Jetsons\n"
 	      "      --no-gpu             do not sample Jetson sysfs\n"
@@ -188,6 +193,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		OPT_ALERT_EXEC,
 		OPT_UNWIND,
 		OPT_STACK_BYTES,
+		OPT_PYTHON,
 		OPT_CYCLE,
 		OPT_CYCLE_EVERY,
 		OPT_METRICS,
@@ -203,6 +209,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
+		{ "python", required_argument, NULL, OPT_PYTHON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
@@ -239,6 +246,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	o->kernel_stacks = true;
 	o->unwind = CLI_UNWIND_AUTO;
 	o->stack_bytes = CLI_DEFAULT_STACK_BYTES;
+	o->python = CLI_PYTHON_MIXED;
 	o->proc_root = "/proc";
 	o->sysfs_root = "/";
 	o->gpu_interval_ms = CLI_DEFAULT_GPU_INTERVAL_MS;
@@ -310,6 +318,21 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			} else {
 				fprintf(err,
 					"ebpf-prof: invalid --unwind '%s': expected auto, dwarf or fp\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_PYTHON:
+			if (!strcmp(optarg, "mixed")) {
+				o->python = CLI_PYTHON_MIXED;
+			} else if (!strcmp(optarg, "only")) {
+				o->python = CLI_PYTHON_ONLY;
+			} else if (!strcmp(optarg, "native")) {
+				o->python = CLI_PYTHON_NATIVE;
+			} else {
+				fprintf(err,
+					"ebpf-prof: invalid --python '%s': expected mixed, only or "
+					"native\n",
 					optarg);
 				return 2;
 			}

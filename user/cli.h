@@ -31,6 +31,12 @@ enum cli_unwind {
 	CLI_UNWIND_FP,	     /* frame pointers only (bpf_get_stack), no stack copy */
 };
 
+enum cli_python {
+	CLI_PYTHON_NATIVE = 0, /* the interpreter's C frames only */
+	CLI_PYTHON_MIXED,      /* Python frames in place of _PyEval_EvalFrameDefault */
+	CLI_PYTHON_ONLY,       /* and without the interpreter's C frames between them */
+};
+
 /* --alert may be repeated this many times (docs/top.md). */
 #define CLI_MAX_ALERTS 16
 
@@ -46,6 +52,7 @@ struct cli_opts {
 	bool no_demangle;	/* --no-demangle: raw symbol names */
 	enum cli_unwind unwind; /* --unwind */
 	uint32_t stack_bytes;	/* --stack-bytes */
+	enum cli_python python; /* --python */
 	int verbosity;		/* -1 quiet, 0 normal, 1+ verbose */
 	bool show_help;
 	bool show_version;

@@ -28,6 +28,7 @@
 #include "proc/proc_info.h"
 #include "rec_module.h"
 #include "profile.h"
+#include "python/pyframes.h"
 #include "report.h"
 #include "cycle_sink.h"
 #include "export/metrics.h"
@@ -83,6 +84,7 @@ struct recorder {
 	struct symbolizer *sym;
 	struct unwinder *uw;
 	struct sampler *sampler;
+	struct pyframes *py; /* NULL: --python native or no bpf_loop */
 	struct run_info ri;
 	struct rec_ctx mctx;
 	struct output_dir *od;		/* while the bundle is written */
@@ -95,7 +97,7 @@ struct recorder {
 	uint64_t child_zombie_ns; /* when check_liveness first saw it exited */
 	uint64_t next_liveness_ns;
 	uint64_t next_live_drops_ns;
-	uint32_t frames[2 * EP_MAX_STACK_DEPTH + 2];
+	uint32_t frames[2 * EP_MAX_STACK_DEPTH + 2 + EP_PY_MAX_FRAMES];
 	uint64_t uaddrs[EP_MAX_STACK_DEPTH];
 	int64_t unavailable_frame;
 	int64_t truncated_frame;
@@ -264,6 +266,8 @@ static int add_target(struct recorder *r, uint32_t pid, uint32_t parent, const c
 		snprintf(t->comm, sizeof(t->comm), "%s", comm);
 	proc_read_cmdline(r->opts->proc_root, pid, &t->cmdline);
 	r->nalive++;
+	if (r->py && pyframes_watch(r->py, pid))
+		log_warn("python: cannot watch pid %u for an interpreter", pid);
 	return 0;
 }
 
@@ -476,6 +480,13 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 			return (int)fi;
 		r->frames[depth++] = (uint32_t)fi;
 	}
+	if (r->py) {
+		size_t n = depth;
+
+		if (!pyframes_merge(r->py, &s->hdr, r->frames, &n,
+				    sizeof(r->frames) / sizeof(r->frames[0]) - (size_t)nkern))
+			depth = (uint32_t)n;
+	}
 	for (int i = nkern - 1; i >= 0; i--) {
 		uint64_t addr = kstack[i];
 
@@ -525,6 +536,10 @@ static int on_event(void *ctx, const void *data, size_t size)
 		return 0;
 	}
 	switch (h->type) {
+	case EP_EV_PYSTACK:
+		if (r->py)
+			pyframes_on_event(r->py, data, size);
+		break;
 	case EP_EV_SAMPLE:
 		if (size < EP_SAMPLE_HDR_SIZE) {
 			r->prof.drops[PROF_DROP_COLLECTOR]++;
@@ -570,6 +585,8 @@ static int on_event(void *ctx, const void *data, size_t size)
 		 * exec. */
 		if (is_root_target(r, h->pid))
 			symbolizer_prepare_pid(r->sym, h->pid);
+		if (r->py)
+			pyframes_forget_pid(r->py, h->pid, false, h->ts_ns);
 		refresh_target_after_exec(r, h->pid, comm, true);
 		break;
 	}
@@ -582,6 +599,8 @@ static int on_event(void *ctx, const void *data, size_t size)
 			if (modules[i]->on_exit)
 				modules[i]->on_exit(r->mstate[i], h->pid, h->ts_ns);
 		symbolizer_forget_pid(r->sym, h->pid);
+		if (r->py)
+			pyframes_forget_pid(r->py, h->pid, true, h->ts_ns);
 		break;
 	}
 	default:
@@ -988,6 +1007,38 @@ static void update_live_drops(struct recorder *r, uint64_t now)
 	r->live.drops[LIVE_SRC_SAMPLER] = (int64_t)sum;
 }
 
+/* Verbose only: how many samples of Python processes got Python frames,
+ * and what the walk met. */
+static void log_python_stats(struct pyframes *py)
+{
+	struct pyframes_stats st;
+
+	pyframes_get_stats(py, &st);
+	if (!st.samples)
+		return;
+	log_info("python: %llu of %llu samples of Python processes with Python frames "
+		 "(%llu frames; %llu code objects read, %llu unreadable); walk: %llu threads "
+		 "without a thread state, %llu idle, %llu read errors, %llu truncated, %llu lost",
+		 (unsigned long long)st.with_python, (unsigned long long)st.samples,
+		 (unsigned long long)st.frames, (unsigned long long)st.code_reads,
+		 (unsigned long long)st.code_errors, (unsigned long long)st.bpf[EP_PY_ST_NO_TSTATE],
+		 (unsigned long long)st.bpf[EP_PY_ST_IDLE],
+		 (unsigned long long)st.bpf[EP_PY_ST_READ_ERR],
+		 (unsigned long long)st.bpf[EP_PY_ST_TRUNCATED],
+		 (unsigned long long)st.bpf[EP_PY_ST_RINGBUF_FULL]);
+	if (st.bpf[EP_PY_ST_WALKS])
+		log_info("python: walk cost %.0f ns per sample, %.1f frames per sample",
+			 (double)st.bpf[EP_PY_ST_WALK_NS] / (double)st.bpf[EP_PY_ST_WALKS],
+			 (double)st.bpf[EP_PY_ST_FRAMES] / (double)st.bpf[EP_PY_ST_WALKS]);
+	log_debug(
+		"python: walks %llu, stacks sent %llu, thread-state scans %llu, frames skipped %llu, "
+		"stacks without their sample %llu",
+		(unsigned long long)st.bpf[EP_PY_ST_WALKS],
+		(unsigned long long)st.bpf[EP_PY_ST_STACKS],
+		(unsigned long long)st.bpf[EP_PY_ST_SCANS], (unsigned long long)st.frames_skipped,
+		(unsigned long long)st.unpaired);
+}
+
 int record_main(const struct cli_opts *o)
 {
 	struct recorder r = {
@@ -999,6 +1050,7 @@ int record_main(const struct cli_opts *o)
 		.freq_hz = o->freq_hz,
 		.kernel_stacks = o->kernel_stacks,
 		.stack_bytes = o->unwind == CLI_UNWIND_FP ? 0 : o->stack_bytes,
+		.python = o->python != CLI_PYTHON_NATIVE,
 		.btf_path = o->btf_path,
 	};
 	struct symbolizer_opts symo = {
@@ -1066,6 +1118,21 @@ int record_main(const struct cli_opts *o)
 	}
 	if (sampler_open(&r.sampler, &so, on_event, &r))
 		goto out;
+	if (sampler_py_procs_fd(r.sampler) >= 0) {
+		struct pyframes_opts pyo = {
+			.mode = o->python == CLI_PYTHON_ONLY ? PY_MODE_ONLY : PY_MODE_MIXED,
+			.proc_root = o->proc_root,
+			.procs_fd = sampler_py_procs_fd(r.sampler),
+			.stats_fd = sampler_py_stats_fd(r.sampler),
+			.prof = &r.prof,
+		};
+
+		err = pyframes_new(&r.py, &pyo);
+		if (err) {
+			log_error("cannot set up Python frames: %s", strerror(-err));
+			goto out;
+		}
+	}
 
 	if (o->ncommand) {
 		r.ri.launched = true;
@@ -1238,6 +1305,8 @@ int record_main(const struct cli_opts *o)
 	r.ri.end_mono_ns = mono_ns();
 	clock_gettime(CLOCK_REALTIME, &r.ri.end_wall);
 	collect_drops(&r);
+	if (r.py)
+		log_python_stats(r.py);
 	for_each_module(&r, i)
 		if (modules[i]->stop)
 			modules[i]->stop(r.mstate[i]);
@@ -1299,6 +1368,7 @@ out:
 	 * a scrape during teardown has no run left to describe. */
 	metrics_server_stop(r.metrics);
 	rotator_free(r.rot);
+	pyframes_free(r.py);
 	for_each_module(&r, i)
 		modules[i]->close(r.mstate[i]);
 	/* After the modules' close: their links and rings point into them. */

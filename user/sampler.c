@@ -95,6 +95,17 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 	if (s->skel->rodata->stack_bytes)
 		s->skel->rodata->have_bpf_loop =
 			libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+	if (opts->python) {
+		s->skel->rodata->py_enabled =
+			libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+		if (!s->skel->rodata->py_enabled)
+			log_warn(
+				"this kernel has no bpf_loop (5.17+): Python frames are not walked");
+	}
+	if (!s->skel->rodata->py_enabled) {
+		bpf_map__set_max_entries(s->skel->maps.py_tstates, 1);
+		bpf_map__set_max_entries(s->skel->maps.py_procs, 1);
+	}
 	/* Without a window the per-thread mapping cache is never used: do not
 	 * have the kernel preallocate its 8192 entries. */
 	if (!s->skel->rodata->have_find_vma)
@@ -153,6 +164,16 @@ int sampler_add_target(struct sampler *s, uint32_t pid)
 int sampler_targets_fd(const struct sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.targets);
+}
+
+int sampler_py_procs_fd(const struct sampler *s)
+{
+	return s->skel->rodata->py_enabled ? bpf_map__fd(s->skel->maps.py_procs) : -1;
+}
+
+int sampler_py_stats_fd(const struct sampler *s)
+{
+	return s->skel->rodata->py_enabled ? bpf_map__fd(s->skel->maps.py_stats) : -1;
 }
 
 int sampler_attach(struct sampler *s)

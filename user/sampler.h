@@ -20,6 +20,9 @@ struct sampler_opts {
 	/* User stack bytes copied per sample with the user registers, for
 	 * CFI unwinding in the collector; 0: frame pointers only. */
 	uint32_t stack_bytes;
+	/* Walk CPython frames of the processes registered in the py_procs map
+	 * (bpf/pyframes.bpf.h); needs bpf_loop, else off with a warning. */
+	bool python;
 	/* Kernel BTF for CO-RE when the kernel has none (--btf); NULL: the
 	 * kernel's own. */
 	const char *btf_path;
@@ -46,6 +49,10 @@ int sampler_poll(struct sampler *s, int timeout_ms);
 int sampler_drain(struct sampler *s);
 /* Sums the per-CPU drop counters kept by the BPF side. */
 int sampler_read_drops(struct sampler *s, uint64_t out[EP_DROP__COUNT]);
+/* The Python walk's maps (bpf/pyframes.bpf.h): per-process layouts,
+ * per-CPU counters (EP_PY_ST__COUNT). -1 when the walk is off. */
+int sampler_py_procs_fd(const struct sampler *s);
+int sampler_py_stats_fd(const struct sampler *s);
 void sampler_close(struct sampler *s);
 
 #endif

@@ -111,6 +111,16 @@ int main(void)
 	CHECK_INT_EQ(o.unwind, CLI_UNWIND_AUTO);
 	CHECK_INT_EQ(parse(&o, ARGS("--unwind", "lbr", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--unwind", "", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1")), 0);
+	CHECK_INT_EQ(o.python, CLI_PYTHON_MIXED);
+	CHECK_INT_EQ(parse(&o, ARGS("--python", "only", "--pid", "1")), 0);
+	CHECK_INT_EQ(o.python, CLI_PYTHON_ONLY);
+	CHECK_INT_EQ(parse(&o, ARGS("--python", "native", "--pid", "1")), 0);
+	CHECK_INT_EQ(o.python, CLI_PYTHON_NATIVE);
+	CHECK_INT_EQ(parse(&o, ARGS("--python", "mixed", "--pid", "1")), 0);
+	CHECK_INT_EQ(o.python, CLI_PYTHON_MIXED);
+	CHECK_INT_EQ(parse(&o, ARGS("--python", "py-spy", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--python", "", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--stack-bytes", "4096", "--pid", "1")), 0);
 	CHECK_INT_EQ(o.stack_bytes, 4096);
 	CHECK_INT_EQ(parse(&o, ARGS("--stack-bytes", "16384", "--pid", "1")), 0);
