@@ -44,7 +44,12 @@ check(reach >= 0.99 * leaf, "only %d of %d leaf_work stacks reach main" % (reach
 # A bare address is a frame outside every mapping: the trampoline's page.
 bare = folded_total(lambda fr: any(re.match(r"^(\[unknown\] )?0x[0-9a-f]+$", f) for f in fr))
 tot = R["samples"]["total"]
-check(bare == 0, "%d of %d samples hold a bare address (uretprobe trampoline?)" % (bare, tot))
+# One window cannot be repaired: a sample inside the kernel while it
+# hijacks the return address (arch_uretprobe_hijack_return_addr) sees the
+# trampoline on the stack before the return instance holding the original
+# is on the thread's list; the original is then only in a kernel register.
+# ~0.1% of samples on this target; without the repair it is ~95%.
+check(bare <= 0.005 * tot, "%d of %d samples hold a bare address (uretprobe trampoline?)" % (bare, tot))
 PY
 ep_stop_pid "$PID"
 ep_log "ok"
