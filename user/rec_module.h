@@ -61,6 +61,8 @@ struct rec_ctx {
 	/* Probes other modules ask for, with a callback for their spans
 	 * (probes.h, probe_bus_request): request from open. */
 	struct probe_bus *probe_bus;
+	/* The nice value children go back to (overload/priority.h). */
+	int child_nice;
 };
 
 struct rec_module {

@@ -24,6 +24,7 @@
 #include "cycles_module.h"
 #include "log.h"
 #include "output.h"
+#include "overload/priority.h"
 #include "proc/proc_info.h"
 #include "rec_module.h"
 #include "profile.h"
@@ -59,6 +60,9 @@ static const struct rec_module *const modules[] = {
 /* How often the loop wakes to drain the ring buffer when no watermark
  * wakeup came: bounds both latency and the ring's fill between drains. */
 #define DRAIN_PERIOD_MS 10
+/* The longest the final drain of the sampler's ring takes at stop; what is
+ * left then is counted as unread_at_stop. Stop is bounded at any rate. */
+#define STOP_DRAIN_BUDGET_NS (300 * 1000000ull)
 /* How long the exited launched command stays unreaped waiting for its exit
  * event (check_liveness). */
 #define CHILD_REAP_GRACE_NS (200 * 1000000ull)
@@ -592,7 +596,7 @@ struct launch {
 	int exec_fd; /* read end: child's errno if exec failed (CLOEXEC) */
 };
 
-static pid_t launch_child(char **argv, const sigset_t *orig_mask, struct launch *l)
+static pid_t launch_child(char **argv, const sigset_t *orig_mask, int nice_val, struct launch *l)
 {
 	int go[2], ex[2];
 	pid_t pid;
@@ -610,6 +614,7 @@ static pid_t launch_child(char **argv, const sigset_t *orig_mask, struct launch 
 		close(go[1]);
 		close(ex[0]);
 		sigprocmask(SIG_SETMASK, orig_mask, NULL);
+		collector_priority_child(nice_val);
 		/* Wait until the profiler is attached so the first instruction of
 		 * the command is already sampled; EOF means the profiler gave up. */
 		if (read(go[0], &c, 1) != 1)
@@ -875,6 +880,27 @@ static void update_live_drops(struct recorder *r, uint64_t now)
 	r->live.drops[LIVE_SRC_SAMPLER] = (int64_t)sum;
 }
 
+/* A second Ctrl-C or SIGTERM while the outputs are written would, once the
+ * mask is restored, kill the process before stdout is flushed: the files
+ * are complete but the summary is lost (issue 17). As perf record does, the
+ * run is finished instead (stop is bounded: STOP_DRAIN_BUDGET_NS, and the
+ * outputs are written in well under a second); SIGKILL still ends it. */
+static void ignore_late_signals(int sfd)
+{
+	struct signalfd_siginfo si;
+	bool late = false;
+
+	/* A signal after the mask is restored may still end the process:
+	 * the summary is out by then. */
+	fflush(stdout);
+	while (read(sfd, &si, sizeof(si)) == sizeof(si))
+		if (si.ssi_signo != SIGCHLD)
+			late = true;
+	if (late)
+		log_warn("signal received while finishing the run: ignored, the outputs and "
+			 "summary are complete");
+}
+
 int record_main(const struct cli_opts *o)
 {
 	struct recorder r = {
@@ -895,7 +921,7 @@ int record_main(const struct cli_opts *o)
 	sigset_t mask, orig_mask;
 	int sfd = -1, rc = 1, err;
 	char *outdir = NULL;
-	uint64_t deadline = 0;
+	uint64_t deadline = 0, t_drained, t_stopped;
 
 	r.ri.exit_status = -1;
 	r.ri.freq_hz = o->freq_hz;
@@ -917,6 +943,16 @@ int record_main(const struct cli_opts *o)
 		}
 	}
 	ensure_tracefs();
+	/* Before any thread or child is started: they inherit it. */
+	err = collector_priority_raise(&r.mctx.child_nice);
+	if (err)
+		log_info("collector left at nice %d (%s): a target with more busy threads than "
+			 "CPUs can starve it (samples lost, slow start)",
+			 r.mctx.child_nice, strerror(-err));
+	else if (r.mctx.child_nice > COLLECTOR_NICE)
+		log_info("collector raised to nice %d (from %d) so that busy targets cannot "
+			 "starve it; the command and --alert-exec run at %d",
+			 COLLECTOR_NICE, r.mctx.child_nice, r.mctx.child_nice);
 
 	/* Signals arrive through a descriptor polled by the loop: no handler,
 	 * no global flag, and every thread started later inherits the mask. */
@@ -954,7 +990,7 @@ int record_main(const struct cli_opts *o)
 	if (o->ncommand) {
 		r.ri.launched = true;
 		r.ri.command = join_argv(o->command, o->ncommand);
-		r.child = launch_child(o->command, &orig_mask, &l);
+		r.child = launch_child(o->command, &orig_mask, r.mctx.child_nice, &l);
 		if (r.child < 0) {
 			log_error("cannot start %s: %s", o->command[0], strerror(-r.child));
 			goto out;
@@ -1095,14 +1131,25 @@ int record_main(const struct cli_opts *o)
 		if (!r.nalive)
 			break;
 	}
-	/* Everything the kernel queued before we stopped is part of the run. */
-	sampler_drain(r.sampler);
+	/* Everything the kernel queued before we stopped is part of the run,
+	 * as far as a bounded drain reads it: the rest is counted. */
 	r.ri.end_mono_ns = mono_ns();
 	clock_gettime(CLOCK_REALTIME, &r.ri.end_wall);
+	sampler_stop(r.sampler, STOP_DRAIN_BUDGET_NS, &r.prof.drops[PROF_DROP_UNREAD]);
 	collect_drops(&r);
-	for_each_module(&r, i)
+	if (sampler_polls_cut_short(r.sampler))
+		log_warn("the collector fell behind the sampler in %llu of its polls: samples were "
+			 "lost (see 'lost:' below); a lower -F reduces the load",
+			 (unsigned long long)sampler_polls_cut_short(r.sampler));
+	t_drained = mono_ns();
+	for_each_module(&r, i) {
+		uint64_t t0 = mono_ns();
+
 		if (modules[i]->stop)
 			modules[i]->stop(r.mstate[i]);
+		log_debug("stop: %s took %.1f ms", modules[i]->name, (mono_ns() - t0) / 1e6);
+	}
+	t_stopped = mono_ns();
 
 	if (r.child > 0 && !r.child_reaped && !strcmp(r.ri.stop_reason, "targets-exited")) {
 		/* The kernel reported the child's last thread gone; it becomes a
@@ -1133,6 +1180,9 @@ int record_main(const struct cli_opts *o)
 	r.sampler = NULL;
 
 	rc = write_outputs(&r, &od) ? 1 : 0;
+	log_info("stop took %.0f ms: sampler drain %.0f, modules %.0f, outputs %.0f",
+		 (mono_ns() - r.ri.end_mono_ns) / 1e6, (t_drained - r.ri.end_mono_ns) / 1e6,
+		 (t_stopped - t_drained) / 1e6, (mono_ns() - t_stopped) / 1e6);
 	if (o->verbosity >= 0) {
 		print_summary(&r.prof, &r.ri, stdout);
 		for_each_module(&r, i)
@@ -1177,8 +1227,10 @@ out:
 	free(r.ri.targets);
 	free(r.ri.command);
 	free(outdir);
-	if (sfd >= 0)
+	if (sfd >= 0) {
+		ignore_late_signals(sfd);
 		close(sfd);
+	}
 	sigprocmask(SIG_SETMASK, &orig_mask, NULL);
 	return rc;
 }
