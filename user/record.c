@@ -219,7 +219,8 @@ static void ensure_tracefs(void)
 
 static struct report_target *find_target(struct recorder *r, uint32_t pid)
 {
-	for (size_t i = 0; i < r->ri.ntargets; i++)
+	/* Newest first: a fork storm's events are about the latest children. */
+	for (size_t i = r->ri.ntargets; i-- > 0;)
 		if (r->ri.targets[i].pid == pid)
 			return &r->ri.targets[i];
 	return NULL;
@@ -922,6 +923,7 @@ int record_main(const struct cli_opts *o)
 	int sfd = -1, rc = 1, err;
 	char *outdir = NULL;
 	uint64_t deadline = 0, t_drained, t_stopped;
+	struct collector_prio prio;
 
 	r.ri.exit_status = -1;
 	r.ri.freq_hz = o->freq_hz;
@@ -944,15 +946,16 @@ int record_main(const struct cli_opts *o)
 	}
 	ensure_tracefs();
 	/* Before any thread or child is started: they inherit it. */
-	err = collector_priority_raise(&r.mctx.child_nice);
-	if (err)
-		log_info("collector left at nice %d (%s): a target with more busy threads than "
-			 "CPUs can starve it (samples lost, slow start)",
-			 r.mctx.child_nice, strerror(-err));
-	else if (r.mctx.child_nice > COLLECTOR_NICE)
-		log_info("collector raised to nice %d (from %d) so that busy targets cannot "
-			 "starve it; the command and --alert-exec run at %d",
-			 COLLECTOR_NICE, r.mctx.child_nice, r.mctx.child_nice);
+	collector_priority_raise(&prio);
+	r.mctx.child_nice = prio.old_nice;
+	if (prio.nice_err || prio.rt_err)
+		log_info("collector priority not raised (%s): a target with more busy threads "
+			 "than CPUs can starve it (slow start, samples lost)",
+			 strerror(prio.rt_err ? prio.rt_err : prio.nice_err));
+	else
+		log_info("collector at nice %d, recorder thread SCHED_FIFO %d, so that busy "
+			 "targets cannot starve it; the command and --alert-exec run at nice %d",
+			 COLLECTOR_NICE, COLLECTOR_RT_PRIO, prio.old_nice);
 
 	/* Signals arrive through a descriptor polled by the loop: no handler,
 	 * no global flag, and every thread started later inherits the mask. */
@@ -1096,6 +1099,8 @@ int record_main(const struct cli_opts *o)
 			 o->freq_hz, deadline ? "" : " until they exit");
 
 	r.ri.stop_reason = "targets-exited";
+	const struct timespec rt_yield = { 0, COLLECTOR_RT_YIELD_MS * 1000000l };
+
 	for (;;) {
 		struct signalfd_siginfo si;
 		bool signalled = false;
@@ -1106,6 +1111,10 @@ int record_main(const struct cli_opts *o)
 			log_error("ring buffer: %s", strerror(-err));
 			goto out;
 		}
+		/* Real-time and behind: leave the CPU to the rest for a while
+		 * (overload/priority.h); the BPF side counts what is lost. */
+		if (prio.realtime && sampler_behind(r.sampler))
+			nanosleep(&rt_yield, NULL);
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
 			if (si.ssi_signo != SIGCHLD)
 				signalled = true;
@@ -1138,9 +1147,10 @@ int record_main(const struct cli_opts *o)
 	sampler_stop(r.sampler, STOP_DRAIN_BUDGET_NS, &r.prof.drops[PROF_DROP_UNREAD]);
 	collect_drops(&r);
 	if (sampler_polls_cut_short(r.sampler))
-		log_warn("the collector fell behind the sampler in %llu of its polls: samples were "
-			 "lost (see 'lost:' below); a lower -F reduces the load",
-			 (unsigned long long)sampler_polls_cut_short(r.sampler));
+		log_warn(
+			"the collector fell behind the sampler in %llu of its polls (records "
+			"waited in the ring; any loss is under 'lost:'); a lower -F reduces the load",
+			(unsigned long long)sampler_polls_cut_short(r.sampler));
 	t_drained = mono_ns();
 	for_each_module(&r, i) {
 		uint64_t t0 = mono_ns();

@@ -233,6 +233,11 @@ int sampler_stop(struct sampler *s, uint64_t budget_ns, uint64_t *unread)
 	return n;
 }
 
+bool sampler_behind(const struct sampler *s)
+{
+	return s->budget.spent;
+}
+
 uint64_t sampler_polls_cut_short(const struct sampler *s)
 {
 	return s->budget.cut_short;

@@ -45,6 +45,8 @@ int sampler_poll(struct sampler *s, int timeout_ms);
  * budget_ns; records still queued after that are thrown away and counted in
  * *unread. Returns the records handled or -errno. */
 int sampler_stop(struct sampler *s, uint64_t budget_ns, uint64_t *unread);
+/* The last poll stopped on its time budget: records are waiting. */
+bool sampler_behind(const struct sampler *s);
 /* Polls that stopped on their time budget: the collector fell behind. */
 uint64_t sampler_polls_cut_short(const struct sampler *s);
 /* Sums the per-CPU drop counters kept by the BPF side. */

@@ -2,27 +2,43 @@
 /*
  * The collector's CPU priority. A target with more runnable threads than
  * CPUs leaves a nice-0 collector one share in (threads + 1): 256 busy
- * threads at 99 Hz made start-up take 11 s and lost 86% of the samples; at
- * nice -10 the same run took its 5 s and lost 3.6% (issue 17). nice -10
- * weighs ~9.3x a nice-0 thread under CFS/EEVDF: enough to keep up, not a
- * real-time class. SCHED_FIFO is not used on purpose: a collector that falls
- * behind (overload) never sleeps, and at a real-time priority it would take
- * a whole CPU from everything else, the target included, until the RT
- * throttle stops it (docs/performance.md, "Overload").
+ * threads at 99 Hz made start-up take 11 s and lost 86% of the samples
+ * (issue 17). Where permitted (root or CAP_SYS_NICE):
+ * - every collector thread runs at nice -10 (inherited by the threads
+ *   started later; Linux nice is per thread);
+ * - the recorder thread, which drains the rings, also runs SCHED_FIFO at
+ *   priority 1, the lowest real-time one: no number of busy nice-0 threads
+ *   can starve it, while any real-time work on the machine still preempts
+ *   it. A real-time thread that falls behind would never sleep, so the
+ *   recorder yields COLLECTOR_RT_YIELD_MS after every poll that ended on
+ *   its time budget (at most ~70% of a CPU under overload) and threads that
+ *   may run flat out (the probes' drain thread) go back to SCHED_OTHER.
+ *   The kernel's RT throttle (95% per second) is the backstop.
+ * Children (the launched command, --alert-exec) go back to the nice value
+ * before and SCHED_OTHER. docs/performance.md ("Overload") has figures.
  */
 #ifndef EBPF_PROF_PRIORITY_H
 #define EBPF_PROF_PRIORITY_H
 
-#define COLLECTOR_NICE (-10)
+#include <stdbool.h>
 
-/* Sets the calling thread's nice value to COLLECTOR_NICE if that raises
- * it and is permitted (root or CAP_SYS_NICE); threads started afterwards
- * inherit it (Linux nice is per thread). *old gets the value before, for
- * child processes to go back to. Returns 0, or -errno when not permitted
- * (the run goes on at the old value). */
-int collector_priority_raise(int *old);
-/* In a child between fork and exec: back to the nice value before the
- * raise, so the command does not run at the collector's priority. */
-void collector_priority_child(int old);
+#define COLLECTOR_NICE	      (-10)
+#define COLLECTOR_RT_PRIO     1
+#define COLLECTOR_RT_YIELD_MS 10
+
+struct collector_prio {
+	int old_nice;  /* before the raise: children go back to it */
+	int nice_err;  /* 0, or the errno that kept nice where it was */
+	bool realtime; /* the calling thread is SCHED_FIFO */
+	int rt_err;
+};
+
+/* Raises the calling thread as above; never fails the run: what could not
+ * be done is in *p for the caller to say. Call before starting threads. */
+void collector_priority_raise(struct collector_prio *p);
+/* In a child between fork and exec: SCHED_OTHER at old_nice. */
+void collector_priority_child(int old_nice);
+/* In a collector thread that may run flat out: SCHED_OTHER, nice kept. */
+void collector_thread_not_realtime(void);
 
 #endif
