@@ -881,6 +881,43 @@ static void update_live_drops(struct recorder *r, uint64_t now)
 	r->live.drops[LIVE_SRC_SAMPLER] = (int64_t)sum;
 }
 
+/* --pid values, checked, as processes. A thread id is accepted by the
+ * kernel's calls (kill, /proc/TID) but the BPF filter is by process:
+ * given as is, it recorded nothing (issue 17). Like perf -p with a thread
+ * id... which perf takes as the thread alone; here a thread is profiled
+ * with its whole process, and said so. */
+static int resolve_pids(const struct cli_opts *o, uint32_t *pids, int *npids)
+{
+	*npids = 0;
+	for (int i = 0; i < o->npids; i++) {
+		uint32_t pid = o->pids[i], tgid;
+		bool dup = false;
+
+		if (kill((pid_t)pid, 0) && errno == ESRCH) {
+			log_error("no such process: %u", pid);
+			return -ESRCH;
+		}
+		if (proc_read_tgid(o->proc_root, pid, &tgid) == 0 && tgid != pid) {
+			char comm[32] = "?";
+
+			proc_read_comm(o->proc_root, tgid, comm, sizeof(comm));
+			log_warn("%u is a thread of process %u (%s), not a process: profiling the "
+				 "whole process %u",
+				 pid, tgid, comm, tgid);
+			pid = tgid;
+		}
+		if (proc_get_state(o->proc_root, pid) != PROC_ALIVE) {
+			log_error("process %u has exited (zombie): nothing to profile", pid);
+			return -ESRCH;
+		}
+		for (int j = 0; j < *npids; j++)
+			dup |= pids[j] == pid;
+		if (!dup)
+			pids[(*npids)++] = pid;
+	}
+	return 0;
+}
+
 /* A second Ctrl-C or SIGTERM while the outputs are written would, once the
  * mask is restored, kill the process before stdout is flushed: the files
  * are complete but the summary is lost (issue 17). As perf record does, the
@@ -923,6 +960,8 @@ int record_main(const struct cli_opts *o)
 	int sfd = -1, rc = 1, err;
 	char *outdir = NULL;
 	uint64_t deadline = 0, t_drained, t_stopped;
+	uint32_t pids[CLI_MAX_PIDS];
+	int npids = 0;
 	struct collector_prio prio;
 
 	r.ri.exit_status = -1;
@@ -934,16 +973,8 @@ int record_main(const struct cli_opts *o)
 
 	if (check_environment())
 		return 1;
-	for (int i = 0; i < o->npids; i++) {
-		if (kill((pid_t)o->pids[i], 0) && errno == ESRCH) {
-			log_error("no such process: %u", o->pids[i]);
-			return 1;
-		}
-		if (proc_get_state(o->proc_root, o->pids[i]) != PROC_ALIVE) {
-			log_error("process %u has exited (zombie): nothing to profile", o->pids[i]);
-			return 1;
-		}
-	}
+	if (resolve_pids(o, pids, &npids))
+		return 1;
 	ensure_tracefs();
 	/* Before any thread or child is started: they inherit it. */
 	collector_priority_raise(&prio);
@@ -1002,9 +1033,9 @@ int record_main(const struct cli_opts *o)
 		    add_target(&r, (uint32_t)r.child, 0, NULL))
 			goto out;
 	} else {
-		for (int i = 0; i < o->npids; i++)
-			if (sampler_add_target(r.sampler, o->pids[i]) ||
-			    add_target(&r, o->pids[i], 0, NULL))
+		for (int i = 0; i < npids; i++)
+			if (sampler_add_target(r.sampler, pids[i]) ||
+			    add_target(&r, pids[i], 0, NULL))
 				goto out;
 	}
 
