@@ -63,6 +63,9 @@ static const struct rec_module *const modules[] = {
 /* The longest the final drain of the sampler's ring takes at stop; what is
  * left then is counted as unread_at_stop. Stop is bounded at any rate. */
 #define STOP_DRAIN_BUDGET_NS (300 * 1000000ull)
+/* Free space the output filesystem must have before a run starts: the
+ * outputs of a minute at 999 Hz are ~2-5 MB. */
+#define OUTPUT_MIN_FREE (4ull << 20)
 /* How long the exited launched command stays unreaped waiting for its exit
  * event (check_liveness). */
 #define CHILD_REAP_GRACE_NS (200 * 1000000ull)
@@ -1040,7 +1043,9 @@ int record_main(const struct cli_opts *o)
 	}
 
 	outdir = o->output_dir ? strdup(o->output_dir) : default_output_dir(r.ri.targets[0].pid);
-	if (!outdir || output_dir_open(&od, outdir))
+	/* Before attaching: a read-only or full output filesystem found only
+	 * after the run lost the recording (issue 17). */
+	if (!outdir || output_dir_open(&od, outdir) || output_dir_check(&od, OUTPUT_MIN_FREE))
 		goto out;
 	r.ri.output_dir = od.path;
 
@@ -1221,6 +1226,13 @@ int record_main(const struct cli_opts *o)
 	r.sampler = NULL;
 
 	rc = write_outputs(&r, &od) ? 1 : 0;
+	/* The summary lists what is on disk, not what report.json expected. */
+	free((void *)r.ri.output_files);
+	r.ri.output_files = (const char *const *)od.written;
+	r.ri.noutput_files = od.nwritten;
+	r.ri.failed_files = (const char *const *)od.failed;
+	r.ri.failed_errs = od.failed_errs;
+	r.ri.nfailed_files = od.nfailed;
 	log_info("stop took %.0f ms: sampler drain %.0f, modules %.0f, outputs %.0f",
 		 (mono_ns() - r.ri.end_mono_ns) / 1e6, (t_drained - r.ri.end_mono_ns) / 1e6,
 		 (t_stopped - t_drained) / 1e6, (mono_ns() - t_stopped) / 1e6);
@@ -1256,7 +1268,8 @@ out:
 	/* After the modules' close: the probes module points into it. */
 	probe_bus_free(r.mctx.probe_bus);
 	cycle_sink_free(r.mctx.cycles);
-	free((void *)r.ri.output_files);
+	if (r.ri.output_files != (const char *const *)od.written)
+		free((void *)r.ri.output_files);
 	/* After the symbolizer: its Dwfl sessions were attached with the
 	 * unwinder's callbacks and ELF header. */
 	symbolizer_free(r.sym);
