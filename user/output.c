@@ -168,11 +168,15 @@ fail:
 	return err;
 }
 
-void output_dir_close(struct output_dir *od)
+void output_dir_remove_if_unused(struct output_dir *od)
 {
 	/* rmdir: only ever removes an empty directory. */
 	if (od->dirfd >= 0 && od->created && !od->nwritten && od->path && rmdir(od->path) == 0)
 		log_info("removed the empty output directory %s", od->path);
+}
+
+void output_dir_close(struct output_dir *od)
+{
 	if (od->dirfd >= 0)
 		close(od->dirfd);
 	od->dirfd = -1;

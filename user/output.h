@@ -32,9 +32,10 @@ struct output_dir {
  * be a symlink. Returns 0 or -errno; on error a message naming the path has
  * been logged. */
 int output_dir_open(struct output_dir *od, const char *path);
-/* Also removes the directory when output_dir_open created it and nothing
- * was written into it (a failed start, issue 17). */
 void output_dir_close(struct output_dir *od);
+/* Removes the directory if output_dir_open created it and nothing was
+ * written into it: a failed start leaves no empty directory (issue 17). */
+void output_dir_remove_if_unused(struct output_dir *od);
 /* Before a run, so that a recording is not made for nothing: creates,
  * writes, syncs and removes a probe file in the directory, and checks that
  * its filesystem has at least min_free bytes available (warns below 16

@@ -1275,6 +1275,7 @@ out:
 	symbolizer_free(r.sym);
 	unwinder_free(r.uw);
 	profile_free(&r.prof);
+	output_dir_remove_if_unused(&od);
 	output_dir_close(&od);
 	for (size_t i = 0; i < r.ri.ntargets; i++)
 		free(r.ri.targets[i].cmdline);
