@@ -9,6 +9,7 @@ fi
 pkgs=(
   build-essential cmake pkg-config git
   clang clang-format llvm bpftool libbpf-dev
+  libclang-rt-14-dev # libFuzzer for tests/fuzz (tools/fuzz.sh)
   libelf-dev libdw-dev elfutils zlib1g-dev libcjson-dev libncurses-dev
   python3 libsqlite3-dev sqlite3 tmux procps
   systemtap-sdt-dev
