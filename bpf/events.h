@@ -110,6 +110,11 @@ struct ep_task_event {
 #define EP_PROBE_COOKIE_ID(c)	((__u32)((c)&0xffff))
 #define EP_PROBE_COOKIE_KIND(c) ((__u32)(((c) >> 16) & 0xff))
 #define EP_PROBE_COOKIE_MODE(c) ((__u32)(((c) >> 24) & 0xff))
+/* The probe's class (inference, SQL, other: the cycles' span kinds) + 1 in
+ * bits 32..39; 0 = none. A call inside a call of its own class on its
+ * thread is flagged EP_SPAN_F_NESTED_CLASS: its time is in the outer one. */
+#define EP_PROBE_COOKIE_CLASS(c)	   ((__u32)(((c) >> 32) & 0xff))
+#define EP_PROBE_COOKIE_WITH_CLASS(c, cls) ((c) | ((__u64)((cls) + 1) << 32))
 
 /* What the entry program saves and the return program reports. */
 enum ep_probe_kind {
@@ -153,6 +158,8 @@ enum ep_probe_drop {
 /* An SQLite call made by another probed SQLite call (sqlite3_exec runs
  * prepare/step itself): not counted again in per-statement stats. */
 #define EP_SPAN_F_NESTED_SQL 4u
+/* Inside a call of the same class (EP_PROBE_COOKIE_CLASS) on its thread. */
+#define EP_SPAN_F_NESTED_CLASS 8u
 
 struct ep_span {
 	struct ep_event_hdr hdr; /* ts_ns: call start */
@@ -181,7 +188,7 @@ struct ep_probe_frame {
 	__u16 flags; /* EP_SPAN_F_* decided at entry */
 	__u16 kind;
 	__s32 nbyte;
-	__u32 _pad;
+	__u32 cls; /* EP_PROBE_COOKIE_CLASS */
 };
 
 struct ep_probe_thread {
@@ -411,7 +418,10 @@ enum ep_uw_cfa {
 	EP_UW_CFA_SP = 1, /* CFA = sp + cfa_off */
 	EP_UW_CFA_FP = 2, /* CFA = fp + cfa_off (x86_64 rbp, arm64 x29) */
 	/* x86_64 .plt stub expression: CFA = sp + cfa_off, plus 8 when
-	 * (pc & 15) >= 11. */
+	 * (pc & 15) >= fp_off8: 11 in binutils' lazy PLT, 9 or 10 (by
+	 * binutils version) in its IBT PLT, endbr64 first. The stubs never
+	 * touch the frame pointer (fp is EP_UW_REG_SAME), so fp_off8 is free
+	 * to carry the threshold. */
 	EP_UW_CFA_PLT = 3,
 	/* Signal trampoline (__restore_rt): the interrupted registers are in
 	 * the ucontext at sp. */
@@ -422,6 +432,10 @@ enum ep_uw_cfa {
 	/* CFI whose rule the walker cannot evaluate (other expressions, CFA
 	 * from another register): the walk ends here, counted. */
 	EP_UW_CFA_UNSUPPORTED = 6,
+	/* CFA = *(u64 *)(fp + cfa_off): gcc's stack realignment (DRAP) in
+	 * functions with over-aligned locals, e.g. ggml's AVX kernels
+	 * (DW_OP_breg6 (rbp) off; DW_OP_deref). */
+	EP_UW_CFA_FP_DEREF = 7,
 };
 
 /* How a caller's register (frame pointer, return address) is recovered. */
@@ -431,6 +445,9 @@ enum ep_uw_reg {
 	EP_UW_REG_SAME = 0,
 	EP_UW_REG_AT_CFA = 1, /* saved in memory at CFA + 8 * off8 */
 	EP_UW_REG_UNDEF = 2,  /* not recoverable (the frame pointer then reads 0) */
+	/* Saved in memory at fp + 8 * off8, fp being this frame's own frame
+	 * pointer register (with EP_UW_CFA_FP_DEREF: DW_OP_breg6 (rbp) 0). */
+	EP_UW_REG_AT_FP = 3,
 };
 
 /* One row of an object's unwind table: the rules in force from pc up to the
@@ -442,9 +459,11 @@ enum ep_uw_reg {
 struct ep_uw_row {
 	__u32 pc;
 	__s32 cfa_off;
-	__u8 cfa;     /* enum ep_uw_cfa */
-	__u8 fp;      /* enum ep_uw_reg for the caller's frame pointer */
-	__s8 fp_off8; /* EP_UW_REG_AT_CFA: frame pointer saved at CFA + 8 * fp_off8 */
+	__u8 cfa; /* enum ep_uw_cfa */
+	__u8 fp;  /* enum ep_uw_reg for the caller's frame pointer */
+	/* EP_UW_REG_AT_CFA/AT_FP: the saved frame pointer's offset / 8;
+	 * EP_UW_CFA_PLT rows: the pc & 15 threshold. */
+	__s8 fp_off8;
 	/* The return address: saved at CFA + 8 * ra_off8 when non-zero (x86_64:
 	 * always -1); 0 = still in the link register (arm64 leaf code). */
 	__s8 ra_off8;

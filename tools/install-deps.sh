@@ -7,8 +7,8 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 pkgs=(
-  build-essential cmake pkg-config git
-  clang clang-format llvm bpftool libbpf-dev
+  build-essential g++ cmake pkg-config git xz-utils
+  clang clang-format llvm lld bpftool libbpf-dev
   libclang-rt-14-dev # libFuzzer for tests/fuzz (tools/fuzz.sh)
   libelf-dev libdw-dev elfutils zlib1g-dev libcjson-dev libncurses-dev
   python3 libsqlite3-dev sqlite3 tmux procps

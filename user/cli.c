@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alerts.h"
 #include "cycle_spec.h"
@@ -19,6 +20,7 @@ void cli_usage(FILE *out)
 	      "       ebpf-prof jetson [--help]   what the Jetson module sees on this board\n"
 	      "       ebpf-prof top [OPTIONS] --pid PID | -- COMMAND   live view (records too)\n"
 	      "       ebpf-prof report DIR   rebuild DIR/report.html and cycles.csv from report.json\n"
+	      "       ebpf-prof diff BASE_DIR NEW_DIR   regressions of NEW against BASE (--help)\n"
 	      "\n"
 	      "Samples CPU stacks (user and kernel) of a running process, or of a command it\n"
 	      "launches, with an eBPF perf-event program, and writes a result bundle:\n"
@@ -35,6 +37,8 @@ void cli_usage(FILE *out)
 	      "  -p, --pid PID[,PID...]   attach to running processes (all threads, including\n"
 	      "                           threads and child processes created later)\n"
 	      "  -- COMMAND [ARGS...]     launch COMMAND and profile it from its first instruction\n"
+	      "                           (only after --: a first word that is not a subcommand\n"
+	      "                           is a usage error)\n"
 	      "\n"
 	      "Options:\n"
 	      "  -F, --freq HZ            sampling frequency per CPU (default 99; 1..100000)\n"
@@ -42,6 +46,8 @@ void cli_usage(FILE *out)
 	      "                           until every traced process has exited)\n"
 	      "  -o, --output DIR         result directory (default ./ebpf-prof-PID-YYYYmmdd-HHMMSS)\n"
 	      "      --no-kernel          drop kernel frames (user stacks only)\n"
+	      "      --no-demangle        keep C++/Rust function names mangled (_ZN...) in\n"
+	      "                           every output (default: demangled)\n"
 	      "      --unwind MODE        user stack unwinding: auto (default: .eh_frame/DWARF CFI\n"
 	      "                           where a library has it, frame pointers otherwise; right\n"
 	      "                           for code built without frame pointers), dwarf (CFI only),\n"
@@ -71,12 +77,13 @@ void cli_usage(FILE *out)
 	      "                           (for calls made millions of times per second)\n"
 	      "      --cycle PROBE        each call of PROBE is one experiment cycle (per-cycle\n"
 	      "                           table, findings, report.html; docs/cycles.md). PROBE:\n"
-	      "                           LIB:SYMBOL, py:FUNCTION (a Python function, by name) or\n"
+	      "                           LIB:SYMBOL, SYMBOL (in any mapped file), py:FUNCTION (a\n"
+	      "                           Python function, by name) or\n"
 	      "                           marker (ebpf_prof_cycle_begin/end, tools/cycle_marker);\n"
 	      "                           default: the marker when the target has it, else the\n"
 	      "                           whole run is one cycle\n"
 	      "      --cycle-every PROBE  a new cycle at each entry of PROBE (LIB:SYMBOL,\n"
-	      "                           py:FUNCTION or usdt:PATH:PROVIDER:NAME)\n"
+	      "                           SYMBOL, py:FUNCTION or usdt:PATH:PROVIDER:NAME)\n"
 	      "      --offcpu-min-us US   report off-CPU episodes (blocked at least US us) with their\n"
 	      "                           stacks in offcpu.folded and the speedscope file\n"
 	      "                           (default 1000)\n"
@@ -94,6 +101,9 @@ void cli_usage(FILE *out)
 	      "      --alert EXPR         alert on rss>80%, temp>85, gpu_temp>75, cycle>1.5x,\n"
 	      "                           drops>0, throttled, disk<5% (repeatable, up to 16)\n"
 	      "      --alert-exec CMD     run CMD (sh -c) per alert, EP_ALERT_* in its environment\n"
+	      "      --btf FILE           the kernel's BTF, for kernels built without\n"
+	      "                           /sys/kernel/btf/vmlinux (docs/jetson.md: BTFHub's file\n"
+	      "                           for the kernel, or pahole -J on its vmlinux)\n"
 	      "  -q, --quiet              print nothing but errors\n"
 	      "  -v, --verbose            more detail, libbpf warnings and the verifier log on a\n"
 	      "                           load failure; -vv adds debug messages\n"
@@ -156,6 +166,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		OPT_PROC_ROOT,
 		OPT_GPU_INTERVAL,
 		OPT_NO_GPU,
+		OPT_BTF,
 		OPT_SYSFS_ROOT,
 		OPT_NO_SCHED,
 		OPT_NO_OFFCPU_STACKS,
@@ -171,7 +182,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		OPT_UNWIND,
 		OPT_STACK_BYTES,
 		OPT_CYCLE,
-		OPT_CYCLE_EVERY
+		OPT_CYCLE_EVERY,
+		OPT_NO_DEMANGLE
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -188,6 +200,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
 		{ "gpu-interval", required_argument, NULL, OPT_GPU_INTERVAL },
 		{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
+		{ "btf", required_argument, NULL, OPT_BTF },
 		{ "sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT },
 		{ "no-sched", no_argument, NULL, OPT_NO_SCHED },
 		{ "no-offcpu-stacks", no_argument, NULL, OPT_NO_OFFCPU_STACKS },
@@ -202,9 +215,11 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "alert-exec", required_argument, NULL, OPT_ALERT_EXEC },
 		{ "cycle", required_argument, NULL, OPT_CYCLE },
 		{ "cycle-every", required_argument, NULL, OPT_CYCLE_EVERY },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, n;
+	int c, n, prev_optind = 1;
+	bool subcommand = false;
 
 	memset(o, 0, sizeof(*o));
 	o->freq_hz = CLI_DEFAULT_FREQ;
@@ -220,14 +235,16 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	/* "ebpf-prof top ARGS" is "ebpf-prof --top ARGS". */
 	if (argc > 1 && !strcmp(argv[1], "top")) {
 		o->top = true;
+		subcommand = true;
 		argc--;
 		argv++;
 	}
 	optind = 1;
 	opterr = 0;
-	/* '+': stop at the first non-option so "-- cmd -x" and "cmd -x" keep
-	 * the command's own options. */
+	/* '+': stop at the first non-option, so that a stray word is caught
+	 * below instead of its following options being parsed as ours. */
 	while ((c = getopt_long(argc, argv, "+:p:F:d:o:qvVh", longopts, NULL)) != -1) {
+		prev_optind = optind;
 		switch (c) {
 		case 'p':
 			if (o->npids) {
@@ -320,6 +337,16 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			break;
 		case OPT_NO_GPU:
 			o->no_gpu = true;
+			break;
+		case OPT_BTF:
+			if (access(optarg, R_OK)) {
+				fprintf(err, "ebpf-prof: --btf %s: %s\n", optarg, strerror(errno));
+				return 2;
+			}
+			o->btf_path = optarg;
+			break;
+		case OPT_NO_DEMANGLE:
+			o->no_demangle = true;
 			break;
 		case OPT_NO_SCHED:
 			o->no_sched = true;
@@ -451,6 +478,23 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	}
 	if (o->show_help || o->show_version)
 		return 0;
+	/* Only "-- COMMAND" launches: a word where a subcommand or an option
+	 * is expected (a mistyped "ebpf-prof dif A B") must not run a program
+	 * of that name as root. getopt stepped over a "--" iff optind moved
+	 * past its last stop without an option. */
+	if (optind < argc && !(optind == prev_optind + 1 && !strcmp(argv[optind - 1], "--"))) {
+		if (optind == 1 && !subcommand)
+			fprintf(err,
+				"ebpf-prof: '%s' is not a command (commands: top, report, diff, "
+				"jetson); to profile a program: ebpf-prof [OPTIONS] -- %s ...\n",
+				argv[optind], argv[optind]);
+		else
+			fprintf(err,
+				"ebpf-prof: unexpected '%s': the command to launch goes after --, "
+				"e.g. ebpf-prof [OPTIONS] -- %s ...\n",
+				argv[optind], argv[optind]);
+		return 2;
+	}
 	if (optind < argc) {
 		o->command = &argv[optind];
 		o->ncommand = argc - optind;

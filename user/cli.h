@@ -43,6 +43,7 @@ struct cli_opts {
 	double duration_s;	/* 0: until stopped */
 	const char *output_dir; /* NULL: default name */
 	bool kernel_stacks;
+	bool no_demangle;	/* --no-demangle: raw symbol names */
 	enum cli_unwind unwind; /* --unwind */
 	uint32_t stack_bytes;	/* --stack-bytes */
 	int verbosity;		/* -1 quiet, 0 normal, 1+ verbose */
@@ -52,12 +53,13 @@ struct cli_opts {
 	const char *sysfs_root;	  /* --sysfs-root: read sysfs (Jetson) under DIR */
 	uint32_t gpu_interval_ms; /* Jetson sampler period */
 	bool no_gpu;
-	bool no_sched;		      /* no scheduler accounting (sched_switch) */
-	bool no_offcpu_stacks;	      /* sched accounting without off-CPU stacks */
-	uint32_t offcpu_min_us;	      /* shortest off-CPU episode reported with its stack */
-	uint32_t offcpu_ustack_every; /* user stack walked at 1 in N blocking switch-outs
+	const char *btf_path;	/* --btf: kernel BTF for kernels without /sys/kernel/btf/vmlinux */
+	bool no_sched;		/* no scheduler accounting (sched_switch) */
+	bool no_offcpu_stacks;	/* sched accounting without off-CPU stacks */
+	uint32_t offcpu_min_us; /* shortest off-CPU episode reported with its stack */
+	uint32_t offcpu_ustack_every;		 /* user stack walked at 1 in N blocking switch-outs
 				       * besides the predicted ones (0..255; 0: none) */
-	const char *probe_presets;    /* --probes; NULL: llama,sqlite */
+	const char *probe_presets;		 /* --probes; NULL: llama,sqlite */
 	const char *probe_specs[CLI_MAX_PROBES]; /* --probe, in order */
 	int nprobe_specs;
 	const char *probe_count_only;	    /* --probe-count-only SYM[,SYM...] */

@@ -209,9 +209,10 @@ static const char *name_of(const struct cycle_sink *s, uint32_t id)
 /* ---- boundaries ---- */
 
 static void close_cycle(struct cycle_sink *s, uint64_t start, uint64_t end, uint32_t tid,
-			bool truncated)
+			bool truncated, bool partial)
 {
-	struct cycle_closed c = { s->st.closed, start, end < start ? start : end, tid, truncated };
+	struct cycle_closed c = { s->st.closed,		start,	end < start ? start : end, tid,
+				  truncated || partial, partial };
 
 	/* Out of memory here loses a cycle: counted like a dropped fact. */
 	if (PUSH(s->pend, c)) {
@@ -241,7 +242,7 @@ void cycle_sink_begin(struct cycle_sink *s, uint64_t ts, uint32_t tid)
 	if (o) {
 		/* Missing return (longjmp, exception, a marker end never
 		 * called): the new begin closes the open cycle there. */
-		close_cycle(s, o->start, ts, tid, true);
+		close_cycle(s, o->start, ts, tid, true, false);
 		o->start = ts;
 		return;
 	}
@@ -257,7 +258,7 @@ void cycle_sink_end(struct cycle_sink *s, uint64_t ts, uint32_t tid)
 		return;
 	o = find_open(s, tid);
 	if (o) {
-		close_cycle(s, o->start, ts, tid, false);
+		close_cycle(s, o->start, ts, tid, false, false);
 		*o = s->open.v[--s->open.n];
 	} else if (!s->cfg.chain_ends) {
 		s->st.unmatched_ends++;
@@ -269,7 +270,7 @@ void cycle_sink_end(struct cycle_sink *s, uint64_t ts, uint32_t tid)
 		if (s->last_end.v[i].tid != tid)
 			continue;
 		if (!o && ts >= s->last_end.v[i].start) {
-			close_cycle(s, s->last_end.v[i].start, ts, tid, false);
+			close_cycle(s, s->last_end.v[i].start, ts, tid, false, false);
 			s->st.chained++;
 		}
 		s->last_end.v[i].start = ts;
@@ -290,7 +291,7 @@ void cycle_sink_entry(struct cycle_sink *s, uint64_t ts, uint32_t tid)
 			s->st.reordered++;
 			return;
 		}
-		close_cycle(s, s->every.start, ts, s->every.tid, false);
+		close_cycle(s, s->every.start, ts, s->every.tid, false, false);
 	}
 	s->every_open = true;
 	s->every = (struct sopen){ tid, ts };
@@ -578,6 +579,7 @@ static int attribute(struct cycle_sink *s, struct cycle_closed *c, size_t n)
 			if (c[k].start_ns == r->start_ns && c[k].end_ns == r->end_ns &&
 			    c[k].tid == r->tid) {
 				r->truncated = c[k].truncated;
+				r->partial = c[k].partial;
 				cur = k + 1;
 				break;
 			}
@@ -644,11 +646,11 @@ int cycle_sink_flush(struct cycle_sink *s, uint64_t now, bool final)
 		return 0;
 	if (final) {
 		for (size_t i = 0; i < s->open.n; i++)
-			close_cycle(s, s->open.v[i].start, now, s->open.v[i].tid, true);
+			close_cycle(s, s->open.v[i].start, now, s->open.v[i].tid, true, true);
 		s->open.n = 0;
 		/* Not ended by a next entry: cut by the end of the run. */
 		if (s->every_open)
-			close_cycle(s, s->every.start, now, s->every.tid, true);
+			close_cycle(s, s->every.start, now, s->every.tid, true, true);
 		s->every_open = false;
 	}
 	/* Ready ones first, in start order. */

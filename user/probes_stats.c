@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cycles.h"
 #include "hashmap.h"
 #include "json_write.h"
 #include "probes.h"
+#include "probes/probe_nest.h"
 #include "uprobe_discovery.h"
 
 #define SQLITE_ROW  100
@@ -64,6 +66,7 @@ struct probe_stats {
 
 	char **nf; /* "probe\0reason" pairs as two strings each */
 	size_t nnf;
+	struct probe_nest *nest; /* time per class, nested calls once */
 };
 
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -96,6 +99,11 @@ struct probe_stats *probe_stats_new(size_t max_trace_spans, size_t max_sql)
 	st->other_sql = -1;
 	st->unknown_sql = -1;
 	st->last_sql = -1;
+	st->nest = probe_nest_new();
+	if (!st->nest) {
+		free(st);
+		return NULL;
+	}
 	hashmap_init(&st->sql_idx);
 	hashmap_init(&st->stmt_idx);
 	hashmap_init(&st->thread_idx);
@@ -120,6 +128,7 @@ void probe_stats_free(struct probe_stats *st)
 	free(st->stmts);
 	free(st->spans);
 	free(st->threads);
+	probe_nest_free(st->nest);
 	hashmap_free(&st->sql_idx);
 	hashmap_free(&st->stmt_idx);
 	hashmap_free(&st->thread_idx);
@@ -443,6 +452,13 @@ static void keep_span(struct probe_stats *st, const struct ep_span *sp, int32_t 
 	r->open = open;
 }
 
+uint64_t probe_stats_class_ns(const struct probe_stats *st, unsigned cls, uint64_t *calls)
+{
+	if (calls)
+		*calls = probe_nest_calls(st->nest, cls);
+	return probe_nest_ns(st->nest, cls);
+}
+
 int probe_stats_add_event(struct probe_stats *st, const void *data, size_t size)
 {
 	const struct ep_span *sp = data;
@@ -470,6 +486,8 @@ int probe_stats_add_event(struct probe_stats *st, const void *data, size_t size)
 		ps->errors++;
 	if (sp->flags & EP_SPAN_F_NESTED_SQL)
 		ps->nested_sql++;
+	probe_nest_add(st->nest, sp->hdr.tid, probe_def_class(def), sp->hdr.ts_ns,
+		       sp->hdr.ts_ns + sp->dur_ns, sp->depth);
 	if (def->err_rule == PE_STEP) {
 		if ((int32_t)sp->ret == SQLITE_ROW)
 			ps->rows++;
@@ -770,7 +788,10 @@ int probe_stats_report_json(const struct probe_stats *st, cJSON *root)
 		return -ENOMEM;
 	for (int i = 0; i < EP_PDROP__COUNT; i++) {
 		add_num(by, drop_names[i], (double)st->drops[i]);
-		dt += st->drops[i];
+		/* A return whose entry came before the attach: that call was
+		 * never ours to time, nothing was lost. */
+		if (i != EP_PDROP_UNMATCHED_RET)
+			dt += st->drops[i];
 	}
 	add_num(by, "collector_bad_event", (double)st->bad_events);
 	dt += st->bad_events;
@@ -778,6 +799,22 @@ int probe_stats_report_json(const struct probe_stats *st, cJSON *root)
 	dt += st->module_lost;
 	add_num(d, "total", (double)dt);
 	add_num(pr, "trace_spans_not_kept", (double)st->spans_not_kept);
+	{
+		static const char *const cls_names[PROBE_NEST_CLASSES] = { "inference", "sql",
+									   "other" };
+		cJSON *cl = cJSON_AddObjectToObject(pr, "classes");
+
+		if (!cl)
+			return -ENOMEM;
+		for (unsigned k = 0; k < PROBE_NEST_CLASSES; k++) {
+			cJSON *o = cJSON_AddObjectToObject(cl, cls_names[k]);
+
+			if (!o)
+				return -ENOMEM;
+			add_num(o, "ns", (double)probe_nest_ns(st->nest, k));
+			add_num(o, "calls", (double)probe_nest_calls(st->nest, k));
+		}
+	}
 	nf = cJSON_AddArrayToObject(pr, "not_found");
 	if (!nf)
 		return -ENOMEM;
@@ -899,6 +936,7 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 	char a[32], b[32], c[32], d[32], e[32];
 	uint64_t drops = st->bad_events;
 	double tps;
+	size_t nidle = 0;
 
 	if (!st->nprobes && !st->nnf)
 		return;
@@ -911,6 +949,11 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 
 		if (!in->def)
 			continue;
+		/* A preset function the program never called is no row. */
+		if (!n) {
+			nidle++;
+			continue;
+		}
 		fmt_ns(a, sizeof(a), s->total_ns);
 		fmt_ns(b, sizeof(b), hist_mean(&s->hist));
 		fmt_ns(c, sizeof(c), hist_quantile(&s->hist, 0.5));
@@ -927,8 +970,23 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 				in->def->label, proc_maps_basename(in->library), n, a, b, c, d, e,
 				s->errors, s->open ? " (open at end)" : "");
 	}
+	if (nidle) {
+		const char *sep = "";
+
+		fprintf(out, "  not called:");
+		for (uint32_t id = 0; id < st->nprobes; id++) {
+			const struct probe_stat *s = &st->stat[id];
+
+			if (st->info[id].def && !s->calls && !s->spans && !s->open) {
+				fprintf(out, "%s %s", sep, st->info[id].def->label);
+				sep = ",";
+			}
+		}
+		fputc('\n', out);
+	}
 	if (probe_stats_tokens(st, &tps))
-		fprintf(out, "  tokens: %" PRIu64 " (%.1f tokens/s)\n", st->tokens, tps);
+		fprintf(out, "  tokens: %" PRIu64 " (%.1f/s from the first to the last)\n",
+			st->tokens, tps);
 	if (st->nsql) {
 		size_t *ord = sql_order(st);
 
@@ -948,7 +1006,8 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 		}
 	}
 	for (int i = 0; i < EP_PDROP__COUNT; i++)
-		drops += st->drops[i];
+		if (i != EP_PDROP_UNMATCHED_RET)
+			drops += st->drops[i];
 	drops += st->module_lost;
 	if (drops)
 		fprintf(out,

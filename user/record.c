@@ -22,6 +22,7 @@
 #include "jetson/jetson_module.h"
 #include "probes.h"
 #include "cycles_module.h"
+#include "overhead/overhead_module.h"
 #include "log.h"
 #include "output.h"
 #include "overload/priority.h"
@@ -47,6 +48,7 @@ static const struct rec_module *const modules[] = {
 	&sysmon_rec_module,
 	&sched_rec_module,
 	&probes_rec_module,
+	&overhead_rec_module, /* after the sections it reads, before the findings */
 	&cycles_rec_module, /* after the modules whose report sections it reads */
 	&top_rec_module, /* last: shows what the others polled this round */
 };
@@ -101,6 +103,16 @@ struct recorder {
 	struct live_metrics live;
 	bool stop_requested;
 };
+
+/* rec_ctx.notify_held: every module attaches to the held command first. */
+static void notify_held(void *rec, uint32_t pid)
+{
+	struct recorder *r = rec;
+
+	for_each_module(r, i)
+		if (modules[i]->on_held)
+			modules[i]->on_held(r->mstate[i], pid);
+}
 
 static uint64_t mono_ns(void)
 {
@@ -161,8 +173,8 @@ static int load_module_bpf(struct recorder *r)
 	}
 	if (!n)
 		return 0;
-	return bpf_parts_load(parts, n, r->mctx.targets_map_fd, getenv("EBPF_PROF_FAULT_BPF"),
-			      &r->bpf_objs);
+	return bpf_parts_load(parts, n, r->mctx.targets_map_fd, r->opts->btf_path,
+			      getenv("EBPF_PROF_FAULT_BPF"), &r->bpf_objs);
 }
 
 /* CPU time, not wall time: on a busy machine the collector is preempted
@@ -253,6 +265,14 @@ static int add_target(struct recorder *r, uint32_t pid, uint32_t parent, const c
 	proc_read_cmdline(r->opts->proc_root, pid, &t->cmdline);
 	r->nalive++;
 	return 0;
+}
+
+/* A process the user named (--pid) or launched, not one that followed. */
+static bool is_root_target(struct recorder *r, uint32_t pid)
+{
+	const struct report_target *t = find_target(r, pid);
+
+	return t && !t->parent_pid;
 }
 
 static void mark_exited(struct recorder *r, struct report_target *t, uint64_t ts)
@@ -512,7 +532,15 @@ static int on_event(void *ctx, const void *data, size_t size)
 			break;
 		memcpy(comm, e->comm, EP_COMM_LEN);
 		comm[EP_COMM_LEN] = '\0';
-		symbolizer_forget_pid(r->sym, h->pid);
+		symbolizer_exec_pid(r->sym, h->pid, h->ts_ns);
+		/* The launched command (or a process given with --pid) read at
+		 * once, while it runs: a short command can exit before its
+		 * samples are drained (a recorder stalled at start-up on a slow
+		 * board), and with it its maps. Other descendants are read at
+		 * their first sample: a fork storm must not cost a maps read per
+		 * exec. */
+		if (is_root_target(r, h->pid))
+			symbolizer_prepare_pid(r->sym, h->pid);
 		refresh_target_after_exec(r, h->pid, comm, true);
 		break;
 	}
@@ -634,6 +662,26 @@ static pid_t launch_child(char **argv, const sigset_t *orig_mask, int nice_val, 
 	l->go_fd = go[1];
 	l->exec_fd = ex[0];
 	return pid;
+}
+
+/* The exec's ELF load is done once the child's memory has a code segment
+ * of its own: startcode (stat field 26, set at the end of the load) is
+ * neither ours (the forked copy) nor 0 (the new, still empty mm). The
+ * exec fd closes earlier, when the old image is dropped. Bounded: 1 s. */
+static void wait_exec_loaded(const char *proc_root, pid_t child)
+{
+	const struct timespec ms = { 0, 1000000 };
+	uint64_t self, v;
+
+	if (proc_read_stat_field(proc_root, (uint32_t)getpid(), 26, &self))
+		return;
+	for (int i = 0; i < 1000; i++) {
+		if (proc_read_stat_field(proc_root, (uint32_t)child, 26, &v) < 0)
+			return;
+		if (v && v != self)
+			return;
+		nanosleep(&ms, NULL);
+	}
 }
 
 /* Releases the child; returns 0 once it has exec'ed, or -errno of the exec. */
@@ -953,11 +1001,13 @@ int record_main(const struct cli_opts *o)
 		.freq_hz = o->freq_hz,
 		.kernel_stacks = o->kernel_stacks,
 		.stack_bytes = o->unwind == CLI_UNWIND_FP ? 0 : o->stack_bytes,
+		.btf_path = o->btf_path,
 	};
 	struct symbolizer_opts symo = {
 		.proc_root = o->proc_root,
 		.kallsyms_path = "/proc/kallsyms",
 		.perfmap_dir = "/tmp",
+		.no_demangle = o->no_demangle,
 	};
 	sigset_t mask, orig_mask;
 	int sfd = -1, rc = 1, err;
@@ -1036,10 +1086,12 @@ int record_main(const struct cli_opts *o)
 		    add_target(&r, (uint32_t)r.child, 0, NULL))
 			goto out;
 	} else {
-		for (int i = 0; i < npids; i++)
+		for (int i = 0; i < npids; i++) {
 			if (sampler_add_target(r.sampler, pids[i]) ||
 			    add_target(&r, pids[i], 0, NULL))
 				goto out;
+			symbolizer_prepare_pid(r.sym, pids[i]);
+		}
 	}
 
 	outdir = o->output_dir ? strdup(o->output_dir) : default_output_dir(r.ri.targets[0].pid);
@@ -1066,6 +1118,8 @@ int record_main(const struct cli_opts *o)
 	live_metrics_init(&r.live);
 	r.mctx.live = &r.live;
 	r.mctx.stop_requested = &r.stop_requested;
+	r.mctx.notify_held = notify_held;
+	r.mctx.rec = &r;
 	r.mctx.cycles = cycles_sink_new(o, r.prof.period_ns);
 	if (!r.mctx.cycles)
 		log_warn("cycles: out of memory: no per-cycle table");
@@ -1123,6 +1177,12 @@ int record_main(const struct cli_opts *o)
 	if (r.child > 0) {
 		struct report_target *t = find_target(&r, (uint32_t)r.child);
 		char *cmdline = NULL;
+
+		/* Read its maps as soon as its image is loaded: a short command
+		 * can exit before its first samples are drained (a recorder
+		 * stalled at start-up, a slow board), and its maps with it. */
+		wait_exec_loaded(o->proc_root, r.child);
+		symbolizer_prepare_pid(r.sym, (uint32_t)r.child);
 
 		proc_read_comm(o->proc_root, t->pid, t->comm, sizeof(t->comm));
 		if (proc_read_cmdline(o->proc_root, t->pid, &cmdline) == 0) {

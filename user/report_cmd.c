@@ -30,20 +30,6 @@ void report_data_free(struct report_data *d)
 	memset(d, 0, sizeof(*d));
 }
 
-static void findings_ctx_from(const cJSON *root, struct findings_ctx *ctx)
-{
-	memset(ctx, 0, sizeof(*ctx));
-	const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory");
-	const cJSON *ram = cJSON_GetObjectItemCaseSensitive(mem, "system_ram_bytes");
-	if (cJSON_IsNumber(ram) && ram->valuedouble > 0 && ram->valuedouble < 1e18)
-		ctx->mem_total_bytes = (uint64_t)ram->valuedouble;
-	const cJSON *sched = cJSON_GetObjectItemCaseSensitive(root, "sched");
-	const cJSON *lat = cJSON_GetObjectItemCaseSensitive(sched, "runqueue_latency_ns");
-	const cJSON *p99 = cJSON_GetObjectItemCaseSensitive(lat, "p99");
-	if (cJSON_IsNumber(p99) && p99->valuedouble > 0 && p99->valuedouble < 1e18)
-		ctx->runq_p99_ns = (uint64_t)p99->valuedouble;
-}
-
 int report_load(const char *text, size_t len, struct report_data *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
@@ -94,7 +80,7 @@ int report_load(const char *text, size_t len, struct report_data *out, char *err
 		struct findings_cfg cfg;
 		struct findings_ctx ctx;
 		findings_default_cfg(&cfg);
-		findings_ctx_from(out->root, &ctx);
+		cycles_findings_ctx(out->root, &ctx);
 		e = findings_evaluate(&out->cycles, &cfg, &ctx, &out->findings);
 		if (e)
 			goto fail;

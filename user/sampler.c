@@ -82,7 +82,8 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 	if (!s)
 		return -ENOMEM;
 	s->opts = *opts;
-	s->skel = profile_bpf__open();
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = opts->btf_path);
+	s->skel = profile_bpf__open_opts(&oo);
 	if (!s->skel) {
 		err = -errno;
 		log_error("cannot open BPF object profile.bpf.o: %s", strerror(-err));
@@ -117,10 +118,18 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		goto fail;
 	}
 	err = profile_bpf__load(s->skel);
+	if (err && !opts->btf_path && access("/sys/kernel/btf/vmlinux", R_OK)) {
+		log_error("cannot load BPF programs: %s: this kernel has no BTF "
+			  "(/sys/kernel/btf/vmlinux); give it with --btf FILE: BTFHub's file for "
+			  "this kernel, or `pahole -J` on its vmlinux (docs/jetson.md)",
+			  strerror(-err));
+		goto fail;
+	}
 	if (err) {
-		log_error("cannot load BPF programs: %s%s", strerror(-err),
-			  log_get_level() < LOG_DEBUG ? " (rerun with -v for the verifier log)"
-						      : "");
+		log_error(
+			"cannot load BPF programs%s%s: %s%s", opts->btf_path ? " with --btf " : "",
+			opts->btf_path ? opts->btf_path : "", strerror(-err),
+			log_get_level() < LOG_DEBUG ? " (rerun with -v for the verifier log)" : "");
 		goto fail;
 	}
 	s->budget.fn = (ring_buffer_sample_fn)fn;

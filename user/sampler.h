@@ -20,6 +20,9 @@ struct sampler_opts {
 	/* User stack bytes copied per sample with the user registers, for
 	 * CFI unwinding in the collector; 0: frame pointers only. */
 	uint32_t stack_bytes;
+	/* Kernel BTF for CO-RE when the kernel has none (--btf); NULL: the
+	 * kernel's own. */
+	const char *btf_path;
 };
 
 /* Receives each record from the ring buffer (struct ep_sample or

@@ -50,6 +50,20 @@ int main(void)
 	CHECK_INT_EQ(parse(&o, ARGS("-d", "5m", "--pid", "7")), 0);
 	CHECK_NEAR(o.duration_s, 300, 1e-9);
 
+	/* Only "-- COMMAND" launches: a mistyped subcommand, or a program named
+	 * without "--", is a usage error, never a program to run. */
+	CHECK_INT_EQ(parse(&o, ARGS("dif", "a", "b")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("diff", "a", "b", "--json")), 2); /* main.c dispatches it */
+	CHECK_INT_EQ(parse(&o, ARGS("-F", "99", "./exp")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("top", "./exp")), 2);
+	/* "--" taken as the value of -o is not the separator. */
+	CHECK_INT_EQ(parse(&o, ARGS("-o", "--", "./exp")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("top", "--", "./exp")), 0);
+	CHECK(o.top);
+	CHECK_STR_EQ(o.command[0], "./exp");
+	CHECK_INT_EQ(parse(&o, ARGS("--", "dif", "a")), 0);
+	CHECK_STR_EQ(o.command[0], "dif");
+
 	/* The command keeps its own options. */
 	CHECK_INT_EQ(parse(&o, ARGS("-F", "49", "--", "./exp", "-F", "--flag")), 0);
 	CHECK_INT_EQ(o.ncommand, 3);
@@ -71,6 +85,9 @@ int main(void)
 	CHECK_STR_EQ(o.sysfs_root, "/x");
 	CHECK_INT_EQ(parse(&o, ARGS("--no-gpu", "--pid", "1")), 0);
 	CHECK(o.no_gpu);
+	CHECK(!o.no_demangle);
+	CHECK_INT_EQ(parse(&o, ARGS("--no-demangle", "--pid", "1")), 0);
+	CHECK(o.no_demangle);
 	CHECK(!o.no_sched && !o.no_offcpu_stacks);
 	CHECK_INT_EQ(o.offcpu_min_us, CLI_DEFAULT_OFFCPU_MIN_US);
 	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-min-us", "250", "--no-offcpu-stacks", "--pid", "1")),
@@ -197,7 +214,9 @@ int main(void)
 	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "a:f", "--cycle-every", "a:g", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "a:f", "--cycle", "a:g", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "py:", "--pid", "1")), 2);
-	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "nosymbol", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "no symbol", "--pid", "1")), 2);
+	/* A bare symbol is one: looked up in every mapped file. */
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle-every", "llama_tokenize", "--pid", "1")), 0);
 	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "lib:f,count", "--pid", "1")), 2);
 
 	return check_report("test_cli");

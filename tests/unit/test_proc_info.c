@@ -78,6 +78,36 @@ int main(void)
 	CHECK_INT_EQ(proc_parse_stat_state("42 (x) S 1", 10), 'S');
 	CHECK_INT_EQ(proc_parse_stat_state("42 (x)", 6), 0);
 	CHECK_INT_EQ(proc_parse_stat_state("42 (x)S", 7), 0);
+
+	/* Numeric fields after the last ')': a comm with ") " in it, the
+	 * field numbers of proc(5), malformed and hostile lines. */
+	{
+		const char *l = "7 (a) b) R 1 7 7 0 -1 4194560 90 0 0 0 1 2 0 0 20 0 1 0 55 "
+				"1000 100 18446744073709551615 4194304 4198400 0\n";
+		uint64_t v = 0;
+
+		CHECK_INT_EQ(proc_parse_stat_field(l, strlen(l), 4, &v), 0);
+		CHECK_INT_EQ((long long)v, 1);
+		CHECK_INT_EQ(proc_parse_stat_field(l, strlen(l), 26, &v), 0);
+		CHECK_INT_EQ((long long)v, 4194304);
+		CHECK_INT_EQ(proc_parse_stat_field(l, strlen(l), 28, &v), 0);
+		CHECK_INT_EQ((long long)v, 0);
+		CHECK_INT_EQ(proc_parse_stat_field(l, strlen(l), 25, &v), 0);
+		CHECK(v == UINT64_MAX);
+		CHECK_INT_EQ(proc_parse_stat_field(l, strlen(l), 3, &v), -EINVAL);  /* "R" */
+		CHECK_INT_EQ(proc_parse_stat_field(l, strlen(l), 8, &v), -EINVAL);  /* "-1" */
+		CHECK_INT_EQ(proc_parse_stat_field(l, strlen(l), 29, &v), -EINVAL); /* missing */
+		CHECK_INT_EQ(proc_parse_stat_field(l, 40, 26, &v), -EINVAL);	    /* cut short */
+		CHECK_INT_EQ(proc_parse_stat_field("7 (x", 4, 4, &v), -EINVAL);
+		CHECK_INT_EQ(proc_parse_stat_field("", 0, 4, &v), -EINVAL);
+		CHECK_INT_EQ(proc_parse_stat_field("1 (x) R 99999999999999999999999", 31, 4, &v),
+			     -EINVAL);
+		CHECK_INT_EQ(proc_parse_stat_field("1 (x) R 12ab 3", 14, 4, &v), -EINVAL);
+		put(root, "42/stat", l, strlen(l));
+		CHECK_INT_EQ(proc_read_stat_field(root, 42, 26, &v), 0);
+		CHECK_INT_EQ((long long)v, 4194304);
+		CHECK(proc_read_stat_field(root, 43, 26, &v) < 0);
+	}
 	CHECK_INT_EQ(proc_parse_stat_state("garbage", 7), 0);
 	CHECK_INT_EQ(proc_parse_stat_state("", 0), 0);
 	CHECK_INT_EQ(proc_parse_stat_state("1 (x) \x01", 7), 0);
