@@ -9,6 +9,7 @@ fi
 pkgs=(
   build-essential g++ cmake pkg-config git xz-utils
   clang clang-format llvm lld bpftool libbpf-dev
+  libclang-rt-14-dev # libFuzzer for tests/fuzz (tools/fuzz.sh)
   libelf-dev libdw-dev elfutils zlib1g-dev libcjson-dev libncurses-dev
   libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev
   golang-go prometheus curl # tests: go tool pprof, promtool and a scraping prometheus

@@ -31,7 +31,10 @@ void mem_free(struct memstate *m)
 
 struct mem_proc *mem_proc(struct memstate *m, uint32_t pid, bool create)
 {
-	for (size_t i = 0; i < m->nprocs; i++)
+	/* Newest first: in a fork storm the events are about the latest
+	 * children, and a scan from the front made this quadratic (13% of the
+	 * collector's CPU at 2000 forks/s, issue 17). */
+	for (size_t i = m->nprocs; i-- > 0;)
 		if (m->procs[i].pid == pid)
 			return &m->procs[i];
 	if (!create)

@@ -40,6 +40,7 @@
 
 #include "cycle_sink.h"
 #include "log.h"
+#include "overload/priority.h"
 #include "probes.h"
 #include "top_live.h"
 #include "events.h" /* types the skeleton names */
@@ -632,6 +633,9 @@ static void *drain_thread(void *arg)
 {
 	struct probes_mod *m = arg;
 
+	/* It drains flat out under overload: not at the recorder's
+	 * real-time priority (overload/priority.h). */
+	collector_thread_not_realtime();
 	/* Per thread on Linux. Failure (no CAP_SYS_NICE) leaves nice 0. */
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), DRAIN_NICE))
 		m->nice_err = errno;

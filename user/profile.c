@@ -380,6 +380,8 @@ const char *profile_drop_name(enum prof_drop d)
 		return "event_lost";
 	case PROF_DROP_COLLECTOR:
 		return "collector";
+	case PROF_DROP_UNREAD:
+		return "unread_at_stop";
 	case PROF_DROP__COUNT:
 		break;
 	}

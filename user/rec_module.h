@@ -61,6 +61,8 @@ struct rec_ctx {
 	/* Probes other modules ask for, with a callback for their spans
 	 * (probes.h, probe_bus_request): request from open. */
 	struct probe_bus *probe_bus;
+	/* The nice value children go back to (overload/priority.h). */
+	int child_nice;
 	/* Launch mode: the probes module stops the launched command at its
 	 * start-up (its start-up libraries mapped) and calls this before it
 	 * resumes it, so every module's on_held hook attaches what it finds

@@ -25,6 +25,7 @@
 #include "overhead/overhead_module.h"
 #include "log.h"
 #include "output.h"
+#include "overload/priority.h"
 #include "proc/proc_info.h"
 #include "rec_module.h"
 #include "profile.h"
@@ -65,6 +66,12 @@ static const struct rec_module *const modules[] = {
 /* How often the loop wakes to drain the ring buffer when no watermark
  * wakeup came: bounds both latency and the ring's fill between drains. */
 #define DRAIN_PERIOD_MS 10
+/* The longest the final drain of the sampler's ring takes at stop; what is
+ * left then is counted as unread_at_stop. Stop is bounded at any rate. */
+#define STOP_DRAIN_BUDGET_NS (300 * 1000000ull)
+/* Free space the output filesystem must have before a run starts: the
+ * outputs of a minute at 999 Hz are ~2-5 MB. */
+#define OUTPUT_MIN_FREE (4ull << 20)
 /* How long the exited launched command stays unreaped waiting for its exit
  * event (check_liveness). */
 #define CHILD_REAP_GRACE_NS (200 * 1000000ull)
@@ -237,7 +244,8 @@ static void ensure_tracefs(void)
 
 static struct report_target *find_target(struct recorder *r, uint32_t pid)
 {
-	for (size_t i = 0; i < r->ri.ntargets; i++)
+	/* Newest first: a fork storm's events are about the latest children. */
+	for (size_t i = r->ri.ntargets; i-- > 0;)
 		if (r->ri.targets[i].pid == pid)
 			return &r->ri.targets[i];
 	return NULL;
@@ -676,7 +684,7 @@ struct launch {
 	int exec_fd; /* read end: child's errno if exec failed (CLOEXEC) */
 };
 
-static pid_t launch_child(char **argv, const sigset_t *orig_mask, struct launch *l)
+static pid_t launch_child(char **argv, const sigset_t *orig_mask, int nice_val, struct launch *l)
 {
 	int go[2], ex[2];
 	pid_t pid;
@@ -694,6 +702,7 @@ static pid_t launch_child(char **argv, const sigset_t *orig_mask, struct launch 
 		close(go[1]);
 		close(ex[0]);
 		sigprocmask(SIG_SETMASK, orig_mask, NULL);
+		collector_priority_child(nice_val);
 		/* Wait until the profiler is attached so the first instruction of
 		 * the command is already sampled; EOF means the profiler gave up. */
 		if (read(go[0], &c, 1) != 1)
@@ -1039,6 +1048,64 @@ static void log_python_stats(struct pyframes *py)
 		(unsigned long long)st.unpaired);
 }
 
+/* --pid values, checked, as processes. A thread id is accepted by the
+ * kernel's calls (kill, /proc/TID) but the BPF filter is by process:
+ * given as is, it recorded nothing (issue 17). Like perf -p with a thread
+ * id... which perf takes as the thread alone; here a thread is profiled
+ * with its whole process, and said so. */
+static int resolve_pids(const struct cli_opts *o, uint32_t *pids, int *npids)
+{
+	*npids = 0;
+	for (int i = 0; i < o->npids; i++) {
+		uint32_t pid = o->pids[i], tgid;
+		bool dup = false;
+
+		if (kill((pid_t)pid, 0) && errno == ESRCH) {
+			log_error("no such process: %u", pid);
+			return -ESRCH;
+		}
+		if (proc_read_tgid(o->proc_root, pid, &tgid) == 0 && tgid != pid) {
+			char comm[32] = "?";
+
+			proc_read_comm(o->proc_root, tgid, comm, sizeof(comm));
+			log_warn("%u is a thread of process %u (%s), not a process: profiling the "
+				 "whole process %u",
+				 pid, tgid, comm, tgid);
+			pid = tgid;
+		}
+		if (proc_get_state(o->proc_root, pid) != PROC_ALIVE) {
+			log_error("process %u has exited (zombie): nothing to profile", pid);
+			return -ESRCH;
+		}
+		for (int j = 0; j < *npids; j++)
+			dup |= pids[j] == pid;
+		if (!dup)
+			pids[(*npids)++] = pid;
+	}
+	return 0;
+}
+
+/* A second Ctrl-C or SIGTERM while the outputs are written would, once the
+ * mask is restored, kill the process before stdout is flushed: the files
+ * are complete but the summary is lost (issue 17). As perf record does, the
+ * run is finished instead (stop is bounded: STOP_DRAIN_BUDGET_NS, and the
+ * outputs are written in well under a second); SIGKILL still ends it. */
+static void ignore_late_signals(int sfd)
+{
+	struct signalfd_siginfo si;
+	bool late = false;
+
+	/* A signal after the mask is restored may still end the process:
+	 * the summary is out by then. */
+	fflush(stdout);
+	while (read(sfd, &si, sizeof(si)) == sizeof(si))
+		if (si.ssi_signo != SIGCHLD)
+			late = true;
+	if (late)
+		log_warn("signal received while finishing the run: ignored, the outputs and "
+			 "summary are complete");
+}
+
 int record_main(const struct cli_opts *o)
 {
 	struct recorder r = {
@@ -1062,7 +1129,10 @@ int record_main(const struct cli_opts *o)
 	sigset_t mask, orig_mask;
 	int sfd = -1, rc = 1, err;
 	char *outdir = NULL;
-	uint64_t deadline = 0;
+	uint64_t deadline = 0, t_drained, t_stopped;
+	uint32_t pids[CLI_MAX_PIDS];
+	int npids = 0;
+	struct collector_prio prio;
 
 	r.ri.exit_status = -1;
 	r.ri.freq_hz = o->freq_hz;
@@ -1073,17 +1143,20 @@ int record_main(const struct cli_opts *o)
 
 	if (check_environment())
 		return 1;
-	for (int i = 0; i < o->npids; i++) {
-		if (kill((pid_t)o->pids[i], 0) && errno == ESRCH) {
-			log_error("no such process: %u", o->pids[i]);
-			return 1;
-		}
-		if (proc_get_state(o->proc_root, o->pids[i]) != PROC_ALIVE) {
-			log_error("process %u has exited (zombie): nothing to profile", o->pids[i]);
-			return 1;
-		}
-	}
+	if (resolve_pids(o, pids, &npids))
+		return 1;
 	ensure_tracefs();
+	/* Before any thread or child is started: they inherit it. */
+	collector_priority_raise(&prio);
+	r.mctx.child_nice = prio.old_nice;
+	if (prio.nice_err || prio.rt_err)
+		log_info("collector priority not raised (%s): a target with more busy threads "
+			 "than CPUs can starve it (slow start, samples lost)",
+			 strerror(prio.rt_err ? prio.rt_err : prio.nice_err));
+	else
+		log_info("collector at nice %d, recorder thread SCHED_FIFO %d, so that busy "
+			 "targets cannot starve it; the command and --alert-exec run at nice %d",
+			 COLLECTOR_NICE, COLLECTOR_RT_PRIO, prio.old_nice);
 
 	/* Signals arrive through a descriptor polled by the loop: no handler,
 	 * no global flag, and every thread started later inherits the mask. */
@@ -1137,7 +1210,7 @@ int record_main(const struct cli_opts *o)
 	if (o->ncommand) {
 		r.ri.launched = true;
 		r.ri.command = join_argv(o->command, o->ncommand);
-		r.child = launch_child(o->command, &orig_mask, &l);
+		r.child = launch_child(o->command, &orig_mask, r.mctx.child_nice, &l);
 		if (r.child < 0) {
 			log_error("cannot start %s: %s", o->command[0], strerror(-r.child));
 			goto out;
@@ -1146,16 +1219,18 @@ int record_main(const struct cli_opts *o)
 		    add_target(&r, (uint32_t)r.child, 0, NULL))
 			goto out;
 	} else {
-		for (int i = 0; i < o->npids; i++) {
-			if (sampler_add_target(r.sampler, o->pids[i]) ||
-			    add_target(&r, o->pids[i], 0, NULL))
+		for (int i = 0; i < npids; i++) {
+			if (sampler_add_target(r.sampler, pids[i]) ||
+			    add_target(&r, pids[i], 0, NULL))
 				goto out;
-			symbolizer_prepare_pid(r.sym, o->pids[i]);
+			symbolizer_prepare_pid(r.sym, pids[i]);
 		}
 	}
 
 	outdir = o->output_dir ? strdup(o->output_dir) : default_output_dir(r.ri.targets[0].pid);
-	if (!outdir || output_dir_open(&od, outdir))
+	/* Before attaching: a read-only or full output filesystem found only
+	 * after the run lost the recording (issue 17). */
+	if (!outdir || output_dir_open(&od, outdir) || output_dir_check(&od, OUTPUT_MIN_FREE))
 		goto out;
 	r.ri.output_dir = od.path;
 
@@ -1259,6 +1334,8 @@ int record_main(const struct cli_opts *o)
 			 o->freq_hz, deadline ? "" : " until they exit");
 
 	r.ri.stop_reason = "targets-exited";
+	const struct timespec rt_yield = { 0, COLLECTOR_RT_YIELD_MS * 1000000l };
+
 	for (;;) {
 		struct signalfd_siginfo si;
 		bool signalled = false;
@@ -1269,6 +1346,10 @@ int record_main(const struct cli_opts *o)
 			log_error("ring buffer: %s", strerror(-err));
 			goto out;
 		}
+		/* Real-time and behind: leave the CPU to the rest for a while
+		 * (overload/priority.h); the BPF side counts what is lost. */
+		if (prio.realtime && sampler_behind(r.sampler))
+			nanosleep(&rt_yield, NULL);
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
 			if (si.ssi_signo != SIGCHLD)
 				signalled = true;
@@ -1300,16 +1381,28 @@ int record_main(const struct cli_opts *o)
 		if (!r.nalive)
 			break;
 	}
-	/* Everything the kernel queued before we stopped is part of the run. */
-	sampler_drain(r.sampler);
+	/* Everything the kernel queued before we stopped is part of the run,
+	 * as far as a bounded drain reads it: the rest is counted. */
 	r.ri.end_mono_ns = mono_ns();
 	clock_gettime(CLOCK_REALTIME, &r.ri.end_wall);
+	sampler_stop(r.sampler, STOP_DRAIN_BUDGET_NS, &r.prof.drops[PROF_DROP_UNREAD]);
 	collect_drops(&r);
 	if (r.py)
 		log_python_stats(r.py);
-	for_each_module(&r, i)
+	if (sampler_polls_cut_short(r.sampler))
+		log_warn(
+			"the collector fell behind the sampler in %llu of its polls (records "
+			"waited in the ring; any loss is under 'lost:'); a lower -F reduces the load",
+			(unsigned long long)sampler_polls_cut_short(r.sampler));
+	t_drained = mono_ns();
+	for_each_module(&r, i) {
+		uint64_t t0 = mono_ns();
+
 		if (modules[i]->stop)
 			modules[i]->stop(r.mstate[i]);
+		log_debug("stop: %s took %.1f ms", modules[i]->name, (mono_ns() - t0) / 1e6);
+	}
+	t_stopped = mono_ns();
 
 	if (r.child > 0 && !r.child_reaped && !strcmp(r.ri.stop_reason, "targets-exited")) {
 		/* The kernel reported the child's last thread gone; it becomes a
@@ -1340,6 +1433,16 @@ int record_main(const struct cli_opts *o)
 	r.sampler = NULL;
 
 	rc = write_outputs(&r, &od) ? 1 : 0;
+	/* The summary lists what is on disk, not what report.json expected. */
+	free((void *)r.ri.output_files);
+	r.ri.output_files = (const char *const *)od.written;
+	r.ri.noutput_files = od.nwritten;
+	r.ri.failed_files = (const char *const *)od.failed;
+	r.ri.failed_errs = od.failed_errs;
+	r.ri.nfailed_files = od.nfailed;
+	log_info("stop took %.0f ms: sampler drain %.0f, modules %.0f, outputs %.0f",
+		 (mono_ns() - r.ri.end_mono_ns) / 1e6, (t_drained - r.ri.end_mono_ns) / 1e6,
+		 (t_stopped - t_drained) / 1e6, (mono_ns() - t_stopped) / 1e6);
 	if (o->verbosity >= 0) {
 		print_summary(&r.prof, &r.ri, stdout);
 		for_each_module(&r, i)
@@ -1377,20 +1480,24 @@ out:
 	/* After the modules' close: the probes module points into it. */
 	probe_bus_free(r.mctx.probe_bus);
 	cycle_sink_free(r.mctx.cycles);
-	free((void *)r.ri.output_files);
+	if (r.ri.output_files != (const char *const *)od.written)
+		free((void *)r.ri.output_files);
 	/* After the symbolizer: its Dwfl sessions were attached with the
 	 * unwinder's callbacks and ELF header. */
 	symbolizer_free(r.sym);
 	unwinder_free(r.uw);
 	profile_free(&r.prof);
+	output_dir_remove_if_unused(&od);
 	output_dir_close(&od);
 	for (size_t i = 0; i < r.ri.ntargets; i++)
 		free(r.ri.targets[i].cmdline);
 	free(r.ri.targets);
 	free(r.ri.command);
 	free(outdir);
-	if (sfd >= 0)
+	if (sfd >= 0) {
+		ignore_late_signals(sfd);
 		close(sfd);
+	}
 	sigprocmask(SIG_SETMASK, &orig_mask, NULL);
 	return rc;
 }

@@ -7,15 +7,24 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "overload/rb_budget.h"
 #include "profile.skel.h"
+
+/* Longest a poll handles records before the loop gets back to its deadline,
+ * signal and module checks (rb_budget.h). 25 ms: the loop stays responsive
+ * at any event rate, and a drain period (10 ms) of records at the highest
+ * rate the collector keeps up with fits in it. */
+#define POLL_BUDGET_NS (25 * 1000000ull)
 
 struct sampler {
 	struct profile_bpf *skel;
 	struct ring_buffer *rb;
+	struct rb_budget budget;
 	struct bpf_link **links;
 	int *pfds;
 	int ncpus;
@@ -134,8 +143,9 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 			log_get_level() < LOG_DEBUG ? " (rerun with -v for the verifier log)" : "");
 		goto fail;
 	}
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), (ring_buffer_sample_fn)fn, ctx,
-				 NULL);
+	s->budget.fn = (ring_buffer_sample_fn)fn;
+	s->budget.ctx = ctx;
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), rb_budget_cb, &s->budget, NULL);
 	if (!s->rb) {
 		err = -errno;
 		log_error("cannot set up the BPF ring buffer: %s", strerror(-err));
@@ -230,22 +240,37 @@ int sampler_attach(struct sampler *s)
 
 int sampler_poll(struct sampler *s, int timeout_ms)
 {
-	int n = ring_buffer__poll(s->rb, timeout_ms);
-
-	if (n < 0 && n != -EINTR)
-		return n;
-	/* Producers normally submit without a wakeup, so poll() often returns
-	 * on the timeout with data waiting: drain it now. */
-	int m = ring_buffer__consume(s->rb);
-
-	if (m < 0)
-		return m;
-	return (n > 0 ? n : 0) + m;
+	return rb_budget_poll(s->rb, &s->budget, timeout_ms, POLL_BUDGET_NS);
 }
 
-int sampler_drain(struct sampler *s)
+int sampler_stop(struct sampler *s, uint64_t budget_ns, uint64_t *unread)
 {
-	return ring_buffer__consume(s->rb);
+	int n;
+
+	*unread = 0;
+	/* No new samples: what is queued is then finite, whatever the rate. */
+	for (int i = 0; s->pfds && i < s->ncpus; i++)
+		if (s->pfds[i] >= 0)
+			ioctl(s->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
+	n = rb_budget_consume(s->rb, &s->budget, budget_ns);
+	if (n >= 0 && s->budget.spent) {
+		/* Bounded too: fork/exit records keep coming. */
+		int64_t left = rb_budget_discard(s->rb, &s->budget, budget_ns / 4);
+
+		if (left > 0)
+			*unread = (uint64_t)left;
+	}
+	return n;
+}
+
+bool sampler_behind(const struct sampler *s)
+{
+	return s->budget.spent;
+}
+
+uint64_t sampler_polls_cut_short(const struct sampler *s)
+{
+	return s->budget.cut_short;
 }
 
 int sampler_read_drops(struct sampler *s, uint64_t out[EP_DROP__COUNT])

@@ -156,5 +156,8 @@ void print_summary(const struct profile *p, const struct run_info *ri, FILE *out
 		fprintf(out, "output:   %s/\n", ri->output_dir);
 		for (size_t i = 0; i < ri->noutput_files; i++)
 			fprintf(out, "          %s\n", ri->output_files[i]);
+		for (size_t i = 0; i < ri->nfailed_files; i++)
+			fprintf(out, "          NOT WRITTEN: %s (%s)\n", ri->failed_files[i],
+				strerror(-ri->failed_errs[i]));
 	}
 }

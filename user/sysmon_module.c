@@ -21,6 +21,7 @@
 #include "cycle_sink.h"
 #include "log.h"
 #include "modules.skel.h"
+#include "overload/links.h"
 #include "memory.h"
 #include "sysfs_seed.h"
 #include "thermal.h"
@@ -564,10 +565,7 @@ static void sm_stop(void *state)
 	uint64_t now = mono_ns();
 	struct thr_opts o = { 0 };
 
-	for (int i = 0; i < NTP; i++) {
-		bpf_link__destroy(m->links[i]);
-		m->links[i] = NULL;
-	}
+	links_destroy_parallel(m->links, NTP);
 	if (m->rb)
 		ring_buffer__consume(m->rb);
 	collect_peaks(m, 0, false);

@@ -24,6 +24,7 @@
 
 #include "alerts.h"
 #include "log.h"
+#include "overload/priority.h"
 #include "profile.h"
 #include "top_live.h"
 #include "top_view.h"
@@ -209,6 +210,7 @@ static void run_alert_exec(struct top_mod *m, uint64_t now, const struct alert_r
 
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		collector_priority_child(m->ctx->child_nice);
 		if (m->tui) {
 			/* Its output would tear the screen. */
 			int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -181,8 +182,54 @@ static void test_bounds(void)
 	free(buf);
 }
 
+/* Buffers whose last byte is the last readable one (a PROT_NONE page
+ * follows): a parser reading past len faults here, in any build (issue 17:
+ * "1000 10 foo" without a newline, or a last line that is all hex digits,
+ * was read beyond len). */
+static void test_no_overread(void)
+{
+	static const char *const cases[] = {
+		"1000 10 foo",
+		"abcdef",
+		"0",
+		"0x",
+		"1000",
+		"1000 ",
+		"1000 1f",
+		"1000 1f ",
+		"10 20 a\n0x1234abcd",
+		"10 20 a\n10 fffffffffffffffff",
+	};
+	long pg = sysconf(_SC_PAGESIZE);
+	char *map = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+
+	if (map == MAP_FAILED) {
+		CHECK(!"mmap");
+		return;
+	}
+	CHECK(mprotect(map + pg, (size_t)pg, PROT_NONE) == 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = strlen(cases[i]);
+		char *buf = map + pg - len;
+		struct perfmap *pm = NULL;
+
+		memcpy(buf, cases[i], len);
+		CHECK_INT_EQ(perfmap_parse(buf, len, &pm), 0);
+		if (i == 0 && pm) {
+			uint64_t off;
+			const char *n = perfmap_lookup(pm, 0x1005, &off);
+
+			CHECK(n && !strcmp(n, "foo") && off == 5);
+		}
+		perfmap_free(pm);
+	}
+	munmap(map, (size_t)pg * 2);
+}
+
 int main(void)
 {
+	test_no_overread();
 	test_parse();
 	test_load();
 	test_bounds();

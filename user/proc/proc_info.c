@@ -87,6 +87,46 @@ int proc_read_cmdline(const char *proc_root, uint32_t pid, char **out)
 	return 0;
 }
 
+int proc_parse_status_tgid(const char *buf, size_t len, uint32_t *tgid)
+{
+	static const char key[] = "\nTgid:";
+	size_t klen = sizeof(key) - 1;
+
+	/* Looked up as "\nTgid:" so a field whose value contains the word (the
+	 * Name: line is the thread's comm) cannot match; Name: is first. */
+	for (size_t i = 0; i + klen <= len; i++) {
+		uint64_t v = 0;
+		size_t j = i + klen;
+		bool digits = false;
+
+		if (memcmp(buf + i, key, klen))
+			continue;
+		while (j < len && (buf[j] == '\t' || buf[j] == ' '))
+			j++;
+		for (; j < len && buf[j] >= '0' && buf[j] <= '9'; j++) {
+			v = v * 10 + (uint64_t)(buf[j] - '0');
+			if (v > EP_PID_MAX)
+				return -EINVAL;
+			digits = true;
+		}
+		if (!digits || !v || (j < len && buf[j] != '\n'))
+			return -EINVAL;
+		*tgid = (uint32_t)v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int proc_read_tgid(const char *proc_root, uint32_t tid, uint32_t *tgid)
+{
+	char buf[4096];
+	ssize_t n = read_proc_file(proc_root, tid, "status", buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	return proc_parse_status_tgid(buf, (size_t)n, tgid);
+}
+
 char proc_parse_stat_state(const char *line, size_t len)
 {
 	const char *rp = NULL;

@@ -27,6 +27,11 @@ enum proc_state proc_get_state(const char *proc_root, uint32_t pid);
  * 0 when the line is malformed. */
 char proc_parse_stat_state(const char *stat_line, size_t len);
 
+/* The process (thread group) of a thread id: /proc/TID/status "Tgid:".
+ * Returns 0 or -errno (-ENOENT gone, -EINVAL no Tgid line). */
+int proc_read_tgid(const char *proc_root, uint32_t tid, uint32_t *tgid);
+/* Pure parser behind it, for tests and fuzzing: buf need not end in NUL. */
+int proc_parse_status_tgid(const char *buf, size_t len, uint32_t *tgid);
 /* Field n (1-based, as in proc(5): 26 = startcode) of a /proc/PID/stat
  * line, a number after the LAST ')'. Returns 0, or -EINVAL when the line
  * is malformed or the field is missing or not a number. */

@@ -27,14 +27,16 @@ struct perfmap {
 	bool truncated;
 };
 
-static const char *parse_hex(const char *p, uint64_t *out)
+/* Reads no further than end: the last line of a buffer need not end in a
+ * newline, and nothing follows it (issue 17, found by fuzzing). */
+static const char *parse_hex(const char *p, const char *end, uint64_t *out)
 {
 	uint64_t v = 0;
 	int n = 0;
 
-	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+	if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
-	for (;; p++) {
+	for (; p < end; p++) {
 		unsigned d;
 
 		if (*p >= '0' && *p <= '9')
@@ -82,12 +84,12 @@ int perfmap_parse(const char *buf, size_t len, struct perfmap **out)
 		p = le + 1;
 		if (le == q)
 			continue;
-		q = parse_hex(q, &start);
+		q = parse_hex(q, le, &start);
 		if (!q || q >= le || *q != ' ') {
 			pm->bad_lines++;
 			continue;
 		}
-		q = parse_hex(q + 1, &size);
+		q = parse_hex(q + 1, le, &size);
 		if (!q || q >= le || *q != ' ' || size == 0 || start > UINT64_MAX - size) {
 			pm->bad_lines++;
 			continue;
