@@ -114,7 +114,7 @@ struct cycle_sink *cycle_sink_new(const struct cycle_sink_cfg *cfg)
 		s->cfg.max_facts = 1;
 	if (!s->cfg.max_rows)
 		s->cfg.max_rows = SIZE_MAX;
-	hashmap_init(&s->strmap);
+	ep_hashmap_init(&s->strmap);
 	s->first_start = UINT64_MAX;
 	s->table.period_ns = cfg->period_ns;
 	return s;
@@ -134,7 +134,7 @@ void cycle_sink_free(struct cycle_sink *s)
 	for (size_t i = 0; i < s->strs.n; i++)
 		free(s->strs.v[i]);
 	free(s->strs.v);
-	hashmap_free(&s->strmap);
+	ep_hashmap_free(&s->strmap);
 	free(s->open.v);
 	free(s->last_end.v);
 	free(s->pend.v);
@@ -180,8 +180,8 @@ static uint32_t intern(struct cycle_sink *s, const char *str)
 
 	if (!str)
 		return 0;
-	h = hashmap_hash_finish(hashmap_hash_bytes(str, strlen(str), HASHMAP_SEED));
-	f = hashmap_find(&s->strmap, h, str, str_eq, s);
+	h = ep_hashmap_hash_finish(ep_hashmap_hash_bytes(str, strlen(str), HASHMAP_SEED));
+	f = ep_hashmap_find(&s->strmap, h, str, str_eq, s);
 	if (f >= 0)
 		return (uint32_t)f + 1;
 	if (s->strs.n >= MAX_NAMES || !(c = strdup(str))) {
@@ -193,7 +193,7 @@ static uint32_t intern(struct cycle_sink *s, const char *str)
 		s->st.dropped_names++;
 		return 0;
 	}
-	if (hashmap_insert(&s->strmap, h, (uint32_t)(s->strs.n - 1))) {
+	if (ep_hashmap_insert(&s->strmap, h, (uint32_t)(s->strs.n - 1))) {
 		free(s->strs.v[--s->strs.n]);
 		s->st.dropped_names++;
 		return 0;

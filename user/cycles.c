@@ -89,7 +89,7 @@ struct cycles_input *cycles_input_new(void)
 {
 	struct cycles_input *in = calloc(1, sizeof(*in));
 	if (in)
-		hashmap_init(&in->strmap);
+		ep_hashmap_init(&in->strmap);
 	return in;
 }
 
@@ -115,7 +115,7 @@ void cycles_input_free(struct cycles_input *in)
 	for (size_t i = 0; i < in->strs.n; i++)
 		free(in->strs.v[i]);
 	free(in->strs.v);
-	hashmap_free(&in->strmap);
+	ep_hashmap_free(&in->strmap);
 	free(in);
 }
 
@@ -131,8 +131,8 @@ static int intern(struct cycles_input *in, const char *s, uint32_t *id)
 	*id = 0;
 	if (!s)
 		return 0;
-	uint64_t h = hashmap_hash_finish(hashmap_hash_bytes(s, strlen(s), HASHMAP_SEED));
-	int64_t f = hashmap_find(&in->strmap, h, s, str_eq, in);
+	uint64_t h = ep_hashmap_hash_finish(ep_hashmap_hash_bytes(s, strlen(s), HASHMAP_SEED));
+	int64_t f = ep_hashmap_find(&in->strmap, h, s, str_eq, in);
 	if (f >= 0) {
 		*id = (uint32_t)f + 1;
 		return 0;
@@ -147,7 +147,7 @@ static int intern(struct cycles_input *in, const char *s, uint32_t *id)
 		return -ENOMEM;
 	}
 	uint32_t idx = (uint32_t)(in->strs.n - 1);
-	if (hashmap_insert(&in->strmap, h, idx)) {
+	if (ep_hashmap_insert(&in->strmap, h, idx)) {
 		in->strs.n--;
 		free(c);
 		return -ENOMEM;

@@ -104,9 +104,9 @@ struct probe_stats *probe_stats_new(size_t max_trace_spans, size_t max_sql)
 		free(st);
 		return NULL;
 	}
-	hashmap_init(&st->sql_idx);
-	hashmap_init(&st->stmt_idx);
-	hashmap_init(&st->thread_idx);
+	ep_hashmap_init(&st->sql_idx);
+	ep_hashmap_init(&st->stmt_idx);
+	ep_hashmap_init(&st->thread_idx);
 	return st;
 }
 
@@ -129,9 +129,9 @@ void probe_stats_free(struct probe_stats *st)
 	free(st->spans);
 	free(st->threads);
 	probe_nest_free(st->nest);
-	hashmap_free(&st->sql_idx);
-	hashmap_free(&st->stmt_idx);
-	hashmap_free(&st->thread_idx);
+	ep_hashmap_free(&st->sql_idx);
+	ep_hashmap_free(&st->stmt_idx);
+	ep_hashmap_free(&st->thread_idx);
 	free(st);
 }
 
@@ -248,8 +248,8 @@ static int32_t intern_sql(struct probe_stats *st, const char *raw, size_t len, b
 	if (!text)
 		return -ENOMEM;
 	key.text = text;
-	h = hashmap_hash_finish(hashmap_hash_bytes(text, strlen(text), HASHMAP_SEED));
-	found = hashmap_find(&st->sql_idx, h, &key, sql_eq, st);
+	h = ep_hashmap_hash_finish(ep_hashmap_hash_bytes(text, strlen(text), HASHMAP_SEED));
+	found = ep_hashmap_find(&st->sql_idx, h, &key, sql_eq, st);
 	if (found >= 0) {
 		free(text);
 		return (int32_t)found;
@@ -268,7 +268,7 @@ static int32_t intern_sql(struct probe_stats *st, const char *raw, size_t len, b
 	idx = new_sql(st, text, truncated);
 	if (idx < 0)
 		return idx;
-	if (hashmap_insert(&st->sql_idx, h, (uint32_t)idx))
+	if (ep_hashmap_insert(&st->sql_idx, h, (uint32_t)idx))
 		return -ENOMEM;
 	return idx;
 }
@@ -288,16 +288,16 @@ static bool stmt_eq(uint32_t idx, const void *key, const void *ctx)
 
 static uint64_t stmt_hash(uint32_t pid, uint64_t ptr)
 {
-	uint64_t h = hashmap_hash_bytes(&pid, sizeof(pid), HASHMAP_SEED);
+	uint64_t h = ep_hashmap_hash_bytes(&pid, sizeof(pid), HASHMAP_SEED);
 
-	return hashmap_hash_finish(hashmap_hash_bytes(&ptr, sizeof(ptr), h));
+	return ep_hashmap_hash_finish(ep_hashmap_hash_bytes(&ptr, sizeof(ptr), h));
 }
 
 static struct stmt_ent *find_stmt(struct probe_stats *st, uint32_t pid, uint64_t ptr, bool create)
 {
 	struct stmt_key k = { pid, ptr };
 	uint64_t h = stmt_hash(pid, ptr);
-	int64_t i = hashmap_find(&st->stmt_idx, h, &k, stmt_eq, st);
+	int64_t i = ep_hashmap_find(&st->stmt_idx, h, &k, stmt_eq, st);
 	struct stmt_ent *e;
 
 	if (i >= 0)
@@ -308,7 +308,7 @@ static struct stmt_ent *find_stmt(struct probe_stats *st, uint32_t pid, uint64_t
 	 * bounded by the number of statements alive at once. */
 	if (grow((void **)&st->stmts, &st->capstmts, st->nstmts + 1, sizeof(*st->stmts)))
 		return NULL;
-	if (hashmap_insert(&st->stmt_idx, h, (uint32_t)st->nstmts))
+	if (ep_hashmap_insert(&st->stmt_idx, h, (uint32_t)st->nstmts))
 		return NULL;
 	e = &st->stmts[st->nstmts++];
 	e->pid = pid;
@@ -530,10 +530,11 @@ int probe_stats_add_event(struct probe_stats *st, const void *data, size_t size)
 
 			if (s) {
 				key.text = s;
-				int64_t f = hashmap_find(&st->sql_idx,
-							 hashmap_hash_finish(hashmap_hash_bytes(
-								 s, strlen(s), HASHMAP_SEED)),
-							 &key, sql_eq, st);
+				int64_t f = ep_hashmap_find(
+					&st->sql_idx,
+					ep_hashmap_hash_finish(
+						ep_hashmap_hash_bytes(s, strlen(s), HASHMAP_SEED)),
+					&key, sql_eq, st);
 				sql_idx = f >= 0 ? (int32_t)f : -1;
 			}
 			free(s);
@@ -597,12 +598,12 @@ static bool thread_eq(uint32_t idx, const void *key, const void *ctx)
 
 static uint64_t tid_hash(uint32_t tid)
 {
-	return hashmap_hash_finish(hashmap_hash_bytes(&tid, sizeof(tid), HASHMAP_SEED));
+	return ep_hashmap_hash_finish(ep_hashmap_hash_bytes(&tid, sizeof(tid), HASHMAP_SEED));
 }
 
 bool probe_stats_knows_thread(const struct probe_stats *st, uint32_t tid)
 {
-	return hashmap_find(&st->thread_idx, tid_hash(tid), &tid, thread_eq, st) >= 0;
+	return ep_hashmap_find(&st->thread_idx, tid_hash(tid), &tid, thread_eq, st) >= 0;
 }
 
 void probe_stats_set_thread_name(struct probe_stats *st, uint32_t pid, uint32_t tid,
@@ -613,7 +614,7 @@ void probe_stats_set_thread_name(struct probe_stats *st, uint32_t pid, uint32_t 
 	if (probe_stats_knows_thread(st, tid))
 		return;
 	if (grow((void **)&st->threads, &st->capthreads, st->nthreads + 1, sizeof(*st->threads)) ||
-	    hashmap_insert(&st->thread_idx, tid_hash(tid), (uint32_t)st->nthreads))
+	    ep_hashmap_insert(&st->thread_idx, tid_hash(tid), (uint32_t)st->nthreads))
 		return;
 	t = &st->threads[st->nthreads++];
 	t->pid = pid;

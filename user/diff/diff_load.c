@@ -130,8 +130,8 @@ static bool func_eq(uint32_t idx, const void *key, const void *ctx)
 
 const struct dl_func *dl_find_func(const struct dl_run *r, const char *key)
 {
-	uint64_t h = hashmap_hash_bytes(key, strlen(key), HASHMAP_SEED);
-	int64_t at = hashmap_find(&r->func_map, h, key, func_eq, r);
+	uint64_t h = ep_hashmap_hash_bytes(key, strlen(key), HASHMAP_SEED);
+	int64_t at = ep_hashmap_find(&r->func_map, h, key, func_eq, r);
 
 	return at >= 0 ? &r->funcs[at] : NULL;
 }
@@ -144,8 +144,8 @@ static int64_t func_get(struct func_index *fi, const char *name, const char *mod
 
 	if (!key)
 		return -ENOMEM;
-	uint64_t h = hashmap_hash_bytes(key, strlen(key), HASHMAP_SEED);
-	int64_t at = hashmap_find(&r->func_map, h, key, func_eq, r);
+	uint64_t h = ep_hashmap_hash_bytes(key, strlen(key), HASHMAP_SEED);
+	int64_t at = ep_hashmap_find(&r->func_map, h, key, func_eq, r);
 	if (at >= 0) {
 		free(key);
 		return at;
@@ -173,7 +173,7 @@ static int64_t func_get(struct func_index *fi, const char *name, const char *mod
 	f->module = dup_clean(module);
 	f->kernel = kernel;
 	if (!f->name || (module && !f->module) ||
-	    hashmap_insert(&r->func_map, h, (uint32_t)r->nfuncs)) {
+	    ep_hashmap_insert(&r->func_map, h, (uint32_t)r->nfuncs)) {
 		free(f->key);
 		free(f->name);
 		free(f->module);
@@ -489,7 +489,7 @@ int dl_load_text(const char *dir, const char *text, size_t len, struct dl_run *o
 	int e;
 
 	memset(out, 0, sizeof(*out));
-	hashmap_init(&out->func_map);
+	ep_hashmap_init(&out->func_map);
 	out->dir = utf8_sanitize(dir ? dir : "?");
 	if (!out->dir)
 		return -ENOMEM;
@@ -640,7 +640,7 @@ void dl_free(struct dl_run *r)
 		free(r->funcs[i].module);
 	}
 	free(r->funcs);
-	hashmap_free(&r->func_map);
+	ep_hashmap_free(&r->func_map);
 	for (size_t i = 0; i < r->nprobes; i++) {
 		free(r->probes[i].key);
 		free(r->probes[i].label);
@@ -657,8 +657,8 @@ static int drop_modules(struct dl_run *r)
 {
 	size_t w = 0;
 
-	hashmap_free(&r->func_map);
-	hashmap_init(&r->func_map);
+	ep_hashmap_free(&r->func_map);
+	ep_hashmap_init(&r->func_map);
 	for (size_t i = 0; i < r->nfuncs; i++) {
 		struct dl_func *f = &r->funcs[i];
 		char *key = dl_func_key(f->name, NULL, f->kernel);
@@ -667,8 +667,8 @@ static int drop_modules(struct dl_run *r)
 			return -ENOMEM;
 		free(f->key);
 		f->key = key;
-		uint64_t h = hashmap_hash_bytes(key, strlen(key), HASHMAP_SEED);
-		int64_t at = hashmap_find(&r->func_map, h, key, func_eq, r);
+		uint64_t h = ep_hashmap_hash_bytes(key, strlen(key), HASHMAP_SEED);
+		int64_t at = ep_hashmap_find(&r->func_map, h, key, func_eq, r);
 		if (at >= 0) {
 			/* Same name in two modules: one function now. A sample
 			 * with both on its stack counts twice in total: capped. */
@@ -686,7 +686,7 @@ static int drop_modules(struct dl_run *r)
 			continue;
 		}
 		r->funcs[w] = *f;
-		if (hashmap_insert(&r->func_map, h, (uint32_t)w)) {
+		if (ep_hashmap_insert(&r->func_map, h, (uint32_t)w)) {
 			/* Each function owned once for dl_free: the ones not
 			 * seen yet follow the kept ones. */
 			size_t rest = r->nfuncs - (i + 1);

@@ -51,8 +51,8 @@ static bool str_eq(uint32_t i, const void *key, const void *ctx)
 /* Index of s (copied in), or -ENOMEM. */
 static int64_t str_intern(struct strtab *t, const char *s)
 {
-	uint64_t h = hashmap_hash_finish(hashmap_hash_bytes(s, strlen(s), HASHMAP_SEED));
-	int64_t i = hashmap_find(&t->idx, h, s, str_eq, t);
+	uint64_t h = ep_hashmap_hash_finish(ep_hashmap_hash_bytes(s, strlen(s), HASHMAP_SEED));
+	int64_t i = ep_hashmap_find(&t->idx, h, s, str_eq, t);
 
 	if (i >= 0)
 		return i;
@@ -66,7 +66,7 @@ static int64_t str_intern(struct strtab *t, const char *s)
 		t->cap = cap;
 	}
 	t->s[t->n] = strdup(s);
-	if (!t->s[t->n] || hashmap_insert(&t->idx, h, (uint32_t)t->n)) {
+	if (!t->s[t->n] || ep_hashmap_insert(&t->idx, h, (uint32_t)t->n)) {
 		free(t->s[t->n]);
 		return -ENOMEM;
 	}
@@ -89,7 +89,7 @@ static void strtab_free(struct strtab *t)
 	for (size_t i = 0; i < t->n; i++)
 		free(t->s[i]);
 	free(t->s);
-	hashmap_free(&t->idx);
+	ep_hashmap_free(&t->idx);
 }
 
 /* ---- samples ---- */
@@ -497,7 +497,7 @@ int pprof_encode(const struct profile *p, const struct pprof_opts *o, uint8_t **
 
 	*out = NULL;
 	*len = 0;
-	hashmap_init(&b.st.idx);
+	ep_hashmap_init(&b.st.idx);
 	perftools__profiles__profile__init(&b.prof);
 	if (str_intern(&b.st, "") != 0) {
 		err = -ENOMEM;

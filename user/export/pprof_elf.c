@@ -132,7 +132,7 @@ static bool name_eq(uint32_t i, const void *key, const void *ctx)
 
 static uint64_t name_hash(const char *s)
 {
-	return hashmap_hash_finish(hashmap_hash_bytes(s, strlen(s), HASHMAP_SEED));
+	return ep_hashmap_hash_finish(ep_hashmap_hash_bytes(s, strlen(s), HASHMAP_SEED));
 }
 
 static const Dwfl_Callbacks offline_cb = {
@@ -188,7 +188,7 @@ static void module_sources(const char *path, struct names *nm, struct pprof_src 
 
 		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value)
 			continue;
-		k = hashmap_find(&nm->idx, name_hash(name), name, name_eq, nm);
+		k = ep_hashmap_find(&nm->idx, name_hash(name), name, name_eq, nm);
 		if (k < 0 || src[nm->frames[k]].file)
 			continue;
 		file = decl_of(mod, addr, &line);
@@ -250,8 +250,8 @@ static void mod_clear(struct cached_mod *m)
 	free(m->fns);
 	m->fns = NULL;
 	m->nfns = m->cap = 0;
-	hashmap_free(&m->idx);
-	hashmap_init(&m->idx);
+	ep_hashmap_free(&m->idx);
+	ep_hashmap_init(&m->idx);
 	m->bid_err = 1;
 	m->bid[0] = '\0';
 }
@@ -262,7 +262,7 @@ void pprof_elf_cache_free(struct pprof_elf_cache *c)
 		return;
 	for (size_t i = 0; i < c->n; i++) {
 		mod_clear(&c->m[i]);
-		hashmap_free(&c->m[i].idx);
+		ep_hashmap_free(&c->m[i].idx);
 		free(c->m[i].path);
 	}
 	free(c->m);
@@ -294,7 +294,7 @@ static struct cached_mod *cache_mod(struct pprof_elf_cache *c, const char *path)
 		m->path = strdup(path);
 		if (!m->path)
 			return NULL;
-		hashmap_init(&m->idx);
+		ep_hashmap_init(&m->idx);
 		m->bid_err = 1;
 		c->n++;
 	} else if (!have || m->dev != st.st_dev || m->ino != st.st_ino ||
@@ -318,7 +318,7 @@ static bool fn_eq(uint32_t i, const void *key, const void *ctx)
 
 static const struct cached_fn *fn_find(const struct cached_mod *m, const char *name)
 {
-	int64_t i = hashmap_find(&m->idx, name_hash(name), name, fn_eq, m);
+	int64_t i = ep_hashmap_find(&m->idx, name_hash(name), name, fn_eq, m);
 
 	return i < 0 ? NULL : &m->fns[i];
 }
@@ -338,7 +338,7 @@ static void fn_add(struct cached_mod *m, const char *name, const char *file, int
 		m->fns = n;
 		m->cap = cap;
 	}
-	if (hashmap_insert(&m->idx, name_hash(name), (uint32_t)m->nfns))
+	if (ep_hashmap_insert(&m->idx, name_hash(name), (uint32_t)m->nfns))
 		goto fail;
 	m->fns[m->nfns++] = f;
 	return;
@@ -375,7 +375,7 @@ void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pp
 		struct cached_mod *cm = c ? cache_mod(c, mod) : NULL;
 
 		nm.n = 0;
-		hashmap_init(&nm.idx);
+		ep_hashmap_init(&nm.idx);
 		for (size_t g = f; g < p->nframes; g++) {
 			const struct cached_fn *hit;
 
@@ -390,7 +390,8 @@ void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pp
 				continue;
 			}
 			nm.frames[nm.n] = (uint32_t)g;
-			if (hashmap_insert(&nm.idx, name_hash(p->frames[g].name), (uint32_t)nm.n))
+			if (ep_hashmap_insert(&nm.idx, name_hash(p->frames[g].name),
+					      (uint32_t)nm.n))
 				break;
 			nm.n++;
 		}
@@ -399,7 +400,7 @@ void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pp
 		for (size_t k = 0; cm && k < nm.n; k++)
 			fn_add(cm, p->frames[nm.frames[k]].name, src[nm.frames[k]].file,
 			       src[nm.frames[k]].line);
-		hashmap_free(&nm.idx);
+		ep_hashmap_free(&nm.idx);
 	}
 out:
 	free(done);

@@ -45,7 +45,7 @@ struct probe_nest *probe_nest_new(void)
 	struct probe_nest *n = calloc(1, sizeof(*n));
 
 	if (n)
-		hashmap_init(&n->idx);
+		ep_hashmap_init(&n->idx);
 	return n;
 }
 
@@ -57,7 +57,7 @@ void probe_nest_free(struct probe_nest *n)
 		for (unsigned c = 0; c < PROBE_NEST_CLASSES; c++)
 			free(n->th[i].cls[c].v);
 	free(n->th);
-	hashmap_free(&n->idx);
+	ep_hashmap_free(&n->idx);
 	free(n);
 }
 
@@ -70,8 +70,8 @@ static bool tid_eq(uint32_t idx, const void *key, const void *ctx)
 
 static struct nest_thread *thread_of(struct probe_nest *n, uint32_t tid)
 {
-	uint64_t h = hashmap_hash_finish(hashmap_hash_bytes(&tid, sizeof(tid), HASHMAP_SEED));
-	int64_t i = hashmap_find(&n->idx, h, &tid, tid_eq, n);
+	uint64_t h = ep_hashmap_hash_finish(ep_hashmap_hash_bytes(&tid, sizeof(tid), HASHMAP_SEED));
+	int64_t i = ep_hashmap_find(&n->idx, h, &tid, tid_eq, n);
 
 	if (i >= 0)
 		return &n->th[i];
@@ -84,7 +84,7 @@ static struct nest_thread *thread_of(struct probe_nest *n, uint32_t tid)
 		n->th = p;
 		n->capth = c;
 	}
-	if (hashmap_insert(&n->idx, h, (uint32_t)n->nth))
+	if (ep_hashmap_insert(&n->idx, h, (uint32_t)n->nth))
 		return NULL;
 	memset(&n->th[n->nth], 0, sizeof(n->th[n->nth]));
 	n->th[n->nth].tid = tid;

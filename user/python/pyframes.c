@@ -135,8 +135,8 @@ static void pid_reset(struct py_pid *p)
 	free(p->codes);
 	p->codes = NULL;
 	p->ncodes = p->cap_codes = 0;
-	hashmap_free(&p->code_idx);
-	hashmap_init(&p->code_idx);
+	ep_hashmap_free(&p->code_idx);
+	ep_hashmap_init(&p->code_idx);
 	if (p->memfd >= 0)
 		close(p->memfd);
 	p->memfd = -1;
@@ -185,7 +185,7 @@ static struct py_pid *find_pid(struct pyframes *pf, uint32_t pid, bool create)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->memfd = -1;
-	hashmap_init(&p->code_idx);
+	ep_hashmap_init(&p->code_idx);
 	return p;
 }
 
@@ -435,8 +435,8 @@ static struct code_ent *get_code(struct pyframes *pf, struct py_pid *p, uint64_t
 				 uint32_t csum)
 {
 	struct code_key k = { addr, csum };
-	uint64_t h = hashmap_hash_bytes(&k, sizeof(k), HASHMAP_SEED);
-	int64_t idx = hashmap_find(&p->code_idx, h, &k, code_eq, p);
+	uint64_t h = ep_hashmap_hash_bytes(&k, sizeof(k), HASHMAP_SEED);
+	int64_t idx = ep_hashmap_find(&p->code_idx, h, &k, code_eq, p);
 	struct code_ent *e;
 
 	if (idx >= 0)
@@ -445,8 +445,8 @@ static struct code_ent *get_code(struct pyframes *pf, struct py_pid *p, uint64_t
 		for (size_t i = 0; i < p->ncodes; i++)
 			py_code_free(&p->codes[i].code);
 		p->ncodes = 0;
-		hashmap_free(&p->code_idx);
-		hashmap_init(&p->code_idx);
+		ep_hashmap_free(&p->code_idx);
+		ep_hashmap_init(&p->code_idx);
 	}
 	if (p->ncodes == p->cap_codes) {
 		size_t cap = p->cap_codes ? 2 * p->cap_codes : 64;
@@ -476,7 +476,7 @@ static struct code_ent *get_code(struct pyframes *pf, struct py_pid *p, uint64_t
 	}
 	if (e->err == -ENOMEM)
 		return NULL;
-	if (hashmap_insert(&p->code_idx, h, (uint32_t)p->ncodes))
+	if (ep_hashmap_insert(&p->code_idx, h, (uint32_t)p->ncodes))
 		return NULL;
 	p->ncodes++;
 	return e;

@@ -586,14 +586,14 @@ static uint64_t file_id_hash(const struct file_id *f)
 			  (uint64_t)f->ctime_s,
 			  (uint64_t)f->ctime_ns };
 
-	return hashmap_hash_finish(hashmap_hash_bytes(v, sizeof(v), HASHMAP_SEED));
+	return ep_hashmap_hash_finish(ep_hashmap_hash_bytes(v, sizeof(v), HASHMAP_SEED));
 }
 
 static uint64_t bid_key_hash(const struct bid_key *k)
 {
 	uint64_t v[2] = { k->foff, k->bid };
 
-	return hashmap_hash_finish(hashmap_hash_bytes(v, sizeof(v), HASHMAP_SEED));
+	return ep_hashmap_hash_finish(ep_hashmap_hash_bytes(v, sizeof(v), HASHMAP_SEED));
 }
 
 /* Makes room for one more element of size elem in *arr. */
@@ -621,13 +621,13 @@ static int32_t bid_intern(struct bid_tables *bt, const void *id, size_t len)
 	int64_t i;
 
 	memcpy(k.b, id, len);
-	h = hashmap_hash_finish(hashmap_hash_bytes(k.b, len, HASHMAP_SEED));
-	i = hashmap_find(&bt->ids_idx, h, &k, bid_id_eq, bt);
+	h = ep_hashmap_hash_finish(ep_hashmap_hash_bytes(k.b, len, HASHMAP_SEED));
+	i = ep_hashmap_find(&bt->ids_idx, h, &k, bid_id_eq, bt);
 	if (i >= 0)
 		return (int32_t)i;
 	if (bt->n_ids >= BID_MAX_IDS ||
 	    grow_for_one((void **)&bt->ids, &bt->cap_ids, bt->n_ids, sizeof(*bt->ids)) < 0 ||
-	    hashmap_insert(&bt->ids_idx, h, (uint32_t)bt->n_ids) < 0)
+	    ep_hashmap_insert(&bt->ids_idx, h, (uint32_t)bt->n_ids) < 0)
 		return BID_NONE;
 	bt->ids[bt->n_ids] = k;
 	return (int32_t)bt->n_ids++;
@@ -684,7 +684,7 @@ static int32_t map_build_id(struct pid_state *ps, size_t idx)
 	k.ctime_s = st.st_ctim.tv_sec;
 	k.ctime_ns = st.st_ctim.tv_nsec;
 	h = file_id_hash(&k);
-	fi = hashmap_find(&bt->files_idx, h, &k, file_id_eq, bt);
+	fi = ep_hashmap_find(&bt->files_idx, h, &k, file_id_eq, bt);
 	if (fi >= 0) {
 		bid = bt->files[fi].bid;
 		goto out;
@@ -697,7 +697,7 @@ static int32_t map_build_id(struct pid_state *ps, size_t idx)
 	if (bt->n_files < FILE_ID_MAX &&
 	    grow_for_one((void **)&bt->files, &bt->cap_files, bt->n_files, sizeof(*bt->files)) ==
 		    0 &&
-	    hashmap_insert(&bt->files_idx, h, (uint32_t)bt->n_files) == 0)
+	    ep_hashmap_insert(&bt->files_idx, h, (uint32_t)bt->n_files) == 0)
 		bt->files[bt->n_files++] = k;
 out:
 	if (fd >= 0)
@@ -710,7 +710,7 @@ static const struct bid_ent *bid_cache_find(const struct bid_tables *bt, uint32_
 					    uint64_t foff)
 {
 	struct bid_key k = { .foff = foff, .bid = bid };
-	int64_t i = hashmap_find(&bt->ents_idx, bid_key_hash(&k), &k, bid_ent_eq, bt);
+	int64_t i = ep_hashmap_find(&bt->ents_idx, bid_key_hash(&k), &k, bid_ent_eq, bt);
 
 	return i >= 0 ? &bt->ents[i] : NULL;
 }
@@ -724,13 +724,13 @@ static void bid_cache_put(struct symbolizer *s, uint32_t bid, uint64_t foff, con
 
 	if (bt->n_ents >= BID_CACHE_MAX) {
 		/* Start over rather than grow past the bound. */
-		hashmap_free(&bt->ents_idx);
+		ep_hashmap_free(&bt->ents_idx);
 		bt->n_ents = 0;
 		s->st.buildid_resets++;
 	}
 	/* A failed insert only costs a later libdwfl lookup. */
 	if (grow_for_one((void **)&bt->ents, &bt->cap_ents, bt->n_ents, sizeof(*bt->ents)) < 0 ||
-	    hashmap_insert(&bt->ents_idx, h, (uint32_t)bt->n_ents) < 0)
+	    ep_hashmap_insert(&bt->ents_idx, h, (uint32_t)bt->n_ents) < 0)
 		return;
 	bt->ents[bt->n_ents++] = (struct bid_ent){
 		.foff = foff, .bid = bid, .resolved = name != NULL, .name = name, .sym_off = sym_off
@@ -742,9 +742,9 @@ static void bid_tables_free(struct bid_tables *bt)
 	free(bt->ids);
 	free(bt->files);
 	free(bt->ents);
-	hashmap_free(&bt->ids_idx);
-	hashmap_free(&bt->files_idx);
-	hashmap_free(&bt->ents_idx);
+	ep_hashmap_free(&bt->ids_idx);
+	ep_hashmap_free(&bt->files_idx);
+	ep_hashmap_free(&bt->ents_idx);
 }
 
 /* ---- maps (re)loading ---- */
