@@ -82,6 +82,12 @@ struct ep_sample {
 /* A uretprobe trampoline address in the window (or ip) was replaced by the
  * original return address. */
 #define EP_SAMPLE_F_URETPROBE_FIXED 4u
+/* User frames come from the in-kernel CFI walker (bpf/uwalk.h): return
+ * addresses already point at their call (minus 1), ustack_copy is 0, and
+ * bits 8-15 of flags say why the walk ended (enum ep_uw_end). */
+#define EP_SAMPLE_F_KWALK	8u
+#define EP_SAMPLE_UW_END_SHIFT	8
+#define EP_SAMPLE_UW_END(flags) (((flags) >> EP_SAMPLE_UW_END_SHIFT) & 0xff)
 
 struct ep_task_event {
 	struct ep_event_hdr hdr;
@@ -422,6 +428,13 @@ enum ep_uw_cfa {
 	/* CFI whose rule the walker cannot evaluate (other expressions, CFA
 	 * from another register): the walk ends here, counted. */
 	EP_UW_CFA_UNSUPPORTED = 6,
+	/* CFA = *(u64 *)(fp + cfa_off): gcc's stack realignment (DRAP) in
+	 * functions with over-aligned locals, e.g. ggml's AVX kernels
+	 * (DW_OP_breg6 (rbp) off; DW_OP_deref). */
+	EP_UW_CFA_FP_DEREF = 7,
+	/* As EP_UW_CFA_PLT with 10 for 11: binutils' lazy PLT with IBT
+	 * (endbr64 first in each entry). */
+	EP_UW_CFA_PLT_IBT = 8,
 };
 
 /* How a caller's register (frame pointer, return address) is recovered. */
@@ -431,6 +444,9 @@ enum ep_uw_reg {
 	EP_UW_REG_SAME = 0,
 	EP_UW_REG_AT_CFA = 1, /* saved in memory at CFA + 8 * off8 */
 	EP_UW_REG_UNDEF = 2,  /* not recoverable (the frame pointer then reads 0) */
+	/* Saved in memory at fp + 8 * off8, fp being this frame's own frame
+	 * pointer register (with EP_UW_CFA_FP_DEREF: DW_OP_breg6 (rbp) 0). */
+	EP_UW_REG_AT_FP = 3,
 };
 
 /* One row of an object's unwind table: the rules in force from pc up to the
@@ -444,10 +460,72 @@ struct ep_uw_row {
 	__s32 cfa_off;
 	__u8 cfa;     /* enum ep_uw_cfa */
 	__u8 fp;      /* enum ep_uw_reg for the caller's frame pointer */
-	__s8 fp_off8; /* EP_UW_REG_AT_CFA: frame pointer saved at CFA + 8 * fp_off8 */
+	__s8 fp_off8; /* EP_UW_REG_AT_CFA/AT_FP: the offset of the saved frame pointer / 8 */
 	/* The return address: saved at CFA + 8 * ra_off8 when non-zero (x86_64:
 	 * always -1); 0 = still in the link register (arm64 leaf code). */
 	__s8 ra_off8;
+};
+
+/* ---- the in-kernel walker's maps (bpf/uwalk.h, user/unwind/ktables.c) ----
+ * Rows live in blocks of EP_UW_BLOCK_ROWS, one BPF array per object (inner
+ * maps of an array-of-maps, sized to the object), so a frame costs one
+ * helper lookup into the object's rows plus searches in memory: a binary
+ * search over per-block first pcs (a global array the verifier inlines),
+ * then one inside the block. Unused tail rows of a block have pc ~0. */
+#define EP_UW_BLOCK_ROWS 256
+#define EP_UW_BLOCK_MASK (EP_UW_BLOCK_ROWS - 1)
+struct ep_uw_block {
+	struct ep_uw_row rows[EP_UW_BLOCK_ROWS];
+};
+/* Objects (ELF files) with tables at once, all processes together. */
+#define EP_UW_MAX_OBJS 4096
+/* Blocks of all objects: 2^16 * 256 rows = 16.7 M rows (200 MB), far more
+ * than the memory budget allows; the index itself is 256 KiB. */
+#define EP_UW_MAX_BLOCKS (1u << 16)
+/* Executable mappings per process the walker knows; more are counted and
+ * walked as unknown. Python with many extension modules stays below. */
+#define EP_UW_MAX_MAPS 512
+/* Frames one walk emits: deeper stacks end with EP_UW_END_DEPTH. */
+#define EP_UW_MAX_FRAMES 512
+
+enum ep_uw_kind {
+	EP_UW_MAP_CFI = 1, /* file with a table: rows, frame pointers in gaps */
+	EP_UW_MAP_FP = 2,  /* file without CFI (or over budget): frame pointers */
+	EP_UW_MAP_JIT = 3, /* anonymous executable memory: frame pointers, marked */
+};
+
+/* One executable mapping of a process; pc - bias is the object's ELF
+ * virtual address. Sorted by start in struct ep_uw_proc. */
+struct ep_uw_map {
+	__u64 start, end;
+	__u64 bias;
+	__u32 obj;    /* index in the array-of-maps (EP_UW_MAP_CFI) */
+	__u32 blk_lo; /* first block in the global block index */
+	__u32 nblk;   /* blocks of the object */
+	__u32 kind;   /* enum ep_uw_kind */
+};
+
+struct ep_uw_proc {
+	__u32 n; /* maps in use */
+	__u32 _pad;
+	struct ep_uw_map m[EP_UW_MAX_MAPS];
+};
+
+/* Why a walk ended (bits 8-15 of ep_sample.flags). */
+enum ep_uw_end {
+	EP_UW_END_NONE = 0,	   /* not walked in the kernel */
+	EP_UW_END_ROOT = 1,	   /* outermost frame reached (CFI: return address undefined) */
+	EP_UW_END_FP_ROOT = 2,	   /* frame-pointer chain ended (fp 0) */
+	EP_UW_END_DEPTH = 3,	   /* EP_UW_MAX_FRAMES frames emitted */
+	EP_UW_END_JIT = 4,	   /* in JIT/anonymous code whose frame chain is unusable */
+	EP_UW_END_UNKNOWN = 5,	   /* pc in no known mapping (dlopen since the scan?) */
+	EP_UW_END_NO_TABLES = 6,   /* process without tables: frame-pointer walk */
+	EP_UW_END_READ = 7,	   /* user stack unreadable */
+	EP_UW_END_BAD = 8,	   /* CFA not above sp, pc 0: inconsistent state */
+	EP_UW_END_UNSUPPORTED = 9, /* CFI rule the walker cannot evaluate */
+	EP_UW_END_NO_REGS = 10,	   /* no user registers */
+	EP_UW_END_URETPROBE = 11,  /* trampoline return address with no matching instance */
+	EP_UW_END__COUNT
 };
 
 #endif /* EBPF_PROF_EVENTS_UNWIND_H */

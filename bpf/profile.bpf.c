@@ -12,6 +12,7 @@
 
 #include "events.h"
 #include "targets.h"
+#include "uwalk.h"
 
 char LICENSE[] __weak SEC("license") = "Dual BSD/GPL";
 
@@ -24,6 +25,10 @@ const volatile __u64 wakeup_watermark = 2 << 20;
 /* Bytes of user stack copied per sample for CFI unwinding in the collector
  * (--stack-bytes, a multiple of EP_STACK_CHUNK); 0 in frame-pointer mode. */
 const volatile __u32 stack_bytes = 0;
+
+/* --unwind cfi-kernel: user stacks walked here from CFI tables (uwalk.h)
+ * instead of bpf_get_stack plus a window copy. */
+const volatile bool kwalk = false;
 
 /* Resized by the collector before load (sampler.c: ring_bytes) to half a
  * second of samples from every CPU; this is only the fallback. */
@@ -263,6 +268,45 @@ static __always_inline void fix_uretprobes(struct ep_sample *s, __u32 win_off, _
 	bpf_loop(EP_URETPROBE_FIX_MAX, uretfix_step, &c, 0);
 }
 
+/* The user stack walked in the kernel (uwalk.h) into the sample after its
+ * kbytes of kernel frames: only addresses travel, no stack window. */
+static __always_inline void kwalk_user(struct bpf_perf_event_data *ctx, struct ep_sample *s,
+				       bool user_mode, long kbytes)
+{
+	struct uw_walk w = {};
+	__u64 regs[EP_UREG__COUNT];
+	struct uw_out *o;
+	__u32 zero = 0, n;
+	long sz;
+
+	s->ustack_copy = 0;
+	s->ustack_sz = 0;
+	s->flags |= EP_SAMPLE_F_KWALK;
+	if (!read_uregs(ctx, user_mode, regs)) {
+		count_drop(EP_DROP_UREGS_ERR);
+		s->flags |= EP_UW_END_NO_REGS << EP_SAMPLE_UW_END_SHIFT;
+		return;
+	}
+	s->flags |= EP_SAMPLE_F_UREGS;
+	s->uregs[EP_UREG_IP] = regs[EP_UREG_IP];
+	s->uregs[EP_UREG_SP] = regs[EP_UREG_SP];
+	s->uregs[EP_UREG_FP] = regs[EP_UREG_FP];
+	n = uw_walk_user(bpf_get_current_task_btf(), s->hdr.pid, regs, &w);
+	s->flags |= (w.end & 0xff) << EP_SAMPLE_UW_END_SHIFT;
+	if (w.fixed)
+		s->flags |= EP_SAMPLE_F_URETPROBE_FIXED;
+	o = bpf_map_lookup_elem(&uw_out_buf, &zero);
+	if (!o || !n)
+		return;
+	sz = (long)n * 8;
+	if (sz > EP_UW_MAX_FRAMES * 8)
+		sz = EP_UW_MAX_FRAMES * 8;
+	if (kbytes < 0 || kbytes > EP_MAX_STACK_DEPTH * 8)
+		return;
+	if (!bpf_probe_read_kernel((void *)s->stack + kbytes, sz, o->ips))
+		s->ustack_sz = sz;
+}
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -270,7 +314,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	__u32 tgid = id >> 32, zero = 0;
 	struct ep_sample *s;
 	bool user_mode;
-	long kbytes = 0, ubytes, size;
+	long kbytes = 0, ubytes, size = 0;
 
 	if (!bpf_map_lookup_elem(&targets, &tgid))
 		return 0;
@@ -299,6 +343,10 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (kbytes < 0 || kbytes > EP_MAX_STACK_DEPTH * 8)
 		kbytes = 0;
 	kbytes &= ~7L;
+	if (kwalk) {
+		kwalk_user(ctx, s, user_mode, kbytes);
+		goto out;
+	}
 	s->ustack_sz = bpf_get_stack(ctx, (void *)s->stack + kbytes, EP_MAX_STACK_DEPTH * 8,
 				     BPF_F_USER_STACK);
 	ubytes = s->ustack_sz;
@@ -329,6 +377,9 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		}
 	}
 	size = EP_SAMPLE_HDR_SIZE + kbytes + ubytes + s->ustack_copy;
+out:
+	if (kwalk)
+		size = EP_SAMPLE_HDR_SIZE + kbytes + (s->ustack_sz > 0 ? s->ustack_sz : 0);
 	if (size > sizeof(*s))
 		size = sizeof(*s);
 	if (bpf_ringbuf_output(&events, s, size, submit_flags()))

@@ -277,9 +277,12 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 				o->unwind = CLI_UNWIND_DWARF;
 			} else if (!strcmp(optarg, "fp")) {
 				o->unwind = CLI_UNWIND_FP;
+			} else if (!strcmp(optarg, "cfi-kernel")) {
+				o->unwind = CLI_UNWIND_KERNEL;
 			} else {
 				fprintf(err,
-					"ebpf-prof: invalid --unwind '%s': expected auto, dwarf or fp\n",
+					"ebpf-prof: invalid --unwind '%s': expected cfi-kernel, auto, "
+					"dwarf or fp\n",
 					optarg);
 				return 2;
 			}

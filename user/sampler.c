@@ -94,6 +94,13 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 	if (s->skel->rodata->stack_bytes)
 		s->skel->rodata->have_bpf_loop =
 			libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+	s->skel->rodata->kwalk = opts->kwalk;
+	/* The walker's block index is preallocated (256 KiB): only with it. */
+	if (!opts->kwalk) {
+		bpf_map__set_max_entries(s->skel->maps.uw_blk_pc, 1);
+		bpf_map__set_max_entries(s->skel->maps.uw_objs, 1);
+		bpf_map__set_max_entries(s->skel->maps.uw_procs, 1);
+	}
 	/* Without a window the per-thread mapping cache is never used: do not
 	 * have the kernel preallocate its 8192 entries. */
 	if (!s->skel->rodata->have_find_vma)
@@ -237,6 +244,13 @@ int sampler_read_drops(struct sampler *s, uint64_t out[EP_DROP__COUNT])
 	}
 	free(vals);
 	return 0;
+}
+
+void sampler_get_uw_fds(const struct sampler *s, struct sampler_uw_fds *out)
+{
+	out->objs = bpf_map__fd(s->skel->maps.uw_objs);
+	out->blk_pc = bpf_map__fd(s->skel->maps.uw_blk_pc);
+	out->procs = bpf_map__fd(s->skel->maps.uw_procs);
 }
 
 void sampler_close(struct sampler *s)

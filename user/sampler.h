@@ -20,6 +20,15 @@ struct sampler_opts {
 	/* User stack bytes copied per sample with the user registers, for
 	 * CFI unwinding in the collector; 0: frame pointers only. */
 	uint32_t stack_bytes;
+	/* User stacks walked in the kernel from CFI tables (bpf/uwalk.h);
+	 * stack_bytes is then 0. */
+	bool kwalk;
+};
+
+/* The in-kernel walker's maps, for user/unwind/ktables.c and for the other
+ * BPF objects that walk user stacks (bpf_map__reuse_fd). */
+struct sampler_uw_fds {
+	int objs, blk_pc, procs;
 };
 
 /* Receives each record from the ring buffer (struct ep_sample or
@@ -44,5 +53,7 @@ int sampler_drain(struct sampler *s);
 /* Sums the per-CPU drop counters kept by the BPF side. */
 int sampler_read_drops(struct sampler *s, uint64_t out[EP_DROP__COUNT]);
 void sampler_close(struct sampler *s);
+/* The walker's map fds (valid until sampler_close). */
+void sampler_get_uw_fds(const struct sampler *s, struct sampler_uw_fds *out);
 
 #endif

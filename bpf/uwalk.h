@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * In-kernel user stack walker (--unwind cfi-kernel, docs/unwinding.md): from
+ * the user registers, frame by frame, with the CFI rows the collector
+ * compiled from each object's .eh_frame (user/unwind/ktables.c), frame
+ * pointers where an object has no rows, and the uretprobe trampoline's
+ * return addresses put back on the way. Emits addresses only (no stack
+ * copy), leaf first, return addresses minus 1 (the call), into the per-CPU
+ * uw_out_buf. Included by the programs that take user stacks; the maps are
+ * shared between their objects (the collector reuses the sampler's fds).
+ */
+#ifndef EBPF_PROF_UWALK_H
+#define EBPF_PROF_UWALK_H
+
+#include "events.h"
+
+struct uw_rows_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	/* Each object's array is sized to its own rows. */
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(key_size, sizeof(__u32));
+	/* A size, not a type: the type of a nested definition reaches BTF
+	 * only as a forward declaration. */
+	__uint(value_size, sizeof(struct ep_uw_block));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, EP_UW_MAX_OBJS);
+	__type(key, __u32);
+	__array(values, struct uw_rows_inner);
+} uw_objs SEC(".maps");
+
+/* First row pc of every block of every object (the level above the rows). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EP_UW_MAX_BLOCKS);
+	__type(key, __u32);
+	__type(value, __u32);
+} uw_blk_pc SEC(".maps");
+
+/* tgid -> its executable mappings. Not preallocated: 20 KiB per process,
+ * only for the processes traced. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EP_MAX_TARGETS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct ep_uw_proc);
+} uw_procs SEC(".maps");
+
+struct uw_out {
+	__u64 ips[EP_UW_MAX_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct uw_out);
+} uw_out_buf SEC(".maps");
+
+struct uw_walk {
+	__u64 pc, sp, fp;
+	__u64 tramp; /* uprobes trampoline address, 0 when none */
+	__u64 ri;    /* next struct return_instance * to match, newest first */
+	struct ep_uw_proc *proc;
+	__u32 n;
+	__u32 end;  /* enum ep_uw_end */
+	__u8 exact; /* pc is not a return address: the leaf, after a signal */
+	__u8 fixed; /* a trampoline address was replaced */
+	__u8 jit;   /* a JIT frame was walked */
+};
+
+/* Binary searches step in bpf_loop callbacks: an unrolled search's paths
+ * multiply in the verifier (each halving's outcome is a branch it keeps
+ * apart), a callback is checked once. Each finds the last entry whose key
+ * is <= key in [lo, hi). */
+struct uw_bs {
+	__u64 key;
+	__u32 lo, hi;
+	__u32 base; /* uw_blk_pc: the object's first block */
+	__u32 _pad;
+	struct ep_uw_proc *p;
+	struct ep_uw_block *blk;
+};
+
+static long uw_bs_map(__u32 i, struct uw_bs *b)
+{
+	struct ep_uw_proc *p = b->p;
+	__u32 mid;
+
+	if (!p || b->lo + 1 >= b->hi)
+		return 1;
+	mid = (b->lo + b->hi) / 2;
+	if (p->m[mid & (EP_UW_MAX_MAPS - 1)].start <= b->key)
+		b->lo = mid;
+	else
+		b->hi = mid;
+	return 0;
+}
+
+static long uw_bs_blk(__u32 i, struct uw_bs *b)
+{
+	__u32 mid, key, *first;
+
+	if (b->lo + 1 >= b->hi)
+		return 1;
+	mid = (b->lo + b->hi) / 2;
+	key = b->base + mid;
+	first = bpf_map_lookup_elem(&uw_blk_pc, &key);
+	if (!first)
+		return 1;
+	if (*first <= b->key)
+		b->lo = mid;
+	else
+		b->hi = mid;
+	return 0;
+}
+
+static long uw_bs_row(__u32 i, struct uw_bs *b)
+{
+	struct ep_uw_block *blk = b->blk;
+	__u32 mid;
+
+	if (!blk || b->lo + 1 >= b->hi)
+		return 1;
+	mid = (b->lo + b->hi) / 2;
+	if (blk->rows[mid & EP_UW_BLOCK_MASK].pc <= b->key)
+		b->lo = mid;
+	else
+		b->hi = mid;
+	return 0;
+}
+
+/* Index of the mapping holding pc in p, or -1. */
+static __always_inline int uw_map_index(struct ep_uw_proc *p, __u64 pc)
+{
+	struct uw_bs b = { .key = pc, .hi = p->n };
+	__u32 lo;
+
+	if (b.hi > EP_UW_MAX_MAPS)
+		b.hi = EP_UW_MAX_MAPS;
+	if (!b.hi)
+		return -1;
+	b.p = p;
+	bpf_loop(12, uw_bs_map, &b, 0);
+	lo = b.lo & (EP_UW_MAX_MAPS - 1);
+	if (pc < p->m[lo].start || pc >= p->m[lo].end)
+		return -1;
+	return (int)lo;
+}
+
+/* The row in force at rel (object vaddr) into *out; false when no row
+ * covers it. */
+static __always_inline bool uw_find_row(__u32 obj, __u32 blk_lo, __u32 nblk, __u64 rel,
+					struct ep_uw_row *out)
+{
+	struct uw_bs b = { .key = rel, .hi = nblk, .base = blk_lo };
+	struct ep_uw_block *blk;
+	__u32 lo;
+	void *rows;
+
+	if (!nblk || rel >= 0xffffffffull)
+		return false;
+	bpf_loop(18, uw_bs_blk, &b, 0);
+	lo = b.lo;
+	rows = bpf_map_lookup_elem(&uw_objs, &obj);
+	if (!rows)
+		return false;
+	blk = bpf_map_lookup_elem(rows, &lo);
+	if (!blk)
+		return false;
+	if (blk->rows[0].pc > rel)
+		return false;
+	b.lo = 0;
+	b.hi = EP_UW_BLOCK_ROWS;
+	b.blk = blk;
+	bpf_loop(9, uw_bs_row, &b, 0);
+	*out = blk->rows[b.lo & EP_UW_BLOCK_MASK];
+	return true;
+}
+
+/* A return address that is the uprobes trampoline, read from slot: the
+ * original, from the thread's return instances (newest first, so they are
+ * met in the order the walk climbs the stack). 0 when none matches. */
+static __always_inline __u64 uw_fix_ret(struct uw_walk *w, __u64 slot)
+{
+	struct return_instance *ri;
+	__u64 st;
+
+	for (int k = 0; k < 8; k++) {
+		ri = (struct return_instance *)w->ri;
+		if (!ri)
+			return 0;
+		st = BPF_CORE_READ(ri, stack);
+		w->ri = (__u64)BPF_CORE_READ(ri, next);
+		if (st == slot) {
+			w->fixed = 1;
+			return BPF_CORE_READ(ri, orig_ret_vaddr);
+		}
+		if (st > slot) {
+			/* Above this frame: keep it for the frames further up. */
+			w->ri = (__u64)ri;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* x86_64 rt_sigframe at __restore_rt: sp points at the ucontext; its
+ * mcontext (struct sigcontext) starts 40 bytes in. */
+#define UW_SIG_RBP (40 + 10 * 8)
+#define UW_SIG_RSP (40 + 15 * 8)
+#define UW_SIG_RIP (40 + 16 * 8)
+
+static long uw_step(__u32 i, struct uw_walk *w)
+{
+	__u32 zero = 0;
+	struct uw_out *o = bpf_map_lookup_elem(&uw_out_buf, &zero);
+	const struct ep_uw_row *row = NULL;
+	const struct ep_uw_map *m = NULL;
+	struct ep_uw_row rowv;
+	__u64 look, cfa, ra = 0, fp = w->fp, slot, pair[2];
+	struct ep_uw_proc *p = w->proc;
+	int ra8 = -1;
+
+	if (!o)
+		return 1;
+	if (w->n >= EP_UW_MAX_FRAMES) {
+		w->end = EP_UW_END_DEPTH;
+		return 1;
+	}
+	if (!w->pc) {
+		w->end = EP_UW_END_FP_ROOT;
+		return 1;
+	}
+	look = w->exact ? w->pc : w->pc - 1;
+	if (p) {
+		int mi = uw_map_index(p, look);
+
+		if (mi < 0) {
+			w->end = EP_UW_END_UNKNOWN;
+			return 1;
+		}
+		m = &p->m[mi & (EP_UW_MAX_MAPS - 1)];
+		if (m->kind == EP_UW_MAP_CFI) {
+			if (uw_find_row(m->obj, m->blk_lo, m->nblk, look - m->bias, &rowv))
+				row = &rowv;
+		} else if (m->kind == EP_UW_MAP_JIT) {
+			w->jit = 1;
+		}
+	}
+	o->ips[w->n & (EP_UW_MAX_FRAMES - 1)] = look;
+	w->n++;
+
+	if (row && row->cfa != EP_UW_CFA_NONE) {
+		switch (row->cfa) {
+		case EP_UW_CFA_END:
+			w->end = EP_UW_END_ROOT;
+			return 1;
+		case EP_UW_CFA_SP:
+			cfa = w->sp + row->cfa_off;
+			break;
+		case EP_UW_CFA_FP:
+			cfa = w->fp + row->cfa_off;
+			break;
+		case EP_UW_CFA_PLT:
+			cfa = w->sp + row->cfa_off + ((w->pc & 15) >= 11 ? 8 : 0);
+			break;
+		case EP_UW_CFA_PLT_IBT:
+			cfa = w->sp + row->cfa_off + ((w->pc & 15) >= 10 ? 8 : 0);
+			break;
+		case EP_UW_CFA_FP_DEREF:
+			if (bpf_probe_read_user(&cfa, 8, (void *)(w->fp + row->cfa_off))) {
+				w->end = EP_UW_END_READ;
+				return 1;
+			}
+			break;
+		case EP_UW_CFA_SIGNAL: {
+			__u64 regs[3];
+
+			/* rbp, then rsp and rip together. */
+			if (bpf_probe_read_user(&regs[0], 8, (void *)(w->sp + UW_SIG_RBP)) ||
+			    bpf_probe_read_user(&regs[1], 16, (void *)(w->sp + UW_SIG_RSP))) {
+				w->end = EP_UW_END_READ;
+				return 1;
+			}
+			w->fp = regs[0];
+			w->sp = regs[1];
+			w->pc = regs[2];
+			w->exact = 1; /* the interrupted pc, not a return address */
+			return 0;
+		}
+		default:
+			w->end = EP_UW_END_UNSUPPORTED;
+			return 1;
+		}
+		if (cfa <= w->sp) {
+			w->end = EP_UW_END_BAD;
+			return 1;
+		}
+		ra8 = row->ra_off8;
+		slot = cfa + ra8 * 8;
+		if (row->fp == EP_UW_REG_AT_CFA && row->fp_off8 == ra8 - 1) {
+			/* The usual push rbp frame: both in one read. */
+			if (bpf_probe_read_user(pair, 16, (void *)(slot - 8))) {
+				w->end = EP_UW_END_READ;
+				return 1;
+			}
+			fp = pair[0];
+			ra = pair[1];
+		} else {
+			if (bpf_probe_read_user(&ra, 8, (void *)slot)) {
+				w->end = EP_UW_END_READ;
+				return 1;
+			}
+			if (row->fp == EP_UW_REG_AT_CFA || row->fp == EP_UW_REG_AT_FP) {
+				__u64 at = row->fp == EP_UW_REG_AT_CFA ? cfa : w->fp;
+
+				if (bpf_probe_read_user(&fp, 8, (void *)(at + row->fp_off8 * 8))) {
+					w->end = EP_UW_END_READ;
+					return 1;
+				}
+			} else if (row->fp == EP_UW_REG_UNDEF) {
+				fp = 0;
+			}
+		}
+	} else {
+		/* No CFI here: the frame-pointer chain (rbp -> saved rbp, ra). */
+		if (!w->fp) {
+			w->end = m && m->kind == EP_UW_MAP_JIT ? EP_UW_END_JIT : EP_UW_END_FP_ROOT;
+			return 1;
+		}
+		if (w->fp < w->sp || (w->fp & 7)) {
+			w->end = m && m->kind == EP_UW_MAP_JIT ? EP_UW_END_JIT : EP_UW_END_BAD;
+			return 1;
+		}
+		if (bpf_probe_read_user(pair, 16, (void *)w->fp)) {
+			w->end = EP_UW_END_READ;
+			return 1;
+		}
+		cfa = w->fp + 16;
+		slot = w->fp + 8;
+		fp = pair[0];
+		ra = pair[1];
+	}
+	if (w->tramp && ra == w->tramp) {
+		ra = uw_fix_ret(w, slot);
+		if (!ra) {
+			w->end = EP_UW_END_URETPROBE;
+			return 1;
+		}
+	}
+	if (!ra) {
+		w->end = EP_UW_END_FP_ROOT;
+		return 1;
+	}
+	w->pc = ra;
+	w->sp = cfa;
+	w->fp = fp;
+	w->exact = 0;
+	return 0;
+}
+
+/* Walks from regs (ip, sp, fp) into uw_out_buf. Returns the frame count;
+ * w->end and w->fixed say how it went. */
+static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, const __u64 *regs,
+					  struct uw_walk *w)
+{
+	w->pc = regs[EP_UREG_IP];
+	w->sp = regs[EP_UREG_SP];
+	w->fp = regs[EP_UREG_FP];
+	w->n = 0;
+	w->end = EP_UW_END_NONE;
+	w->exact = 1;
+	w->fixed = 0;
+	w->jit = 0;
+	w->tramp = 0;
+	w->ri = 0;
+	struct ep_uw_proc *proc = bpf_map_lookup_elem(&uw_procs, &tgid);
+
+	/* Stored only once null-checked: the walk's steps read it back. */
+	w->proc = NULL;
+	if (proc)
+		w->proc = proc;
+	if (bpf_core_field_exists(task->utask)) {
+		struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
+
+		if (ri) {
+			w->ri = (__u64)ri;
+			w->tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+		}
+	}
+	/* Sampled on the trampoline itself: the probed function has returned,
+	 * the thread resumes at the original return address with this sp. */
+	if (w->tramp && w->pc == w->tramp) {
+		struct return_instance *ri = (struct return_instance *)w->ri;
+
+		w->pc = BPF_CORE_READ(ri, orig_ret_vaddr);
+		w->ri = (__u64)BPF_CORE_READ(ri, next);
+		w->fixed = 1;
+	}
+	bpf_loop(EP_UW_MAX_FRAMES + 1, uw_step, w, 0);
+	if (!w->proc && w->end != EP_UW_END_READ)
+		w->end = EP_UW_END_NO_TABLES;
+	if (w->end == EP_UW_END_NONE)
+		w->end = EP_UW_END_DEPTH;
+	return w->n;
+}
+
+#endif
