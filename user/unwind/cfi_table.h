@@ -43,6 +43,10 @@ struct uw_table {
 	struct uw_table_stats stats;
 };
 
+/* The unwind architecture of elf: 0, or -ENOEXEC for a machine (or class,
+ * byte order) the tables do not describe. */
+int uw_table_arch_of(Elf *elf, enum uw_arch *arch);
+
 /* Compiles the CFI of elf (an ELF object of the build's or another
  * architecture) into out. Returns 0 (maybe with n == 0 and UW_SRC_NONE), or
  * a negative errno: -ENOEXEC for an unsupported machine or a malformed ELF,
@@ -50,7 +54,9 @@ struct uw_table {
 int uw_table_build(Elf *elf, struct uw_table *out);
 
 /* The row in force at ELF vaddr pc, or NULL when pc is before the first row
- * or past the end of the last covered range. */
+ * or past the end of the last covered range. A built table's last row is
+ * always an EP_UW_CFA_NONE row at the end of the last FDE: it only ends the
+ * table (gaps between FDEs are EP_UW_CFA_NONE rows too). */
 const struct ep_uw_row *uw_table_find(const struct uw_table *t, uint32_t pc);
 
 void uw_table_free(struct uw_table *t);

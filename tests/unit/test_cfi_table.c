@@ -1,0 +1,635 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Unwind-table compiler (user/unwind/cfi_table.c): its rows against
+ * `readelf --debug-dump=frames-interp` on real objects (Debian's libc and
+ * libsqlite3, a C++ library and a .debug_frame-only library built in
+ * tests/elf, an AArch64 library), the rules readelf's table cannot tell
+ * apart (PLT, stack realignment, signal frames), bad input (mutated and
+ * truncated .eh_frame, no CFI, wrong machine) and uw_table_find's edges.
+ */
+#include "check.h"
+#include "unwind/cfi_table.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *build_dir(void)
+{
+	const char *b = getenv("EP_BUILD_DIR");
+	return b ? b : ".";
+}
+
+static char *read_file(const char *path, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	char *buf = NULL;
+
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &st) && (buf = malloc((size_t)st.st_size + 1))) {
+		size_t got = 0;
+		while (got < (size_t)st.st_size) {
+			ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		*size = got;
+	}
+	close(fd);
+	return buf;
+}
+
+static int build_file(const char *path, struct uw_table *t)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	rc = uw_table_build(e, t);
+	elf_end(e);
+	close(fd);
+	return rc;
+}
+
+/* Every built table: sorted, valid enums, ends with a NONE row. */
+static void check_invariants(const struct uw_table *t)
+{
+	for (uint32_t i = 0; i < t->n; i++) {
+		const struct ep_uw_row *r = &t->rows[i];
+		CHECK(r->cfa <= EP_UW_CFA_PLT_IBT);
+		CHECK(r->fp <= EP_UW_REG_AT_FP);
+		if (i) {
+			CHECK(r->pc > t->rows[i - 1].pc);
+			CHECK(memcmp(&r->cfa_off, &t->rows[i - 1].cfa_off, 8) != 0);
+		}
+	}
+	if (t->n)
+		CHECK_INT_EQ(t->rows[t->n - 1].cfa, EP_UW_CFA_NONE);
+}
+
+/* ---- readelf --debug-dump=frames-interp ---- */
+
+struct rrow {
+	uint64_t loc;
+	char cfa[24], fp[16], ra[16];
+};
+
+struct rfde {
+	uint64_t lo, hi;
+	uint32_t first, n; /* rows in the row array; n == 0: the CIE's first row */
+	uint64_t cie;
+};
+
+struct rcie {
+	uint64_t off;
+	struct rrow row;
+};
+
+struct rdump {
+	struct rrow *rows;
+	struct rfde *fdes;
+	struct rcie *cies;
+	size_t nrows, nfdes, ncies;
+};
+
+static void *push(void *arr, size_t *n, size_t elem)
+{
+	/* Doubling capacity at powers of two. */
+	size_t cap = 1;
+	while (cap < *n + 1)
+		cap *= 2;
+	if (!(*n & (*n - 1)) || !*n)
+		arr = realloc(arr, cap * 2 * elem);
+	if (!arr)
+		abort();
+	(*n)++;
+	return arr;
+}
+
+/* Parses readelf's interpreted frames: per FDE its range and rows with the
+ * CFA, the frame pointer's and the return address' columns. */
+static int readelf_dump(const char *path, const char *fp_name, struct rdump *d)
+{
+	char cmd[512], line[1024];
+	char cols[16][16];
+	int ncols = 0;
+	bool in_cie = false;
+	FILE *p;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames-interp '%s' 2>/dev/null", path);
+	if (!(p = popen(cmd, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long off, len, id, lo, hi, cie;
+		if (sscanf(line, "%llx %llx %llx FDE cie=%llx pc=%llx..%llx", &off, &len, &id, &cie,
+			   &lo, &hi) == 6) {
+			d->fdes = push(d->fdes, &d->nfdes, sizeof(*d->fdes));
+			d->fdes[d->nfdes - 1] = (struct rfde){ lo, hi, (uint32_t)d->nrows, 0, cie };
+			in_cie = false;
+			ncols = 0;
+			continue;
+		}
+		if (strstr(line, " CIE") &&
+		    sscanf(line, "%llx %llx %llx CIE", &off, &len, &id) == 3) {
+			d->cies = push(d->cies, &d->ncies, sizeof(*d->cies));
+			memset(&d->cies[d->ncies - 1], 0, sizeof(*d->cies));
+			d->cies[d->ncies - 1].off = off;
+			in_cie = true;
+			ncols = 0;
+			continue;
+		}
+		if (strstr(line, "ZERO terminator")) {
+			ncols = 0;
+			continue;
+		}
+		/* "r10 (r10)": one column's value. */
+		for (char *q; (q = strstr(line, " ("));)
+			memmove(q, q + 1, strlen(q + 1) + 1);
+		if (strstr(line, "   LOC ")) {
+			char *save, *tok = strtok_r(line, " \n", &save);
+			ncols = 0;
+			while ((tok = strtok_r(NULL, " \n", &save)) && ncols < 16)
+				snprintf(cols[ncols++], sizeof(cols[0]), "%s", tok);
+			continue;
+		}
+		if (!ncols)
+			continue;
+		char *save, *tok = strtok_r(line, " \n", &save);
+		char *end;
+		if (!tok)
+			continue;
+		unsigned long long loc = strtoull(tok, &end, 16);
+		if (*end)
+			continue;
+		struct rrow r = { .loc = loc };
+		for (int c = 0; c < ncols && (tok = strtok_r(NULL, " \n", &save)); c++) {
+			if (!strcmp(cols[c], "CFA"))
+				snprintf(r.cfa, sizeof(r.cfa), "%s", tok);
+			else if (!strcmp(cols[c], fp_name))
+				snprintf(r.fp, sizeof(r.fp), "%s", tok);
+			else if (!strcmp(cols[c], "ra"))
+				snprintf(r.ra, sizeof(r.ra), "%s", tok);
+		}
+		if (in_cie) {
+			if (!d->cies[d->ncies - 1].row.cfa[0])
+				d->cies[d->ncies - 1].row = r;
+		} else if (d->nfdes) {
+			d->rows = push(d->rows, &d->nrows, sizeof(*d->rows));
+			d->rows[d->nrows - 1] = r;
+			d->fdes[d->nfdes - 1].n++;
+		}
+	}
+	/* readelf exits 1 after warnings about sections it does not dump. */
+	pclose(p);
+	return d->nfdes ? 0 : -1;
+}
+
+static void rdump_free(struct rdump *d)
+{
+	free(d->rows);
+	free(d->fdes);
+	free(d->cies);
+}
+
+static int cmp_rfde(const void *a, const void *b)
+{
+	const struct rfde *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static bool is_expr_cfa(uint8_t cfa)
+{
+	return cfa == EP_UW_CFA_PLT || cfa == EP_UW_CFA_PLT_IBT || cfa == EP_UW_CFA_SIGNAL ||
+	       cfa == EP_UW_CFA_FP_DEREF || cfa == EP_UW_CFA_UNSUPPORTED;
+}
+
+struct cmp_stats {
+	unsigned checked, mismatches;
+};
+
+/* One readelf row against the table's row at pc. */
+static bool row_matches(const struct ep_uw_row *t, const struct rrow *r, bool arm64)
+{
+	const char *sp = arm64 ? "sp+" : "rsp+", *fp = arm64 ? "x29+" : "rbp+";
+	long n;
+
+	if (!t)
+		return false;
+	/* x86_64 always defines ra; on arm64 'u' is also "not yet saved". */
+	if (!strcmp(r->ra, "u") && !arm64)
+		return t->cfa == EP_UW_CFA_END;
+	if (t->cfa == EP_UW_CFA_END)
+		return !strcmp(r->ra, "u");
+	if (!strncmp(r->cfa, sp, strlen(sp))) {
+		n = strtol(r->cfa + strlen(sp), NULL, 10);
+		if (t->cfa == EP_UW_CFA_UNSUPPORTED)
+			return true; /* a register rule we cannot use (checked below) */
+		if (t->cfa != EP_UW_CFA_SP || t->cfa_off != n)
+			return false;
+	} else if (!strncmp(r->cfa, fp, strlen(fp))) {
+		n = strtol(r->cfa + strlen(fp), NULL, 10);
+		if (t->cfa == EP_UW_CFA_UNSUPPORTED)
+			return true;
+		if (t->cfa != EP_UW_CFA_FP || t->cfa_off != n)
+			return false;
+	} else if (!strcmp(r->cfa, "exp")) {
+		if (!is_expr_cfa(t->cfa))
+			return false;
+		if (t->cfa == EP_UW_CFA_SIGNAL || t->cfa == EP_UW_CFA_UNSUPPORTED)
+			return true;
+	} else {
+		/* CFA from another register (r10 in a realignment prologue). */
+		return t->cfa == EP_UW_CFA_UNSUPPORTED;
+	}
+	/* The return address. */
+	if (!arm64) {
+		if (strcmp(r->ra, "c-8"))
+			return t->cfa == EP_UW_CFA_UNSUPPORTED;
+		if (t->ra_off8 != -1)
+			return false;
+	} else {
+		if (!strcmp(r->ra, "u") || !strcmp(r->ra, "s") || !r->ra[0]) {
+			if (t->ra_off8 != 0)
+				return false;
+		} else if (r->ra[0] == 'c') {
+			if (t->ra_off8 * 8 != strtol(r->ra + 1, NULL, 10))
+				return false;
+		} else {
+			return t->cfa == EP_UW_CFA_UNSUPPORTED;
+		}
+	}
+	/* The caller's frame pointer: absent/u/s = unchanged. */
+	if (!r->fp[0] || !strcmp(r->fp, "u") || !strcmp(r->fp, "s"))
+		return t->fp == EP_UW_REG_SAME || (!strcmp(r->fp, "u") && t->fp == EP_UW_REG_UNDEF);
+	if (r->fp[0] == 'c') {
+		long off = strtol(r->fp + 1, NULL, 10);
+		if (off % 8)
+			return t->fp == EP_UW_REG_UNDEF;
+		return t->fp == EP_UW_REG_AT_CFA && t->fp_off8 * 8 == off;
+	}
+	if (!strcmp(r->fp, "exp"))
+		return t->fp == EP_UW_REG_AT_FP || t->fp == EP_UW_REG_UNDEF;
+	return t->fp == EP_UW_REG_UNDEF;
+}
+
+/* Compares every row readelf prints (at its first and last byte) with the
+ * table. FDEs that overlap another are left out: the table keeps one. */
+static void compare_with_readelf(const char *path, bool arm64, unsigned min_rows)
+{
+	struct uw_table t;
+	struct rdump d;
+	struct cmp_stats st = { 0 };
+	int rc = build_file(path, &t);
+
+	CHECK_INT_EQ(rc, 0);
+	if (rc)
+		return;
+	check_invariants(&t);
+	CHECK_INT_EQ(t.arch, arm64 ? UW_ARCH_ARM64 : UW_ARCH_X86_64);
+	CHECK_INT_EQ(readelf_dump(path, arm64 ? "x29" : "rbp", &d), 0);
+	CHECK(d.nfdes > 0);
+	/* Ranges in address order to spot overlaps; rows stay in FDE order. */
+	struct rfde *sorted = malloc((d.nfdes ? d.nfdes : 1) * sizeof(*sorted));
+	memcpy(sorted, d.fdes, d.nfdes * sizeof(*sorted));
+	qsort(sorted, d.nfdes, sizeof(*sorted), cmp_rfde);
+	for (size_t i = 0; i < d.nfdes; i++) {
+		const struct rfde *f = &sorted[i];
+		if (f->lo == f->hi || !f->lo)
+			continue;
+		if ((i && sorted[i - 1].hi > f->lo) ||
+		    (i + 1 < d.nfdes && sorted[i + 1].lo < f->hi))
+			continue;
+		struct rrow cie_row = { 0 };
+		for (size_t c = 0; c < d.ncies; c++)
+			if (d.cies[c].off == f->cie)
+				cie_row = d.cies[c].row;
+		uint32_t nr = f->n ? f->n : 1;
+		for (uint32_t k = 0; k < nr; k++) {
+			const struct rrow *r = f->n ? &d.rows[f->first + k] : &cie_row;
+			uint64_t lo = f->n ? r->loc : f->lo;
+			uint64_t hi = f->n && k + 1 < f->n ? d.rows[f->first + k + 1].loc : f->hi;
+			if (lo >= hi)
+				continue;
+			uint64_t pcs[2] = { lo, hi - 1 };
+			for (int j = 0; j < 2; j++) {
+				const struct ep_uw_row *tr = uw_table_find(&t, (uint32_t)pcs[j]);
+				st.checked++;
+				if (!row_matches(tr, r, arm64)) {
+					if (st.mismatches++ < 10)
+						fprintf(stderr,
+							"%s: pc %#llx: readelf cfa=%s fp=%s ra=%s, "
+							"table cfa=%d off=%d fp=%d/%d ra=%d\n",
+							path, (unsigned long long)pcs[j], r->cfa,
+							r->fp, r->ra, tr ? tr->cfa : -1,
+							tr ? tr->cfa_off : 0, tr ? tr->fp : -1,
+							tr ? tr->fp_off8 : 0, tr ? tr->ra_off8 : 0);
+				}
+			}
+		}
+		/* Just past the FDE: a gap (NONE), the next FDE or the end. */
+		const struct ep_uw_row *after = uw_table_find(&t, (uint32_t)f->hi);
+		if (!(i + 1 < d.nfdes && sorted[i + 1].lo == f->hi))
+			CHECK(!after || after->cfa == EP_UW_CFA_NONE);
+	}
+	fprintf(stderr, "%s: %u rows of %zu FDEs checked against readelf, %u mismatches\n", path,
+		st.checked, d.nfdes, st.mismatches);
+	CHECK_INT_EQ(st.mismatches, 0);
+	CHECK(st.checked >= min_rows);
+	free(sorted);
+	rdump_free(&d);
+	uw_table_free(&t);
+}
+
+/* ---- rules readelf prints as "exp" ---- */
+
+/* Address ranges of the FDEs whose raw CFI contains needle, per readelf. */
+static size_t fdes_with(const char *path, const char *needle, uint64_t *lo, size_t max)
+{
+	char cmd[512], line[1024];
+	unsigned long long off, len, id, cie, l, h, cur = 0;
+	size_t n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames '%s' 2>/dev/null", path);
+	if (!(p = popen(cmd, "r")))
+		return 0;
+	while (fgets(line, sizeof(line), p)) {
+		if (sscanf(line, "%llx %llx %llx FDE cie=%llx pc=%llx..%llx", &off, &len, &id, &cie,
+			   &l, &h) == 6)
+			cur = l;
+		else if (strstr(line, needle) && n < max && (!n || lo[n - 1] != cur))
+			lo[n++] = cur;
+	}
+	pclose(p);
+	return n;
+}
+
+static bool table_has_in(const struct uw_table *t, uint64_t lo, uint8_t cfa)
+{
+	const struct ep_uw_row *r = uw_table_find(t, (uint32_t)lo);
+	uint32_t i = r ? (uint32_t)(r - t->rows) : t->n;
+
+	/* Any row of the FDE starting at lo, up to the next gap. */
+	for (; i < t->n && t->rows[i].cfa != EP_UW_CFA_NONE; i++)
+		if (t->rows[i].cfa == cfa)
+			return true;
+	return false;
+}
+
+static void test_expression_rules(const char *libc, const char *cpp)
+{
+	struct uw_table t;
+	uint64_t lo[64];
+	size_t n;
+
+	/* libc: .plt's expression and __restore_rt's signal frame. */
+	CHECK_INT_EQ(build_file(libc, &t), 0);
+	n = fdes_with(libc, "DW_OP_lit11; DW_OP_ge", lo, 64);
+	CHECK(n >= 1);
+	for (size_t i = 0; i < n; i++) {
+		CHECK(table_has_in(&t, lo[i], EP_UW_CFA_PLT));
+		const struct ep_uw_row *r = uw_table_find(&t, (uint32_t)lo[i] + 16 + 11);
+		CHECK(r && r->cfa == EP_UW_CFA_PLT && r->cfa_off == 8 && r->ra_off8 == -1);
+	}
+	n = fdes_with(libc, "DW_OP_breg7 (rsp): 160; DW_OP_deref", lo, 64);
+	CHECK(n >= 1);
+	for (size_t i = 0; i < n; i++) {
+		const struct ep_uw_row *r = uw_table_find(&t, (uint32_t)lo[i] + 1);
+		CHECK(r && r->cfa == EP_UW_CFA_SIGNAL);
+	}
+	uw_table_free(&t);
+
+	/* The C++ fixture: gcc's realignment of cfitest::realigned. */
+	CHECK_INT_EQ(build_file(cpp, &t), 0);
+	n = fdes_with(cpp, "; DW_OP_deref)", lo, 64);
+	CHECK(n >= 1);
+	for (size_t i = 0; i < n; i++)
+		CHECK(table_has_in(&t, lo[i], EP_UW_CFA_FP_DEREF));
+	unsigned deref_rows = 0;
+	for (uint32_t i = 0; i < t.n; i++) {
+		if (t.rows[i].cfa != EP_UW_CFA_FP_DEREF)
+			continue;
+		deref_rows++;
+		CHECK(t.rows[i].cfa_off < 0 && t.rows[i].cfa_off % 8 == 0);
+		CHECK_INT_EQ(t.rows[i].fp, EP_UW_REG_AT_FP);
+		CHECK_INT_EQ(t.rows[i].fp_off8, 0);
+	}
+	CHECK(deref_rows >= 1);
+	uw_table_free(&t);
+}
+
+/* ---- bad input ---- */
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Offset and size of a section in an ELF image, 0 when absent. */
+static size_t section_span(char *img, size_t size, const char *name, size_t *len)
+{
+	Elf *e = elf_memory(img, size);
+	size_t shstrndx, off = 0;
+	Elf_Scn *scn = NULL;
+
+	*len = 0;
+	if (!e || elf_getshdrstrndx(e, &shstrndx)) {
+		elf_end(e);
+		return 0;
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(e, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, name)) {
+			off = sh.sh_offset;
+			*len = sh.sh_size;
+		}
+	}
+	elf_end(e);
+	return off;
+}
+
+static int build_mem(char *img, size_t size, struct uw_table *t)
+{
+	Elf *e = elf_memory(img, size);
+	int rc = uw_table_build(e, t);
+	elf_end(e);
+	return rc;
+}
+
+static void test_mutations(const char *path, unsigned rounds)
+{
+	size_t size, len, off;
+	char *orig = read_file(path, &size), *img;
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	unsigned ok = 0, failed = 0, bad = 0;
+
+	CHECK(orig != NULL);
+	if (!orig)
+		return;
+	off = section_span(orig, size, ".eh_frame", &len);
+	CHECK(off > 0 && len > 64);
+	img = malloc(size);
+	for (unsigned i = 0; i < rounds && len; i++) {
+		struct uw_table t;
+		memcpy(img, orig, size);
+		unsigned flips = 1 + (unsigned)(xorshift(&seed) % 16);
+		for (unsigned k = 0; k < flips; k++) {
+			size_t at = off + (size_t)(xorshift(&seed) % len);
+			/* Mostly small changes (lengths, opcodes), some random bytes. */
+			img[at] = (char)(k & 1 ? xorshift(&seed)
+					       : (uint64_t)img[at] ^ (1u << (k % 8)));
+		}
+		int rc = build_mem(img, size, &t);
+		CHECK(rc == 0 || rc == -ENOEXEC);
+		if (rc == 0) {
+			check_invariants(&t);
+			ok++;
+			bad += t.stats.fdes_bad > 0;
+		} else {
+			failed++;
+		}
+		uw_table_free(&t);
+	}
+	/* Truncated files: cut inside .eh_frame and just after the headers. */
+	size_t cuts[] = { off + len / 2, off + 3, 64, 0 };
+	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		struct uw_table t;
+		memcpy(img, orig, size);
+		int rc = build_mem(img, cuts[i], &t);
+		CHECK(rc == 0 || rc == -ENOEXEC);
+		if (rc == 0)
+			check_invariants(&t);
+		uw_table_free(&t);
+	}
+	fprintf(stderr, "%s: %u mutated copies: %u built (%u with bad FDEs), %u rejected\n", path,
+		rounds, ok, bad, failed);
+	free(img);
+	free(orig);
+}
+
+/* Renames sections in a copy so the object has no CFI; patches e_machine. */
+static void test_no_cfi_wrong_machine(const char *path)
+{
+	size_t size;
+	char *img = read_file(path, &size);
+	struct uw_table t;
+
+	CHECK(img != NULL);
+	if (!img)
+		return;
+	for (size_t i = 0; i + 10 < size; i++) {
+		if (!memcmp(img + i, ".eh_frame", 9) || !memcmp(img + i, ".debug_frame", 12))
+			img[i + 1] = 'X';
+	}
+	CHECK_INT_EQ(build_mem(img, size, &t), 0);
+	CHECK_INT_EQ(t.n, 0);
+	CHECK_INT_EQ(t.source, UW_SRC_NONE);
+	CHECK(uw_table_find(&t, 0x1000) == NULL);
+	uw_table_free(&t);
+	free(img);
+
+	img = read_file(path, &size);
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	eh->e_machine = EM_PPC64;
+	CHECK_INT_EQ(build_mem(img, size, &t), -ENOEXEC);
+	CHECK_INT_EQ(t.n, 0);
+	eh->e_machine = EM_X86_64;
+	eh->e_ident[EI_DATA] = ELFDATA2MSB;
+	CHECK_INT_EQ(build_mem(img, size, &t), -ENOEXEC);
+	/* Not an ELF file at all. */
+	memcpy(img, "#!/bin/sh\n", 10);
+	CHECK_INT_EQ(build_mem(img, size, &t), -ENOEXEC);
+	CHECK_INT_EQ(uw_table_build(NULL, &t), -ENOEXEC);
+	free(img);
+}
+
+static void test_debug_frame(const char *path)
+{
+	struct uw_table t;
+
+	CHECK_INT_EQ(build_file(path, &t), 0);
+	CHECK_INT_EQ(t.source, UW_SRC_DEBUG_FRAME);
+	CHECK(t.n >= 4);
+	uw_table_free(&t);
+	compare_with_readelf(path, false, 8);
+}
+
+/* ---- uw_table_find ---- */
+
+static void test_find_edges(void)
+{
+	struct ep_uw_row rows[] = {
+		{ .pc = 0x1000, .cfa = EP_UW_CFA_SP, .cfa_off = 8, .ra_off8 = -1 },
+		{ .pc = 0x1004, .cfa = EP_UW_CFA_SP, .cfa_off = 16, .ra_off8 = -1 },
+		{ .pc = 0x1010, .cfa = EP_UW_CFA_NONE },
+		{ .pc = 0x2000, .cfa = EP_UW_CFA_FP, .cfa_off = 16, .ra_off8 = -1 },
+		{ .pc = 0xfffffff0, .cfa = EP_UW_CFA_NONE },
+	};
+	struct uw_table t = { .rows = rows, .n = 5 };
+
+	CHECK(uw_table_find(&t, 0) == NULL);
+	CHECK(uw_table_find(&t, 0xfff) == NULL);
+	CHECK(uw_table_find(&t, 0x1000) == &rows[0]);
+	CHECK(uw_table_find(&t, 0x1003) == &rows[0]);
+	CHECK(uw_table_find(&t, 0x1004) == &rows[1]);
+	CHECK(uw_table_find(&t, 0x100f) == &rows[1]);
+	CHECK(uw_table_find(&t, 0x1010) == &rows[2]);
+	CHECK(uw_table_find(&t, 0x1fff) == &rows[2]);
+	CHECK(uw_table_find(&t, 0x2000) == &rows[3]);
+	CHECK(uw_table_find(&t, 0xffffffef) == &rows[3]);
+	CHECK(uw_table_find(&t, 0xfffffff0) == NULL);
+	CHECK(uw_table_find(&t, 0xffffffff) == NULL);
+	t.n = 1;
+	CHECK(uw_table_find(&t, 0x1000) == NULL);
+	t.n = 2;
+	CHECK(uw_table_find(&t, 0x1000) == &rows[0]);
+	CHECK(uw_table_find(&t, 0x1004) == NULL);
+	t.n = 0;
+	CHECK(uw_table_find(&t, 0x1000) == NULL);
+	CHECK(uw_table_find(NULL, 0x1000) == NULL);
+	struct uw_table empty = { 0 };
+	uw_table_free(&empty);
+	uw_table_free(NULL);
+}
+
+int main(void)
+{
+	char cpp[4096], dbg[4096], arm[4096];
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	const char *sqlite = "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0";
+
+	elf_version(EV_CURRENT);
+	snprintf(cpp, sizeof(cpp), "%s/tests/elf/libcfitest.so", build_dir());
+	snprintf(dbg, sizeof(dbg), "%s/tests/elf/libcfidbg.so", build_dir());
+	snprintf(arm, sizeof(arm), "%s/tests/elf/libcfiarm64.so", build_dir());
+
+	test_find_edges();
+	compare_with_readelf(libc, false, 20000);
+	compare_with_readelf(sqlite, false, 20000);
+	compare_with_readelf(cpp, false, 50);
+	compare_with_readelf(arm, true, 6);
+	test_debug_frame(dbg);
+	test_expression_rules(libc, cpp);
+	test_mutations(cpp, 400);
+	test_mutations(libc, 20);
+	test_no_cfi_wrong_machine(cpp);
+	return check_report("test_cfi_table");
+}
