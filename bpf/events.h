@@ -467,18 +467,21 @@ struct ep_uw_row {
 };
 
 /* ---- the in-kernel walker's maps (bpf/uwalk.h, user/unwind/ktables.c) ----
- * Rows live in blocks of EP_UW_BLOCK_ROWS, one BPF array per object (inner
- * maps of an array-of-maps, sized to the object), so a frame costs one
- * helper lookup into the object's rows plus searches in memory: a binary
- * search over per-block first pcs (a global array the verifier inlines),
- * then one inside the block. Unused tail rows of a block have pc ~0. */
+ * Rows live in blocks of EP_UW_BLOCK_ROWS in shards: BPF arrays (inner maps
+ * of an array-of-maps) created as tables are loaded, each sized to the
+ * objects of one maps scan plus room for later dlopens. Not one array per
+ * object: every insertion into an array-of-maps waits for an RCU grace
+ * period (12-20 ms here), 2 s for a process with 100 libraries. A frame
+ * costs one helper lookup into a shard plus searches in memory: over
+ * per-block first pcs (a global array the verifier inlines), then inside
+ * the block. Unused tail rows of a block have pc ~0. */
 #define EP_UW_BLOCK_ROWS 256
 #define EP_UW_BLOCK_MASK (EP_UW_BLOCK_ROWS - 1)
 struct ep_uw_block {
 	struct ep_uw_row rows[EP_UW_BLOCK_ROWS];
 };
-/* Objects (ELF files) with tables at once, all processes together. */
-#define EP_UW_MAX_OBJS 4096
+/* Shards of rows at once. */
+#define EP_UW_MAX_SHARDS 1024
 /* Blocks of all objects: 2^16 * 256 rows = 16.7 M rows (200 MB), far more
  * than the memory budget allows; the index itself is 256 KiB. */
 #define EP_UW_MAX_BLOCKS (1u << 16)
@@ -499,10 +502,12 @@ enum ep_uw_kind {
 struct ep_uw_map {
 	__u64 start, end;
 	__u64 bias;
-	__u32 obj;    /* index in the array-of-maps (EP_UW_MAP_CFI) */
+	__u32 shard;  /* index in the array-of-maps (EP_UW_MAP_CFI) */
 	__u32 blk_lo; /* first block in the global block index */
 	__u32 nblk;   /* blocks of the object */
+	__u32 sblk;   /* first block in the shard */
 	__u32 kind;   /* enum ep_uw_kind */
+	__u32 _pad;
 };
 
 struct ep_uw_proc {

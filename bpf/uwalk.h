@@ -27,7 +27,7 @@ struct uw_rows_inner {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, EP_UW_MAX_OBJS);
+	__uint(max_entries, EP_UW_MAX_SHARDS);
 	__type(key, __u32);
 	__array(values, struct uw_rows_inner);
 } uw_objs SEC(".maps");
@@ -154,10 +154,10 @@ static __always_inline int uw_map_index(struct ep_uw_proc *p, __u64 pc)
 
 /* The row in force at rel (object vaddr) into *out; false when no row
  * covers it. */
-static __always_inline bool uw_find_row(__u32 obj, __u32 blk_lo, __u32 nblk, __u64 rel,
-					struct ep_uw_row *out)
+static __always_inline bool uw_find_row(const struct ep_uw_map *m, __u64 rel, struct ep_uw_row *out)
 {
-	struct uw_bs b = { .key = rel, .hi = nblk, .base = blk_lo };
+	struct uw_bs b = { .key = rel, .hi = m->nblk, .base = m->blk_lo };
+	__u32 shard = m->shard, nblk = m->nblk, sblk = m->sblk;
 	struct ep_uw_block *blk;
 	__u32 lo;
 	void *rows;
@@ -165,8 +165,8 @@ static __always_inline bool uw_find_row(__u32 obj, __u32 blk_lo, __u32 nblk, __u
 	if (!nblk || rel >= 0xffffffffull)
 		return false;
 	bpf_loop(18, uw_bs_blk, &b, 0);
-	lo = b.lo;
-	rows = bpf_map_lookup_elem(&uw_objs, &obj);
+	lo = sblk + b.lo;
+	rows = bpf_map_lookup_elem(&uw_objs, &shard);
 	if (!rows)
 		return false;
 	blk = bpf_map_lookup_elem(rows, &lo);
@@ -246,7 +246,7 @@ static long uw_step(__u32 i, struct uw_walk *w)
 		}
 		m = &p->m[mi & (EP_UW_MAX_MAPS - 1)];
 		if (m->kind == EP_UW_MAP_CFI) {
-			if (uw_find_row(m->obj, m->blk_lo, m->nblk, look - m->bias, &rowv))
+			if (uw_find_row(m, look - m->bias, &rowv))
 				row = &rowv;
 		} else if (m->kind == EP_UW_MAP_JIT) {
 			w->jit = 1;

@@ -238,6 +238,7 @@ static cJSON *build_kernel_walk(struct builder *b, const struct run_unwind *u)
 	add(b, o, "rows", u64(k->rows));
 	add(b, o, "bpf_map_bytes", u64(k->map_bytes));
 	add(b, o, "table_ms", cJSON_CreateNumber((double)k->build_ns / 1e6));
+	add(b, o, "scan_ms", cJSON_CreateNumber((double)k->scan_ns / 1e6));
 	add(b, o, "tables_from_cache", u64(k->from_cache));
 	add(b, o, "table_errors", u64(k->errors));
 	add(b, o, "tables_over_budget", u64(k->over_budget));

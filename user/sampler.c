@@ -95,6 +95,12 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		s->skel->rodata->have_bpf_loop =
 			libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
 	s->skel->rodata->kwalk = opts->kwalk;
+	if (opts->kwalk &&
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) != 1) {
+		err = -ENOTSUP;
+		log_error("--unwind cfi-kernel needs bpf_loop (Linux 5.17+): use --unwind auto");
+		goto fail;
+	}
 	/* The walker's block index is preallocated (256 KiB): only with it. */
 	if (!opts->kwalk) {
 		bpf_map__set_max_entries(s->skel->maps.uw_blk_pc, 1);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,6 +28,10 @@
  * maps code outside every mapping we know would otherwise re-scan on every
  * sample. */
 #define KT_RESCAN_MIN_NS (50 * 1000000ull)
+/* A new shard has room for a quarter more than the scan that made it
+ * needs, and at least this many blocks (768 KiB): a dlopen of a library or
+ * two then lands in it without another RCU wait. */
+#define KT_SHARD_MIN_BLOCKS 256
 
 struct kt_seg {
 	uint64_t vaddr, off, filesz;
@@ -36,9 +41,16 @@ struct kt_obj {
 	uint64_t dev, ino;
 	bool vdso;
 	uint32_t kind; /* enum ep_uw_kind: CFI or FP */
-	uint32_t id, blk_lo, nblk;
+	uint32_t shard, blk_lo, nblk, sblk;
 	int nseg;
 	struct kt_seg seg[KT_MAX_SEGS];
+	struct uw_table pending; /* built, waiting for its place in a shard */
+};
+
+struct kt_shard {
+	uint32_t base; /* first global block */
+	uint32_t size, used;
+	int fd;
 };
 
 struct kt_proc {
@@ -53,7 +65,8 @@ struct ktables {
 	size_t nobjs, cap_objs;
 	struct kt_proc *procs;
 	size_t nprocs, cap_procs;
-	uint32_t next_id, next_blk;
+	struct kt_shard shards[EP_UW_MAX_SHARDS];
+	uint32_t nshards, next_blk;
 	uint64_t row_bytes;
 	struct ktables_stats st;
 	struct ep_uw_proc *pv; /* scratch for one process's list (20 KiB) */
@@ -115,6 +128,10 @@ void ktables_free(struct ktables *k)
 	if (!k)
 		return;
 	uw_cache_free(k->cache);
+	for (uint32_t i = 0; i < k->nshards; i++)
+		close(k->shards[i].fd);
+	for (size_t i = 0; i < k->nobjs; i++)
+		uw_table_free(&k->objs[i].pending);
 	free(k->objs);
 	free(k->procs);
 	free(k->pv);
@@ -139,21 +156,74 @@ static int read_segs(Elf *elf, struct kt_obj *ob)
 	return ob->nseg ? 0 : -ENOEXEC;
 }
 
-/* Loads t's rows into a BPF array of their own, in blocks, and their
- * first pcs into the global block index. */
-static int load_rows(struct ktables *k, struct kt_obj *ob, const struct uw_table *t)
+/* A shard with room for nblk blocks: the last one, or a new one of want
+ * blocks (at least nblk). */
+static struct kt_shard *shard_for(struct ktables *k, uint32_t nblk, uint32_t want)
 {
-	uint32_t nblk = (t->n + EP_UW_BLOCK_ROWS - 1) / EP_UW_BLOCK_ROWS, count;
-	uint64_t bytes = (uint64_t)nblk * sizeof(struct ep_uw_block);
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP);
+	struct kt_shard *sh = k->nshards ? &k->shards[k->nshards - 1] : NULL;
+	uint64_t bytes;
+	uint32_t id;
+
+	if (sh && sh->size - sh->used >= nblk)
+		return sh;
+	if (want < nblk)
+		want = nblk;
+	if (want < KT_SHARD_MIN_BLOCKS)
+		want = KT_SHARD_MIN_BLOCKS;
+	if (k->next_blk + want > EP_UW_MAX_BLOCKS)
+		want = EP_UW_MAX_BLOCKS - k->next_blk;
+	bytes = (uint64_t)want * sizeof(struct ep_uw_block);
+	if (k->row_bytes + bytes > k->o.max_bytes)
+		want = (uint32_t)((k->o.max_bytes - k->row_bytes) / sizeof(struct ep_uw_block));
+	if (k->nshards >= EP_UW_MAX_SHARDS || want < nblk)
+		return NULL;
+	id = k->nshards;
+	sh = &k->shards[id];
+	sh->fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "uw_rows", sizeof(__u32),
+				sizeof(struct ep_uw_block), want, &mo);
+	if (sh->fd < 0) {
+		log_warn("unwind tables: cannot create a BPF array of %u blocks: %s", want,
+			 strerror(errno));
+		return NULL;
+	}
+	/* The one RCU wait per shard. */
+	if (bpf_map_update_elem(k->o.objs_fd, &id, &sh->fd, BPF_ANY)) {
+		log_warn("unwind tables: cannot insert a shard: %s", strerror(errno));
+		close(sh->fd);
+		return NULL;
+	}
+	sh->base = k->next_blk;
+	sh->size = want;
+	sh->used = 0;
+	k->next_blk += want;
+	k->row_bytes += (uint64_t)want * sizeof(struct ep_uw_block);
+	k->st.map_bytes += (uint64_t)want * sizeof(struct ep_uw_block);
+	k->nshards++;
+	return sh;
+}
+
+static uint32_t blocks_of(const struct uw_table *t)
+{
+	return (t->n + EP_UW_BLOCK_ROWS - 1) / EP_UW_BLOCK_ROWS;
+}
+
+/* Copies ob's pending rows into a shard, in blocks, and their first pcs
+ * into the global block index; frees them. want: blocks for a new shard. */
+static int place_rows(struct ktables *k, struct kt_obj *ob, uint32_t want)
+{
+	const struct uw_table *t = &ob->pending;
+	uint32_t nblk = blocks_of(t), count;
+	size_t bytes = (size_t)nblk * sizeof(struct ep_uw_block);
 	struct ep_uw_block *blocks = NULL;
 	uint32_t *keys = NULL, *gkeys = NULL, *first = NULL;
-	int fd = -1, err;
+	struct kt_shard *sh = shard_for(k, nblk, want);
+	int err;
 
-	if (k->next_id >= EP_UW_MAX_OBJS || k->next_blk + nblk > EP_UW_MAX_BLOCKS ||
-	    k->row_bytes + bytes > k->o.max_bytes) {
+	if (!sh) {
 		k->st.over_budget++;
-		return -E2BIG;
+		err = -E2BIG;
+		goto out;
 	}
 	blocks = malloc(bytes);
 	keys = malloc(nblk * sizeof(*keys));
@@ -172,18 +242,12 @@ static int load_rows(struct ktables *k, struct kt_obj *ob, const struct uw_table
 		memcpy(blocks[b].rows, t->rows + lo, n * sizeof(struct ep_uw_row));
 		for (uint32_t r = n; r < EP_UW_BLOCK_ROWS; r++)
 			blocks[b].rows[r].cfa = EP_UW_CFA_NONE;
-		keys[b] = b;
-		gkeys[b] = k->next_blk + b;
+		keys[b] = sh->used + b;
+		gkeys[b] = sh->base + sh->used + b;
 		first[b] = t->rows[lo].pc;
 	}
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "uw_rows", sizeof(__u32),
-			    sizeof(struct ep_uw_block), nblk, &mo);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
 	count = nblk;
-	if (bpf_map_update_batch(fd, keys, blocks, &count, NULL)) {
+	if (bpf_map_update_batch(sh->fd, keys, blocks, &count, NULL)) {
 		err = -errno;
 		goto out;
 	}
@@ -192,28 +256,45 @@ static int load_rows(struct ktables *k, struct kt_obj *ob, const struct uw_table
 		err = -errno;
 		goto out;
 	}
-	if (bpf_map_update_elem(k->o.objs_fd, &k->next_id, &fd, BPF_ANY)) {
-		err = -errno;
-		goto out;
-	}
-	ob->id = k->next_id++;
-	ob->blk_lo = k->next_blk;
+	ob->shard = (uint32_t)(sh - k->shards);
+	ob->sblk = sh->used;
+	ob->blk_lo = sh->base + sh->used;
 	ob->nblk = nblk;
 	ob->kind = EP_UW_MAP_CFI;
-	k->next_blk += nblk;
-	k->row_bytes += bytes;
-	k->st.map_bytes += bytes;
+	sh->used += nblk;
 	k->st.rows += t->n;
 	k->st.objects_cfi++;
 	err = 0;
 out:
-	if (fd >= 0)
-		close(fd); /* the outer map holds the array now */
+	if (err && err != -E2BIG) {
+		k->st.errors++;
+		log_warn("unwind tables: cannot load %u rows into the kernel: %s", t->n,
+			 strerror(-err));
+	}
+	uw_table_free(&ob->pending);
 	free(blocks);
 	free(keys);
 	free(gkeys);
 	free(first);
 	return err;
+}
+
+/* Places the tables built by one scan: one new shard for all of them
+ * when the last one is too full. */
+static void place_pending(struct ktables *k)
+{
+	uint64_t need = 0;
+
+	for (size_t i = 0; i < k->nobjs; i++)
+		need += blocks_of(&k->objs[i].pending);
+	if (!need)
+		return;
+	need += need / 4;
+	if (need > EP_UW_MAX_BLOCKS)
+		need = EP_UW_MAX_BLOCKS;
+	for (size_t i = 0; i < k->nobjs; i++)
+		if (k->objs[i].pending.n)
+			place_rows(k, &k->objs[i], (uint32_t)need);
 }
 
 /* The table of the object open at fd (or of elf for the vdso). */
@@ -240,18 +321,17 @@ static void load_object(struct ktables *k, struct kt_obj *ob, int fd, Elf *mem_e
 					   : uw_cache_get(k->cache, fd, &t, &cached);
 	if (!mem_elf)
 		elf_end(elf);
-	if (!err && t.n) {
-		err = load_rows(k, ob, &t);
-		if (err && err != -E2BIG)
-			log_warn("unwind tables: cannot load %u rows of %s into the kernel: %s",
-				 t.n, what, strerror(-err));
-	}
-	if (err && err != -E2BIG)
+	if (err)
 		k->st.errors++;
 	if (cached)
 		k->st.from_cache++;
 	k->st.build_ns += mono_ns() - t0;
-	uw_table_free(&t);
+	log_debug("unwind table of %s: %u rows, %s, %.1f ms", what, t.n,
+		  cached ? "from cache" : "compiled", (double)(mono_ns() - t0) / 1e6);
+	if (!err && t.n)
+		ob->pending = t; /* placed by place_pending */
+	else
+		uw_table_free(&t);
 }
 
 static struct kt_obj *find_obj(struct ktables *k, uint64_t dev, uint64_t ino, bool vdso)
@@ -379,8 +459,11 @@ int ktables_scan(struct ktables *k, uint32_t pid, uint64_t now_ns)
 	struct proc_maps maps = { 0 };
 	struct kt_proc *kp;
 	char path[64], *buf = NULL;
+	ssize_t *oi;
 	size_t len = 0;
 	int err;
+
+	uint64_t t0 = mono_ns();
 
 	snprintf(path, sizeof(path), "%s/%u/maps", root, pid);
 	err = proc_maps_read_file(path, KT_MAPS_MAX_BYTES, &buf, &len);
@@ -391,46 +474,65 @@ int ktables_scan(struct ktables *k, uint32_t pid, uint64_t now_ns)
 	if (err)
 		return err;
 	k->st.scans++;
-	memset(pv, 0, sizeof(*pv));
+	/* Objects first (building the tables of new ones), then one place in
+	 * the kernel for all new tables, then the mapping list. */
+	oi = malloc((maps.n ? maps.n : 1) * sizeof(*oi));
+	if (!oi) {
+		proc_maps_free(&maps);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < maps.n; i++) {
 		const struct proc_map *m = &maps.maps[i];
-		struct ep_uw_map *e;
 		struct kt_obj *ob = NULL;
-		uint64_t bias;
 
+		oi[i] = -1;
 		if (m->perms[2] != 'x')
 			continue;
-		if (pv->n >= EP_UW_MAX_MAPS) {
-			k->st.maps_over++;
-			continue;
-		}
-		e = &pv->m[pv->n];
-		*e = (struct ep_uw_map){ .start = m->start, .end = m->end, .kind = EP_UW_MAP_FP };
 		if (m->kind == PROC_MAP_FILE)
 			ob = file_obj(k, pid, m);
 		else if (m->kind == PROC_MAP_VDSO)
 			ob = vdso_obj(k);
-		else if (m->kind == PROC_MAP_ANON)
-			e->kind = EP_UW_MAP_JIT;
-		else
+		if (ob)
+			oi[i] = ob - k->objs;
+	}
+	place_pending(k);
+	memset(pv, 0, sizeof(*pv));
+	for (size_t i = 0; i < maps.n; i++) {
+		const struct proc_map *m = &maps.maps[i];
+		const struct kt_obj *ob = oi[i] >= 0 ? &k->objs[oi[i]] : NULL;
+		struct ep_uw_map *e;
+		uint64_t bias;
+
+		if (m->perms[2] != 'x')
+			continue;
+		if (m->kind == PROC_MAP_OTHER)
 			continue; /* [vsyscall], [uprobes]: the walker knows the trampoline */
+		if (pv->n >= EP_UW_MAX_MAPS) {
+			k->st.maps_over++;
+			continue;
+		}
+		e = &pv->m[pv->n++];
+		*e = (struct ep_uw_map){ .start = m->start, .end = m->end, .kind = EP_UW_MAP_FP };
+		if (m->kind == PROC_MAP_ANON)
+			e->kind = EP_UW_MAP_JIT;
 		if (ob && ob->kind == EP_UW_MAP_CFI && map_bias(ob, m, &bias)) {
 			e->bias = bias;
 			e->kind = EP_UW_MAP_CFI;
-			e->obj = ob->id;
+			e->shard = ob->shard;
 			e->blk_lo = ob->blk_lo;
 			e->nblk = ob->nblk;
+			e->sblk = ob->sblk;
 		}
-		pv->n++;
 	}
+	free(oi);
 	proc_maps_free(&maps);
 	kp = find_proc(k, pid, true);
 	if (!kp)
 		return -ENOMEM;
 	kp->last_scan_ns = now_ns;
-	if (bpf_map_update_elem(k->o.procs_fd, &pid, pv, BPF_ANY))
-		return -errno;
-	return 0;
+	err = bpf_map_update_elem(k->o.procs_fd, &pid, pv, BPF_ANY) ? -errno : 0;
+	k->st.scan_ns += mono_ns() - t0;
+	return err;
 }
 
 int ktables_miss(struct ktables *k, uint32_t pid, uint64_t now_ns)

@@ -32,6 +32,7 @@ struct ktables_stats {
 	uint64_t rows;	      /* rows loaded */
 	uint64_t map_bytes;   /* BPF memory of rows, block index and process lists */
 	uint64_t build_ns;    /* CLOCK_MONOTONIC spent compiling or loading tables */
+	uint64_t scan_ns;     /* all of the scans: maps, tables, BPF map updates */
 	uint64_t from_cache;  /* tables read from the disk cache */
 	uint64_t errors;      /* objects whose table could not be built or loaded */
 	uint64_t over_budget; /* objects left to frame pointers by max_bytes */
