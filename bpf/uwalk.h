@@ -61,16 +61,38 @@ struct {
 	__type(value, struct uw_out);
 } uw_out_buf SEC(".maps");
 
+/* Rows found recently, per CPU, direct-mapped by (object, pc): samples
+ * repeat the same return addresses, and a hit saves the two binary searches
+ * (about 35 steps) of a frame. Objects' rows never change while loaded and
+ * their global block numbers are never reused, so entries stay valid. One
+ * array, UW_ROW_CACHE entries per CPU (key cpu << 12 | hash: a per-CPU map's
+ * value cannot hold 80 KiB), sized by the collector to the CPUs. */
+#define UW_ROW_CACHE_BITS 12
+#define UW_ROW_CACHE	  (1u << UW_ROW_CACHE_BITS)
+struct uw_row_cache_ent {
+	__u32 rel;
+	__u32 blk_lo; /* the object's identity: its first global block + 1 */
+	struct ep_uw_row row;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UW_ROW_CACHE);
+	__type(key, __u32);
+	__type(value, struct uw_row_cache_ent);
+} uw_rcache SEC(".maps");
+
 struct uw_walk {
 	__u64 pc, sp, fp;
 	__u64 tramp; /* uprobes trampoline address, 0 when none */
 	__u64 ri;    /* next struct return_instance * to match, newest first */
 	struct ep_uw_proc *proc;
 	__u32 n;
-	__u32 end;  /* enum ep_uw_end */
-	__u8 exact; /* pc is not a return address: the leaf, after a signal */
-	__u8 fixed; /* a trampoline address was replaced */
-	__u8 jit;   /* a JIT frame was walked */
+	__u32 last_map; /* index of the previous frame's mapping: usually this one's */
+	__u32 end;	/* enum ep_uw_end */
+	__u8 exact;	/* pc is not a return address: the leaf, after a signal */
+	__u8 fixed;	/* a trampoline address was replaced */
+	__u8 jit;	/* a JIT frame was walked */
 };
 
 /* Binary searches step in bpf_loop callbacks: an unrolled search's paths
@@ -209,6 +231,56 @@ static __always_inline __u64 uw_fix_ret(struct uw_walk *w, __u64 slot)
 	return 0;
 }
 
+enum { UW_LK_FP = 0, UW_LK_ROW = 1, UW_LK_JIT = 2 };
+
+/* What covers pc in p: UW_LK_ROW with the row in *out, UW_LK_FP (no CFI:
+ * frame pointers), UW_LK_JIT, or -1 (no mapping). *last is the previous
+ * frame's mapping, tried first. A global function: the verifier checks it
+ * once, apart from the walk's paths. */
+__noinline int uw_lookup(struct ep_uw_proc *p, __u64 look, __u32 *last, struct ep_uw_row *out)
+{
+	struct uw_row_cache_ent *ce = NULL;
+	const struct ep_uw_map *m;
+	__u32 mi, rel, h;
+	__u64 r;
+
+	if (!p || !last || !out)
+		return -1;
+	mi = *last & (EP_UW_MAX_MAPS - 1);
+	m = &p->m[mi];
+	if (look < m->start || look >= m->end) {
+		int i = uw_map_index(p, look);
+
+		if (i < 0)
+			return -1;
+		*last = i;
+		m = &p->m[i & (EP_UW_MAX_MAPS - 1)];
+	}
+	if (m->kind == EP_UW_MAP_JIT)
+		return UW_LK_JIT;
+	if (m->kind != EP_UW_MAP_CFI)
+		return UW_LK_FP;
+	r = look - m->bias;
+	if (r >= 0xffffffffull)
+		return UW_LK_FP;
+	rel = (__u32)r;
+	h = (rel ^ (rel >> 12) ^ (m->blk_lo * 0x9e3779b1u)) & (UW_ROW_CACHE - 1);
+	h |= bpf_get_smp_processor_id() << UW_ROW_CACHE_BITS;
+	ce = bpf_map_lookup_elem(&uw_rcache, &h);
+	if (ce && ce->rel == rel && ce->blk_lo == m->blk_lo + 1) {
+		*out = ce->row;
+		return UW_LK_ROW;
+	}
+	if (!uw_find_row(m, r, out))
+		return UW_LK_FP;
+	if (ce) {
+		ce->rel = rel;
+		ce->blk_lo = m->blk_lo + 1;
+		ce->row = *out;
+	}
+	return UW_LK_ROW;
+}
+
 /* x86_64 rt_sigframe at __restore_rt: sp points at the ucontext; its
  * mcontext (struct sigcontext) starts 40 bytes in. */
 #define UW_SIG_RBP (40 + 10 * 8)
@@ -220,7 +292,7 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	__u32 zero = 0;
 	struct uw_out *o = bpf_map_lookup_elem(&uw_out_buf, &zero);
 	const struct ep_uw_row *row = NULL;
-	const struct ep_uw_map *m = NULL;
+	bool is_jit = false;
 	struct ep_uw_row rowv;
 	__u64 look, cfa, ra = 0, fp = w->fp, slot, pair[2];
 	struct ep_uw_proc *p = w->proc;
@@ -228,7 +300,10 @@ static long uw_step(__u32 i, struct uw_walk *w)
 
 	if (!o)
 		return 1;
-	if (w->n >= EP_UW_MAX_FRAMES) {
+	/* The loop index, not w->n, counts frames: a counter in w that the
+	 * verifier tracks exactly makes every iteration a new state, and the
+	 * callback would be checked once per frame. */
+	if (i >= EP_UW_MAX_FRAMES) {
 		w->end = EP_UW_END_DEPTH;
 		return 1;
 	}
@@ -238,22 +313,23 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	}
 	look = w->exact ? w->pc : w->pc - 1;
 	if (p) {
-		int mi = uw_map_index(p, look);
+		int kind = uw_lookup(p, look, &w->last_map, &rowv);
 
-		if (mi < 0) {
+		if (kind < 0) {
 			w->end = EP_UW_END_UNKNOWN;
 			return 1;
 		}
-		m = &p->m[mi & (EP_UW_MAX_MAPS - 1)];
-		if (m->kind == EP_UW_MAP_CFI) {
-			if (uw_find_row(m, look - m->bias, &rowv))
-				row = &rowv;
-		} else if (m->kind == EP_UW_MAP_JIT) {
+		if (kind == UW_LK_ROW)
+			row = &rowv;
+		else if (kind == UW_LK_JIT)
 			w->jit = 1;
-		}
+		is_jit = kind == UW_LK_JIT;
 	}
-	o->ips[w->n & (EP_UW_MAX_FRAMES - 1)] = look;
-	w->n++;
+	w->n = i + 1;
+	/* The mask stays: without the barrier the compiler drops it after the
+	 * i < EP_UW_MAX_FRAMES test, which the verifier does not carry here. */
+	barrier_var(i);
+	o->ips[i & (EP_UW_MAX_FRAMES - 1)] = look;
 
 	if (row && row->cfa != EP_UW_CFA_NONE) {
 		switch (row->cfa) {
@@ -330,11 +406,11 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	} else {
 		/* No CFI here: the frame-pointer chain (rbp -> saved rbp, ra). */
 		if (!w->fp) {
-			w->end = m && m->kind == EP_UW_MAP_JIT ? EP_UW_END_JIT : EP_UW_END_FP_ROOT;
+			w->end = is_jit ? EP_UW_END_JIT : EP_UW_END_FP_ROOT;
 			return 1;
 		}
 		if (w->fp < w->sp || (w->fp & 7)) {
-			w->end = m && m->kind == EP_UW_MAP_JIT ? EP_UW_END_JIT : EP_UW_END_BAD;
+			w->end = is_jit ? EP_UW_END_JIT : EP_UW_END_BAD;
 			return 1;
 		}
 		if (bpf_probe_read_user(pair, 16, (void *)w->fp)) {
@@ -373,6 +449,7 @@ static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, 
 	w->sp = regs[EP_UREG_SP];
 	w->fp = regs[EP_UREG_FP];
 	w->n = 0;
+	w->last_map = 0;
 	w->end = EP_UW_END_NONE;
 	w->exact = 1;
 	w->fixed = 0;
@@ -386,12 +463,18 @@ static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, 
 	if (proc)
 		w->proc = proc;
 	if (bpf_core_field_exists(task->utask)) {
-		struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
+		struct uprobe_task *ut = BPF_CORE_READ(task, utask);
+		struct return_instance *ri = ut ? BPF_CORE_READ(ut, return_instances) : NULL;
+		__u64 xol = ut ? BPF_CORE_READ(ut, xol_vaddr) : 0;
 
 		if (ri) {
 			w->ri = (__u64)ri;
 			w->tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
 		}
+		/* Single-stepping a probed instruction out of line: the pc is
+		 * in the uprobes page, the instruction belongs at vaddr. */
+		if (xol && w->pc >= xol && w->pc < xol + 64)
+			w->pc = BPF_CORE_READ(ut, vaddr);
 	}
 	/* Sampled on the trampoline itself: the probed function has returned,
 	 * the thread resumes at the original return address with this sp. */

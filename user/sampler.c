@@ -101,11 +101,20 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		log_error("--unwind cfi-kernel needs bpf_loop (Linux 5.17+): use --unwind auto");
 		goto fail;
 	}
+	/* The walker's row cache: 80 KiB per CPU. */
+	if (opts->kwalk) {
+		int nc = libbpf_num_possible_cpus();
+
+		bpf_map__set_max_entries(s->skel->maps.uw_rcache,
+					 (nc > 0 ? nc : 1) *
+						 bpf_map__max_entries(s->skel->maps.uw_rcache));
+	}
 	/* The walker's block index is preallocated (256 KiB): only with it. */
 	if (!opts->kwalk) {
 		bpf_map__set_max_entries(s->skel->maps.uw_blk_pc, 1);
 		bpf_map__set_max_entries(s->skel->maps.uw_objs, 1);
 		bpf_map__set_max_entries(s->skel->maps.uw_procs, 1);
+		bpf_map__set_max_entries(s->skel->maps.uw_rcache, 1);
 	}
 	/* Without a window the per-thread mapping cache is never used: do not
 	 * have the kernel preallocate its 8192 entries. */

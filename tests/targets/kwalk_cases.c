@@ -14,11 +14,15 @@
  *   case_probed  rec_a x 100 -> mid_probed -> rec_b x 50 -> leaf_burn
  *                (the test puts a uretprobe on mid_probed)
  *
+ * kwalk_cases deep N: only main -> run_deep -> deep_rec x N -> leaf_burn
+ * (stacks of N + 4 frames with libc's, for tools/bench/unwind_bpf_cost.sh).
+ *
  * Runs until SIGTERM/SIGINT. Prints "ready <pid>".
  */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -138,8 +142,14 @@ NOIPA void run_round(void)
 	sink += case_probed(iters);
 }
 
-int main(void)
+NOIPA void run_deep(int n)
 {
+	sink += deep_rec(n, 400000);
+}
+
+int main(int argc, char **argv)
+{
+	int deep = argc > 2 && !strcmp(argv[1], "deep") ? atoi(argv[2]) : 0;
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
@@ -150,7 +160,11 @@ int main(void)
 	sigaction(SIGUSR1, &sa, NULL);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
-	while (!stop_requested)
-		run_round();
+	while (!stop_requested) {
+		if (deep > 0)
+			run_deep(deep);
+		else
+			run_round();
+	}
 	return 0;
 }
