@@ -23,6 +23,9 @@ enum ep_event_type {
 	EP_EV_FORK = 2, /* a traced process created a new process */
 	EP_EV_EXIT = 3, /* the last thread of a traced process exited */
 	EP_EV_EXEC = 4, /* a traced process replaced its image: new maps, new comm */
+	/* A traced process mapped executable file pages (dlopen): --unwind
+	 * cfi-kernel loads their tables now rather than at the first miss. */
+	EP_EV_MMAP_EXEC = 5,
 };
 
 /* Why a sample, or part of it, was lost. Indexes the per-CPU drop counters. */
@@ -267,8 +270,8 @@ struct ep_sched_thread {
 /* User stack taken at a blocking switch-out, kept until the switch-in says
  * whether the episode was long enough to report. */
 struct ep_sched_ustack {
-	__s32 size; /* bytes from bpf_get_stack, or negative errno */
-	__u32 _pad;
+	__s32 size;  /* bytes from bpf_get_stack, or negative errno */
+	__u32 kwalk; /* walked by bpf/uwalk.h: return addresses are already - 1 */
 	__u64 ips[EP_MAX_STACK_DEPTH];
 };
 
@@ -285,7 +288,7 @@ struct ep_offcpu {
 	__u32 reason;	 /* enum ep_off_reason at the switch-out */
 	__s32 kstack_sz; /* bytes of kernel frames at ips[0], or negative errno */
 	__s32 ustack_sz; /* bytes of user frames right after them, or negative errno */
-	__u32 _pad;
+	__u32 ukwalk;	 /* user frames from bpf/uwalk.h: return addresses already - 1 */
 	char comm[EP_COMM_LEN];
 	__u64 ips[2 * EP_MAX_STACK_DEPTH]; /* leaf first, kernel then user */
 };

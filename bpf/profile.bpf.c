@@ -441,6 +441,46 @@ int BPF_PROG(on_exec, struct task_struct *task)
 	return 0;
 }
 
+/* Loaded only with kwalk (sampler.c): a dlopen'ed library's code gets its
+ * tables before most of its samples are walked without them. The syscall
+ * tracepoints, not fexit on the kernel's mmap: function tracing is not
+ * available everywhere (lockdown). tid -> an executable file mapping is
+ * being made. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} mmap_exec_tids SEC(".maps");
+
+SEC("tracepoint/syscalls/sys_enter_mmap")
+int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	__u8 one = 1;
+
+	/* mmap(addr, len, prot, flags, fd, off): PROT_EXEC of a file. */
+	if (!(ctx->args[2] & 4) || (long)ctx->args[4] < 0 || !bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	bpf_map_update_elem(&mmap_exec_tids, &tid, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	if (!bpf_map_lookup_elem(&mmap_exec_tids, &tid))
+		return 0;
+	bpf_map_delete_elem(&mmap_exec_tids, &tid);
+	if (ctx->ret < 0 && ctx->ret > -4096)
+		return 0;
+	emit_task_event(EP_EV_MMAP_EXEC, bpf_get_current_task_btf(), 0, 0);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task)
 {

@@ -84,9 +84,9 @@ struct {
 
 struct uw_walk {
 	__u64 pc, sp, fp;
-	__u64 tramp; /* uprobes trampoline address, 0 when none */
-	__u64 ri;    /* next struct return_instance * to match, newest first */
-	struct ep_uw_proc *proc;
+	__u64 tramp;	/* uprobes trampoline address, 0 when none */
+	__u64 ri;	/* next struct return_instance * to match, newest first */
+	__u32 has_proc; /* the process has tables */
 	__u32 n;
 	__u32 last_map; /* index of the previous frame's mapping: usually this one's */
 	__u32 end;	/* enum ep_uw_end */
@@ -287,19 +287,23 @@ __noinline int uw_lookup(struct ep_uw_proc *p, __u64 look, __u32 *last, struct e
 #define UW_SIG_RSP (40 + 15 * 8)
 #define UW_SIG_RIP (40 + 16 * 8)
 
-static long uw_step(__u32 i, struct uw_walk *w)
+/* One frame. Returns 1 when the walk ends. A global function, so the
+ * verifier checks it once; as the body of the bpf_loop callback it was
+ * checked again until the callback's states converged (over a second of
+ * load time). */
+__noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 {
 	__u32 zero = 0;
 	struct uw_out *o = bpf_map_lookup_elem(&uw_out_buf, &zero);
 	const struct ep_uw_row *row = NULL;
 	bool is_jit = false;
 	struct ep_uw_row rowv;
-	__u64 look, cfa, ra = 0, fp = w->fp, slot, pair[2];
-	struct ep_uw_proc *p = w->proc;
+	__u64 look, cfa, ra = 0, fp, slot, pair[2];
 	int ra8 = -1;
 
-	if (!o)
+	if (!o || !w || !p)
 		return 1;
+	fp = w->fp;
 	/* The loop index, not w->n, counts frames: a counter in w that the
 	 * verifier tracks exactly makes every iteration a new state, and the
 	 * callback would be checked once per frame. */
@@ -312,7 +316,7 @@ static long uw_step(__u32 i, struct uw_walk *w)
 		return 1;
 	}
 	look = w->exact ? w->pc : w->pc - 1;
-	if (p) {
+	if (w->has_proc) {
 		int kind = uw_lookup(p, look, &w->last_map, &rowv);
 
 		if (kind < 0) {
@@ -356,6 +360,10 @@ static long uw_step(__u32 i, struct uw_walk *w)
 			break;
 		case EP_UW_CFA_SIGNAL: {
 			__u64 regs[3];
+
+			/* The trampoline's own address, not the byte before:
+			 * nothing called it, and the frame is named for it. */
+			o->ips[i & (EP_UW_MAX_FRAMES - 1)] = w->pc;
 
 			/* rbp, then rsp and rip together. */
 			if (bpf_probe_read_user(&regs[0], 8, (void *)(w->sp + UW_SIG_RBP)) ||
@@ -440,11 +448,33 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	return 0;
 }
 
+/* Stands for a process without tables: a global function's pointer
+ * argument cannot be NULL. Never written. */
+struct ep_uw_proc uw_no_proc SEC(".bss");
+
+/* The bpf_loop context: the process's mappings apart from the state the
+ * global function gets (the verifier forgets the type of whatever memory
+ * a global function was given, a map pointer in it included). */
+struct uw_loop {
+	struct uw_walk w;
+	struct ep_uw_proc *proc;
+};
+
+static long uw_step(__u32 i, struct uw_loop *l)
+{
+	struct ep_uw_proc *p = l->proc;
+
+	return uw_frame(i, &l->w, p ? p : &uw_no_proc) ? 1 : 0;
+}
+
 /* Walks from regs (ip, sp, fp) into uw_out_buf. Returns the frame count;
  * w->end and w->fixed say how it went. */
 static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, const __u64 *regs,
-					  struct uw_walk *w)
+					  struct uw_walk *res)
 {
+	struct uw_loop l = {};
+	struct uw_walk *w = &l.w;
+
 	w->pc = regs[EP_UREG_IP];
 	w->sp = regs[EP_UREG_SP];
 	w->fp = regs[EP_UREG_FP];
@@ -459,9 +489,10 @@ static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, 
 	struct ep_uw_proc *proc = bpf_map_lookup_elem(&uw_procs, &tgid);
 
 	/* Stored only once null-checked: the walk's steps read it back. */
-	w->proc = NULL;
+	l.proc = NULL;
 	if (proc)
-		w->proc = proc;
+		l.proc = proc;
+	w->has_proc = proc && proc->n;
 	if (bpf_core_field_exists(task->utask)) {
 		struct uprobe_task *ut = BPF_CORE_READ(task, utask);
 		struct return_instance *ri = ut ? BPF_CORE_READ(ut, return_instances) : NULL;
@@ -485,11 +516,12 @@ static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, 
 		w->ri = (__u64)BPF_CORE_READ(ri, next);
 		w->fixed = 1;
 	}
-	bpf_loop(EP_UW_MAX_FRAMES + 1, uw_step, w, 0);
-	if (!w->proc && w->end != EP_UW_END_READ)
+	bpf_loop(EP_UW_MAX_FRAMES + 1, uw_step, &l, 0);
+	if (!w->has_proc && w->end != EP_UW_END_READ)
 		w->end = EP_UW_END_NO_TABLES;
 	if (w->end == EP_UW_END_NONE)
 		w->end = EP_UW_END_DEPTH;
+	*res = *w;
 	return w->n;
 }
 

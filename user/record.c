@@ -585,6 +585,12 @@ static int on_event(void *ctx, const void *data, size_t size)
 		}
 		break;
 	}
+	case EP_EV_MMAP_EXEC:
+		/* dlopen: the new code's tables before its samples (the walk
+		 * of a pc in no known mapping ends at it). */
+		if (r->kt)
+			ktables_scan(r->kt, h->pid, mono_ns());
+		break;
 	case EP_EV_EXIT: {
 		struct report_target *t = find_target(r, h->pid);
 
@@ -1094,6 +1100,15 @@ int record_main(const struct cli_opts *o)
 
 	r.mctx.opts = o;
 	r.mctx.targets_map_fd = sampler_targets_fd(r.sampler);
+	r.mctx.uw_objs_fd = r.mctx.uw_blk_pc_fd = r.mctx.uw_procs_fd = -1;
+	if (so.kwalk) {
+		struct sampler_uw_fds fds;
+
+		sampler_get_uw_fds(r.sampler, &fds);
+		r.mctx.uw_objs_fd = fds.objs;
+		r.mctx.uw_blk_pc_fd = fds.blk_pc;
+		r.mctx.uw_procs_fd = fds.procs;
+	}
 	r.mctx.sym = r.sym;
 	r.mctx.ri = &r.ri;
 	r.mctx.prof = &r.prof;

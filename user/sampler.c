@@ -95,6 +95,10 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		s->skel->rodata->have_bpf_loop =
 			libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
 	s->skel->rodata->kwalk = opts->kwalk;
+	bpf_program__set_autoload(s->skel->progs.on_mmap_enter, opts->kwalk);
+	bpf_program__set_autoload(s->skel->progs.on_mmap_exit, opts->kwalk);
+	if (!opts->kwalk)
+		bpf_map__set_max_entries(s->skel->maps.mmap_exec_tids, 1);
 	if (opts->kwalk &&
 	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) != 1) {
 		err = -ENOTSUP;

@@ -27,7 +27,7 @@
 /* A pc in no known mapping re-reads the maps at most this often: a JIT that
  * maps code outside every mapping we know would otherwise re-scan on every
  * sample. */
-#define KT_RESCAN_MIN_NS (50 * 1000000ull)
+#define KT_RESCAN_MIN_NS (20 * 1000000ull)
 /* A new shard has room for a quarter more than the scan that made it
  * needs, and at least this many blocks (768 KiB): a dlopen of a library or
  * two then lands in it without another RCU wait. */

@@ -48,7 +48,7 @@ void ktables_free(struct ktables *k);
  * its mapping list. Returns 0 or a negative errno (-ESRCH: gone). */
 int ktables_scan(struct ktables *k, uint32_t pid, uint64_t now_ns);
 /* A walk of pid met a pc in no known mapping: re-scan, at most every
- * 50 ms per process. Returns 1 when it scanned, 0 when rate limited. */
+ * 20 ms per process. Returns 1 when it scanned, 0 when rate limited. */
 int ktables_miss(struct ktables *k, uint32_t pid, uint64_t now_ns);
 /* The process exited or exec'd: its mapping list goes (objects stay). */
 void ktables_forget(struct ktables *k, uint32_t pid);
