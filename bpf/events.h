@@ -420,7 +420,10 @@ enum ep_uw_cfa {
 	EP_UW_CFA_SP = 1, /* CFA = sp + cfa_off */
 	EP_UW_CFA_FP = 2, /* CFA = fp + cfa_off (x86_64 rbp, arm64 x29) */
 	/* x86_64 .plt stub expression: CFA = sp + cfa_off, plus 8 when
-	 * (pc & 15) >= 11. */
+	 * (pc & 15) >= fp_off8: 11 in binutils' lazy PLT, 9 or 10 (by
+	 * binutils version) in its IBT PLT, endbr64 first. The stubs never
+	 * touch the frame pointer (fp is EP_UW_REG_SAME), so fp_off8 is free
+	 * to carry the threshold. */
 	EP_UW_CFA_PLT = 3,
 	/* Signal trampoline (__restore_rt): the interrupted registers are in
 	 * the ucontext at sp. */
@@ -435,9 +438,6 @@ enum ep_uw_cfa {
 	 * functions with over-aligned locals, e.g. ggml's AVX kernels
 	 * (DW_OP_breg6 (rbp) off; DW_OP_deref). */
 	EP_UW_CFA_FP_DEREF = 7,
-	/* As EP_UW_CFA_PLT with 10 for 11: binutils' lazy PLT with IBT
-	 * (endbr64 first in each entry). */
-	EP_UW_CFA_PLT_IBT = 8,
 };
 
 /* How a caller's register (frame pointer, return address) is recovered. */
@@ -461,9 +461,11 @@ enum ep_uw_reg {
 struct ep_uw_row {
 	__u32 pc;
 	__s32 cfa_off;
-	__u8 cfa;     /* enum ep_uw_cfa */
-	__u8 fp;      /* enum ep_uw_reg for the caller's frame pointer */
-	__s8 fp_off8; /* EP_UW_REG_AT_CFA/AT_FP: the offset of the saved frame pointer / 8 */
+	__u8 cfa; /* enum ep_uw_cfa */
+	__u8 fp;  /* enum ep_uw_reg for the caller's frame pointer */
+	/* EP_UW_REG_AT_CFA/AT_FP: the saved frame pointer's offset / 8;
+	 * EP_UW_CFA_PLT rows: the pc & 15 threshold. */
+	__s8 fp_off8;
 	/* The return address: saved at CFA + 8 * ra_off8 when non-zero (x86_64:
 	 * always -1); 0 = still in the link register (arm64 leaf code). */
 	__s8 ra_off8;

@@ -8,7 +8,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 pkgs=(
   build-essential cmake pkg-config git
-  clang clang-format llvm bpftool libbpf-dev
+  clang clang-format llvm lld bpftool libbpf-dev
   libelf-dev libdw-dev elfutils zlib1g-dev libcjson-dev libncurses-dev
   python3 libsqlite3-dev sqlite3 tmux procps
   systemtap-sdt-dev

@@ -77,7 +77,54 @@ __attribute__((noinline)) int thrower(int n)
 		throw std::runtime_error("cfitest: " + std::to_string(n));
 	return n;
 }
+
+/* A chain of every kind of frame above, ending in a callback:
+ * test_cfi_walk.c walks it back with the tables and compares with glibc's
+ * backtrace(). Each call's result is used after it so none is a tail call. */
+typedef void (*walk_cb)(void *);
+
+__attribute__((noinline)) int walk_leafward(int n, walk_cb cb, void *arg)
+{
+	if (n > 0) {
+		int r = walk_leafward(n - 1, cb, arg);
+		__asm__ volatile("" : "+r"(r)); /* keeps the recursion a recursion */
+		return r + n;
+	}
+	cb(arg);
+	__asm__ volatile("" ::: "memory");
+	return 1;
+}
+
+__attribute__((noinline)) int walk_alloca(int n, walk_cb cb, void *arg)
+{
+	char *p = static_cast<char *>(alloca(static_cast<size_t>(n & 63) + 32));
+	memset(p, 1, static_cast<size_t>(n & 63) + 32);
+	__asm__ volatile("" ::"r"(p) : "memory");
+	return walk_leafward(n, cb, arg) + p[3];
+}
+
+__attribute__((noinline)) int walk_big(int n, walk_cb cb, void *arg)
+{
+	volatile char buf[65536];
+	buf[n & 0xffff] = 1;
+	return walk_alloca(n, cb, arg) + buf[(n * 3) & 0xffff];
+}
+
+__attribute__((noinline, target("avx2"))) int walk_realigned(int n, walk_cb cb, void *arg)
+{
+	alignas(32) float tmp[16];
+	float *dyn = static_cast<float *>(alloca(static_cast<size_t>(n & 15) * sizeof(float) + 16));
+	_mm256_store_ps(tmp, _mm256_set1_ps(static_cast<float>(n)));
+	__asm__ volatile("" ::"r"(tmp), "r"(dyn) : "memory");
+	return walk_big(n, cb, arg) + static_cast<int>(tmp[3]) + static_cast<int>(dyn[0] > 0);
+}
 } // namespace cfitest
+
+extern "C" __attribute__((visibility("default"))) int cfitest_walk(int n, cfitest::walk_cb cb,
+								   void *arg)
+{
+	return cfitest::walk_realigned(n, cb, arg) + 1;
+}
 
 extern "C" __attribute__((visibility("default"))) double cfitest_run(int n)
 {

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char g_dir[64];
@@ -59,6 +60,31 @@ static bool entry_path(const char *prefix, char *out, size_t size)
 	while (d && (e = readdir(d))) {
 		if (!strncmp(e->d_name, prefix, strlen(prefix))) {
 			snprintf(out, size, "%s/%s", g_dir, e->d_name);
+			found = true;
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* The entry of dir not among the n known ones. */
+static bool new_entry(const char *dir, char known[][1024], int n, char *out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	bool found = false;
+
+	while (d && (e = readdir(d))) {
+		char path[1024];
+		bool seen = false;
+		if (strncmp(e->d_name, "x86_64-", 7))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		for (int i = 0; i < n; i++)
+			seen |= !strcmp(known[i], path);
+		if (!seen) {
+			snprintf(out, 1024, "%s", path);
 			found = true;
 		}
 	}
@@ -185,6 +211,16 @@ int main(void)
 	CHECK(same_table(&t, &ref));
 	uw_table_free(&t);
 
+	/* A truncated object (a copy cut inside its CFI): an error or a table,
+	 * never a crash. */
+	char cut[1100];
+	snprintf(cut, sizeof(cut), "%s/cut.so", g_dir);
+	snprintf(cmd, sizeof(cmd), "head -c 13000 '%s' > '%s'", lib, cut);
+	CHECK_INT_EQ(system(cmd), 0);
+	int rc = get(c, cut, &t, &hit);
+	CHECK(rc == 0 || rc == -ENOEXEC);
+	uw_table_free(&t);
+
 	/* Not an ELF file. */
 	CHECK_INT_EQ(get(c, victim, &t, &hit), -ENOEXEC);
 	CHECK_INT_EQ(t.n, 0);
@@ -212,6 +248,69 @@ int main(void)
 	CHECK(!hit);
 	uw_table_free(&t);
 	uw_cache_free(c);
+	/* Pruning: past the size limit the least recently used entries go,
+	 * down to 3/4 of it; a hit makes an entry recently used. */
+	char pdir[1024], names[4][1024], ibt[1024], dbg[1024];
+	off_t sizes[4];
+	snprintf(pdir, sizeof(pdir), "%s/prune", g_dir);
+	snprintf(ibt, sizeof(ibt), "%s/tests/elf/libcfitest_ibt.so", build_dir());
+	snprintf(dbg, sizeof(dbg), "%s/tests/elf/libcfidbg.so", build_dir());
+	CHECK_INT_EQ(uw_cache_open(&c, pdir), 0);
+	const char *objs[4] = { lib, ibt, dbg, nobid };
+	for (int i = 0; i < 3; i++) {
+		CHECK_INT_EQ(get(c, objs[i], &t, &hit), 0);
+		uw_table_free(&t);
+		CHECK(new_entry(pdir, names, i, names[i]));
+		CHECK(!stat(names[i], &st));
+		sizes[i] = st.st_size;
+	}
+	/* Ages: A 3 days, B 2 days, C 1 day; then a hit on A refreshes it. */
+	time_t now = time(NULL);
+	for (int i = 0; i < 3; i++) {
+		struct timespec ts[2] = { { now - (3 - i) * 86400, 0 },
+					  { now - (3 - i) * 86400, 0 } };
+		CHECK(!utimensat(AT_FDCWD, names[i], ts, 0));
+	}
+	CHECK_INT_EQ(get(c, lib, &t, &hit), 0);
+	CHECK(hit);
+	uw_table_free(&t);
+	CHECK(!stat(names[0], &st) && st.st_mtime >= now - 60);
+	/* D's store goes over the limit by a byte. */
+	off_t d_size = sizes[0]; /* D has A's rows under another key */
+	uint64_t max = (uint64_t)(sizes[0] + sizes[1] + sizes[2] + d_size) - 1;
+	uw_cache_set_max_bytes(c, max);
+	CHECK_INT_EQ(get(c, nobid, &t, &hit), 0);
+	uw_table_free(&t);
+	CHECK(new_entry(pdir, names, 3, names[3]));
+	CHECK(!stat(names[3], &st));
+	sizes[3] = st.st_size;
+	uint64_t total = (uint64_t)(sizes[0] + sizes[1] + sizes[2] + sizes[3]);
+	bool gone[4] = { false };
+	int order[3] = { 1, 2, 0 }; /* oldest first: B, C, then A (refreshed) */
+	for (int k = 0; k < 3 && total > max && total > max / 4 * 3; k++) {
+		gone[order[k]] = true;
+		total -= (uint64_t)sizes[order[k]];
+	}
+	CHECK(gone[1]); /* at least the oldest went */
+	for (int i = 0; i < 4; i++)
+		CHECK_INT_EQ(access(names[i], F_OK) == 0, !gone[i]);
+	/* A leftover temporary file from an interrupted store: removed when
+	 * older than an hour. */
+	char stale[1200];
+	snprintf(stale, sizeof(stale), "%s/.tmp-1-2-x86_64-bdead.uwt", pdir);
+	FILE *sf = fopen(stale, "w");
+	if (sf)
+		fclose(sf);
+	struct timespec old[2] = { { now - 7200, 0 }, { now - 7200, 0 } };
+	CHECK(!utimensat(AT_FDCWD, stale, old, 0));
+	uw_cache_set_max_bytes(c, 1);
+	CHECK_INT_EQ(get(c, ibt, &t, &hit), 0); /* a store: prunes */
+	uw_table_free(&t);
+	CHECK(access(stale, F_OK) != 0);
+	/* Limit 1 byte: everything but the entry just stored. */
+	CHECK(access(names[0], F_OK) != 0 && access(names[3], F_OK) != 0);
+	uw_cache_free(c);
+
 	/* No cache at all. */
 	CHECK_INT_EQ(get(NULL, lib, &t, &hit), 0);
 	CHECK(!hit && same_table(&t, &ref));

@@ -13,6 +13,7 @@
  */
 #include "unwind/cfi_table.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -33,10 +34,16 @@
  * 110 MB compile to 1M rows). */
 #define UW_CACHE_MAX_ROWS (64u << 20)
 #define UW_KEY_MAX	  160
+/* Entries of library versions no longer in use pile up: past this size the
+ * least recently used go. 256 MiB holds ~50 tables the size of libLLVM's. */
+#define UW_CACHE_MAX_BYTES (256ull << 20)
+/* A hit refreshes the entry's mtime (the LRU clock) at most this often. */
+#define UW_CACHE_TOUCH_S 3600
 
 struct uw_cache {
 	int dirfd; /* -1: no usable directory, tables are compiled each time */
 	char *dir;
+	uint64_t max_bytes;
 };
 
 struct uw_cache_hdr {
@@ -109,6 +116,7 @@ int uw_cache_open(struct uw_cache **out, const char *dir)
 	if (!c)
 		return -ENOMEM;
 	c->dirfd = -1;
+	c->max_bytes = UW_CACHE_MAX_BYTES;
 	if (dir) {
 		snprintf(path, sizeof(path), "%s", dir);
 	} else if (geteuid() == 0) {
@@ -230,7 +238,7 @@ static int cache_key(Elf *elf, enum uw_arch arch, char *key, size_t size)
 static bool rows_valid(const struct ep_uw_row *rows, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		if (rows[i].cfa > EP_UW_CFA_PLT_IBT || rows[i].fp > EP_UW_REG_AT_FP)
+		if (rows[i].cfa > EP_UW_CFA_FP_DEREF || rows[i].fp > EP_UW_REG_AT_FP)
 			return false;
 		if (i && rows[i].pc <= rows[i - 1].pc)
 			return false;
@@ -286,6 +294,10 @@ static int cache_load(const struct uw_cache *c, const char *key, enum uw_arch ar
 	}
 	if (rows_checksum(rows, h.n) != h.checksum || !rows_valid(rows, h.n))
 		goto out;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now); /* file times are wall-clock */
+	if (st.st_mtime + UW_CACHE_TOUCH_S < now.tv_sec)
+		futimens(fd, NULL); /* in use: last to be pruned */
 	*out = (struct uw_table){ .rows = rows,
 				  .n = h.n,
 				  .arch = arch,
@@ -365,6 +377,83 @@ static int cache_store(const struct uw_cache *c, const char *key, const struct u
 	return 0;
 }
 
+struct entry {
+	char name[UW_KEY_MAX];
+	off_t size;
+	time_t mtime;
+};
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
+}
+
+/* Keeps the directory under max_bytes: removes the least recently used
+ * entries (never keep, just stored) down to 3/4 of it, and temporary files
+ * an interrupted store left (older than an hour). */
+static void cache_prune(const struct uw_cache *c, const char *keep)
+{
+	int fd = openat(c->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct entry *ents = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	struct timespec now;
+	struct dirent *de;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	while ((de = readdir(d))) {
+		struct stat st;
+		size_t len = strlen(de->d_name);
+		if (len >= UW_KEY_MAX || fstatat(c->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (!strncmp(de->d_name, ".tmp-", 5)) {
+			if (st.st_mtime + 3600 < now.tv_sec)
+				unlinkat(c->dirfd, de->d_name, 0);
+			continue;
+		}
+		if (len < 5 || strcmp(de->d_name + len - 4, ".uwt"))
+			continue;
+		total += (uint64_t)st.st_size;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct entry *e = realloc(ents, ncap * sizeof(*e));
+			if (!e)
+				goto out;
+			ents = e;
+			cap = ncap;
+		}
+		memcpy(ents[n].name, de->d_name, len + 1);
+		ents[n].size = st.st_size;
+		ents[n].mtime = st.st_mtime;
+		n++;
+	}
+	if (total <= c->max_bytes)
+		goto out;
+	qsort(ents, n, sizeof(*ents), cmp_entry);
+	for (size_t i = 0; i < n && total > c->max_bytes / 4 * 3; i++) {
+		if (!strcmp(ents[i].name, keep) || unlinkat(c->dirfd, ents[i].name, 0))
+			continue;
+		total -= (uint64_t)ents[i].size;
+	}
+out:
+	free(ents);
+	closedir(d);
+}
+
+void uw_cache_set_max_bytes(struct uw_cache *c, uint64_t max_bytes)
+{
+	if (c)
+		c->max_bytes = max_bytes;
+}
+
 int uw_cache_get(struct uw_cache *c, int fd, struct uw_table *out, bool *from_cache)
 {
 	char key[UW_KEY_MAX];
@@ -375,7 +464,9 @@ int uw_cache_get(struct uw_cache *c, int fd, struct uw_table *out, bool *from_ca
 	memset(out, 0, sizeof(*out));
 	*from_cache = false;
 	elf_version(EV_CURRENT);
-	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+	/* pread, not mmap: a library rewritten in place while we read it must
+	 * give an error, not SIGBUS in the collector. */
+	if (!(elf = elf_begin(fd, ELF_C_READ, NULL)))
 		return -ENOEXEC;
 	if ((err = uw_table_arch_of(elf, &arch)) || (err = cache_key(elf, arch, key, sizeof(key))))
 		goto out;
@@ -390,6 +481,8 @@ int uw_cache_get(struct uw_cache *c, int fd, struct uw_table *out, bool *from_ca
 		if (serr)
 			log_debug("unwind table cache: cannot store %s/%s: %s", c->dir, key,
 				  strerror(-serr));
+		else
+			cache_prune(c, key);
 	}
 out:
 	elf_end(elf);

@@ -77,4 +77,8 @@ void uw_cache_free(struct uw_cache *c);
  * *from_cache says which. Returns 0 or a negative errno as uw_table_build. */
 int uw_cache_get(struct uw_cache *c, int fd, struct uw_table *out, bool *from_cache);
 
+/* Size the directory is kept under (default 256 MiB): after a store, the
+ * least recently used entries go. */
+void uw_cache_set_max_bytes(struct uw_cache *c, uint64_t max_bytes);
+
 #endif
