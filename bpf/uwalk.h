@@ -347,10 +347,9 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 			cfa = w->fp + row->cfa_off;
 			break;
 		case EP_UW_CFA_PLT:
-			cfa = w->sp + row->cfa_off + ((w->pc & 15) >= 11 ? 8 : 0);
-			break;
-		case EP_UW_CFA_PLT_IBT:
-			cfa = w->sp + row->cfa_off + ((w->pc & 15) >= 10 ? 8 : 0);
+			/* The threshold travels in fp_off8 (11 in the lazy PLT,
+			 * 9 or 10 in the IBT one). */
+			cfa = w->sp + row->cfa_off + ((__s64)(w->pc & 15) >= row->fp_off8 ? 8 : 0);
 			break;
 		case EP_UW_CFA_FP_DEREF:
 			if (bpf_probe_read_user(&cfa, 8, (void *)(w->fp + row->cfa_off))) {
