@@ -268,6 +268,24 @@ static __always_inline void fix_uretprobes(struct ep_sample *s, __u32 win_off, _
 	bpf_loop(EP_URETPROBE_FIX_MAX, uretfix_step, &c, 0);
 }
 
+/* The walker's own time (bpf_ktime_get_ns around it), walks and frames,
+ * per CPU: its cost per sample in report.json, apart from the program's
+ * other work and from other tasks' ticks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 3);
+	__type(key, __u32);
+	__type(value, __u64);
+} uw_stats SEC(".maps");
+
+static __always_inline void uw_stat_add(__u32 k, __u64 v)
+{
+	__u64 *p = bpf_map_lookup_elem(&uw_stats, &k);
+
+	if (p)
+		*p += v;
+}
+
 /* The user stack walked in the kernel (uwalk.h) into the sample after its
  * kbytes of kernel frames: only addresses travel, no stack window. */
 static __always_inline void kwalk_user(struct bpf_perf_event_data *ctx, struct ep_sample *s,
@@ -277,6 +295,7 @@ static __always_inline void kwalk_user(struct bpf_perf_event_data *ctx, struct e
 	__u64 regs[EP_UREG__COUNT];
 	struct uw_out *o;
 	__u32 zero = 0, n;
+	__u64 t0;
 	long sz;
 
 	s->ustack_copy = 0;
@@ -291,7 +310,11 @@ static __always_inline void kwalk_user(struct bpf_perf_event_data *ctx, struct e
 	s->uregs[EP_UREG_IP] = regs[EP_UREG_IP];
 	s->uregs[EP_UREG_SP] = regs[EP_UREG_SP];
 	s->uregs[EP_UREG_FP] = regs[EP_UREG_FP];
+	t0 = bpf_ktime_get_ns();
 	n = uw_walk_user(bpf_get_current_task_btf(), s->hdr.pid, regs, &w);
+	uw_stat_add(0, bpf_ktime_get_ns() - t0);
+	uw_stat_add(1, 1);
+	uw_stat_add(2, n);
 	s->flags |= (w.end & 0xff) << EP_SAMPLE_UW_END_SHIFT;
 	if (w.fixed)
 		s->flags |= EP_SAMPLE_F_URETPROBE_FIXED;

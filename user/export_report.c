@@ -228,6 +228,10 @@ static cJSON *build_kernel_walk(struct builder *b, const struct run_unwind *u)
 		add(b, e, ends[i], u64(u->kw_end[i]));
 	add(b, o, "ends", e);
 	add(b, o, "uretprobe_fixed", u64(u->kw_uretprobe_fixed));
+	/* Measured in the program around the walk (CPU samples only). */
+	add(b, o, "walk_ns_per_sample", u64(u->kw_walks ? u->kw_walk_ns / u->kw_walks : 0));
+	add(b, o, "frames_per_sample",
+	    cJSON_CreateNumber(u->kw_walks ? (double)u->kw_frames / (double)u->kw_walks : 0));
 	/* Samples walked by frame pointers because their process had no
 	 * tables yet, or that met a pc outside the known mappings (each such
 	 * miss re-reads the maps, rate limited). */

@@ -1228,8 +1228,16 @@ int record_main(const struct cli_opts *o)
 	r.ri.end_mono_ns = mono_ns();
 	clock_gettime(CLOCK_REALTIME, &r.ri.end_wall);
 	collect_drops(&r);
-	if (r.kt)
+	if (r.kt) {
+		uint64_t us[3];
+
 		ktables_get_stats(r.kt, &r.ri.unwind.kt);
+		if (!sampler_read_uw_stats(r.sampler, us)) {
+			r.ri.unwind.kw_walk_ns = us[0];
+			r.ri.unwind.kw_walks = us[1];
+			r.ri.unwind.kw_frames = us[2];
+		}
+	}
 	for_each_module(&r, i)
 		if (modules[i]->stop)
 			modules[i]->stop(r.mstate[i]);

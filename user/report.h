@@ -49,6 +49,7 @@ struct run_unwind {
 	bool kernel_walk;
 	uint64_t kw_end[16];
 	uint64_t kw_uretprobe_fixed;
+	uint64_t kw_walk_ns, kw_walks, kw_frames; /* the walker's own time in BPF */
 	struct ktables_stats kt;
 };
 

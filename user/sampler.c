@@ -265,6 +265,27 @@ int sampler_read_drops(struct sampler *s, uint64_t out[EP_DROP__COUNT])
 	return 0;
 }
 
+int sampler_read_uw_stats(struct sampler *s, uint64_t out[3])
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t *vals;
+
+	if (ncpus <= 0)
+		return -ENODEV;
+	vals = calloc(ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < 3; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.uw_stats), &k, vals))
+			continue;
+		for (int c = 0; c < ncpus; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
 void sampler_get_uw_fds(const struct sampler *s, struct sampler_uw_fds *out)
 {
 	out->objs = bpf_map__fd(s->skel->maps.uw_objs);

@@ -53,6 +53,8 @@ int sampler_drain(struct sampler *s);
 /* Sums the per-CPU drop counters kept by the BPF side. */
 int sampler_read_drops(struct sampler *s, uint64_t out[EP_DROP__COUNT]);
 void sampler_close(struct sampler *s);
+/* The in-kernel walker's time (ns), walks and frames, summed over CPUs. */
+int sampler_read_uw_stats(struct sampler *s, uint64_t out[3]);
 /* The walker's map fds (valid until sampler_close). */
 void sampler_get_uw_fds(const struct sampler *s, struct sampler_uw_fds *out);
 

@@ -50,7 +50,9 @@ case("case_big64", "leaf_burn", base + ["case_big64", "leaf_burn"])
 case("case_deep", "leaf_burn", base + ["case_deep"] + ["deep_rec"] * 300 + ["leaf_burn"],
      lambda fr: fr.count("deep_rec") == 300)
 case("case_plt", "plt_loop", base + ["case_plt", "plt_loop"])
-case("case_sig", "on_usr1", ["on_usr1", "leaf_burn"], lambda fr: has_seq(fr, base + ["case_sig"]))
+# The handler's frames sit on the signal frame (__restore_rt) above the
+# interrupted raise(), which case_sig called.
+case("case_sig", "on_usr1", base + ["case_sig"], lambda fr: has_seq(fr, ["__restore_rt", "on_usr1"]))
 case("case_probed", "leaf_burn",
      base + ["case_probed"] + ["rec_a"] * 100 + ["mid_probed"] + ["rec_b"] * 50 + ["leaf_burn"])
 # Samples between mid_probed's entry and return walked through the trampoline.
