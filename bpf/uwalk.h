@@ -502,9 +502,12 @@ static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, 
 			w->tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
 		}
 		/* Single-stepping a probed instruction out of line: the pc is
-		 * in the uprobes page, the instruction belongs at vaddr. */
+		 * in the uprobes page, the instruction belongs at vaddr. Past
+		 * the slot's start the copy has run (the kernel moves the pc
+		 * back afterwards): the same distance past vaddr, with sp
+		 * already moved by a push. */
 		if (xol && w->pc >= xol && w->pc < xol + 64)
-			w->pc = BPF_CORE_READ(ut, vaddr);
+			w->pc = BPF_CORE_READ(ut, vaddr) + (w->pc - xol);
 	}
 	/* Sampled on the trampoline itself: the probed function has returned,
 	 * the thread resumes at the original return address with this sp. */
