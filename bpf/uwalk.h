@@ -511,10 +511,15 @@ static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, 
 	}
 	/* Sampled on the trampoline itself: the probed function has returned,
 	 * the thread resumes at the original return address with this sp. */
-	if (w->tramp && w->pc == w->tramp) {
+	/* The trampoline is slot 0 of the uprobes page (128 bytes): with the
+	 * uretprobe syscall it runs a few instructions, pushing registers
+	 * before its syscall, so sp is not where the function returned: the
+	 * caller's sp is just above the hijacked slot. */
+	if (w->tramp && w->pc >= w->tramp && w->pc < w->tramp + 128) {
 		struct return_instance *ri = (struct return_instance *)w->ri;
 
 		w->pc = BPF_CORE_READ(ri, orig_ret_vaddr);
+		w->sp = BPF_CORE_READ(ri, stack) + 8;
 		w->ri = (__u64)BPF_CORE_READ(ri, next);
 		w->fixed = 1;
 	}
