@@ -114,8 +114,8 @@ static __always_inline bool is_sql_kind(__u32 kind)
 /* Pushes a frame for a call (or a USDT begin point) of `probe` on the
  * thread's stack. The caller has checked the target filter and counted the
  * call. */
-static __always_inline void push_frame(__u32 tid, __u32 tgid, __u32 probe, __u32 kind, __u64 arg0,
-				       __u64 arg1, __s32 nbyte)
+static __always_inline void push_frame(__u32 tid, __u32 tgid, __u32 probe, __u32 kind, __u32 cls,
+				       __u64 arg0, __u64 arg1, __s32 nbyte)
 {
 	struct ep_probe_thread *t;
 	struct ep_probe_frame *f;
@@ -141,12 +141,15 @@ static __always_inline void push_frame(__u32 tid, __u32 tgid, __u32 probe, __u32
 			flags |= EP_SPAN_F_NESTED_SAME;
 		if (is_sql_kind(kind) && is_sql_kind(t->f[i].kind))
 			flags |= EP_SPAN_F_NESTED_SQL;
+		if (cls && t->f[i].cls == cls)
+			flags |= EP_SPAN_F_NESTED_CLASS;
 	}
 	f = &t->f[d & (EP_PROBE_STACK_DEPTH - 1)];
 	f->probe_id = probe;
 	f->flags = flags;
 	f->kind = kind;
 	f->nbyte = nbyte;
+	f->cls = cls;
 	f->arg0 = arg0;
 	f->arg1 = arg1;
 	t->depth = d + 1;
@@ -187,7 +190,7 @@ int probe_entry(struct pt_regs *ctx)
 		arg0 = PT_REGS_PARM1(ctx);
 		break;
 	}
-	push_frame((__u32)id, tgid, probe, kind, arg0, arg1, nbyte);
+	push_frame((__u32)id, tgid, probe, kind, EP_PROBE_COOKIE_CLASS(cookie), arg0, arg1, nbyte);
 	return 0;
 }
 
@@ -342,7 +345,8 @@ int probe_usdt(struct pt_regs *ctx)
 	if (EP_PROBE_COOKIE_MODE(cookie) == EP_PM_COUNT)
 		return 0;
 	if (kind == EP_PK_USDT_BEGIN) {
-		push_frame((__u32)id, tgid, probe, kind, (__u64)arg, 0, -1);
+		push_frame((__u32)id, tgid, probe, kind, EP_PROBE_COOKIE_CLASS(cookie), (__u64)arg,
+			   0, -1);
 		return 0;
 	}
 	s = bpf_ringbuf_reserve(&probe_events, sizeof(*s), 0);

@@ -102,6 +102,16 @@ static __always_inline bool read_uregs(struct bpf_perf_event_data *ctx, bool use
 	regs[EP_UREG_IP] = BPF_CORE_READ(r, ip);
 	regs[EP_UREG_SP] = BPF_CORE_READ(r, sp);
 	regs[EP_UREG_FP] = BPF_CORE_READ(r, bp);
+	/* In an int3 trap (a uprobe being handled: orig_ax -1 marks an
+	 * exception without error code) ip is past the breakpoint; unwinding
+	 * from there applies the rules of the probed instruction as if it had
+	 * run (a 1-byte push at a function's entry moves the CFA). */
+	if ((long)BPF_CORE_READ(r, orig_ax) == -1 && regs[EP_UREG_IP]) {
+		__u8 op = 0;
+
+		if (!bpf_probe_read_user(&op, 1, (void *)(regs[EP_UREG_IP] - 1)) && op == 0xcc)
+			regs[EP_UREG_IP] -= 1;
+	}
 	return regs[EP_UREG_SP] != 0;
 #else
 	/* The collector's CFI unwinder knows only x86_64's registers. */
@@ -204,8 +214,8 @@ static __always_inline __u32 copy_ustack(void *dst, __u64 sp, __u64 limit)
  * stops there: every sample inside a probed function lost its callers. The
  * kernel keeps the original per hijacked slot in the thread's
  * return_instances (newest first; orig_ret_vaddr is already the real one
- * for chained entries); put them back in the copied window, and in ip when
- * the thread is in the trampoline itself (attributed to the caller). */
+ * for chained entries); put them back in the copied window (a thread in
+ * the trampoline itself: fix_uprobe_regs). */
 #define EP_URETPROBE_FIX_MAX 32 /* the kernel nests at most 64; deeper ones lie far above sp */
 
 struct uretfix_ctx {
@@ -261,10 +271,6 @@ static __always_inline void fix_uretprobes(struct ep_sample *s, __u32 win_off, _
 	c.tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
 	if (!c.tramp)
 		return;
-	if (s->uregs[EP_UREG_IP] == c.tramp) {
-		s->uregs[EP_UREG_IP] = BPF_CORE_READ(ri, orig_ret_vaddr);
-		s->flags |= EP_SAMPLE_F_URETPROBE_FIXED;
-	}
 	bpf_loop(EP_URETPROBE_FIX_MAX, uretfix_step, &c, 0);
 }
 
@@ -330,6 +336,51 @@ static __always_inline void kwalk_user(struct bpf_perf_event_data *ctx, struct e
 		s->ustack_sz = sz;
 }
 
+/* A thread stopped inside the uprobes page (the xol area) is either in the
+ * uretprobe trampoline (its first slot: returning from a probed function
+ * through the uretprobe syscall) or single-stepping a probed instruction
+ * copied to a later slot. Neither address is in any mapping the collector
+ * can unwind from; move the registers to where the code logically is:
+ * the trampoline to the original return address with sp just above the
+ * hijacked slot (the trampoline pushes registers before its syscall), a
+ * single-step slot to the same offset from the probed instruction (what
+ * the kernel does after the step). Before the window is copied: the copy
+ * starts at sp. */
+#define EP_XOL_TRAMP_BYTES 128 /* UPROBE_XOL_SLOT_BYTES: slot 0 is the trampoline */
+#define EP_XOL_AREA_BYTES  4096
+#define EP_X86_MAX_INSN	   15
+
+static __always_inline void fix_uprobe_regs(struct ep_sample *s)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 ip = s->uregs[EP_UREG_IP], area, xol;
+	struct return_instance *ri;
+
+	if (!bpf_core_field_exists(task->utask))
+		return;
+	area = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	if (!area || ip < area || ip >= area + EP_XOL_AREA_BYTES)
+		return;
+	if (ip < area + EP_XOL_TRAMP_BYTES) {
+		ri = BPF_CORE_READ(task, utask, return_instances);
+		if (!ri)
+			return;
+		__u64 slot = BPF_CORE_READ(ri, stack);
+
+		if (slot + 8 < s->uregs[EP_UREG_SP] || slot > s->uregs[EP_UREG_SP] + 256)
+			return; /* not the instance this return is going through */
+		s->uregs[EP_UREG_IP] = BPF_CORE_READ(ri, orig_ret_vaddr);
+		s->uregs[EP_UREG_SP] = slot + 8;
+		s->flags |= EP_SAMPLE_F_URETPROBE_FIXED;
+		return;
+	}
+	xol = BPF_CORE_READ(task, utask, xol_vaddr);
+	if (xol && ip >= xol && ip - xol <= EP_X86_MAX_INSN)
+		s->uregs[EP_UREG_IP] = BPF_CORE_READ(task, utask, vaddr) + (ip - xol);
+}
+
+#include "pyframes.bpf.h"
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -388,6 +439,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 			count_drop(EP_DROP_UREGS_ERR);
 		} else {
 			s->flags |= EP_SAMPLE_F_UREGS;
+			fix_uprobe_regs(s);
 			if (off > 2 * EP_MAX_STACK_DEPTH * 8)
 				off = 2 * EP_MAX_STACK_DEPTH * 8;
 			s->ustack_copy = copy_ustack((void *)s->stack + off, s->uregs[EP_UREG_SP],
@@ -405,6 +457,7 @@ out:
 		size = EP_SAMPLE_HDR_SIZE + kbytes + (s->ustack_sz > 0 ? s->ustack_sz : 0);
 	if (size > sizeof(*s))
 		size = sizeof(*s);
+	pyframes_emit(&s->hdr); /* its record goes first: the collector pairs them */
 	if (bpf_ringbuf_output(&events, s, size, submit_flags()))
 		count_drop(EP_DROP_RINGBUF_FULL);
 	return 0;

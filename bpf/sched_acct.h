@@ -297,8 +297,14 @@ EP_ACCT_INLINE void ep_acct_exit(struct ep_sched_thread *t, __u64 now)
 
 EP_ACCT_INLINE void ep_acct_rq(struct ep_sched_thread *t, __u64 rq_ns)
 {
-	__u32 b = ep_sched_hist_bucket(rq_ns);
+	__u64 b = ep_sched_hist_bucket(rq_ns);
 
+#if defined(__bpf__)
+	/* One register for the check and the index: older verifiers (6.1,
+	 * Debian's arm64 kernel) do not carry a bound from one zero-extended
+	 * copy of b to another and rejected the access. */
+	__asm__ volatile("" : "+r"(b));
+#endif
 	if (b < EP_SCHED_HIST_BUCKETS)
 		t->rq_hist[b]++;
 	t->rq_count++;

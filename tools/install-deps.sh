@@ -7,9 +7,12 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 pkgs=(
-  build-essential cmake pkg-config git
+  build-essential g++ cmake pkg-config git xz-utils
   clang clang-format llvm lld bpftool libbpf-dev
+  libclang-rt-14-dev # libFuzzer for tests/fuzz (tools/fuzz.sh)
   libelf-dev libdw-dev elfutils zlib1g-dev libcjson-dev libncurses-dev
+  libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev
+  golang-go prometheus curl # tests: go tool pprof, promtool and a scraping prometheus
   python3 libsqlite3-dev sqlite3 tmux procps
   systemtap-sdt-dev
   chromium

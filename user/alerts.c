@@ -303,6 +303,23 @@ size_t alert_set_step(struct alert_set *s, uint64_t now_ns, const struct live_me
 	return n;
 }
 
+/* "rss 1.3 MiB > 1 MiB": as many decimals as it takes for the value and
+ * the threshold to read differently ("rss 1 MiB > 1 MiB" said nothing). */
+static void describe_bytes(char *buf, size_t len, double v, const char *op, double thr)
+{
+	char x[48], y[48];
+
+	for (int d = 0; d <= 3; d++) {
+		snprintf(x, sizeof(x), "%.*f", d, v / 1048576);
+		snprintf(y, sizeof(y), "%.*f", d, thr / 1048576);
+		if (strcmp(x, y)) {
+			snprintf(buf, len, "rss %s MiB %s %s MiB", x, op, y);
+			return;
+		}
+	}
+	snprintf(buf, len, "rss %.0f B %s %.0f B", v, op, thr);
+}
+
 void alert_describe(const struct alert_rule *r, double v, char *buf, size_t len)
 {
 	const char *op = r->op == ALERT_OP_GT ? ">" : "<";
@@ -312,8 +329,7 @@ void alert_describe(const struct alert_rule *r, double v, char *buf, size_t len)
 		if (r->percent)
 			snprintf(buf, len, "rss %.1f%% of RAM %s %g%%", v, op, r->threshold);
 		else
-			snprintf(buf, len, "rss %.0f MiB %s %.0f MiB", v / 1048576, op,
-				 r->threshold / 1048576);
+			describe_bytes(buf, len, v, op, r->threshold);
 		break;
 	case ALERT_TEMP:
 		snprintf(buf, len, "temperature %.1f C %s %g C", v, op, r->threshold);

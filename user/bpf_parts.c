@@ -25,9 +25,10 @@ static bool shared_map(const struct bpf_map *m)
 }
 
 /* Opens a copy of the object with every part off. */
-static int open_obj(struct modules_bpf **out, int targets_fd)
+static int open_obj(struct modules_bpf **out, int targets_fd, const char *btf_path)
 {
-	struct modules_bpf *skel = modules_bpf__open();
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = btf_path);
+	struct modules_bpf *skel = modules_bpf__open_opts(&oo);
 	struct bpf_program *p;
 	struct bpf_map *m;
 	int err;
@@ -92,10 +93,10 @@ static void break_part(struct modules_bpf *skel, const char *prefix)
 
 /* Opens, sets up and loads one copy holding part i alone. *skel is NULL
  * when the part did not want to take part after all. */
-static int load_alone(const struct bpf_part *part, int targets_fd, const char *fault,
-		      struct modules_bpf **skel)
+static int load_alone(const struct bpf_part *part, int targets_fd, const char *btf_path,
+		      const char *fault, struct modules_bpf **skel)
 {
-	int err = open_obj(skel, targets_fd);
+	int err = open_obj(skel, targets_fd, btf_path);
 
 	if (err)
 		return err;
@@ -116,8 +117,8 @@ static int load_alone(const struct bpf_part *part, int targets_fd, const char *f
 	return err;
 }
 
-int bpf_parts_load(const struct bpf_part *parts, size_t n, int targets_fd, const char *fault_prefix,
-		   struct bpf_parts_objs *objs)
+int bpf_parts_load(const struct bpf_part *parts, size_t n, int targets_fd, const char *btf_path,
+		   const char *fault_prefix, struct bpf_parts_objs *objs)
 {
 	const size_t max = sizeof(objs->obj) / sizeof(objs->obj[0]);
 	struct modules_bpf *skel;
@@ -128,7 +129,7 @@ int bpf_parts_load(const struct bpf_part *parts, size_t n, int targets_fd, const
 	objs->n = 0;
 	if (n > max)
 		return -E2BIG;
-	err = open_obj(&skel, targets_fd);
+	err = open_obj(&skel, targets_fd, btf_path);
 	if (err) {
 		log_warn("cannot open the modules' BPF object: %s", strerror(-err));
 		for (size_t i = 0; i < n; i++) {
@@ -178,7 +179,7 @@ int bpf_parts_load(const struct bpf_part *parts, size_t n, int targets_fd, const
 	for (size_t i = 0; i < n; i++) {
 		if (!want[i])
 			continue;
-		err = load_alone(&parts[i], targets_fd, fault_prefix, &skel);
+		err = load_alone(&parts[i], targets_fd, btf_path, fault_prefix, &skel);
 		if (err < 0) {
 			rc = parts[i].loaded(parts[i].state, NULL, err);
 			if (rc)

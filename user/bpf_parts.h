@@ -44,8 +44,8 @@ struct bpf_parts_objs {
  * whose prefix is fault_prefix is made to fail to load (tests exercise
  * the fallback with it); NULL in normal runs. Returns 0 or the first
  * negative errno a loaded hook returned. */
-int bpf_parts_load(const struct bpf_part *parts, size_t n, int targets_fd, const char *fault_prefix,
-		   struct bpf_parts_objs *objs);
+int bpf_parts_load(const struct bpf_part *parts, size_t n, int targets_fd, const char *btf_path,
+		   const char *fault_prefix, struct bpf_parts_objs *objs);
 void bpf_parts_close(struct bpf_parts_objs *objs);
 
 #endif

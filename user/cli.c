@@ -6,8 +6,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alerts.h"
+#include "export/metrics.h"
 #include "cycle_spec.h"
 #include "probes.h"
 #include "proc/proc_info.h"
@@ -19,6 +21,7 @@ void cli_usage(FILE *out)
 	      "       ebpf-prof jetson [--help]   what the Jetson module sees on this board\n"
 	      "       ebpf-prof top [OPTIONS] --pid PID | -- COMMAND   live view (records too)\n"
 	      "       ebpf-prof report DIR   rebuild DIR/report.html and cycles.csv from report.json\n"
+	      "       ebpf-prof diff BASE_DIR NEW_DIR   regressions of NEW against BASE (--help)\n"
 	      "\n"
 	      "Samples CPU stacks (user and kernel) of a running process, or of a command it\n"
 	      "launches, with an eBPF perf-event program, and writes a result bundle:\n"
@@ -35,6 +38,8 @@ void cli_usage(FILE *out)
 	      "  -p, --pid PID[,PID...]   attach to running processes (all threads, including\n"
 	      "                           threads and child processes created later)\n"
 	      "  -- COMMAND [ARGS...]     launch COMMAND and profile it from its first instruction\n"
+	      "                           (only after --: a first word that is not a subcommand\n"
+	      "                           is a usage error)\n"
 	      "\n"
 	      "Options:\n"
 	      "  -F, --freq HZ            sampling frequency per CPU (default 99; 1..100000)\n"
@@ -42,6 +47,8 @@ void cli_usage(FILE *out)
 	      "                           until every traced process has exited)\n"
 	      "  -o, --output DIR         result directory (default ./ebpf-prof-PID-YYYYmmdd-HHMMSS)\n"
 	      "      --no-kernel          drop kernel frames (user stacks only)\n"
+	      "      --no-demangle        keep C++/Rust function names mangled (_ZN...) in\n"
+	      "                           every output (default: demangled)\n"
 	      "      --unwind MODE        user stack unwinding: cfi-kernel (default: walked in the\n"
 	      "                           kernel from tables compiled from .eh_frame/.debug_frame,\n"
 	      "                           frame pointers where a library has none; any depth, any\n"
@@ -53,6 +60,11 @@ void cli_usage(FILE *out)
 	      "      --stack-bytes N      user stack copied per sample for auto/dwarf (default 8192;\n"
 	      "                           64..16384, multiple of 64); deeper stacks are cut and\n"
 	      "                           marked [truncated]\n"
+	      "      --python MODE        CPython processes: mixed (default: Python functions with\n"
+	      "                           file:line in place of the interpreter's evaluator frame),\n"
+	      "                           only (also without the interpreter's C frames between\n"
+	      "                           Python frames), native (the interpreter's C frames only);\n"
+	      "                           CPython 3.8-3.13, docs/python.md\n"
 	      "      --gpu-interval MS    Jetson GPU/power/thermal sampling period (default 200;\n"
 	      "                           10..60000); off by itself on machines that are not Jetsons\n"
 	      "      --no-gpu             do not sample Jetson sysfs\n"
@@ -74,12 +86,13 @@ void cli_usage(FILE *out)
 	      "                           (for calls made millions of times per second)\n"
 	      "      --cycle PROBE        each call of PROBE is one experiment cycle (per-cycle\n"
 	      "                           table, findings, report.html; docs/cycles.md). PROBE:\n"
-	      "                           LIB:SYMBOL, py:FUNCTION (a Python function, by name) or\n"
+	      "                           LIB:SYMBOL, SYMBOL (in any mapped file), py:FUNCTION (a\n"
+	      "                           Python function, by name) or\n"
 	      "                           marker (ebpf_prof_cycle_begin/end, tools/cycle_marker);\n"
 	      "                           default: the marker when the target has it, else the\n"
 	      "                           whole run is one cycle\n"
 	      "      --cycle-every PROBE  a new cycle at each entry of PROBE (LIB:SYMBOL,\n"
-	      "                           py:FUNCTION or usdt:PATH:PROVIDER:NAME)\n"
+	      "                           SYMBOL, py:FUNCTION or usdt:PATH:PROVIDER:NAME)\n"
 	      "      --offcpu-min-us US   report off-CPU episodes (blocked at least US us) with their\n"
 	      "                           stacks in offcpu.folded and the speedscope file\n"
 	      "                           (default 1000)\n"
@@ -97,6 +110,15 @@ void cli_usage(FILE *out)
 	      "      --alert EXPR         alert on rss>80%, temp>85, gpu_temp>75, cycle>1.5x,\n"
 	      "                           drops>0, throttled, disk<5% (repeatable, up to 16)\n"
 	      "      --alert-exec CMD     run CMD (sh -c) per alert, EP_ALERT_* in its environment\n"
+	      "      --btf FILE           the kernel's BTF, for kernels built without\n"
+	      "                           /sys/kernel/btf/vmlinux (docs/jetson.md: BTFHub's file\n"
+	      "                           for the kernel, or pahole -J on its vmlinux)\n"
+	      "      --rotate SECONDS     continuous mode: every SECONDS write interval-N.pb.gz and\n"
+	      "                           interval-N.json and start a fresh profile (docs/pprof.md)\n"
+	      "      --keep N             with --rotate, keep the last N intervals (default 10)\n"
+	      "      --metrics ADDR:PORT  serve Prometheus/OpenMetrics text at http://ADDR:PORT/metrics\n"
+	      "                           while recording, on that address only (e.g. 127.0.0.1:9464;\n"
+	      "                           docs/metrics.md)\n"
 	      "  -q, --quiet              print nothing but errors\n"
 	      "  -v, --verbose            more detail, libbpf warnings and the verifier log on a\n"
 	      "                           load failure; -vv adds debug messages\n"
@@ -159,6 +181,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		OPT_PROC_ROOT,
 		OPT_GPU_INTERVAL,
 		OPT_NO_GPU,
+		OPT_BTF,
 		OPT_SYSFS_ROOT,
 		OPT_NO_SCHED,
 		OPT_NO_OFFCPU_STACKS,
@@ -173,8 +196,13 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		OPT_ALERT_EXEC,
 		OPT_UNWIND,
 		OPT_STACK_BYTES,
+		OPT_PYTHON,
 		OPT_CYCLE,
-		OPT_CYCLE_EVERY
+		OPT_CYCLE_EVERY,
+		OPT_METRICS,
+		OPT_ROTATE,
+		OPT_KEEP,
+		OPT_NO_DEMANGLE
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -184,6 +212,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
+		{ "python", required_argument, NULL, OPT_PYTHON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
@@ -191,6 +220,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "proc-root", required_argument, NULL, OPT_PROC_ROOT },
 		{ "gpu-interval", required_argument, NULL, OPT_GPU_INTERVAL },
 		{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
+		{ "btf", required_argument, NULL, OPT_BTF },
 		{ "sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT },
 		{ "no-sched", no_argument, NULL, OPT_NO_SCHED },
 		{ "no-offcpu-stacks", no_argument, NULL, OPT_NO_OFFCPU_STACKS },
@@ -205,15 +235,21 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "alert-exec", required_argument, NULL, OPT_ALERT_EXEC },
 		{ "cycle", required_argument, NULL, OPT_CYCLE },
 		{ "cycle-every", required_argument, NULL, OPT_CYCLE_EVERY },
+		{ "metrics", required_argument, NULL, OPT_METRICS },
+		{ "rotate", required_argument, NULL, OPT_ROTATE },
+		{ "keep", required_argument, NULL, OPT_KEEP },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, n;
+	int c, n, prev_optind = 1;
+	bool subcommand = false;
 
 	memset(o, 0, sizeof(*o));
 	o->freq_hz = CLI_DEFAULT_FREQ;
 	o->kernel_stacks = true;
 	o->unwind = CLI_UNWIND_KERNEL;
 	o->stack_bytes = CLI_DEFAULT_STACK_BYTES;
+	o->python = CLI_PYTHON_MIXED;
 	o->proc_root = "/proc";
 	o->sysfs_root = "/";
 	o->gpu_interval_ms = CLI_DEFAULT_GPU_INTERVAL_MS;
@@ -223,14 +259,16 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	/* "ebpf-prof top ARGS" is "ebpf-prof --top ARGS". */
 	if (argc > 1 && !strcmp(argv[1], "top")) {
 		o->top = true;
+		subcommand = true;
 		argc--;
 		argv++;
 	}
 	optind = 1;
 	opterr = 0;
-	/* '+': stop at the first non-option so "-- cmd -x" and "cmd -x" keep
-	 * the command's own options. */
+	/* '+': stop at the first non-option, so that a stray word is caught
+	 * below instead of its following options being parsed as ours. */
 	while ((c = getopt_long(argc, argv, "+:p:F:d:o:qvVh", longopts, NULL)) != -1) {
+		prev_optind = optind;
 		switch (c) {
 		case 'p':
 			if (o->npids) {
@@ -290,6 +328,21 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 				return 2;
 			}
 			break;
+		case OPT_PYTHON:
+			if (!strcmp(optarg, "mixed")) {
+				o->python = CLI_PYTHON_MIXED;
+			} else if (!strcmp(optarg, "only")) {
+				o->python = CLI_PYTHON_ONLY;
+			} else if (!strcmp(optarg, "native")) {
+				o->python = CLI_PYTHON_NATIVE;
+			} else {
+				fprintf(err,
+					"ebpf-prof: invalid --python '%s': expected mixed, only or "
+					"native\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case OPT_STACK_BYTES:
 			if (parse_u32(optarg, 64, CLI_MAX_STACK_BYTES, &o->stack_bytes) ||
 			    o->stack_bytes % 64) {
@@ -326,6 +379,16 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			break;
 		case OPT_NO_GPU:
 			o->no_gpu = true;
+			break;
+		case OPT_BTF:
+			if (access(optarg, R_OK)) {
+				fprintf(err, "ebpf-prof: --btf %s: %s\n", optarg, strerror(errno));
+				return 2;
+			}
+			o->btf_path = optarg;
+			break;
+		case OPT_NO_DEMANGLE:
+			o->no_demangle = true;
 			break;
 		case OPT_NO_SCHED:
 			o->no_sched = true;
@@ -421,6 +484,40 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			o->alerts[o->nalerts++] = optarg;
 			break;
 		}
+		case OPT_ROTATE:
+			if (parse_duration(optarg, &o->rotate_s) || o->rotate_s < 1 ||
+			    o->rotate_s > 86400) {
+				fprintf(err, "ebpf-prof: bad --rotate '%s' (1..86400 seconds)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_KEEP: {
+			char *end;
+			long k;
+
+			errno = 0;
+			k = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || k < 1 || k > 100000) {
+				fprintf(err, "ebpf-prof: bad --keep '%s' (1..100000)\n", optarg);
+				return 2;
+			}
+			o->keep = (int)k;
+			break;
+		}
+		case OPT_METRICS: {
+			struct sockaddr_storage ss;
+			socklen_t sl;
+			bool lo;
+			char why[128];
+
+			if (metrics_parse_addr(optarg, &ss, &sl, &lo, why, sizeof(why))) {
+				fprintf(err, "ebpf-prof: bad --metrics '%s': %s\n", optarg, why);
+				return 2;
+			}
+			o->metrics_addr = optarg;
+			break;
+		}
 		case OPT_ALERT_EXEC:
 			if (!*optarg) {
 				fprintf(err, "ebpf-prof: --alert-exec needs a command\n");
@@ -457,6 +554,23 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	}
 	if (o->show_help || o->show_version)
 		return 0;
+	/* Only "-- COMMAND" launches: a word where a subcommand or an option
+	 * is expected (a mistyped "ebpf-prof dif A B") must not run a program
+	 * of that name as root. getopt stepped over a "--" iff optind moved
+	 * past its last stop without an option. */
+	if (optind < argc && !(optind == prev_optind + 1 && !strcmp(argv[optind - 1], "--"))) {
+		if (optind == 1 && !subcommand)
+			fprintf(err,
+				"ebpf-prof: '%s' is not a command (commands: top, report, diff, "
+				"jetson); to profile a program: ebpf-prof [OPTIONS] -- %s ...\n",
+				argv[optind], argv[optind]);
+		else
+			fprintf(err,
+				"ebpf-prof: unexpected '%s': the command to launch goes after --, "
+				"e.g. ebpf-prof [OPTIONS] -- %s ...\n",
+				argv[optind], argv[optind]);
+		return 2;
+	}
 	if (optind < argc) {
 		o->command = &argv[optind];
 		o->ncommand = argc - optind;
@@ -470,5 +584,18 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			     "(see --help)\n");
 		return 2;
 	}
+	if (o->keep && !o->rotate_s) {
+		fprintf(err, "ebpf-prof: --keep goes with --rotate\n");
+		return 2;
+	}
+	/* The live view keeps per-stack state of the one growing profile;
+	 * rotation starts a fresh one. */
+	if (o->rotate_s && o->top) {
+		fprintf(err,
+			"ebpf-prof: --rotate and the live view (--top) do not go together yet\n");
+		return 2;
+	}
+	if (o->rotate_s && !o->keep)
+		o->keep = 10;
 	return 0;
 }

@@ -32,6 +32,12 @@ enum cli_unwind {
 	CLI_UNWIND_KERNEL,   /* walked in the kernel from CFI tables (bpf/uwalk.h) */
 };
 
+enum cli_python {
+	CLI_PYTHON_NATIVE = 0, /* the interpreter's C frames only */
+	CLI_PYTHON_MIXED,      /* Python frames in place of _PyEval_EvalFrameDefault */
+	CLI_PYTHON_ONLY,       /* and without the interpreter's C frames between them */
+};
+
 /* --alert may be repeated this many times (docs/top.md). */
 #define CLI_MAX_ALERTS 16
 
@@ -44,8 +50,10 @@ struct cli_opts {
 	double duration_s;	/* 0: until stopped */
 	const char *output_dir; /* NULL: default name */
 	bool kernel_stacks;
+	bool no_demangle;	/* --no-demangle: raw symbol names */
 	enum cli_unwind unwind; /* --unwind */
 	uint32_t stack_bytes;	/* --stack-bytes */
+	enum cli_python python; /* --python */
 	int verbosity;		/* -1 quiet, 0 normal, 1+ verbose */
 	bool show_help;
 	bool show_version;
@@ -53,12 +61,13 @@ struct cli_opts {
 	const char *sysfs_root;	  /* --sysfs-root: read sysfs (Jetson) under DIR */
 	uint32_t gpu_interval_ms; /* Jetson sampler period */
 	bool no_gpu;
-	bool no_sched;		      /* no scheduler accounting (sched_switch) */
-	bool no_offcpu_stacks;	      /* sched accounting without off-CPU stacks */
-	uint32_t offcpu_min_us;	      /* shortest off-CPU episode reported with its stack */
-	uint32_t offcpu_ustack_every; /* user stack walked at 1 in N blocking switch-outs
+	const char *btf_path;	/* --btf: kernel BTF for kernels without /sys/kernel/btf/vmlinux */
+	bool no_sched;		/* no scheduler accounting (sched_switch) */
+	bool no_offcpu_stacks;	/* sched accounting without off-CPU stacks */
+	uint32_t offcpu_min_us; /* shortest off-CPU episode reported with its stack */
+	uint32_t offcpu_ustack_every;		 /* user stack walked at 1 in N blocking switch-outs
 				       * besides the predicted ones (0..255; 0: none) */
-	const char *probe_presets;    /* --probes; NULL: llama,sqlite */
+	const char *probe_presets;		 /* --probes; NULL: llama,sqlite */
 	const char *probe_specs[CLI_MAX_PROBES]; /* --probe, in order */
 	int nprobe_specs;
 	const char *probe_count_only;	    /* --probe-count-only SYM[,SYM...] */
@@ -66,10 +75,20 @@ struct cli_opts {
 	double interval_s;		    /* live view / snapshot refresh period */
 	const char *alerts[CLI_MAX_ALERTS]; /* --alert EXPR, validated */
 	int nalerts;
-	const char *alert_exec; /* --alert-exec CMD */
-	const char *cycle;	/* --cycle or --cycle-every PROBE, validated; NULL: auto */
-	bool cycle_every;	/* it was --cycle-every */
+	const char *alert_exec;	  /* --alert-exec CMD */
+	const char *cycle;	  /* --cycle or --cycle-every PROBE, validated; NULL: auto */
+	bool cycle_every;	  /* it was --cycle-every */
+	const char *metrics_addr; /* --metrics ADDR:PORT, validated; NULL: no endpoint */
+	double rotate_s;	  /* --rotate: continuous mode interval; 0: off */
+	int keep;		  /* --keep: rotated intervals kept (default 10) */
 };
+
+/* Whether modules keep struct live_metrics (top_live.h) up to date: the
+ * live view, the alerts and the metrics endpoint read it. */
+static inline bool cli_live_wanted(const struct cli_opts *o)
+{
+	return o->top || o->nalerts || o->metrics_addr;
+}
 
 /* Returns 0 on success or 2 (usage error, message already printed to err). */
 int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err);

@@ -114,7 +114,7 @@ struct cycle_sink *cycle_sink_new(const struct cycle_sink_cfg *cfg)
 		s->cfg.max_facts = 1;
 	if (!s->cfg.max_rows)
 		s->cfg.max_rows = SIZE_MAX;
-	hashmap_init(&s->strmap);
+	ep_hashmap_init(&s->strmap);
 	s->first_start = UINT64_MAX;
 	s->table.period_ns = cfg->period_ns;
 	return s;
@@ -134,7 +134,7 @@ void cycle_sink_free(struct cycle_sink *s)
 	for (size_t i = 0; i < s->strs.n; i++)
 		free(s->strs.v[i]);
 	free(s->strs.v);
-	hashmap_free(&s->strmap);
+	ep_hashmap_free(&s->strmap);
 	free(s->open.v);
 	free(s->last_end.v);
 	free(s->pend.v);
@@ -180,8 +180,8 @@ static uint32_t intern(struct cycle_sink *s, const char *str)
 
 	if (!str)
 		return 0;
-	h = hashmap_hash_finish(hashmap_hash_bytes(str, strlen(str), HASHMAP_SEED));
-	f = hashmap_find(&s->strmap, h, str, str_eq, s);
+	h = ep_hashmap_hash_finish(ep_hashmap_hash_bytes(str, strlen(str), HASHMAP_SEED));
+	f = ep_hashmap_find(&s->strmap, h, str, str_eq, s);
 	if (f >= 0)
 		return (uint32_t)f + 1;
 	if (s->strs.n >= MAX_NAMES || !(c = strdup(str))) {
@@ -193,7 +193,7 @@ static uint32_t intern(struct cycle_sink *s, const char *str)
 		s->st.dropped_names++;
 		return 0;
 	}
-	if (hashmap_insert(&s->strmap, h, (uint32_t)(s->strs.n - 1))) {
+	if (ep_hashmap_insert(&s->strmap, h, (uint32_t)(s->strs.n - 1))) {
 		free(s->strs.v[--s->strs.n]);
 		s->st.dropped_names++;
 		return 0;
@@ -209,9 +209,10 @@ static const char *name_of(const struct cycle_sink *s, uint32_t id)
 /* ---- boundaries ---- */
 
 static void close_cycle(struct cycle_sink *s, uint64_t start, uint64_t end, uint32_t tid,
-			bool truncated)
+			bool truncated, bool partial)
 {
-	struct cycle_closed c = { s->st.closed, start, end < start ? start : end, tid, truncated };
+	struct cycle_closed c = { s->st.closed,		start,	end < start ? start : end, tid,
+				  truncated || partial, partial };
 
 	/* Out of memory here loses a cycle: counted like a dropped fact. */
 	if (PUSH(s->pend, c)) {
@@ -241,7 +242,7 @@ void cycle_sink_begin(struct cycle_sink *s, uint64_t ts, uint32_t tid)
 	if (o) {
 		/* Missing return (longjmp, exception, a marker end never
 		 * called): the new begin closes the open cycle there. */
-		close_cycle(s, o->start, ts, tid, true);
+		close_cycle(s, o->start, ts, tid, true, false);
 		o->start = ts;
 		return;
 	}
@@ -257,7 +258,7 @@ void cycle_sink_end(struct cycle_sink *s, uint64_t ts, uint32_t tid)
 		return;
 	o = find_open(s, tid);
 	if (o) {
-		close_cycle(s, o->start, ts, tid, false);
+		close_cycle(s, o->start, ts, tid, false, false);
 		*o = s->open.v[--s->open.n];
 	} else if (!s->cfg.chain_ends) {
 		s->st.unmatched_ends++;
@@ -269,7 +270,7 @@ void cycle_sink_end(struct cycle_sink *s, uint64_t ts, uint32_t tid)
 		if (s->last_end.v[i].tid != tid)
 			continue;
 		if (!o && ts >= s->last_end.v[i].start) {
-			close_cycle(s, s->last_end.v[i].start, ts, tid, false);
+			close_cycle(s, s->last_end.v[i].start, ts, tid, false, false);
 			s->st.chained++;
 		}
 		s->last_end.v[i].start = ts;
@@ -290,7 +291,7 @@ void cycle_sink_entry(struct cycle_sink *s, uint64_t ts, uint32_t tid)
 			s->st.reordered++;
 			return;
 		}
-		close_cycle(s, s->every.start, ts, s->every.tid, false);
+		close_cycle(s, s->every.start, ts, s->every.tid, false, false);
 	}
 	s->every_open = true;
 	s->every = (struct sopen){ tid, ts };
@@ -578,6 +579,7 @@ static int attribute(struct cycle_sink *s, struct cycle_closed *c, size_t n)
 			if (c[k].start_ns == r->start_ns && c[k].end_ns == r->end_ns &&
 			    c[k].tid == r->tid) {
 				r->truncated = c[k].truncated;
+				r->partial = c[k].partial;
 				cur = k + 1;
 				break;
 			}
@@ -644,11 +646,11 @@ int cycle_sink_flush(struct cycle_sink *s, uint64_t now, bool final)
 		return 0;
 	if (final) {
 		for (size_t i = 0; i < s->open.n; i++)
-			close_cycle(s, s->open.v[i].start, now, s->open.v[i].tid, true);
+			close_cycle(s, s->open.v[i].start, now, s->open.v[i].tid, true, true);
 		s->open.n = 0;
 		/* Not ended by a next entry: cut by the end of the run. */
 		if (s->every_open)
-			close_cycle(s, s->every.start, now, s->every.tid, true);
+			close_cycle(s, s->every.start, now, s->every.tid, true, true);
 		s->every_open = false;
 	}
 	/* Ready ones first, in start order. */

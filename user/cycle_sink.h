@@ -61,6 +61,7 @@ struct cycle_closed {
 	uint64_t start_ns, end_ns;
 	uint32_t tid;
 	bool truncated;
+	bool partial; /* still open at the end of the run (cut there) */
 };
 
 struct cycle_sink;
@@ -97,7 +98,8 @@ void cycle_sink_gpu(struct cycle_sink *s, const struct cyc_gpu_sample *g);
 /* Attributes the closed cycles whose end is at least lag_ns before now
  * (a time before which every ring has been drained), appends their rows to
  * the table and drops facts no cycle needs. final: the run is over at now:
- * open cycles end there (truncated), and everything is attributed.
+ * open cycles end there (truncated and partial), and everything is
+ * attributed.
  * Returns the number of rows added, or -errno. */
 int cycle_sink_flush(struct cycle_sink *s, uint64_t now_ns, bool final);
 

@@ -19,6 +19,18 @@ static bool py_ident(const char *s)
 	return true;
 }
 
+/* A C (or mangled C++) symbol name. */
+static bool c_ident(const char *s)
+{
+	if (!*s || (*s >= '0' && *s <= '9') || strlen(s) > 1024)
+		return false;
+	for (; *s; s++)
+		if (!(*s == '_' || *s == '.' || *s == '$' || (*s >= '0' && *s <= '9') ||
+		      (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+			return false;
+	return true;
+}
+
 int cycle_spec_parse(const char *s, bool every, struct cycle_spec *out, char *err, size_t errlen)
 {
 	const char *opt = every ? "--cycle-every" : "--cycle";
@@ -49,6 +61,19 @@ int cycle_spec_parse(const char *s, bool every, struct cycle_spec *out, char *er
 		}
 		out->src = CYC_SRC_PY;
 		strcpy(out->py_name, s + 3);
+		return 0;
+	}
+	if (!strchr(s, ':') && c_ident(s)) {
+		/* A bare function name: looked up in every file the target
+		 * maps, as the probe presets are (docs/cycles.md). */
+		out->def.owned = strdup(s);
+		if (!out->def.owned)
+			return -ENOMEM;
+		out->def.group = PG_USER;
+		out->def.symbol = out->def.label = out->def.owned;
+		out->def.kind = EP_PK_PLAIN;
+		out->def.mode = EP_PM_LATENCY;
+		out->src = CYC_SRC_UPROBE;
 		return 0;
 	}
 	{

@@ -12,7 +12,7 @@
 enum cycle_src {
 	CYC_SRC_AUTO = 0, /* no option: the marker if the target has it, else the whole run */
 	CYC_SRC_MARKER,	  /* marker: ebpf_prof_cycle_begin()/end() */
-	CYC_SRC_UPROBE,	  /* LIB:SYMBOL */
+	CYC_SRC_UPROBE,	  /* LIB:SYMBOL, or SYMBOL in any mapped file (def.lib NULL) */
 	CYC_SRC_USDT,	  /* usdt:PATH:PROVIDER:NAME (--cycle-every only: no return) */
 	CYC_SRC_PY,	  /* py:FUNCTION, CPython function__entry/return */
 };

@@ -3,6 +3,7 @@
 #include "cycles.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,7 +89,7 @@ struct cycles_input *cycles_input_new(void)
 {
 	struct cycles_input *in = calloc(1, sizeof(*in));
 	if (in)
-		hashmap_init(&in->strmap);
+		ep_hashmap_init(&in->strmap);
 	return in;
 }
 
@@ -114,7 +115,7 @@ void cycles_input_free(struct cycles_input *in)
 	for (size_t i = 0; i < in->strs.n; i++)
 		free(in->strs.v[i]);
 	free(in->strs.v);
-	hashmap_free(&in->strmap);
+	ep_hashmap_free(&in->strmap);
 	free(in);
 }
 
@@ -130,8 +131,8 @@ static int intern(struct cycles_input *in, const char *s, uint32_t *id)
 	*id = 0;
 	if (!s)
 		return 0;
-	uint64_t h = hashmap_hash_finish(hashmap_hash_bytes(s, strlen(s), HASHMAP_SEED));
-	int64_t f = hashmap_find(&in->strmap, h, s, str_eq, in);
+	uint64_t h = ep_hashmap_hash_finish(ep_hashmap_hash_bytes(s, strlen(s), HASHMAP_SEED));
+	int64_t f = ep_hashmap_find(&in->strmap, h, s, str_eq, in);
 	if (f >= 0) {
 		*id = (uint32_t)f + 1;
 		return 0;
@@ -146,7 +147,7 @@ static int intern(struct cycles_input *in, const char *s, uint32_t *id)
 		return -ENOMEM;
 	}
 	uint32_t idx = (uint32_t)(in->strs.n - 1);
-	if (hashmap_insert(&in->strmap, h, idx)) {
+	if (ep_hashmap_insert(&in->strmap, h, idx)) {
 		in->strs.n--;
 		free(c);
 		return -ENOMEM;
@@ -339,7 +340,7 @@ struct open_cycle {
 };
 
 static int push_row(struct cycle_table *t, size_t *cap, uint64_t s, uint64_t e, uint32_t tid,
-		    bool trunc)
+		    bool trunc, bool partial)
 {
 	if (vec_grow((void **)&t->rows, cap, t->n, sizeof(*t->rows)))
 		return -ENOMEM;
@@ -349,7 +350,8 @@ static int push_row(struct cycle_table *t, size_t *cap, uint64_t s, uint64_t e, 
 	r->end_ns = e < s ? s : e;
 	r->wall_ns = r->end_ns - s;
 	r->tid = tid;
-	r->truncated = trunc;
+	r->truncated = trunc || partial;
+	r->partial = partial;
 	return 0;
 }
 
@@ -364,8 +366,9 @@ static int build_boundaries(const struct cycles_input *in, const struct cycles_c
 		if (!e)
 			return -ENOMEM;
 		for (size_t i = 0; i < in->entries.n && !err; i++) {
-			uint64_t end = i + 1 < in->entries.n ? e[i + 1].ts : cfg->run_end_ns;
-			err = push_row(t, &cap, e[i].ts, end, e[i].tid, false);
+			bool last = i + 1 == in->entries.n;
+			uint64_t end = last ? cfg->run_end_ns : e[i + 1].ts;
+			err = push_row(t, &cap, e[i].ts, end, e[i].tid, false, last);
 		}
 		free(e);
 		return err;
@@ -388,13 +391,15 @@ static int build_boundaries(const struct cycles_input *in, const struct cycles_c
 					t->unmatched_ends++;
 					continue;
 				}
-				err = push_row(t, &cap, open[k].start, b[i].ts, b[i].tid, false);
+				err = push_row(t, &cap, open[k].start, b[i].ts, b[i].tid, false,
+					       false);
 				open[k] = open[--nopen];
 				continue;
 			}
 			if (k < nopen) {
 				/* Missing return: the new begin closes the old cycle. */
-				err = push_row(t, &cap, open[k].start, b[i].ts, b[i].tid, true);
+				err = push_row(t, &cap, open[k].start, b[i].ts, b[i].tid, true,
+					       false);
 				open[k].start = b[i].ts;
 				continue;
 			}
@@ -403,7 +408,7 @@ static int build_boundaries(const struct cycles_input *in, const struct cycles_c
 		for (size_t k = 0; k < nopen && !err; k++) {
 			uint64_t end = cfg->run_end_ns > open[k].start ? cfg->run_end_ns
 								       : open[k].start;
-			err = push_row(t, &cap, open[k].start, end, open[k].tid, true);
+			err = push_row(t, &cap, open[k].start, end, open[k].tid, true, true);
 		}
 		free(b);
 		free(open);
@@ -412,7 +417,7 @@ static int build_boundaries(const struct cycles_input *in, const struct cycles_c
 		return err;
 	}
 	t->whole_run = true;
-	return push_row(t, &cap, cfg->run_start_ns, cfg->run_end_ns, 0, false);
+	return push_row(t, &cap, cfg->run_start_ns, cfg->run_end_ns, 0, false, false);
 }
 
 /* ---- interval sweep ---- */
@@ -893,22 +898,102 @@ uint64_t cycles_wall_percentile(const struct cycle_table *t, double pct)
 	uint64_t *w = malloc(t->n * sizeof(*w));
 	if (!w)
 		return 0;
+	size_t n = 0;
 	for (size_t i = 0; i < t->n; i++)
-		w[i] = t->rows[i].wall_ns;
-	qsort(w, t->n, sizeof(*w), cmp_u64p);
+		if (!t->rows[i].partial)
+			w[n++] = t->rows[i].wall_ns;
+	if (!n) {
+		free(w);
+		return 0;
+	}
+	qsort(w, n, sizeof(*w), cmp_u64p);
 	if (pct < 0)
 		pct = 0;
 	if (pct > 100)
 		pct = 100;
 	/* Nearest rank: the smallest value with at least pct% at or below it. */
-	size_t rank = (size_t)((pct / 100.0) * (double)t->n + 0.999999999);
+	size_t rank = (size_t)((pct / 100.0) * (double)n + 0.999999999);
 	if (rank < 1)
 		rank = 1;
-	if (rank > t->n)
-		rank = t->n;
+	if (rank > n)
+		rank = n;
 	uint64_t v = w[rank - 1];
 	free(w);
 	return v;
+}
+
+int cycles_complete_view(const struct cycle_table *t, struct cycle_table *view)
+{
+	size_t left_out = 0;
+
+	*view = *t;
+	view->rows = NULL;
+	view->n = 0;
+	if (!t->n)
+		return 0;
+	view->rows = malloc(t->n * sizeof(*view->rows));
+	if (!view->rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->rows[i].partial)
+			left_out++;
+		else
+			view->rows[view->n++] = t->rows[i];
+	}
+	return (int)(left_out > INT32_MAX ? INT32_MAX : left_out);
+}
+
+void cycles_view_free(struct cycle_table *view)
+{
+	/* Shallow rows: the strings belong to the viewed table. */
+	free(view->rows);
+	view->rows = NULL;
+	view->n = 0;
+}
+
+size_t cycles_self_check(const struct cycle_table *t, uint32_t nthreads, char *why, size_t len)
+{
+	size_t bad = 0;
+
+	if (why && len)
+		why[0] = '\0';
+	for (size_t i = 0; t && i < t->n; i++) {
+		const struct cycle_row *r = &t->rows[i];
+		uint64_t parts = r->part_gc_ns + r->part_sql_ns + r->part_inference_ns +
+				 r->part_probe_ns + r->other_ns;
+		const struct {
+			const char *name;
+			uint64_t v;
+		} sums[] = { { "inference", r->inference_ns },
+			     { "SQL", r->sql_ns },
+			     { "other probes", r->probe_other_ns },
+			     { "GC", r->gc_ns },
+			     { "off-CPU", r->off_cpu_total_ns } };
+		char one[160] = "";
+
+		for (unsigned k = 0; k < CYC_OFF_REASONS; k++)
+			parts += r->part_off_cpu_ns[k];
+		if (parts != r->wall_ns)
+			snprintf(one, sizeof(one),
+				 "cycle %u: its parts sum to %.3f ms, its wall time is %.3f ms",
+				 r->index, (double)parts / 1e6, (double)r->wall_ns / 1e6);
+		for (size_t k = 0; !one[0] && nthreads && k < sizeof(sums) / sizeof(sums[0]); k++)
+			/* 1% + 1 ms: the facts come from several clocks' edges
+			 * (an off-CPU episode read at the run's start). */
+			if ((double)sums[k].v > (double)r->wall_ns * nthreads * 1.01 + 1e6)
+				snprintf(
+					one, sizeof(one),
+					"cycle %u: %s %.3f ms is more than its wall time %.3f ms x %u "
+					"thread(s)",
+					r->index, sums[k].name, (double)sums[k].v / 1e6,
+					(double)r->wall_ns / 1e6, nthreads);
+		if (!one[0])
+			continue;
+		if (!bad && why && len)
+			snprintf(why, len, "%s", one);
+		bad++;
+	}
+	return bad;
 }
 
 const char *cycles_off_reason_name(unsigned reason)

@@ -79,6 +79,10 @@ struct cycle_row {
 	uint64_t end_ns;
 	uint64_t wall_ns;
 	bool truncated; /* end inferred: return missing (next begin or run end) */
+	/* Still open when the run ended (cut by the end, also truncated): its
+	 * wall time is a cut, not a cycle's length, so it stays out of every
+	 * statistic and finding and is shown apart. */
+	bool partial;
 
 	uint64_t samples;
 	uint64_t on_cpu_ns; /* samples * period, all threads */
@@ -172,9 +176,22 @@ int cycles_compute(const struct cycles_input *in, const struct cycles_cfg *cfg,
 		   struct cycle_table *out);
 void cycle_table_free(struct cycle_table *t);
 
-/* Nearest-rank percentile (0..100) of the cycles' wall times; 0 if empty. */
+/* Nearest-rank percentile (0..100) of the complete (not partial) cycles'
+ * wall times; 0 if none. */
 uint64_t cycles_wall_percentile(const struct cycle_table *t, double pct);
 
+/* The complete cycles of t (partial ones left out), as a table whose rows
+ * are shallow copies: t must outlive it; free it with cycles_view_free.
+ * Returns the number of partial rows left out, or -ENOMEM. */
+int cycles_complete_view(const struct cycle_table *t, struct cycle_table *view);
+void cycles_view_free(struct cycle_table *view);
+
 const char *cycles_off_reason_name(unsigned reason);
+
+/* The numbers against what can be: each cycle's partition sums to its
+ * wall time, and (nthreads > 0) no per-kind sum (inference, SQL, other
+ * probes, GC, off-CPU) exceeds wall x nthreads. Returns how many cycles
+ * fail, with the first failure described in why. */
+size_t cycles_self_check(const struct cycle_table *t, uint32_t nthreads, char *why, size_t len);
 
 #endif

@@ -27,7 +27,7 @@ bool cycles_json_number(const cJSON *x, double *v)
 		d = x->valuedouble;
 	} else if (cJSON_IsRaw(x) && x->valuestring) {
 		/* A live report holds u64 values as raw decimal text
-		 * (export_report.c); only plain digits are a number here. */
+		 * (export/report.c); only plain digits are a number here. */
 		const char *p = x->valuestring;
 		size_t n = strspn(p, "0123456789");
 		if (!n || p[n] || n > 20)
@@ -51,6 +51,36 @@ static uint64_t u64_of(const cJSON *x)
 {
 	double v;
 	return num(x, &v) ? (uint64_t)v : 0;
+}
+
+void cycles_findings_ctx(const cJSON *root, struct findings_ctx *ctx)
+{
+	const cJSON *ov = get(root, "overhead"), *meta = get(root, "cycles_meta"), *x;
+	double v;
+
+	memset(ctx, 0, sizeof(*ctx));
+	if (num(get(get(root, "memory"), "system_ram_bytes"), &v) && v > 0)
+		ctx->mem_total_bytes = (uint64_t)v;
+	if (num(get(get(get(root, "sched"), "runqueue_latency_ns"), "p99"), &v) && v > 0)
+		ctx->runq_p99_ns = (uint64_t)v;
+	if (num(get(ov, "probe_share"), &v) && v <= 1)
+		ctx->probe_share = v;
+	if (num(get(ov, "probe_hits"), &v))
+		ctx->probe_hits = (uint64_t)v;
+	if (num(get(ov, "probe_ns"), &v))
+		ctx->probe_ns = v;
+	if (num(get(ov, "target_cpu_ns"), &v))
+		ctx->target_cpu_ns = (uint64_t)v;
+	{
+		size_t n = (size_t)cJSON_GetArraySize(get(get(root, "sched"), "threads"));
+		ctx->nthreads = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+	}
+	x = get(meta, "spec");
+	if (cJSON_IsString(x))
+		ctx->cycle_spec = x->valuestring;
+	x = get(meta, "problem");
+	if (cJSON_IsString(x))
+		ctx->cycle_problem = x->valuestring;
 }
 
 static uint64_t take(uint64_t *left, uint64_t want)
@@ -132,8 +162,22 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 	}
 
 	const cJSON *probes = get(root, "probes");
+	/* Per class with nested calls counted once (llama_decode's ggml
+	 * computes, sqlite3_exec's steps): reports since probes.classes. */
+	const cJSON *cls = get(probes, "classes");
+	if (cJSON_IsObject(cls)) {
+		r->inference_ns = u64_of(get(get(cls, "inference"), "ns"));
+		uint64_t c = u64_of(get(get(cls, "inference"), "calls"));
+		r->inference_calls = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+		r->sql_ns = u64_of(get(get(cls, "sql"), "ns"));
+		r->probe_other_ns = u64_of(get(get(cls, "other"), "ns"));
+		c = u64_of(get(get(cls, "other"), "calls"));
+		r->probe_other_calls = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+	}
 	cJSON_ArrayForEach(p, get(probes, "list"))
 	{
+		if (cJSON_IsObject(cls))
+			break; /* older reports: the sum of the probes below */
 		const cJSON *g = get(p, "group");
 		uint64_t ns = u64_of(get(p, "total_ns")), calls = u64_of(get(p, "count"));
 		if (calls > UINT32_MAX)
@@ -170,13 +214,20 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 		}
 	}
 
-	/* Partition from totals, in the attribution's priority order. */
+	/* Partition from totals. How they overlap is unknown here: sleep
+	 * (a thread that chose to wait) is rarely inside a probed call, so it
+	 * goes first; then the attribution's priority order, where I/O waits
+	 * (fsync in a COMMIT) and preemption (inside inference) are mostly
+	 * inside the probed calls already counted. */
 	uint64_t left = r->wall_ns;
+	if (main_known)
+		r->part_off_cpu_ns[CYC_OFF_SLEEP] = take(&left, r->off_cpu_ns[CYC_OFF_SLEEP]);
 	r->part_sql_ns = take(&left, r->sql_ns);
 	r->part_inference_ns = take(&left, r->inference_ns);
 	r->part_probe_ns = take(&left, r->probe_other_ns);
 	for (unsigned k = 0; main_known && k < CYC_OFF_REASONS; k++)
-		r->part_off_cpu_ns[k] = take(&left, r->off_cpu_ns[k]);
+		if (k != CYC_OFF_SLEEP)
+			r->part_off_cpu_ns[k] = take(&left, r->off_cpu_ns[k]);
 	r->other_ns = left;
 
 	const cJSON *f;

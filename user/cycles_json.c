@@ -50,6 +50,7 @@ static cJSON *row_json(const struct cycle_row *r)
 		  add_u64(o, "start_ns", r->start_ns) && add_u64(o, "end_ns", r->end_ns) &&
 		  add_u64(o, "wall_ns", r->wall_ns) &&
 		  cJSON_AddBoolToObject(o, "truncated", r->truncated) &&
+		  cJSON_AddBoolToObject(o, "partial", r->partial) &&
 		  add_u64(o, "samples", r->samples) && add_u64(o, "on_cpu_ns", r->on_cpu_ns) &&
 		  add_u64(o, "off_cpu_ns", r->off_cpu_total_ns);
 	cJSON *by = ok ? cJSON_AddObjectToObject(o, "off_cpu_by_reason") : NULL;
@@ -201,7 +202,9 @@ cJSON *flame_to_json(const struct profile *p, size_t max_stacks)
 					cJSON_Delete(nm);
 					goto fail;
 				}
+				/* module: ebpf-prof diff matches frames by name and module. */
 				if (!add_str(nm, "name", p->frames[fi].name) ||
+				    !add_str(nm, "module", p->frames[fi].module) ||
 				    !cJSON_AddBoolToObject(nm, "kernel", p->frames[fi].kernel))
 					goto fail;
 				remap[fi] = nf++;
@@ -322,6 +325,11 @@ static int row_from_json(const cJSON *o, struct cycle_row *r, size_t i, char *er
 	if (tr && !cJSON_IsBool(tr))
 		return fail(err, el, "cycles[%zu].truncated: not a boolean", i);
 	r->truncated = tr && cJSON_IsTrue(tr);
+	/* Absent in reports written before it existed: complete. */
+	const cJSON *pa = cJSON_GetObjectItemCaseSensitive(o, "partial");
+	if (pa && !cJSON_IsBool(pa))
+		return fail(err, el, "cycles[%zu].partial: not a boolean", i);
+	r->partial = pa && cJSON_IsTrue(pa);
 	U("samples", samples, false, U64M);
 	U("on_cpu_ns", on_cpu_ns, false, U64M);
 	U("off_cpu_ns", off_cpu_total_ns, false, U64M);

@@ -34,6 +34,9 @@ int findings_from_json(const cJSON *arr, struct findings *out, char *err, size_t
 /* A non-negative number below 2^64 as JSON number or as raw decimal text
  * (how a live report holds u64 values); false otherwise. */
 bool cycles_json_number(const cJSON *x, double *v);
+/* The findings' facts that are not per cycle, from a report.json (RAM,
+ * run-queue p99, our overhead, the cycle spec). Strings point into root. */
+void cycles_findings_ctx(const cJSON *root, struct findings_ctx *ctx);
 int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, char *err,
 				 size_t errlen);
 

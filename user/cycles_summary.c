@@ -95,10 +95,15 @@ static void print_parts(FILE *out, const struct cycle_table *t, const struct cyc
 	free(v);
 }
 
-void cycles_print_summary(FILE *out, const struct cycle_table *t, const struct findings *f,
+void cycles_print_summary(FILE *out, const struct cycle_table *all, const struct findings *f,
 			  size_t max_findings)
 {
-	if (t && t->n) {
+	struct cycle_table view, *t = &view;
+	int npartial = all ? cycles_complete_view(all, &view) : 0;
+
+	if (npartial < 0)
+		return;
+	if (all && t->n) {
 		const struct cycle_row *slow = &t->rows[0];
 		uint64_t total = 0;
 		for (size_t i = 0; i < t->n; i++) {
@@ -112,9 +117,24 @@ void cycles_print_summary(FILE *out, const struct cycle_table *t, const struct f
 			t->n, t->whole_run ? " (whole run, no cycles defined)" : "",
 			msd(cycles_wall_percentile(t, 50)), msd(cycles_wall_percentile(t, 95)),
 			msd(total) / (double)t->n, slow->index, msd(slow->wall_ns));
-		if (!t->whole_run && t->n >= 2)
+		char why[200];
+
+		if (cycles_self_check(t, 0, why, sizeof(why)))
+			fprintf(out, "  (breakdown withheld: self-check failed: %s)\n", why);
+		else if (!t->whole_run && t->n >= 2)
 			print_parts(out, t, slow);
+	} else if (all && npartial) {
+		fprintf(out, "Cycles: 0 complete\n");
 	}
+	/* Open at the end of the run: its length is where the run stopped. */
+	for (size_t i = 0; all && i < all->n; i++)
+		if (all->rows[i].partial)
+			fprintf(out,
+				"  partial cycle #%u: %.1f ms until the end of the run (still open: "
+				"not in the figures above nor in the findings)\n",
+				all->rows[i].index, msd(all->rows[i].wall_ns));
+	if (all)
+		cycles_view_free(&view);
 	if (!f || !f->n)
 		return;
 	fprintf(out, "Findings (%zu):\n", f->n);

@@ -3,6 +3,7 @@
 #include "findings.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -28,6 +29,7 @@ void findings_default_cfg(struct findings_cfg *cfg)
 		.runq_share = 0.05,
 		.runq_p99_ns = 10000000,
 		.max_listed = 10,
+		.overhead_share = 0.02,
 	};
 }
 
@@ -317,8 +319,8 @@ static void rule_inference(struct flist *fl, const struct cycle_table *t, uint64
 		inf += t->rows[i].inference_ns;
 	}
 	if (tok && inf)
-		sb_printf(&x, "; %llu tokens at %.1f tokens/s", (unsigned long long)tok,
-			  (double)tok * 1e9 / (double)inf);
+		sb_printf(&x, "; %llu tokens, %.1f per second of inference",
+			  (unsigned long long)tok, (double)tok * 1e9 / (double)inf);
 	share_rule(fl, t, wall, g_inf, cfg->inference_share, "inference_dominates", "Inference",
 		   "Inference dominates the cycle: use a smaller context (n_ctx), a more "
 		   "aggressive quantization (e.g. Q4_K_M), offload more layers to the GPU "
@@ -378,13 +380,21 @@ static void rule_sql(struct flist *fl, const struct cycle_table *t, uint64_t wal
 }
 
 static void rule_other(struct flist *fl, const struct cycle_table *t, uint64_t wall,
-		       const struct findings_cfg *cfg)
+		       const struct findings_cfg *cfg, const struct findings_ctx *ctx)
 {
 	struct sbuf x = { 0 };
+	/* Time in our own probes is in no probed call: say so rather than
+	 * ask for more probes only. */
+	if (ctx && ctx->probe_share > cfg->overhead_share)
+		sb_printf(&x,
+			  "; %.0f%% of the target's CPU went into the profiler's own probes "
+			  "(probe_overhead)",
+			  ctx->probe_share * 100);
 	share_rule(fl, t, wall, g_other, cfg->other_share, "unattributed_time", "Unattributed time",
-		   "Part of the cycle is not covered by any probe or off-CPU wait: add probes "
-		   "for the remaining steps (--probe LIB:SYMBOL, or py:FUNCTION for Python), "
-		   "and look at the top functions of the slow cycles.",
+		   "Part of the cycle is not covered by any probe or off-CPU wait: time the "
+		   "remaining native steps with --probe LIB:SYMBOL (or --probe "
+		   "usdt:PATH:PROVIDER:NAME), and look at the top functions of the slow cycles "
+		   "(Python code shows there by its interpreter frames).",
 		   cfg, &x);
 }
 
@@ -715,13 +725,60 @@ static void rule_oversub(struct flist *fl, const struct cycle_table *t, uint64_t
 	add(fl, "cpu_oversubscription", FIND_WARNING, &ti, &ev, &re, share, cfg->runq_share, c, n);
 }
 
-static void rule_no_cycles(struct flist *fl, const struct cycle_table *t)
+/* Our own probes cost the target more than the threshold of its CPU: the
+ * figures are skewed by the measurement (the cycles look longer, their
+ * unattributed time is partly ours). */
+static void rule_overhead(struct flist *fl, const struct findings_cfg *cfg,
+			  const struct findings_ctx *ctx)
+{
+	if (!ctx || !(ctx->probe_share > cfg->overhead_share))
+		return;
+	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+	bool py = ctx->cycle_spec && !strncmp(ctx->cycle_spec, "py:", 3);
+	sb_printf(&ti, "The profiler's probes take %.0f%% of the target's CPU",
+		  ctx->probe_share * 100);
+	sb_printf(&ev,
+		  "%.1f%% of the target's CPU time is in the kernel's uprobe code (threshold "
+		  "%.0f%%)",
+		  ctx->probe_share * 100, cfg->overhead_share * 100);
+	if (ctx->probe_hits)
+		sb_printf(&ev, "; %" PRIu64 " probe hits, estimated %.1f ms", ctx->probe_hits,
+			  ctx->probe_ns / 1e6);
+	if (ctx->target_cpu_ns)
+		sb_printf(&ev, " of %.1f ms on CPU", ms(ctx->target_cpu_ns));
+	if (py)
+		sb_printf(&ev,
+			  "; %s traps at every Python function return (CPython's USDT "
+			  "points cannot be enabled for one function)",
+			  ctx->cycle_spec);
+	sb_printf(&re, "The cycle times and the unattributed time include this cost. ");
+	if (py)
+		sb_printf(&re, "Mark the cycle with the cycle marker instead (tools/cycle_marker: "
+			       "one ctypes call per cycle edge), or --cycle-every on a native "
+			       "function the loop calls once (e.g. --cycle-every llama_tokenize).");
+	else
+		sb_printf(&re, "Count the hottest probed functions without timing them "
+			       "(--probe-count-only SYMBOL), drop a preset (--probes llama or "
+			       "--probes sqlite), or probe an outer function instead.");
+	add(fl, "probe_overhead", ctx->probe_share > 0.10 ? FIND_CRITICAL : FIND_WARNING, &ti, &ev,
+	    &re, ctx->probe_share, cfg->overhead_share, NULL, 0);
+}
+
+static void rule_no_cycles(struct flist *fl, const struct cycle_table *t,
+			   const struct findings_ctx *ctx)
 {
 	if (!t->whole_run)
 		return;
 	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
-	sb_printf(&ti, "No cycles defined: the whole run is one cycle");
-	sb_printf(&ev, "no --cycle, --cycle-every or marker was given");
+	if (ctx && ctx->cycle_spec) {
+		sb_printf(&ti, "No cycles: %s gave none, the whole run is one cycle",
+			  ctx->cycle_spec);
+		sb_printf(&ev, "the cycle spec %s %s", ctx->cycle_spec,
+			  ctx->cycle_problem ? ctx->cycle_problem : "produced no cycle");
+	} else {
+		sb_printf(&ti, "No cycles defined: the whole run is one cycle");
+		sb_printf(&ev, "no --cycle, --cycle-every or marker was given");
+	}
 	sb_printf(&re, "Define cycles to get per-cycle numbers: --cycle FUNCTION (one call = one "
 		       "cycle; LIB:SYMBOL, usdt:... or py:FUNCTION), --cycle-every FUNCTION (a "
 		       "cycle starts at each call), or call ebpf_prof_cycle_begin()/end() from "
@@ -744,23 +801,44 @@ void findings_free(struct findings *f)
 	f->n = 0;
 }
 
-int findings_evaluate(const struct cycle_table *t, const struct findings_cfg *cfg,
+int findings_evaluate(const struct cycle_table *all, const struct findings_cfg *cfg,
 		      const struct findings_ctx *ctx, struct findings *out)
 {
 	out->v = NULL;
 	out->n = 0;
-	if (!t || !cfg)
+	if (!all || !cfg)
 		return -EINVAL;
+	/* A cycle still open at the end of the run was cut there: its wall
+	 * time says when the run stopped, not how long a cycle takes. */
+	struct cycle_table view, *t = &view;
+	if (cycles_complete_view(all, &view) < 0)
+		return -ENOMEM;
 	struct flist fl = { .out = out };
 	uint64_t wall = sum_of(t, g_wall);
-	rule_no_cycles(&fl, t);
-	rule_inference(&fl, t, wall, cfg);
-	rule_sql(&fl, t, wall, cfg);
-	rule_other(&fl, t, wall, cfg);
+	/* Numbers that cannot be are not a basis for advice: the check says
+	 * what failed, the share rules stay silent. */
+	char why[200];
+	size_t bad = cycles_self_check(t, ctx ? ctx->nthreads : 0, why, sizeof(why));
+	if (bad) {
+		struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+		sb_printf(&ti, "Self-check failed: the per-cycle figures are not consistent");
+		sb_printf(&ev, "%zu cycle(s) fail; first: %s", bad, why);
+		sb_printf(&re, "Do not trust the breakdown of this run; please report it with "
+			       "report.json (the time-share findings are withheld).");
+		add(&fl, "self_check", FIND_CRITICAL, &ti, &ev, &re, (double)bad, 0, NULL, 0);
+	}
+	rule_no_cycles(&fl, t, ctx);
+	rule_overhead(&fl, cfg, ctx);
+	if (!bad) {
+		rule_inference(&fl, t, wall, cfg);
+		rule_sql(&fl, t, wall, cfg);
+		rule_other(&fl, t, wall, cfg, ctx);
+	}
 	rule_slow(&fl, t, cfg);
 	rule_memory(&fl, t, cfg, ctx);
 	rule_throttle(&fl, t, cfg);
 	rule_oversub(&fl, t, wall, cfg, ctx);
+	cycles_view_free(&view);
 	if (fl.err) {
 		findings_free(out);
 		return fl.err;

@@ -29,6 +29,7 @@ struct findings_cfg {
 	double runq_share;	  /* run-queue wait / wall; default 0.05 */
 	uint64_t runq_p99_ns;	  /* run-queue latency p99 that alone is a finding; 10 ms */
 	uint32_t max_listed;	  /* cycles named in evidence text; default 10 */
+	double overhead_share;	  /* our probes' share of the target's CPU; 0.02 */
 };
 
 /* Facts about the machine and run that are not per cycle; zeros = unknown
@@ -38,6 +39,19 @@ struct findings_ctx {
 	uint32_t ncpus;
 	uint32_t max_runnable; /* most runnable target threads seen at once */
 	uint64_t runq_p99_ns;
+	/* Our own cost (report.json "overhead"): the probes' share of the
+	 * targets' CPU (<= 0: unknown or none), their hits, the estimated time
+	 * and the targets' on-CPU time. */
+	double probe_share;
+	uint64_t probe_hits;
+	double probe_ns;
+	uint64_t target_cpu_ns;
+	/* --cycle / --cycle-every as given (NULL: none) and, when it gave no
+	 * cycle, why (NULL: unknown). */
+	const char *cycle_spec;
+	const char *cycle_problem;
+	/* Threads of the targets (the self-check's bound); 0 unknown. */
+	uint32_t nthreads;
 };
 
 struct finding {

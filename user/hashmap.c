@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-void hashmap_init(struct hashmap *h)
+void ep_hashmap_init(struct hashmap *h)
 {
 	h->hashes = NULL;
 	h->slots = NULL;
@@ -12,15 +12,15 @@ void hashmap_init(struct hashmap *h)
 	h->len = 0;
 }
 
-void hashmap_free(struct hashmap *h)
+void ep_hashmap_free(struct hashmap *h)
 {
 	free(h->hashes);
 	free(h->slots);
-	hashmap_init(h);
+	ep_hashmap_init(h);
 }
 
-int64_t hashmap_find(const struct hashmap *h, uint64_t hash, const void *key, hashmap_eq_fn eq,
-		     const void *ctx)
+int64_t ep_hashmap_find(const struct hashmap *h, uint64_t hash, const void *key,
+			ep_hashmap_eq_fn eq, const void *ctx)
 {
 	if (!h->cap)
 		return -1;
@@ -67,7 +67,7 @@ static int grow(struct hashmap *h)
 	return 0;
 }
 
-int hashmap_insert(struct hashmap *h, uint64_t hash, uint32_t idx)
+int ep_hashmap_insert(struct hashmap *h, uint64_t hash, uint32_t idx)
 {
 	if (idx == UINT32_MAX)
 		return -ENOMEM;
@@ -82,7 +82,7 @@ int hashmap_insert(struct hashmap *h, uint64_t hash, uint32_t idx)
 	return 0;
 }
 
-uint64_t hashmap_hash_bytes(const void *data, size_t len, uint64_t seed)
+uint64_t ep_hashmap_hash_bytes(const void *data, size_t len, uint64_t seed)
 {
 	const unsigned char *p = data;
 	uint64_t h = seed;
@@ -93,7 +93,7 @@ uint64_t hashmap_hash_bytes(const void *data, size_t len, uint64_t seed)
 	return h;
 }
 
-uint64_t hashmap_hash_finish(uint64_t h)
+uint64_t ep_hashmap_hash_finish(uint64_t h)
 {
 	/* FNV's low bits are weak and we index by the low bits. */
 	h ^= h >> 33;

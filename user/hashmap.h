@@ -19,22 +19,22 @@ struct hashmap {
 };
 
 /* Is the entry at idx equal to key? */
-typedef bool (*hashmap_eq_fn)(uint32_t idx, const void *key, const void *ctx);
+typedef bool (*ep_hashmap_eq_fn)(uint32_t idx, const void *key, const void *ctx);
 
-void hashmap_init(struct hashmap *h);
-void hashmap_free(struct hashmap *h);
+void ep_hashmap_init(struct hashmap *h);
+void ep_hashmap_free(struct hashmap *h);
 
 /* Returns the stored index equal to key, or -1. */
-int64_t hashmap_find(const struct hashmap *h, uint64_t hash, const void *key, hashmap_eq_fn eq,
-		     const void *ctx);
+int64_t ep_hashmap_find(const struct hashmap *h, uint64_t hash, const void *key,
+			ep_hashmap_eq_fn eq, const void *ctx);
 
 /* Adds idx under hash (no duplicate check). Returns 0 or -ENOMEM. */
-int hashmap_insert(struct hashmap *h, uint64_t hash, uint32_t idx);
+int ep_hashmap_insert(struct hashmap *h, uint64_t hash, uint32_t idx);
 
 /* FNV-1a with a final avalanche; chain calls by passing the previous
  * result as seed. Use HASHMAP_SEED for the first call. */
 #define HASHMAP_SEED 0xcbf29ce484222325ULL
-uint64_t hashmap_hash_bytes(const void *data, size_t len, uint64_t seed);
-uint64_t hashmap_hash_finish(uint64_t h);
+uint64_t ep_hashmap_hash_bytes(const void *data, size_t len, uint64_t seed);
+uint64_t ep_hashmap_hash_finish(uint64_t h);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "diff/diff_cmd.h"
 #include "jetson/jetson.h"
 #include "log.h"
 #include "record.h"
@@ -19,6 +20,8 @@ int main(int argc, char **argv)
 		return jetson_cmd_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "report"))
 		return report_cmd_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "diff"))
+		return diff_cmd_main(argc - 1, argv + 1);
 	rc = cli_parse(argc, argv, &o, stderr);
 	if (rc)
 		return rc;

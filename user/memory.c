@@ -31,7 +31,10 @@ void mem_free(struct memstate *m)
 
 struct mem_proc *mem_proc(struct memstate *m, uint32_t pid, bool create)
 {
-	for (size_t i = 0; i < m->nprocs; i++)
+	/* Newest first: in a fork storm the events are about the latest
+	 * children, and a scan from the front made this quadratic (13% of the
+	 * collector's CPU at 2000 forks/s, issue 17). */
+	for (size_t i = m->nprocs; i-- > 0;)
 		if (m->procs[i].pid == pid)
 			return &m->procs[i];
 	if (!create)
@@ -102,11 +105,20 @@ void mem_on_rss(struct memstate *m, uint64_t ts, uint32_t pid, uint32_t mm_id,
 	/* Late events of an image already replaced by exec. */
 	if (p->execs && p->mm_id && mm_id != p->mm_id)
 		return;
+	if (p->mm_id != mm_id)
+		p->seen = 0;
 	p->mm_id = mm_id;
 	p->file = sizes[0];
 	p->anon = sizes[1];
 	p->swap = sizes[2];
 	p->shmem = sizes[3];
+	/* Every image has file pages (its code) and anonymous ones (its
+	 * stack): until both were reported the sum is one member, not the
+	 * RSS (a timeline dip 83.9 -> 19.7 -> 83.9 MiB on attach): the /proc
+	 * readings stand meanwhile. */
+	p->seen |= (sizes[0] > 0 ? 1u : 0) | (sizes[1] > 0 ? 2u : 0);
+	if ((p->seen & 3u) != 3u)
+		return;
 	p->rss = sizes[0] + sizes[1] + sizes[3];
 	p->rss_events++;
 	note_peak(p, p->rss, ts);

@@ -41,6 +41,10 @@ struct mem_proc {
 	uint32_t mm_id;		   /* rss_stat mm_id of the current image, 0 unknown */
 	unsigned execs;		   /* images replaced during the run */
 	int64_t pre_exec_peak_rss; /* highest RSS of earlier images, -1 none */
+	/* rss_stat members reported non-zero for this image (1 file, 2 anon):
+	 * tracking that starts mid-run (--pid) has the other members at 0
+	 * until they change, and their sum is no RSS yet. */
+	unsigned seen;
 };
 
 struct mem_oom {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -144,6 +145,8 @@ int output_dir_open(struct output_dir *od, const char *path)
 			err = fd;
 			goto fail;
 		}
+		if (last)
+			od->created = created;
 		/* Directories we made are the user's, like the files in them. */
 		if (created && od->chown_to_user && fchown(fd, od->uid, od->gid))
 			log_warn("cannot give %s to uid %u: %s", shown, (unsigned)od->uid,
@@ -165,6 +168,13 @@ fail:
 	return err;
 }
 
+void output_dir_remove_if_unused(struct output_dir *od)
+{
+	/* rmdir: only ever removes an empty directory. */
+	if (od->dirfd >= 0 && od->created && !od->nwritten && od->path && rmdir(od->path) == 0)
+		log_info("removed the empty output directory %s", od->path);
+}
+
 void output_dir_close(struct output_dir *od)
 {
 	if (od->dirfd >= 0)
@@ -177,6 +187,82 @@ void output_dir_close(struct output_dir *od)
 	free(od->written);
 	od->written = NULL;
 	od->nwritten = 0;
+	for (size_t i = 0; i < od->nfailed; i++)
+		free(od->failed[i]);
+	free(od->failed);
+	free(od->failed_errs);
+	od->failed = NULL;
+	od->failed_errs = NULL;
+	od->nfailed = 0;
+}
+
+int output_dir_check(struct output_dir *od, uint64_t min_free)
+{
+	static const char probe[] = ".ebpf-prof-write-probe";
+	char block[4096];
+	struct statvfs sv;
+	int fd, err = 0;
+
+	if (od->dirfd < 0)
+		return -EBADF;
+	/* O_EXCL without a random name: a leftover from a killed run is
+	 * removed first (never followed: O_NOFOLLOW, unlinkat). */
+	unlinkat(od->dirfd, probe, 0);
+	fd = openat(od->dirfd, probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = -errno;
+		log_error("output directory %s is not writable: %s", od->path, strerror(-err));
+		return err;
+	}
+	memset(block, 0, sizeof(block));
+	if (write(fd, block, sizeof(block)) != (ssize_t)sizeof(block))
+		err = errno ? -errno : -ENOSPC;
+	else if (fsync(fd))
+		err = -errno;
+	close(fd);
+	unlinkat(od->dirfd, probe, 0);
+	if (err) {
+		log_error("cannot write to output directory %s: %s", od->path, strerror(-err));
+		return err;
+	}
+	if (fstatvfs(od->dirfd, &sv) == 0) {
+		uint64_t avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+
+		if (avail < min_free) {
+			log_error("output directory %s: only %llu KiB free on its filesystem, "
+				  "need at least %llu KiB for the outputs",
+				  od->path, (unsigned long long)(avail >> 10),
+				  (unsigned long long)(min_free >> 10));
+			return -ENOSPC;
+		}
+		if (avail / 16 < min_free)
+			log_warn(
+				"output directory %s: only %llu MiB free on its filesystem; a long "
+				"run may not fit",
+				od->path, (unsigned long long)(avail >> 20));
+	}
+	return 0;
+}
+
+static void record_failed(struct output_dir *od, const char *name, int err)
+{
+	char *copy = strdup(name ? name : "(null)");
+	char **names = copy ? realloc(od->failed, (od->nfailed + 1) * sizeof(*names)) : NULL;
+	int *errs;
+
+	if (!names) {
+		free(copy);
+		return;
+	}
+	od->failed = names;
+	errs = realloc(od->failed_errs, (od->nfailed + 1) * sizeof(*errs));
+	if (!errs) {
+		free(copy);
+		return;
+	}
+	od->failed_errs = errs;
+	names[od->nfailed] = copy;
+	errs[od->nfailed++] = err;
 }
 
 static bool valid_name(const char *name)
@@ -205,7 +291,23 @@ static void record_written(struct output_dir *od, const char *name)
 	od->written = list;
 }
 
-int output_write(struct output_dir *od, const char *name, output_writer_fn write_fn, void *ctx)
+int output_remove(struct output_dir *od, const char *name)
+{
+	if (!valid_name(name))
+		return -EINVAL;
+	for (size_t i = 0; i < od->nwritten; i++) {
+		if (strcmp(od->written[i], name))
+			continue;
+		free(od->written[i]);
+		memmove(&od->written[i], &od->written[i + 1],
+			(od->nwritten - i - 1) * sizeof(*od->written));
+		od->nwritten--;
+		break;
+	}
+	return unlinkat(od->dirfd, name, 0) ? -errno : 0;
+}
+
+static int write_one(struct output_dir *od, const char *name, output_writer_fn write_fn, void *ctx)
 {
 	char tmp[OUTPUT_NAME_MAX + 32];
 	const char *dir = od->path ? od->path : "?";
@@ -284,5 +386,14 @@ fail:
 	if (f)
 		fclose(f);
 	unlinkat(od->dirfd, tmp, 0);
+	return err;
+}
+
+int output_write(struct output_dir *od, const char *name, output_writer_fn write_fn, void *ctx)
+{
+	int err = write_one(od, name, write_fn, ctx);
+
+	if (err)
+		record_failed(od, name, err);
 	return err;
 }

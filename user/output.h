@@ -10,6 +10,7 @@
 #define EBPF_PROF_OUTPUT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -17,10 +18,14 @@ struct output_dir {
 	int dirfd;
 	char *path;
 	bool chown_to_user; /* SUDO_UID/SUDO_GID were valid */
+	bool created;	    /* the directory itself was made by output_dir_open */
 	uid_t uid;
 	gid_t gid;
 	char **written; /* names written so far, in order (for the report) */
 	size_t nwritten;
+	char **failed; /* names output_write could not write, with the -errno */
+	int *failed_errs;
+	size_t nfailed;
 };
 
 /* Creates (if needed) and opens the directory. The final component must not
@@ -28,6 +33,15 @@ struct output_dir {
  * been logged. */
 int output_dir_open(struct output_dir *od, const char *path);
 void output_dir_close(struct output_dir *od);
+/* Removes the directory if output_dir_open created it and nothing was
+ * written into it: a failed start leaves no empty directory (issue 17). */
+void output_dir_remove_if_unused(struct output_dir *od);
+/* Before a run, so that a recording is not made for nothing: creates,
+ * writes, syncs and removes a probe file in the directory, and checks that
+ * its filesystem has at least min_free bytes available (warns below 16
+ * times that). Returns 0 or -errno (-EROFS, -EACCES, -ENOSPC, ...), with a
+ * message naming the directory logged. */
+int output_dir_check(struct output_dir *od, uint64_t min_free);
 
 typedef int (*output_writer_fn)(FILE *f, void *ctx);
 
@@ -35,6 +49,10 @@ typedef int (*output_writer_fn)(FILE *f, void *ctx);
  * fsync, fchown, renameat. Returns 0 or -errno (write_fn's negative return
  * is passed through); logs the failure with the file name. */
 int output_write(struct output_dir *od, const char *name, output_writer_fn write_fn, void *ctx);
+
+/* Deletes NAME (a file this directory holds, e.g. one written earlier and
+ * rotated out) and drops it from the written list. Returns 0 or -errno. */
+int output_remove(struct output_dir *od, const char *name);
 
 /* Parses SUDO_UID/SUDO_GID from the given values (NULL when unset).
  * Returns true and fills uid/gid when both are valid decimal ids. */

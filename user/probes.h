@@ -68,6 +68,11 @@ struct probe_specs {
 	size_t n;
 };
 
+/* What a call is, as the cycles see it (enum cyc_span_kind): inference
+ * (the llama preset), SQL (the SQLite preset and --probe'd SQLite
+ * functions), other. */
+unsigned probe_def_class(const struct probe_def *def);
+
 /* Parses a --probes value: "none", "all", or a comma list of llama,sqlite.
  * Returns the PROBE_PRESET_* mask, or -EINVAL. */
 int probe_parse_presets(const char *s, uint32_t *mask);
@@ -182,6 +187,11 @@ const struct probe_info *probe_stats_info(const struct probe_stats *st, uint32_t
 size_t probe_stats_nsql(const struct probe_stats *st);
 const struct sql_stmt_stat *probe_stats_sql(const struct probe_stats *st, size_t i);
 uint64_t probe_stats_bad_events(const struct probe_stats *st);
+/* Time of the calls of one class (enum cyc_span_kind: inference, SQL,
+ * other) with nested calls of the class counted once per thread
+ * (probes/probe_nest.h), and in *calls (may be NULL) how many outermost
+ * calls that is. */
+uint64_t probe_stats_class_ns(const struct probe_stats *st, unsigned cls, uint64_t *calls);
 /* Generated tokens (calls of a PROBE_F_TOKENS probe) and their rate from
  * the first to the last token's start; 0 when fewer than two. */
 uint64_t probe_stats_tokens(const struct probe_stats *st, double *tokens_per_s);

@@ -21,7 +21,12 @@ bool probes_cycle_span(const struct probe_stats *st, const void *data, size_t si
 	if (size < sizeof(*sp))
 		return false;
 	pi = probe_stats_info(st, sp->probe_id);
-	if (!pi || !pi->def || (sp->flags & (EP_SPAN_F_NESTED_SAME | EP_SPAN_F_NESTED_SQL)))
+	/* Inside a call of its class on its thread (a ggml compute inside
+	 * llama_decode, exec's own steps, recursion): in the outer one's
+	 * time already. A call inside another class's call (llama_decode
+	 * inside a --probe'd step) counts. */
+	if (!pi || !pi->def ||
+	    (sp->flags & (EP_SPAN_F_NESTED_SAME | EP_SPAN_F_NESTED_SQL | EP_SPAN_F_NESTED_CLASS)))
 		return false;
 	c.start_ns = sp->hdr.ts_ns;
 	c.end_ns = sp->hdr.ts_ns + sp->dur_ns;
@@ -29,9 +34,6 @@ bool probes_cycle_span(const struct probe_stats *st, const void *data, size_t si
 	c.name = pi->def->label ? pi->def->label : pi->def->symbol;
 	switch (pi->def->group) {
 	case PG_LLAMA:
-		/* ggml computes run inside llama_decode: only top-level calls. */
-		if (sp->depth)
-			return false;
 		c.kind = CYC_SPAN_INFERENCE;
 		c.tokens = pi->def->flags & PROBE_F_TOKENS ? 1 : 0;
 		break;

@@ -28,6 +28,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -39,6 +40,7 @@
 
 #include "cycle_sink.h"
 #include "log.h"
+#include "overload/priority.h"
 #include "probes.h"
 #include "top_live.h"
 #include "events.h" /* types the skeleton names */
@@ -105,7 +107,7 @@ struct probes_mod {
 	size_t ntg;
 	uint64_t next_rescan_ns;
 	/* live view (top_live.h): spans per probe at the last update */
-	uint64_t live_spans[LIVE_MAX_PROBES], live_ns, live_drops_ns;
+	uint64_t live_spans[EP_PROBE_MAX], live_ns, live_drops_ns; /* by probe id */
 	uint64_t nrescans, rescan_ns;
 	/* drain health, written by the drain thread alone (read after the
 	 * join): the ring overflows when drains are further apart than its
@@ -341,7 +343,8 @@ static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const 
 		log_warn("probes: cannot add %s in %s: %s", def->label, f->path, strerror(-err));
 		return;
 	}
-	cookie = EP_PROBE_COOKIE(id, def->kind, def->mode);
+	cookie = EP_PROBE_COOKIE_WITH_CLASS(EP_PROBE_COOKIE(id, def->kind, def->mode),
+					    probe_def_class(def));
 	if (def->usdt_provider) {
 		/* The end point of a pair pops the frame the begin point pushed;
 		 * count-only needs the begin point alone. End first: a span in
@@ -630,6 +633,9 @@ static void *drain_thread(void *arg)
 {
 	struct probes_mod *m = arg;
 
+	/* It drains flat out under overload: not at the recorder's
+	 * real-time priority (overload/priority.h). */
+	collector_thread_not_realtime();
 	/* Per thread on Linux. Failure (no CAP_SYS_NICE) leaves nice 0. */
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), DRAIN_NICE))
 		m->nice_err = errno;
@@ -874,27 +880,48 @@ static void update_live(struct probes_mod *m, uint64_t now)
 	size_t n = probe_stats_nprobes(m->st);
 	double dt = (double)(now - m->live_ns) / 1e9;
 
-	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) ||
-	    now < m->live_ns + 1000000000ull)
+	if (!l || !cli_live_wanted(m->ctx->opts) || now < m->live_ns + 1000000000ull)
 		return;
+	/* The busiest probes first, those never called left out: the pane
+	 * has room for a few, and the presets' unused functions (listed by
+	 * id, llama before SQLite) used to fill it. */
 	l->nprobes = 0;
-	for (uint32_t id = 0; id < n && l->nprobes < LIVE_MAX_PROBES; id++) {
+	for (uint32_t id = 0; id < n && id < EP_PROBE_MAX; id++) {
 		const struct probe_stat *ps = probe_stats_get(m->st, id);
 		const struct probe_info *pi = probe_stats_info(m->st, id);
-		struct live_probe *lp = &l->probes[l->nprobes];
-		size_t k = l->nprobes++;
+		struct live_probe lp;
+		size_t k;
 
-		if (!ps || !pi || !pi->def) {
-			l->nprobes--;
+		if (!ps || !pi || !pi->def || (!ps->spans && !ps->calls))
 			continue;
-		}
-		snprintf(lp->name, sizeof(lp->name), "%s",
+		snprintf(lp.name, sizeof(lp.name), "%s",
 			 pi->def->label ? pi->def->label : pi->def->symbol);
-		lp->rate_hz = m->live_ns && dt > 0 ? (double)(ps->spans - m->live_spans[k]) / dt
-						   : NAN;
-		m->live_spans[k] = ps->spans;
-		lp->p50_ns = ps->spans ? (double)hist_quantile(&ps->hist, 0.5) : NAN;
-		lp->p99_ns = ps->spans ? (double)hist_quantile(&ps->hist, 0.99) : NAN;
+		/* Count-only probes have no spans, only the in-kernel count. */
+		lp.calls = ps->calls > ps->spans ? ps->calls : ps->spans;
+		lp.rate_hz = m->live_ns && dt > 0 ? (double)(lp.calls - m->live_spans[id]) / dt
+						  : NAN;
+		m->live_spans[id] = lp.calls;
+		lp.timed = pi->def->mode != EP_PM_COUNT;
+		snprintf(lp.library, sizeof(lp.library), "%s",
+			 pi->library && strrchr(pi->library, '/') ? strrchr(pi->library, '/') + 1
+			 : pi->library				  ? pi->library
+								  : "");
+		live_hist_from(&lp.dur, &ps->hist);
+		lp.p50_ns = ps->spans ? (double)hist_quantile(&ps->hist, 0.5) : NAN;
+		lp.p99_ns = ps->spans ? (double)hist_quantile(&ps->hist, 0.99) : NAN;
+		/* Insertion by rate (unknown rates last), kept to the pane's max. */
+		k = l->nprobes;
+		while (k > 0 && (isnan(l->probes[k - 1].rate_hz) ||
+				 (!isnan(lp.rate_hz) && l->probes[k - 1].rate_hz < lp.rate_hz))) {
+			if (k < LIVE_MAX_PROBES)
+				l->probes[k] = l->probes[k - 1];
+			k--;
+		}
+		if (k < LIVE_MAX_PROBES) {
+			l->probes[k] = lp;
+			if (l->nprobes < LIVE_MAX_PROBES)
+				l->nprobes++;
+		}
 	}
 	for (size_t i = 0; i < probe_stats_nsql(m->st); i++) {
 		const struct sql_stmt_stat *q = probe_stats_sql(m->st, i);
@@ -926,11 +953,14 @@ static void update_live_drops(struct probes_mod *m, uint64_t now)
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t v[512], sum = probe_stats_bad_events(m->st) + m->bus_lost;
 
-	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) || ncpu <= 0 || ncpu > 512 ||
+	if (!l || !cli_live_wanted(m->ctx->opts) || ncpu <= 0 || ncpu > 512 ||
 	    now < m->live_drops_ns + 250000000ull)
 		return;
 	m->live_drops_ns = now;
 	for (uint32_t k = 0; k < EP_PDROP__COUNT; k++) {
+		/* Returns of calls entered before the attach: nothing lost. */
+		if (k == EP_PDROP_UNMATCHED_RET)
+			continue;
 		if (bpf_map_lookup_elem(fd, &k, v))
 			return;
 		for (int c = 0; c < ncpu; c++)
@@ -947,9 +977,16 @@ static void release_hold(struct probes_mod *m, bool stopped_before_scan, bool fo
 {
 	if (!m->hold_pid || (!stopped_before_scan && !force))
 		return;
-	if (force && m->skel->bss->hold_pid)
+	if (force && m->skel->bss->hold_pid) {
 		m->skel->bss->hold_pid = 0; /* not stopped yet: never will be */
-	else if (kill((pid_t)m->hold_pid, SIGCONT) && errno != ESRCH)
+		m->hold_pid = 0;
+		return;
+	}
+	/* The other modules' boundaries (the cycle marker) must be in place
+	 * before main runs too, or the first cycles are lost. */
+	if (m->ctx->notify_held && !force)
+		m->ctx->notify_held(m->ctx->rec, m->hold_pid);
+	if (kill((pid_t)m->hold_pid, SIGCONT) && errno != ESRCH)
 		log_warn("probes: cannot resume pid %u after attaching at its start-up: %s",
 			 m->hold_pid, strerror(errno));
 	else

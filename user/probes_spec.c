@@ -39,6 +39,18 @@ static const struct probe_def preset_defs[] = {
 };
 #define NPRESET (sizeof(preset_defs) / sizeof(preset_defs[0]))
 
+unsigned probe_def_class(const struct probe_def *def)
+{
+	/* The values of enum cyc_span_kind (cycles.h): 0 inference, 1 SQL,
+	 * 2 other. */
+	if (def->group == PG_LLAMA)
+		return 0;
+	if (def->group == PG_SQLITE ||
+	    (def->kind >= EP_PK_SQL_PREPARE_V2 && def->kind <= EP_PK_SQL_STMT))
+		return 1;
+	return 2;
+}
+
 int probe_parse_presets(const char *s, uint32_t *mask)
 {
 	char buf[128], *save = NULL, *tok;

@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cycles.h"
 #include "hashmap.h"
 #include "json_write.h"
 #include "probes.h"
+#include "probes/probe_nest.h"
 #include "uprobe_discovery.h"
 
 #define SQLITE_ROW  100
@@ -64,6 +66,7 @@ struct probe_stats {
 
 	char **nf; /* "probe\0reason" pairs as two strings each */
 	size_t nnf;
+	struct probe_nest *nest; /* time per class, nested calls once */
 };
 
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -96,9 +99,14 @@ struct probe_stats *probe_stats_new(size_t max_trace_spans, size_t max_sql)
 	st->other_sql = -1;
 	st->unknown_sql = -1;
 	st->last_sql = -1;
-	hashmap_init(&st->sql_idx);
-	hashmap_init(&st->stmt_idx);
-	hashmap_init(&st->thread_idx);
+	st->nest = probe_nest_new();
+	if (!st->nest) {
+		free(st);
+		return NULL;
+	}
+	ep_hashmap_init(&st->sql_idx);
+	ep_hashmap_init(&st->stmt_idx);
+	ep_hashmap_init(&st->thread_idx);
 	return st;
 }
 
@@ -120,9 +128,10 @@ void probe_stats_free(struct probe_stats *st)
 	free(st->stmts);
 	free(st->spans);
 	free(st->threads);
-	hashmap_free(&st->sql_idx);
-	hashmap_free(&st->stmt_idx);
-	hashmap_free(&st->thread_idx);
+	probe_nest_free(st->nest);
+	ep_hashmap_free(&st->sql_idx);
+	ep_hashmap_free(&st->stmt_idx);
+	ep_hashmap_free(&st->thread_idx);
 	free(st);
 }
 
@@ -239,8 +248,8 @@ static int32_t intern_sql(struct probe_stats *st, const char *raw, size_t len, b
 	if (!text)
 		return -ENOMEM;
 	key.text = text;
-	h = hashmap_hash_finish(hashmap_hash_bytes(text, strlen(text), HASHMAP_SEED));
-	found = hashmap_find(&st->sql_idx, h, &key, sql_eq, st);
+	h = ep_hashmap_hash_finish(ep_hashmap_hash_bytes(text, strlen(text), HASHMAP_SEED));
+	found = ep_hashmap_find(&st->sql_idx, h, &key, sql_eq, st);
 	if (found >= 0) {
 		free(text);
 		return (int32_t)found;
@@ -259,7 +268,7 @@ static int32_t intern_sql(struct probe_stats *st, const char *raw, size_t len, b
 	idx = new_sql(st, text, truncated);
 	if (idx < 0)
 		return idx;
-	if (hashmap_insert(&st->sql_idx, h, (uint32_t)idx))
+	if (ep_hashmap_insert(&st->sql_idx, h, (uint32_t)idx))
 		return -ENOMEM;
 	return idx;
 }
@@ -279,16 +288,16 @@ static bool stmt_eq(uint32_t idx, const void *key, const void *ctx)
 
 static uint64_t stmt_hash(uint32_t pid, uint64_t ptr)
 {
-	uint64_t h = hashmap_hash_bytes(&pid, sizeof(pid), HASHMAP_SEED);
+	uint64_t h = ep_hashmap_hash_bytes(&pid, sizeof(pid), HASHMAP_SEED);
 
-	return hashmap_hash_finish(hashmap_hash_bytes(&ptr, sizeof(ptr), h));
+	return ep_hashmap_hash_finish(ep_hashmap_hash_bytes(&ptr, sizeof(ptr), h));
 }
 
 static struct stmt_ent *find_stmt(struct probe_stats *st, uint32_t pid, uint64_t ptr, bool create)
 {
 	struct stmt_key k = { pid, ptr };
 	uint64_t h = stmt_hash(pid, ptr);
-	int64_t i = hashmap_find(&st->stmt_idx, h, &k, stmt_eq, st);
+	int64_t i = ep_hashmap_find(&st->stmt_idx, h, &k, stmt_eq, st);
 	struct stmt_ent *e;
 
 	if (i >= 0)
@@ -299,7 +308,7 @@ static struct stmt_ent *find_stmt(struct probe_stats *st, uint32_t pid, uint64_t
 	 * bounded by the number of statements alive at once. */
 	if (grow((void **)&st->stmts, &st->capstmts, st->nstmts + 1, sizeof(*st->stmts)))
 		return NULL;
-	if (hashmap_insert(&st->stmt_idx, h, (uint32_t)st->nstmts))
+	if (ep_hashmap_insert(&st->stmt_idx, h, (uint32_t)st->nstmts))
 		return NULL;
 	e = &st->stmts[st->nstmts++];
 	e->pid = pid;
@@ -443,6 +452,13 @@ static void keep_span(struct probe_stats *st, const struct ep_span *sp, int32_t 
 	r->open = open;
 }
 
+uint64_t probe_stats_class_ns(const struct probe_stats *st, unsigned cls, uint64_t *calls)
+{
+	if (calls)
+		*calls = probe_nest_calls(st->nest, cls);
+	return probe_nest_ns(st->nest, cls);
+}
+
 int probe_stats_add_event(struct probe_stats *st, const void *data, size_t size)
 {
 	const struct ep_span *sp = data;
@@ -470,6 +486,8 @@ int probe_stats_add_event(struct probe_stats *st, const void *data, size_t size)
 		ps->errors++;
 	if (sp->flags & EP_SPAN_F_NESTED_SQL)
 		ps->nested_sql++;
+	probe_nest_add(st->nest, sp->hdr.tid, probe_def_class(def), sp->hdr.ts_ns,
+		       sp->hdr.ts_ns + sp->dur_ns, sp->depth);
 	if (def->err_rule == PE_STEP) {
 		if ((int32_t)sp->ret == SQLITE_ROW)
 			ps->rows++;
@@ -512,10 +530,11 @@ int probe_stats_add_event(struct probe_stats *st, const void *data, size_t size)
 
 			if (s) {
 				key.text = s;
-				int64_t f = hashmap_find(&st->sql_idx,
-							 hashmap_hash_finish(hashmap_hash_bytes(
-								 s, strlen(s), HASHMAP_SEED)),
-							 &key, sql_eq, st);
+				int64_t f = ep_hashmap_find(
+					&st->sql_idx,
+					ep_hashmap_hash_finish(
+						ep_hashmap_hash_bytes(s, strlen(s), HASHMAP_SEED)),
+					&key, sql_eq, st);
 				sql_idx = f >= 0 ? (int32_t)f : -1;
 			}
 			free(s);
@@ -579,12 +598,12 @@ static bool thread_eq(uint32_t idx, const void *key, const void *ctx)
 
 static uint64_t tid_hash(uint32_t tid)
 {
-	return hashmap_hash_finish(hashmap_hash_bytes(&tid, sizeof(tid), HASHMAP_SEED));
+	return ep_hashmap_hash_finish(ep_hashmap_hash_bytes(&tid, sizeof(tid), HASHMAP_SEED));
 }
 
 bool probe_stats_knows_thread(const struct probe_stats *st, uint32_t tid)
 {
-	return hashmap_find(&st->thread_idx, tid_hash(tid), &tid, thread_eq, st) >= 0;
+	return ep_hashmap_find(&st->thread_idx, tid_hash(tid), &tid, thread_eq, st) >= 0;
 }
 
 void probe_stats_set_thread_name(struct probe_stats *st, uint32_t pid, uint32_t tid,
@@ -595,7 +614,7 @@ void probe_stats_set_thread_name(struct probe_stats *st, uint32_t pid, uint32_t 
 	if (probe_stats_knows_thread(st, tid))
 		return;
 	if (grow((void **)&st->threads, &st->capthreads, st->nthreads + 1, sizeof(*st->threads)) ||
-	    hashmap_insert(&st->thread_idx, tid_hash(tid), (uint32_t)st->nthreads))
+	    ep_hashmap_insert(&st->thread_idx, tid_hash(tid), (uint32_t)st->nthreads))
 		return;
 	t = &st->threads[st->nthreads++];
 	t->pid = pid;
@@ -770,7 +789,10 @@ int probe_stats_report_json(const struct probe_stats *st, cJSON *root)
 		return -ENOMEM;
 	for (int i = 0; i < EP_PDROP__COUNT; i++) {
 		add_num(by, drop_names[i], (double)st->drops[i]);
-		dt += st->drops[i];
+		/* A return whose entry came before the attach: that call was
+		 * never ours to time, nothing was lost. */
+		if (i != EP_PDROP_UNMATCHED_RET)
+			dt += st->drops[i];
 	}
 	add_num(by, "collector_bad_event", (double)st->bad_events);
 	dt += st->bad_events;
@@ -778,6 +800,22 @@ int probe_stats_report_json(const struct probe_stats *st, cJSON *root)
 	dt += st->module_lost;
 	add_num(d, "total", (double)dt);
 	add_num(pr, "trace_spans_not_kept", (double)st->spans_not_kept);
+	{
+		static const char *const cls_names[PROBE_NEST_CLASSES] = { "inference", "sql",
+									   "other" };
+		cJSON *cl = cJSON_AddObjectToObject(pr, "classes");
+
+		if (!cl)
+			return -ENOMEM;
+		for (unsigned k = 0; k < PROBE_NEST_CLASSES; k++) {
+			cJSON *o = cJSON_AddObjectToObject(cl, cls_names[k]);
+
+			if (!o)
+				return -ENOMEM;
+			add_num(o, "ns", (double)probe_nest_ns(st->nest, k));
+			add_num(o, "calls", (double)probe_nest_calls(st->nest, k));
+		}
+	}
 	nf = cJSON_AddArrayToObject(pr, "not_found");
 	if (!nf)
 		return -ENOMEM;
@@ -899,6 +937,7 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 	char a[32], b[32], c[32], d[32], e[32];
 	uint64_t drops = st->bad_events;
 	double tps;
+	size_t nidle = 0;
 
 	if (!st->nprobes && !st->nnf)
 		return;
@@ -911,6 +950,11 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 
 		if (!in->def)
 			continue;
+		/* A preset function the program never called is no row. */
+		if (!n) {
+			nidle++;
+			continue;
+		}
 		fmt_ns(a, sizeof(a), s->total_ns);
 		fmt_ns(b, sizeof(b), hist_mean(&s->hist));
 		fmt_ns(c, sizeof(c), hist_quantile(&s->hist, 0.5));
@@ -927,8 +971,23 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 				in->def->label, proc_maps_basename(in->library), n, a, b, c, d, e,
 				s->errors, s->open ? " (open at end)" : "");
 	}
+	if (nidle) {
+		const char *sep = "";
+
+		fprintf(out, "  not called:");
+		for (uint32_t id = 0; id < st->nprobes; id++) {
+			const struct probe_stat *s = &st->stat[id];
+
+			if (st->info[id].def && !s->calls && !s->spans && !s->open) {
+				fprintf(out, "%s %s", sep, st->info[id].def->label);
+				sep = ",";
+			}
+		}
+		fputc('\n', out);
+	}
 	if (probe_stats_tokens(st, &tps))
-		fprintf(out, "  tokens: %" PRIu64 " (%.1f tokens/s)\n", st->tokens, tps);
+		fprintf(out, "  tokens: %" PRIu64 " (%.1f/s from the first to the last)\n",
+			st->tokens, tps);
 	if (st->nsql) {
 		size_t *ord = sql_order(st);
 
@@ -948,7 +1007,8 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 		}
 	}
 	for (int i = 0; i < EP_PDROP__COUNT; i++)
-		drops += st->drops[i];
+		if (i != EP_PDROP_UNMATCHED_RET)
+			drops += st->drops[i];
 	drops += st->module_lost;
 	if (drops)
 		fprintf(out,

@@ -53,7 +53,7 @@ int profile_init(struct profile *p, uint32_t freq_hz)
 	if (!maps)
 		return -ENOMEM;
 	for (int i = 0; i < 3; i++)
-		hashmap_init(&maps[i]);
+		ep_hashmap_init(&maps[i]);
 	/* One allocation for the three indexes: frame_index owns it. */
 	p->frame_index = &maps[0];
 	p->stack_index = &maps[1];
@@ -77,7 +77,7 @@ void profile_free(struct profile *p)
 	if (p->frame_index) {
 		struct hashmap *maps = p->frame_index;
 		for (int i = 0; i < 3; i++)
-			hashmap_free(&maps[i]);
+			ep_hashmap_free(&maps[i]);
 		free(maps);
 	}
 	memset(p, 0, sizeof(*p));
@@ -101,20 +101,20 @@ static bool frame_eq(uint32_t idx, const void *key, const void *ctx)
 
 static uint64_t hash_frame(const struct frame_key *k)
 {
-	uint64_t h = hashmap_hash_bytes(k->name, strlen(k->name) + 1, HASHMAP_SEED);
+	uint64_t h = ep_hashmap_hash_bytes(k->name, strlen(k->name) + 1, HASHMAP_SEED);
 	/* A NULL module hashes differently from "" by its marker byte. */
 	unsigned char tag = (k->module ? 1 : 0) | (k->kernel ? 2 : 0);
-	h = hashmap_hash_bytes(&tag, 1, h);
+	h = ep_hashmap_hash_bytes(&tag, 1, h);
 	if (k->module)
-		h = hashmap_hash_bytes(k->module, strlen(k->module), h);
-	return hashmap_hash_finish(h);
+		h = ep_hashmap_hash_bytes(k->module, strlen(k->module), h);
+	return ep_hashmap_hash_finish(h);
 }
 
 int64_t profile_intern_frame(struct profile *p, const char *name, const char *module, bool kernel)
 {
 	struct frame_key k = { name ? name : "[unknown]", module, kernel };
 	uint64_t h = hash_frame(&k);
-	int64_t idx = hashmap_find(p->frame_index, h, &k, frame_eq, p);
+	int64_t idx = ep_hashmap_find(p->frame_index, h, &k, frame_eq, p);
 	if (idx >= 0)
 		return idx;
 	if (p->nframes >= UINT32_MAX - 1)
@@ -127,7 +127,7 @@ int64_t profile_intern_frame(struct profile *p, const char *name, const char *mo
 	f->kernel = kernel;
 	if (!f->name || (module && !f->module))
 		goto nomem;
-	if (hashmap_insert(p->frame_index, h, (uint32_t)p->nframes))
+	if (ep_hashmap_insert(p->frame_index, h, (uint32_t)p->nframes))
 		goto nomem;
 	return (int64_t)p->nframes++;
 nomem:
@@ -154,8 +154,8 @@ static void set_comm(struct prof_thread *t, const char *comm)
 int64_t profile_thread(struct profile *p, uint32_t pid, uint32_t tid, const char *comm)
 {
 	struct thread_key k = { pid, tid };
-	uint64_t h = hashmap_hash_finish(hashmap_hash_bytes(&k, sizeof(k), HASHMAP_SEED));
-	int64_t idx = hashmap_find(p->thread_index, h, &k, thread_eq, p);
+	uint64_t h = ep_hashmap_hash_finish(ep_hashmap_hash_bytes(&k, sizeof(k), HASHMAP_SEED));
+	int64_t idx = ep_hashmap_find(p->thread_index, h, &k, thread_eq, p);
 	if (idx >= 0) {
 		if (comm)
 			set_comm(&p->threads[idx], comm);
@@ -171,7 +171,7 @@ int64_t profile_thread(struct profile *p, uint32_t pid, uint32_t tid, const char
 	t->tid = tid;
 	if (comm)
 		set_comm(t, comm);
-	if (hashmap_insert(p->thread_index, h, (uint32_t)p->nthreads))
+	if (ep_hashmap_insert(p->thread_index, h, (uint32_t)p->nthreads))
 		return -ENOMEM;
 	return (int64_t)p->nthreads++;
 }
@@ -187,11 +187,11 @@ static bool stack_eq(uint32_t idx, const void *key, const void *ctx)
 
 static int64_t intern_stack(struct profile *p, const struct stack_key *k)
 {
-	uint64_t h = hashmap_hash_bytes(&k->nkernel, sizeof(k->nkernel), HASHMAP_SEED);
+	uint64_t h = ep_hashmap_hash_bytes(&k->nkernel, sizeof(k->nkernel), HASHMAP_SEED);
 	if (k->depth)
-		h = hashmap_hash_bytes(k->frames, k->depth * sizeof(uint32_t), h);
-	h = hashmap_hash_finish(h);
-	int64_t idx = hashmap_find(p->stack_index, h, k, stack_eq, p);
+		h = ep_hashmap_hash_bytes(k->frames, k->depth * sizeof(uint32_t), h);
+	h = ep_hashmap_hash_finish(h);
+	int64_t idx = ep_hashmap_find(p->stack_index, h, k, stack_eq, p);
 	if (idx >= 0)
 		return idx;
 	if (p->nstacks >= UINT32_MAX - 1)
@@ -207,7 +207,7 @@ static int64_t intern_stack(struct profile *p, const struct stack_key *k)
 	s->depth = k->depth;
 	s->nkernel = k->nkernel;
 	s->count = 0;
-	if (hashmap_insert(p->stack_index, h, (uint32_t)p->nstacks)) {
+	if (ep_hashmap_insert(p->stack_index, h, (uint32_t)p->nstacks)) {
 		free(s->frames);
 		return -ENOMEM;
 	}
@@ -230,7 +230,8 @@ int profile_add_sample(struct profile *p, uint32_t thread, uint64_t ts_ns, const
 
 	struct prof_thread *t = &p->threads[thread];
 	struct prof_run *last = t->nruns ? &t->runs[t->nruns - 1] : NULL;
-	if (last && last->stack == (uint32_t)sid && last->count < UINT32_MAX) {
+	if (last && last->stack == (uint32_t)sid && last->count < UINT32_MAX &&
+	    (!p->run_gap_ns || ts_ns <= t->last_ts_ns || ts_ns - t->last_ts_ns <= p->run_gap_ns)) {
 		last->count++;
 	} else {
 		if (ensure_cap((void **)&t->runs, &t->cap_runs, t->nruns + 1, sizeof(*t->runs)))
@@ -379,6 +380,8 @@ const char *profile_drop_name(enum prof_drop d)
 		return "event_lost";
 	case PROF_DROP_COLLECTOR:
 		return "collector";
+	case PROF_DROP_UNREAD:
+		return "unread_at_stop";
 	case PROF_DROP__COUNT:
 		break;
 	}

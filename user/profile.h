@@ -53,6 +53,7 @@ enum prof_drop {
 	PROF_DROP_TARGET_MAP_FULL, /* child process not followed */
 	PROF_DROP_EVENT_LOST,	   /* fork/exit notice lost */
 	PROF_DROP_COLLECTOR,	   /* collector could not process (e.g. ENOMEM) */
+	PROF_DROP_UNREAD,	   /* queued, not read in the bounded drain at stop */
 	PROF_DROP__COUNT
 };
 
@@ -65,6 +66,11 @@ struct prof_func_stat {
 struct profile {
 	uint64_t period_ns; /* 1e9 / freq: weight of one sample */
 	uint32_t freq_hz;
+	/* 0: a thread's consecutive samples with one stack always form one
+	 * run. Else only while less than this apart, so that a run does not
+	 * span a pause (a cycle boundary after a sleep: the pprof export
+	 * places a run in the cycle of its first sample). */
+	uint64_t run_gap_ns;
 
 	struct prof_frame *frames;
 	size_t nframes, cap_frames;

@@ -64,6 +64,14 @@ struct rec_ctx {
 	/* Probes other modules ask for, with a callback for their spans
 	 * (probes.h, probe_bus_request): request from open. */
 	struct probe_bus *probe_bus;
+	/* The nice value children go back to (overload/priority.h). */
+	int child_nice;
+	/* Launch mode: the probes module stops the launched command at its
+	 * start-up (its start-up libraries mapped) and calls this before it
+	 * resumes it, so every module's on_held hook attaches what it finds
+	 * there before the command's first instruction of main. */
+	void (*notify_held)(void *rec, uint32_t pid);
+	void *rec;
 };
 
 struct rec_module {
@@ -84,6 +92,9 @@ struct rec_module {
 	/* Non-blocking: drain ring buffers, sample files. */
 	int (*poll)(void *state, uint64_t now_ns);
 	void (*on_exit)(void *state, uint32_t pid, uint64_t ts_ns);
+	/* The launched command pid is stopped at its start-up and resumes
+	 * when this returns (rec_ctx.notify_held): attach to what it maps. */
+	void (*on_held)(void *state, uint32_t pid);
 	/* Detach and drain what is left; called once, before any output. */
 	void (*stop)(void *state);
 	/* Adds the module's sections to report.json. */

@@ -22,13 +22,19 @@
 #include "jetson/jetson_module.h"
 #include "probes.h"
 #include "cycles_module.h"
+#include "overhead/overhead_module.h"
 #include "log.h"
 #include "output.h"
+#include "overload/priority.h"
 #include "proc/proc_info.h"
 #include "rec_module.h"
 #include "profile.h"
+#include "python/pyframes.h"
 #include "report.h"
 #include "cycle_sink.h"
+#include "export/metrics.h"
+#include "export/pprof.h"
+#include "export/rotate.h"
 #include "sampler.h"
 #include "sched_view.h"
 #include "symbolize/symbolize.h"
@@ -47,6 +53,7 @@ static const struct rec_module *const modules[] = {
 	&sysmon_rec_module,
 	&sched_rec_module,
 	&probes_rec_module,
+	&overhead_rec_module, /* after the sections it reads, before the findings */
 	&cycles_rec_module, /* after the modules whose report sections it reads */
 	&top_rec_module, /* last: shows what the others polled this round */
 };
@@ -60,6 +67,12 @@ static const struct rec_module *const modules[] = {
 /* How often the loop wakes to drain the ring buffer when no watermark
  * wakeup came: bounds both latency and the ring's fill between drains. */
 #define DRAIN_PERIOD_MS 10
+/* The longest the final drain of the sampler's ring takes at stop; what is
+ * left then is counted as unread_at_stop. Stop is bounded at any rate. */
+#define STOP_DRAIN_BUDGET_NS (300 * 1000000ull)
+/* Free space the output filesystem must have before a run starts: the
+ * outputs of a minute at 999 Hz are ~2-5 MB. */
+#define OUTPUT_MIN_FREE (4ull << 20)
 /* How long the exited launched command stays unreaped waiting for its exit
  * event (check_liveness). */
 #define CHILD_REAP_GRACE_NS (200 * 1000000ull)
@@ -69,6 +82,9 @@ static const struct rec_module *const modules[] = {
 /* How often the live view's drop counts are refreshed: the alert on drops
  * reacts within a quarter second for a few map reads. */
 #define LIVE_DROPS_PERIOD_NS (250 * 1000000ull)
+/* --rotate with no sample past an interval's end: how long after it the
+ * interval is closed anyway (samples reach us within a drain or two). */
+#define ROTATE_LAG_NS (100 * 1000000ull)
 
 struct recorder {
 	const struct cli_opts *opts;
@@ -77,6 +93,7 @@ struct recorder {
 	struct unwinder *uw;
 	struct ktables *kt; /* --unwind cfi-kernel */
 	struct sampler *sampler;
+	struct pyframes *py; /* NULL: --python native or no bpf_loop */
 	struct run_info ri;
 	struct rec_ctx mctx;
 	struct output_dir *od;		/* while the bundle is written */
@@ -89,7 +106,7 @@ struct recorder {
 	uint64_t child_zombie_ns; /* when check_liveness first saw it exited */
 	uint64_t next_liveness_ns;
 	uint64_t next_live_drops_ns;
-	uint32_t frames[EP_MAX_STACK_DEPTH + EP_UW_MAX_FRAMES + 2];
+	uint32_t frames[EP_MAX_STACK_DEPTH + EP_UW_MAX_FRAMES + 2 + EP_PY_MAX_FRAMES];
 	uint64_t uaddrs[EP_UW_MAX_FRAMES];
 	int64_t unavailable_frame;
 	int64_t truncated_frame;
@@ -97,7 +114,19 @@ struct recorder {
 	int64_t unknown_map_frame;
 	struct live_metrics live;
 	bool stop_requested;
+	struct metrics_server *metrics; /* --metrics */
+	struct rotator *rot;		/* --rotate */
 };
+
+/* rec_ctx.notify_held: every module attaches to the held command first. */
+static void notify_held(void *rec, uint32_t pid)
+{
+	struct recorder *r = rec;
+
+	for_each_module(r, i)
+		if (modules[i]->on_held)
+			modules[i]->on_held(r->mstate[i], pid);
+}
 
 static uint64_t mono_ns(void)
 {
@@ -158,8 +187,8 @@ static int load_module_bpf(struct recorder *r)
 	}
 	if (!n)
 		return 0;
-	return bpf_parts_load(parts, n, r->mctx.targets_map_fd, getenv("EBPF_PROF_FAULT_BPF"),
-			      &r->bpf_objs);
+	return bpf_parts_load(parts, n, r->mctx.targets_map_fd, r->opts->btf_path,
+			      getenv("EBPF_PROF_FAULT_BPF"), &r->bpf_objs);
 }
 
 /* CPU time, not wall time: on a busy machine the collector is preempted
@@ -219,7 +248,8 @@ static void ensure_tracefs(void)
 
 static struct report_target *find_target(struct recorder *r, uint32_t pid)
 {
-	for (size_t i = 0; i < r->ri.ntargets; i++)
+	/* Newest first: a fork storm's events are about the latest children. */
+	for (size_t i = r->ri.ntargets; i-- > 0;)
 		if (r->ri.targets[i].pid == pid)
 			return &r->ri.targets[i];
 	return NULL;
@@ -248,7 +278,17 @@ static int add_target(struct recorder *r, uint32_t pid, uint32_t parent, const c
 		snprintf(t->comm, sizeof(t->comm), "%s", comm);
 	proc_read_cmdline(r->opts->proc_root, pid, &t->cmdline);
 	r->nalive++;
+	if (r->py && pyframes_watch(r->py, pid))
+		log_warn("python: cannot watch pid %u for an interpreter", pid);
 	return 0;
+}
+
+/* A process the user named (--pid) or launched, not one that followed. */
+static bool is_root_target(struct recorder *r, uint32_t pid)
+{
+	const struct report_target *t = find_target(r, pid);
+
+	return t && !t->parent_pid;
 }
 
 static void mark_exited(struct recorder *r, struct report_target *t, uint64_t ts)
@@ -406,6 +446,30 @@ static int user_stack(struct recorder *r, const struct ep_sample *s, const __u64
 	return nfp;
 }
 
+/* --rotate: the interval's profile goes to its files and a fresh profile
+ * starts; drops stay running totals (the intervals' files show their part),
+ * metrics keep counting across the reset. Returns 0 or -ENOMEM. */
+static int rotate(struct recorder *r)
+{
+	uint64_t drops[PROF_DROP__COUNT];
+
+	rotator_write(r->rot, &r->prof, &r->ri);
+	metrics_server_fold(r->metrics, &r->prof);
+	memcpy(drops, r->prof.drops, sizeof(drops));
+	profile_free(&r->prof);
+	if (profile_init(&r->prof, r->opts->freq_hz)) {
+		log_error("rotate: out of memory for a new profile");
+		r->stop_requested = true;
+		return -ENOMEM;
+	}
+	r->prof.run_gap_ns = 2 * r->prof.period_ns;
+	memcpy(r->prof.drops, drops, sizeof(drops));
+	r->unavailable_frame = r->truncated_frame = -1;
+	/* The freed profile's heap back to the system: flat RSS over hours. */
+	malloc_trim(0);
+	return 0;
+}
+
 static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t size)
 {
 	uint32_t depth = 0, nkernel = 0;
@@ -436,6 +500,11 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 		winlen = s->ustack_copy;
 	if (!r->ri.first_sample_ns)
 		r->ri.first_sample_ns = s->hdr.ts_ns;
+	/* --rotate: intervals end in sample time (rotate.h). A bounded
+	 * number per sample: a bogus timestamp cannot spin here. */
+	for (int k = 0; k < 16 && rotator_due(r->rot, s->hdr.ts_ns); k++)
+		if (rotate(r))
+			return -ENOMEM;
 
 	char comm[EP_COMM_LEN + 1];
 
@@ -487,6 +556,13 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 			return (int)fi;
 		r->frames[depth++] = (uint32_t)fi;
 	}
+	if (r->py) {
+		size_t n = depth;
+
+		if (!pyframes_merge(r->py, &s->hdr, r->frames, &n,
+				    sizeof(r->frames) / sizeof(r->frames[0]) - (size_t)nkern))
+			depth = (uint32_t)n;
+	}
 	for (int i = nkern - 1; i >= 0; i--) {
 		uint64_t addr = kstack[i];
 
@@ -536,6 +612,10 @@ static int on_event(void *ctx, const void *data, size_t size)
 		return 0;
 	}
 	switch (h->type) {
+	case EP_EV_PYSTACK:
+		if (r->py)
+			pyframes_on_event(r->py, data, size);
+		break;
 	case EP_EV_SAMPLE:
 		if (size < EP_SAMPLE_HDR_SIZE) {
 			r->prof.drops[PROF_DROP_COLLECTOR]++;
@@ -575,7 +655,17 @@ static int on_event(void *ctx, const void *data, size_t size)
 			break;
 		memcpy(comm, e->comm, EP_COMM_LEN);
 		comm[EP_COMM_LEN] = '\0';
-		symbolizer_forget_pid(r->sym, h->pid);
+		symbolizer_exec_pid(r->sym, h->pid, h->ts_ns);
+		/* The launched command (or a process given with --pid) read at
+		 * once, while it runs: a short command can exit before its
+		 * samples are drained (a recorder stalled at start-up on a slow
+		 * board), and with it its maps. Other descendants are read at
+		 * their first sample: a fork storm must not cost a maps read per
+		 * exec. */
+		if (is_root_target(r, h->pid))
+			symbolizer_prepare_pid(r->sym, h->pid);
+		if (r->py)
+			pyframes_forget_pid(r->py, h->pid, false, h->ts_ns);
 		refresh_target_after_exec(r, h->pid, comm, true);
 		/* A new image: the executable and ld.so now, the libraries as
 		 * ld.so maps them (their first samples re-scan). */
@@ -588,8 +678,13 @@ static int on_event(void *ctx, const void *data, size_t size)
 	case EP_EV_MMAP_EXEC:
 		/* dlopen: the new code's tables before its samples (the walk
 		 * of a pc in no known mapping ends at it). */
-		if (r->kt)
+		if (r->kt) {
 			ktables_scan(r->kt, h->pid, mono_ns());
+			/* The walker now names frames in the new code: the
+			 * symbolizer must know its mapping as soon (its own
+			 * re-read on a miss is rate limited). */
+			symbolizer_forget_pid(r->sym, h->pid);
+		}
 		break;
 	case EP_EV_EXIT: {
 		struct report_target *t = find_target(r, h->pid);
@@ -602,6 +697,8 @@ static int on_event(void *ctx, const void *data, size_t size)
 		symbolizer_forget_pid(r->sym, h->pid);
 		if (r->kt)
 			ktables_forget(r->kt, h->pid);
+		if (r->py)
+			pyframes_forget_pid(r->py, h->pid, true, h->ts_ns);
 		break;
 	}
 	default:
@@ -677,7 +774,7 @@ struct launch {
 	int exec_fd; /* read end: child's errno if exec failed (CLOEXEC) */
 };
 
-static pid_t launch_child(char **argv, const sigset_t *orig_mask, struct launch *l)
+static pid_t launch_child(char **argv, const sigset_t *orig_mask, int nice_val, struct launch *l)
 {
 	int go[2], ex[2];
 	pid_t pid;
@@ -695,6 +792,7 @@ static pid_t launch_child(char **argv, const sigset_t *orig_mask, struct launch 
 		close(go[1]);
 		close(ex[0]);
 		sigprocmask(SIG_SETMASK, orig_mask, NULL);
+		collector_priority_child(nice_val);
 		/* Wait until the profiler is attached so the first instruction of
 		 * the command is already sampled; EOF means the profiler gave up. */
 		if (read(go[0], &c, 1) != 1)
@@ -710,6 +808,26 @@ static pid_t launch_child(char **argv, const sigset_t *orig_mask, struct launch 
 	l->go_fd = go[1];
 	l->exec_fd = ex[0];
 	return pid;
+}
+
+/* The exec's ELF load is done once the child's memory has a code segment
+ * of its own: startcode (stat field 26, set at the end of the load) is
+ * neither ours (the forked copy) nor 0 (the new, still empty mm). The
+ * exec fd closes earlier, when the old image is dropped. Bounded: 1 s. */
+static void wait_exec_loaded(const char *proc_root, pid_t child)
+{
+	const struct timespec ms = { 0, 1000000 };
+	uint64_t self, v;
+
+	if (proc_read_stat_field(proc_root, (uint32_t)getpid(), 26, &self))
+		return;
+	for (int i = 0; i < 1000; i++) {
+		if (proc_read_stat_field(proc_root, (uint32_t)child, 26, &v) < 0)
+			return;
+		if (v && v != self)
+			return;
+		nanosleep(&ms, NULL);
+	}
 }
 
 /* Releases the child; returns 0 once it has exec'ed, or -errno of the exec. */
@@ -794,6 +912,30 @@ static int write_folded(FILE *f, void *c)
 	struct export_ctx *x = c;
 
 	return export_folded(x->p, f);
+}
+
+static int write_pprof(FILE *f, void *c)
+{
+	struct export_ctx *x = c;
+
+	return export_pprof_run(x->p, PPROF_CPU, x->ri, cycle_sink_table(x->r->mctx.cycles), f);
+}
+
+/* The scheduler module's off-CPU profile (sched_view.h), when it ran. */
+static const struct profile *offcpu_profile(struct recorder *r)
+{
+	for_each_module(r, i)
+		if (modules[i] == &sched_rec_module)
+			return sched_offcpu_profile(r->mstate[i]);
+	return NULL;
+}
+
+static int write_pprof_offcpu(FILE *f, void *c)
+{
+	struct export_ctx *x = c;
+
+	return export_pprof_run(offcpu_profile(x->r), PPROF_OFFCPU, x->ri,
+				cycle_sink_table(x->r->mctx.cycles), f);
 }
 
 static int write_report(FILE *f, void *c)
@@ -894,6 +1036,10 @@ static int write_outputs(struct recorder *r, struct output_dir *od)
 		err = -EIO;
 	if (output_write(od, "stacks.folded", write_folded, &x))
 		err = -EIO;
+	if (output_write(od, "profile.pb.gz", write_pprof, &x))
+		err = -EIO;
+	if (offcpu_profile(r) && output_write(od, "offcpu.pb.gz", write_pprof_offcpu, &x))
+		err = -EIO;
 	for_each_module(r, i) {
 		if (modules[i]->write_files && modules[i]->write_files(r->mstate[i], od))
 			err = -EIO;
@@ -950,7 +1096,7 @@ static void update_live_drops(struct recorder *r, uint64_t now)
 {
 	uint64_t d[EP_DROP__COUNT] = {}, sum = 0;
 
-	if ((!r->opts->top && !r->opts->nalerts) || now < r->next_live_drops_ns)
+	if (!cli_live_wanted(r->opts) || now < r->next_live_drops_ns)
 		return;
 	r->next_live_drops_ns = now + LIVE_DROPS_PERIOD_NS;
 	if (sampler_read_drops(r->sampler, d))
@@ -960,6 +1106,96 @@ static void update_live_drops(struct recorder *r, uint64_t now)
 	for (int i = 0; i < PROF_DROP__COUNT; i++)
 		sum += r->prof.drops[i];
 	r->live.drops[LIVE_SRC_SAMPLER] = (int64_t)sum;
+}
+
+/* Verbose only: how many samples of Python processes got Python frames,
+ * and what the walk met. */
+static void log_python_stats(struct pyframes *py)
+{
+	struct pyframes_stats st;
+
+	pyframes_get_stats(py, &st);
+	if (!st.samples)
+		return;
+	log_info("python: %llu of %llu samples of Python processes with Python frames "
+		 "(%llu frames; %llu code objects read, %llu unreadable); walk: %llu threads "
+		 "without a thread state, %llu idle, %llu read errors, %llu truncated, %llu lost",
+		 (unsigned long long)st.with_python, (unsigned long long)st.samples,
+		 (unsigned long long)st.frames, (unsigned long long)st.code_reads,
+		 (unsigned long long)st.code_errors, (unsigned long long)st.bpf[EP_PY_ST_NO_TSTATE],
+		 (unsigned long long)st.bpf[EP_PY_ST_IDLE],
+		 (unsigned long long)st.bpf[EP_PY_ST_READ_ERR],
+		 (unsigned long long)st.bpf[EP_PY_ST_TRUNCATED],
+		 (unsigned long long)st.bpf[EP_PY_ST_RINGBUF_FULL]);
+	if (st.bpf[EP_PY_ST_WALKS])
+		log_info("python: walk cost %.0f ns per sample, %.1f frames per sample",
+			 (double)st.bpf[EP_PY_ST_WALK_NS] / (double)st.bpf[EP_PY_ST_WALKS],
+			 (double)st.bpf[EP_PY_ST_FRAMES] / (double)st.bpf[EP_PY_ST_WALKS]);
+	log_debug(
+		"python: walks %llu, stacks sent %llu, thread-state scans %llu, frames skipped %llu, "
+		"stacks without their sample %llu",
+		(unsigned long long)st.bpf[EP_PY_ST_WALKS],
+		(unsigned long long)st.bpf[EP_PY_ST_STACKS],
+		(unsigned long long)st.bpf[EP_PY_ST_SCANS], (unsigned long long)st.frames_skipped,
+		(unsigned long long)st.unpaired);
+}
+
+/* --pid values, checked, as processes. A thread id is accepted by the
+ * kernel's calls (kill, /proc/TID) but the BPF filter is by process:
+ * given as is, it recorded nothing (issue 17). Like perf -p with a thread
+ * id... which perf takes as the thread alone; here a thread is profiled
+ * with its whole process, and said so. */
+static int resolve_pids(const struct cli_opts *o, uint32_t *pids, int *npids)
+{
+	*npids = 0;
+	for (int i = 0; i < o->npids; i++) {
+		uint32_t pid = o->pids[i], tgid;
+		bool dup = false;
+
+		if (kill((pid_t)pid, 0) && errno == ESRCH) {
+			log_error("no such process: %u", pid);
+			return -ESRCH;
+		}
+		if (proc_read_tgid(o->proc_root, pid, &tgid) == 0 && tgid != pid) {
+			char comm[32] = "?";
+
+			proc_read_comm(o->proc_root, tgid, comm, sizeof(comm));
+			log_warn("%u is a thread of process %u (%s), not a process: profiling the "
+				 "whole process %u",
+				 pid, tgid, comm, tgid);
+			pid = tgid;
+		}
+		if (proc_get_state(o->proc_root, pid) != PROC_ALIVE) {
+			log_error("process %u has exited (zombie): nothing to profile", pid);
+			return -ESRCH;
+		}
+		for (int j = 0; j < *npids; j++)
+			dup |= pids[j] == pid;
+		if (!dup)
+			pids[(*npids)++] = pid;
+	}
+	return 0;
+}
+
+/* A second Ctrl-C or SIGTERM while the outputs are written would, once the
+ * mask is restored, kill the process before stdout is flushed: the files
+ * are complete but the summary is lost (issue 17). As perf record does, the
+ * run is finished instead (stop is bounded: STOP_DRAIN_BUDGET_NS, and the
+ * outputs are written in well under a second); SIGKILL still ends it. */
+static void ignore_late_signals(int sfd)
+{
+	struct signalfd_siginfo si;
+	bool late = false;
+
+	/* A signal after the mask is restored may still end the process:
+	 * the summary is out by then. */
+	fflush(stdout);
+	while (read(sfd, &si, sizeof(si)) == sizeof(si))
+		if (si.ssi_signo != SIGCHLD)
+			late = true;
+	if (late)
+		log_warn("signal received while finishing the run: ignored, the outputs and "
+			 "summary are complete");
 }
 
 int record_main(const struct cli_opts *o)
@@ -979,16 +1215,22 @@ int record_main(const struct cli_opts *o)
 				       ? 0
 				       : o->stack_bytes,
 		.kwalk = o->unwind == CLI_UNWIND_KERNEL,
+		.python = o->python != CLI_PYTHON_NATIVE,
+		.btf_path = o->btf_path,
 	};
 	struct symbolizer_opts symo = {
 		.proc_root = o->proc_root,
 		.kallsyms_path = "/proc/kallsyms",
 		.perfmap_dir = "/tmp",
+		.no_demangle = o->no_demangle,
 	};
 	sigset_t mask, orig_mask;
 	int sfd = -1, rc = 1, err;
 	char *outdir = NULL;
-	uint64_t deadline = 0;
+	uint64_t deadline = 0, t_drained, t_stopped;
+	uint32_t pids[CLI_MAX_PIDS];
+	int npids = 0;
+	struct collector_prio prio;
 
 	r.ri.exit_status = -1;
 	r.ri.freq_hz = o->freq_hz;
@@ -999,17 +1241,20 @@ int record_main(const struct cli_opts *o)
 
 	if (check_environment())
 		return 1;
-	for (int i = 0; i < o->npids; i++) {
-		if (kill((pid_t)o->pids[i], 0) && errno == ESRCH) {
-			log_error("no such process: %u", o->pids[i]);
-			return 1;
-		}
-		if (proc_get_state(o->proc_root, o->pids[i]) != PROC_ALIVE) {
-			log_error("process %u has exited (zombie): nothing to profile", o->pids[i]);
-			return 1;
-		}
-	}
+	if (resolve_pids(o, pids, &npids))
+		return 1;
 	ensure_tracefs();
+	/* Before any thread or child is started: they inherit it. */
+	collector_priority_raise(&prio);
+	r.mctx.child_nice = prio.old_nice;
+	if (prio.nice_err || prio.rt_err)
+		log_info("collector priority not raised (%s): a target with more busy threads "
+			 "than CPUs can starve it (slow start, samples lost)",
+			 strerror(prio.rt_err ? prio.rt_err : prio.nice_err));
+	else
+		log_info("collector at nice %d, recorder thread SCHED_FIFO %d, so that busy "
+			 "targets cannot starve it; the command and --alert-exec run at nice %d",
+			 COLLECTOR_NICE, COLLECTOR_RT_PRIO, prio.old_nice);
 
 	/* Signals arrive through a descriptor polled by the loop: no handler,
 	 * no global flag, and every thread started later inherits the mask. */
@@ -1029,6 +1274,7 @@ int record_main(const struct cli_opts *o)
 		log_error("out of memory");
 		goto out;
 	}
+	r.prof.run_gap_ns = 2 * r.prof.period_ns; /* see profile.h */
 	err = symbolizer_new(&r.sym, &symo);
 	if (err) {
 		log_error("cannot set up the symbolizer: %s", strerror(-err));
@@ -1058,11 +1304,26 @@ int record_main(const struct cli_opts *o)
 		}
 		r.ri.unwind.kernel_walk = true;
 	}
+	if (sampler_py_procs_fd(r.sampler) >= 0) {
+		struct pyframes_opts pyo = {
+			.mode = o->python == CLI_PYTHON_ONLY ? PY_MODE_ONLY : PY_MODE_MIXED,
+			.proc_root = o->proc_root,
+			.procs_fd = sampler_py_procs_fd(r.sampler),
+			.stats_fd = sampler_py_stats_fd(r.sampler),
+			.prof = &r.prof,
+		};
+
+		err = pyframes_new(&r.py, &pyo);
+		if (err) {
+			log_error("cannot set up Python frames: %s", strerror(-err));
+			goto out;
+		}
+	}
 
 	if (o->ncommand) {
 		r.ri.launched = true;
 		r.ri.command = join_argv(o->command, o->ncommand);
-		r.child = launch_child(o->command, &orig_mask, &l);
+		r.child = launch_child(o->command, &orig_mask, r.mctx.child_nice, &l);
 		if (r.child < 0) {
 			log_error("cannot start %s: %s", o->command[0], strerror(-r.child));
 			goto out;
@@ -1071,14 +1332,18 @@ int record_main(const struct cli_opts *o)
 		    add_target(&r, (uint32_t)r.child, 0, NULL))
 			goto out;
 	} else {
-		for (int i = 0; i < o->npids; i++)
-			if (sampler_add_target(r.sampler, o->pids[i]) ||
-			    add_target(&r, o->pids[i], 0, NULL))
+		for (int i = 0; i < npids; i++) {
+			if (sampler_add_target(r.sampler, pids[i]) ||
+			    add_target(&r, pids[i], 0, NULL))
 				goto out;
+			symbolizer_prepare_pid(r.sym, pids[i]);
+		}
 	}
 
 	outdir = o->output_dir ? strdup(o->output_dir) : default_output_dir(r.ri.targets[0].pid);
-	if (!outdir || output_dir_open(&od, outdir))
+	/* Before attaching: a read-only or full output filesystem found only
+	 * after the run lost the recording (issue 17). */
+	if (!outdir || output_dir_open(&od, outdir) || output_dir_check(&od, OUTPUT_MIN_FREE))
 		goto out;
 	r.ri.output_dir = od.path;
 
@@ -1115,6 +1380,8 @@ int record_main(const struct cli_opts *o)
 	live_metrics_init(&r.live);
 	r.mctx.live = &r.live;
 	r.mctx.stop_requested = &r.stop_requested;
+	r.mctx.notify_held = notify_held;
+	r.mctx.rec = &r;
 	r.mctx.cycles = cycles_sink_new(o, r.prof.period_ns);
 	if (!r.mctx.cycles)
 		log_warn("cycles: out of memory: no per-cycle table");
@@ -1150,6 +1417,12 @@ int record_main(const struct cli_opts *o)
 			goto out;
 		malloc_trim(0);
 	}
+	if (o->metrics_addr && metrics_server_start(&r.metrics, o->metrics_addr))
+		goto out;
+	if (o->rotate_s > 0 && rotator_new(&r.rot, &od, o->rotate_s, o->keep, r.ri.start_mono_ns)) {
+		log_error("out of memory");
+		goto out;
+	}
 	/* Parsing kallsyms takes 64 ms quiet, 300-600 ms on a loaded VM; done
 	 * at the first kernel frame it stalls the loop that long. On a thread
 	 * it overlaps the start of the run instead. Not earlier: its ~5 MB on
@@ -1176,6 +1449,11 @@ int record_main(const struct cli_opts *o)
 		/* Exec'ed: the executable and ld.so are mapped. */
 		if (r.kt)
 			ktables_scan(r.kt, (uint32_t)r.child, mono_ns());
+		/* Read its maps as soon as its image is loaded: a short command
+		 * can exit before its first samples are drained (a recorder
+		 * stalled at start-up, a slow board), and its maps with it. */
+		wait_exec_loaded(o->proc_root, r.child);
+		symbolizer_prepare_pid(r.sym, (uint32_t)r.child);
 
 		proc_read_comm(o->proc_root, t->pid, t->comm, sizeof(t->comm));
 		if (proc_read_cmdline(o->proc_root, t->pid, &cmdline) == 0) {
@@ -1188,6 +1466,8 @@ int record_main(const struct cli_opts *o)
 			 o->freq_hz, deadline ? "" : " until they exit");
 
 	r.ri.stop_reason = "targets-exited";
+	const struct timespec rt_yield = { 0, COLLECTOR_RT_YIELD_MS * 1000000l };
+
 	for (;;) {
 		struct signalfd_siginfo si;
 		bool signalled = false;
@@ -1198,6 +1478,10 @@ int record_main(const struct cli_opts *o)
 			log_error("ring buffer: %s", strerror(-err));
 			goto out;
 		}
+		/* Real-time and behind: leave the CPU to the rest for a while
+		 * (overload/priority.h); the BPF side counts what is lost. */
+		if (prio.realtime && sampler_behind(r.sampler))
+			nanosleep(&rt_yield, NULL);
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
 			if (si.ssi_signo != SIGCHLD)
 				signalled = true;
@@ -1207,6 +1491,12 @@ int record_main(const struct cli_opts *o)
 		for_each_module(&r, i)
 			if (modules[i]->poll && modules[i]->poll(r.mstate[i], now) < 0)
 				r.prof.drops[PROF_DROP_COLLECTOR]++;
+		metrics_server_update(r.metrics, &r.live, &r.prof, &r.ri, now);
+		/* No sample past the interval's end (an idle target): rotate once
+		 * the ring has had ROTATE_LAG_NS to deliver the last ones. */
+		for (int k = 0; k < 16 && rotator_due(r.rot, now - ROTATE_LAG_NS); k++)
+			if (rotate(&r))
+				break;
 		check_liveness(&r, now);
 		if (signalled) {
 			r.ri.stop_reason = "signal";
@@ -1223,10 +1513,11 @@ int record_main(const struct cli_opts *o)
 		if (!r.nalive)
 			break;
 	}
-	/* Everything the kernel queued before we stopped is part of the run. */
-	sampler_drain(r.sampler);
+	/* Everything the kernel queued before we stopped is part of the run,
+	 * as far as a bounded drain reads it: the rest is counted. */
 	r.ri.end_mono_ns = mono_ns();
 	clock_gettime(CLOCK_REALTIME, &r.ri.end_wall);
+	sampler_stop(r.sampler, STOP_DRAIN_BUDGET_NS, &r.prof.drops[PROF_DROP_UNREAD]);
 	collect_drops(&r);
 	if (r.kt) {
 		uint64_t us[3];
@@ -1238,9 +1529,22 @@ int record_main(const struct cli_opts *o)
 			r.ri.unwind.kw_frames = us[2];
 		}
 	}
-	for_each_module(&r, i)
+	if (r.py)
+		log_python_stats(r.py);
+	if (sampler_polls_cut_short(r.sampler))
+		log_warn(
+			"the collector fell behind the sampler in %llu of its polls (records "
+			"waited in the ring; any loss is under 'lost:'); a lower -F reduces the load",
+			(unsigned long long)sampler_polls_cut_short(r.sampler));
+	t_drained = mono_ns();
+	for_each_module(&r, i) {
+		uint64_t t0 = mono_ns();
+
 		if (modules[i]->stop)
 			modules[i]->stop(r.mstate[i]);
+		log_debug("stop: %s took %.1f ms", modules[i]->name, (mono_ns() - t0) / 1e6);
+	}
+	t_stopped = mono_ns();
 
 	if (r.child > 0 && !r.child_reaped && !strcmp(r.ri.stop_reason, "targets-exited")) {
 		/* The kernel reported the child's last thread gone; it becomes a
@@ -1271,6 +1575,16 @@ int record_main(const struct cli_opts *o)
 	r.sampler = NULL;
 
 	rc = write_outputs(&r, &od) ? 1 : 0;
+	/* The summary lists what is on disk, not what report.json expected. */
+	free((void *)r.ri.output_files);
+	r.ri.output_files = (const char *const *)od.written;
+	r.ri.noutput_files = od.nwritten;
+	r.ri.failed_files = (const char *const *)od.failed;
+	r.ri.failed_errs = od.failed_errs;
+	r.ri.nfailed_files = od.nfailed;
+	log_info("stop took %.0f ms: sampler drain %.0f, modules %.0f, outputs %.0f",
+		 (mono_ns() - r.ri.end_mono_ns) / 1e6, (t_drained - r.ri.end_mono_ns) / 1e6,
+		 (t_stopped - t_drained) / 1e6, (mono_ns() - t_stopped) / 1e6);
 	if (o->verbosity >= 0) {
 		print_summary(&r.prof, &r.ri, stdout);
 		for_each_module(&r, i)
@@ -1295,6 +1609,11 @@ out:
 	if (l.exec_fd >= 0)
 		close(l.exec_fd);
 	sampler_close(r.sampler);
+	/* Before the modules' close: its thread reads only its snapshot, but
+	 * a scrape during teardown has no run left to describe. */
+	metrics_server_stop(r.metrics);
+	rotator_free(r.rot);
+	pyframes_free(r.py);
 	for_each_module(&r, i)
 		modules[i]->close(r.mstate[i]);
 	/* After the modules' close: their links and rings point into them. */
@@ -1303,21 +1622,25 @@ out:
 	/* After the modules' close: the probes module points into it. */
 	probe_bus_free(r.mctx.probe_bus);
 	cycle_sink_free(r.mctx.cycles);
-	free((void *)r.ri.output_files);
+	if (r.ri.output_files != (const char *const *)od.written)
+		free((void *)r.ri.output_files);
 	/* After the symbolizer: its Dwfl sessions were attached with the
 	 * unwinder's callbacks and ELF header. */
 	symbolizer_free(r.sym);
 	unwinder_free(r.uw);
 	ktables_free(r.kt);
 	profile_free(&r.prof);
+	output_dir_remove_if_unused(&od);
 	output_dir_close(&od);
 	for (size_t i = 0; i < r.ri.ntargets; i++)
 		free(r.ri.targets[i].cmdline);
 	free(r.ri.targets);
 	free(r.ri.command);
 	free(outdir);
-	if (sfd >= 0)
+	if (sfd >= 0) {
+		ignore_late_signals(sfd);
 		close(sfd);
+	}
 	sigprocmask(SIG_SETMASK, &orig_mask, NULL);
 	return rc;
 }

@@ -67,6 +67,10 @@ struct run_info {
 	const char *output_dir;
 	const char *const *output_files; /* names inside output_dir, for report/summary */
 	size_t noutput_files;
+	/* Files that could not be written, with their -errno (summary). */
+	const char *const *failed_files;
+	const int *failed_errs;
+	size_t nfailed_files;
 	uint64_t first_sample_ns; /* CLOCK_MONOTONIC of the first sample, 0 if none */
 	struct run_unwind unwind;
 	/* Lets the recorder's modules add their sections to report.json. */

@@ -13,7 +13,7 @@
 
 #include "cycles_json.h"
 #include "cycles_summary.h"
-#include "export_csv.h"
+#include "export/csv.h"
 #include "log.h"
 #include "output.h"
 #include "report_html.h"
@@ -28,20 +28,6 @@ void report_data_free(struct report_data *d)
 	cycle_table_free(&d->cycles);
 	findings_free(&d->findings);
 	memset(d, 0, sizeof(*d));
-}
-
-static void findings_ctx_from(const cJSON *root, struct findings_ctx *ctx)
-{
-	memset(ctx, 0, sizeof(*ctx));
-	const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory");
-	const cJSON *ram = cJSON_GetObjectItemCaseSensitive(mem, "system_ram_bytes");
-	if (cJSON_IsNumber(ram) && ram->valuedouble > 0 && ram->valuedouble < 1e18)
-		ctx->mem_total_bytes = (uint64_t)ram->valuedouble;
-	const cJSON *sched = cJSON_GetObjectItemCaseSensitive(root, "sched");
-	const cJSON *lat = cJSON_GetObjectItemCaseSensitive(sched, "runqueue_latency_ns");
-	const cJSON *p99 = cJSON_GetObjectItemCaseSensitive(lat, "p99");
-	if (cJSON_IsNumber(p99) && p99->valuedouble > 0 && p99->valuedouble < 1e18)
-		ctx->runq_p99_ns = (uint64_t)p99->valuedouble;
 }
 
 int report_load(const char *text, size_t len, struct report_data *out, char *err, size_t errlen)
@@ -94,7 +80,7 @@ int report_load(const char *text, size_t len, struct report_data *out, char *err
 		struct findings_cfg cfg;
 		struct findings_ctx ctx;
 		findings_default_cfg(&cfg);
-		findings_ctx_from(out->root, &ctx);
+		cycles_findings_ctx(out->root, &ctx);
 		e = findings_evaluate(&out->cycles, &cfg, &ctx, &out->findings);
 		if (e)
 			goto fail;
@@ -127,7 +113,9 @@ static int read_report(const char *dir, char **text, size_t *len)
 		log_error("report: directory name too long: %s", dir);
 		return -ENAMETOOLONG;
 	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever
+	 * (issue 17); anything but a regular file is refused below. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		int e = errno;
 		log_error("cannot open %s: %s", path, strerror(e));

@@ -41,12 +41,13 @@ static int cmp_dbl(const void *a, const void *b)
 }
 
 /* { count, median_ns, p95_ns, mean_ns, slowest_index, slowest_ns,
- * shown } over every cycle (nearest rank, as the page computes them),
- * so the page's summary does not depend on which cycles it shows. */
+ * shown, partial } over every complete cycle (nearest rank, as the page
+ * computes them), so the page's summary does not depend on which cycles it
+ * shows; partial ones (open at the end of the run) are only counted. */
 static cJSON *cycles_summary(const cJSON *cycles, size_t shown)
 {
-	size_t n = (size_t)cJSON_GetArraySize(cycles), i = 0, slow = 0;
-	double *w = malloc((n ? n : 1) * sizeof(*w)), sum = 0;
+	size_t all = (size_t)cJSON_GetArraySize(cycles), n = 0, slow = 0, k = 0, npartial = 0;
+	double *w = malloc((all ? all : 1) * sizeof(*w)), sum = 0, slow_w = -1;
 	const cJSON *c;
 	cJSON *o;
 
@@ -54,11 +55,19 @@ static cJSON *cycles_summary(const cJSON *cycles, size_t shown)
 		return NULL;
 	cJSON_ArrayForEach(c, cycles)
 	{
-		w[i] = wall_of(c);
-		sum += w[i];
-		if (w[i] > w[slow])
-			slow = i;
-		i++;
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "partial"))) {
+			npartial++;
+			k++;
+			continue;
+		}
+		w[n] = wall_of(c);
+		sum += w[n];
+		if (w[n] > slow_w) {
+			slow_w = w[n];
+			slow = k;
+		}
+		n++;
+		k++;
 	}
 	qsort(w, n, sizeof(*w), cmp_dbl);
 	o = cJSON_CreateObject();
@@ -73,8 +82,9 @@ static cJSON *cycles_summary(const cJSON *cycles, size_t shown)
 		    !cJSON_AddNumberToObject(o, "mean_ns", n ? sum / (double)n : 0) ||
 		    !cJSON_AddNumberToObject(o, "slowest_index",
 					     cJSON_IsNumber(idx) ? idx->valuedouble : 0) ||
-		    !cJSON_AddNumberToObject(o, "slowest_ns", wall_of(sc)) ||
-		    !cJSON_AddNumberToObject(o, "shown", (double)shown)) {
+		    !cJSON_AddNumberToObject(o, "slowest_ns", n ? wall_of(sc) : 0) ||
+		    !cJSON_AddNumberToObject(o, "shown", (double)shown) ||
+		    !cJSON_AddNumberToObject(o, "partial", (double)npartial)) {
 			cJSON_Delete(o);
 			o = NULL;
 		}

@@ -7,15 +7,24 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "overload/rb_budget.h"
 #include "profile.skel.h"
+
+/* Longest a poll handles records before the loop gets back to its deadline,
+ * signal and module checks (rb_budget.h). 25 ms: the loop stays responsive
+ * at any event rate, and a drain period (10 ms) of records at the highest
+ * rate the collector keeps up with fits in it. */
+#define POLL_BUDGET_NS (25 * 1000000ull)
 
 struct sampler {
 	struct profile_bpf *skel;
 	struct ring_buffer *rb;
+	struct rb_budget budget;
 	struct bpf_link **links;
 	int *pfds;
 	int ncpus;
@@ -73,7 +82,8 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 	if (!s)
 		return -ENOMEM;
 	s->opts = *opts;
-	s->skel = profile_bpf__open();
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = opts->btf_path);
+	s->skel = profile_bpf__open_opts(&oo);
 	if (!s->skel) {
 		err = -errno;
 		log_error("cannot open BPF object profile.bpf.o: %s", strerror(-err));
@@ -120,6 +130,17 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		bpf_map__set_max_entries(s->skel->maps.uw_procs, 1);
 		bpf_map__set_max_entries(s->skel->maps.uw_rcache, 1);
 	}
+	if (opts->python) {
+		s->skel->rodata->py_enabled =
+			libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+		if (!s->skel->rodata->py_enabled)
+			log_warn(
+				"this kernel has no bpf_loop (5.17+): Python frames are not walked");
+	}
+	if (!s->skel->rodata->py_enabled) {
+		bpf_map__set_max_entries(s->skel->maps.py_tstates, 1);
+		bpf_map__set_max_entries(s->skel->maps.py_procs, 1);
+	}
 	/* Without a window the per-thread mapping cache is never used: do not
 	 * have the kernel preallocate its 8192 entries. */
 	if (!s->skel->rodata->have_find_vma)
@@ -134,14 +155,23 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		goto fail;
 	}
 	err = profile_bpf__load(s->skel);
-	if (err) {
-		log_error("cannot load BPF programs: %s%s", strerror(-err),
-			  log_get_level() < LOG_DEBUG ? " (rerun with -v for the verifier log)"
-						      : "");
+	if (err && !opts->btf_path && access("/sys/kernel/btf/vmlinux", R_OK)) {
+		log_error("cannot load BPF programs: %s: this kernel has no BTF "
+			  "(/sys/kernel/btf/vmlinux); give it with --btf FILE: BTFHub's file for "
+			  "this kernel, or `pahole -J` on its vmlinux (docs/jetson.md)",
+			  strerror(-err));
 		goto fail;
 	}
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), (ring_buffer_sample_fn)fn, ctx,
-				 NULL);
+	if (err) {
+		log_error(
+			"cannot load BPF programs%s%s: %s%s", opts->btf_path ? " with --btf " : "",
+			opts->btf_path ? opts->btf_path : "", strerror(-err),
+			log_get_level() < LOG_DEBUG ? " (rerun with -v for the verifier log)" : "");
+		goto fail;
+	}
+	s->budget.fn = (ring_buffer_sample_fn)fn;
+	s->budget.ctx = ctx;
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), rb_budget_cb, &s->budget, NULL);
 	if (!s->rb) {
 		err = -errno;
 		log_error("cannot set up the BPF ring buffer: %s", strerror(-err));
@@ -170,6 +200,16 @@ int sampler_add_target(struct sampler *s, uint32_t pid)
 int sampler_targets_fd(const struct sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.targets);
+}
+
+int sampler_py_procs_fd(const struct sampler *s)
+{
+	return s->skel->rodata->py_enabled ? bpf_map__fd(s->skel->maps.py_procs) : -1;
+}
+
+int sampler_py_stats_fd(const struct sampler *s)
+{
+	return s->skel->rodata->py_enabled ? bpf_map__fd(s->skel->maps.py_stats) : -1;
 }
 
 int sampler_attach(struct sampler *s)
@@ -226,22 +266,37 @@ int sampler_attach(struct sampler *s)
 
 int sampler_poll(struct sampler *s, int timeout_ms)
 {
-	int n = ring_buffer__poll(s->rb, timeout_ms);
-
-	if (n < 0 && n != -EINTR)
-		return n;
-	/* Producers normally submit without a wakeup, so poll() often returns
-	 * on the timeout with data waiting: drain it now. */
-	int m = ring_buffer__consume(s->rb);
-
-	if (m < 0)
-		return m;
-	return (n > 0 ? n : 0) + m;
+	return rb_budget_poll(s->rb, &s->budget, timeout_ms, POLL_BUDGET_NS);
 }
 
-int sampler_drain(struct sampler *s)
+int sampler_stop(struct sampler *s, uint64_t budget_ns, uint64_t *unread)
 {
-	return ring_buffer__consume(s->rb);
+	int n;
+
+	*unread = 0;
+	/* No new samples: what is queued is then finite, whatever the rate. */
+	for (int i = 0; s->pfds && i < s->ncpus; i++)
+		if (s->pfds[i] >= 0)
+			ioctl(s->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
+	n = rb_budget_consume(s->rb, &s->budget, budget_ns);
+	if (n >= 0 && s->budget.spent) {
+		/* Bounded too: fork/exit records keep coming. */
+		int64_t left = rb_budget_discard(s->rb, &s->budget, budget_ns / 4);
+
+		if (left > 0)
+			*unread = (uint64_t)left;
+	}
+	return n;
+}
+
+bool sampler_behind(const struct sampler *s)
+{
+	return s->budget.spent;
+}
+
+uint64_t sampler_polls_cut_short(const struct sampler *s)
+{
+	return s->budget.cut_short;
 }
 
 int sampler_read_drops(struct sampler *s, uint64_t out[EP_DROP__COUNT])

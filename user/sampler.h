@@ -23,6 +23,12 @@ struct sampler_opts {
 	/* User stacks walked in the kernel from CFI tables (bpf/uwalk.h);
 	 * stack_bytes is then 0. */
 	bool kwalk;
+	/* Walk CPython frames of the processes registered in the py_procs map
+	 * (bpf/pyframes.bpf.h); needs bpf_loop, else off with a warning. */
+	bool python;
+	/* Kernel BTF for CO-RE when the kernel has none (--btf); NULL: the
+	 * kernel's own. */
+	const char *btf_path;
 };
 
 /* The in-kernel walker's maps, for user/unwind/ktables.c and for the other
@@ -45,13 +51,25 @@ int sampler_add_target(struct sampler *s, uint32_t pid);
 int sampler_targets_fd(const struct sampler *s);
 /* Opens a cpu-clock perf event per online CPU and attaches everything. */
 int sampler_attach(struct sampler *s);
-/* Waits up to timeout_ms for a wakeup, then drains whatever is queued.
- * Returns the number of records handled or -errno. */
+/* Waits up to timeout_ms for a wakeup, then drains what is queued, for at
+ * most a few tens of milliseconds (overload/rb_budget.h): under overload
+ * the rest stays in the ring, and what does not fit there is dropped and
+ * counted by the BPF side. Returns the number of records handled or -errno. */
 int sampler_poll(struct sampler *s, int timeout_ms);
-/* Drains without waiting. */
-int sampler_drain(struct sampler *s);
+/* Stops sampling (the perf events), then drains what is queued for at most
+ * budget_ns; records still queued after that are thrown away and counted in
+ * *unread. Returns the records handled or -errno. */
+int sampler_stop(struct sampler *s, uint64_t budget_ns, uint64_t *unread);
+/* The last poll stopped on its time budget: records are waiting. */
+bool sampler_behind(const struct sampler *s);
+/* Polls that stopped on their time budget: the collector fell behind. */
+uint64_t sampler_polls_cut_short(const struct sampler *s);
 /* Sums the per-CPU drop counters kept by the BPF side. */
 int sampler_read_drops(struct sampler *s, uint64_t out[EP_DROP__COUNT]);
+/* The Python walk's maps (bpf/pyframes.bpf.h): per-process layouts,
+ * per-CPU counters (EP_PY_ST__COUNT). -1 when the walk is off. */
+int sampler_py_procs_fd(const struct sampler *s);
+int sampler_py_stats_fd(const struct sampler *s);
 void sampler_close(struct sampler *s);
 /* The in-kernel walker's time (ns), walks and frames, summed over CPUs. */
 int sampler_read_uw_stats(struct sampler *s, uint64_t out[3]);

@@ -19,18 +19,26 @@
 #include "sched_view.h"
 #include "sched_acct.h"
 #include "modules.skel.h"
+#include "overload/rb_budget.h"
 #include "symbolize/symbolize.h"
 #include "top_live.h"
 
 /* Exited threads are moved out of the kernel map this often, so a job that
  * keeps creating short-lived threads does not fill it. */
 #define HARVEST_PERIOD_NS (1000 * 1000000ull)
-#define OFFCPU_FOLDED	  "offcpu.folded"
+/* ... and this often while threads die faster than that: a fork storm
+ * (7000 exits/s) fills the 8192 entries within a second of harvests. */
+#define HARVEST_FAST_NS (100 * 1000000ull)
+/* The off-CPU ring is drained for at most this long per poll, so the
+ * recorder loop stays responsive (overload/rb_budget.h). */
+#define POLL_BUDGET_NS (10 * 1000000ull)
+#define OFFCPU_FOLDED  "offcpu.folded"
 
 struct sched_mod {
 	const struct rec_ctx *ctx;
 	struct modules_bpf *skel; /* owned by record.c (bpf_parts.h) */
 	struct ring_buffer *rb;
+	struct rb_budget budget;
 	struct profile off; /* weights in microseconds (period_ns = 1000) */
 	bool stacks;
 	bool attached;
@@ -363,7 +371,10 @@ static int sm_attach(void *state)
 	/* The ring is mapped here, after the load: its pages count in the
 	 * collector's RSS from the mmap, and the load's kernel-BTF parse (freed
 	 * after it) would come on top. */
-	m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.sched_offcpu_events), on_event, m, NULL);
+	m->budget.fn = on_event;
+	m->budget.ctx = m;
+	m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.sched_offcpu_events), rb_budget_cb,
+				 &m->budget, NULL);
 	if (!m->rb) {
 		err = -errno;
 		log_error("scheduler view: cannot set up its ring buffer: %s", strerror(-err));
@@ -440,7 +451,7 @@ static void update_live(struct sched_mod *m)
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t v[512], sum = m->st.collector_drops;
 
-	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) || ncpu <= 0 || ncpu > 512)
+	if (!l || !cli_live_wanted(m->ctx->opts) || ncpu <= 0 || ncpu > 512)
 		return;
 	for (uint32_t k = 0; k < EP_SDROP__COUNT; k++) {
 		if (bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.sched_drops), &k, v))
@@ -455,12 +466,18 @@ static void update_live(struct sched_mod *m)
 static int sm_poll(void *state, uint64_t now_ns)
 {
 	struct sched_mod *m = state;
-	int n = m->rb ? ring_buffer__consume(m->rb) : 0;
+	int n = m->rb ? rb_budget_consume(m->rb, &m->budget, POLL_BUDGET_NS) : 0;
 
 	if (now_ns >= m->next_harvest_ns) {
-		m->next_harvest_ns = now_ns + HARVEST_PERIOD_NS;
+		size_t before = m->nrecs;
+
 		if (harvest(m, false, now_ns))
 			return -ENOMEM;
+		/* A quarter of the map died in a period: come back sooner, before
+		 * exits find it full (counted as thread_map_full). */
+		m->next_harvest_ns = now_ns + (m->nrecs - before > EP_SCHED_MAX_THREADS / 4
+						       ? HARVEST_FAST_NS
+						       : HARVEST_PERIOD_NS);
 		update_live(m);
 	}
 	return n < 0 ? n : 0;
@@ -501,8 +518,9 @@ static void sm_stop(void *state)
 
 	detach_tracepoints(m->skel);
 	end = mono_ns();
+	/* The tracepoints are detached: what is queued is finite. */
 	if (m->rb)
-		ring_buffer__consume(m->rb);
+		rb_budget_consume(m->rb, &m->budget, 20 * POLL_BUDGET_NS);
 	err = flush_tls(m);
 	if (err) {
 		/* Live threads keep only their /proc seed or nothing: say so. */

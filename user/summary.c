@@ -7,8 +7,13 @@
 #include <string.h>
 
 #include "report.h"
+#include "symbolize/demangle.h"
+#include "symbolize/jit_hint.h"
 
 #define SUMMARY_TOP 10
+/* Longest function name printed; long C++ template names are collapsed
+ * ("<...>") to fit, the files keep them whole. */
+#define SUMMARY_NAME_MAX 100
 
 static const char *base_name(const char *path)
 {
@@ -121,17 +126,19 @@ void print_summary(const struct profile *p, const struct run_info *ri, FILE *out
 	struct prof_func_stat *st = NULL;
 	size_t n = 0;
 	if (p->total_samples && profile_func_stats(p, &st, &n) == 0 && n) {
-		fputs("top functions by self time:\n", out);
+		/* Both columns named: "78.67%  78.91% total" read as two totals. */
+		fputs("top functions by self time:\n     self   +callees  function [file]\n", out);
 		for (size_t i = 0; i < n && i < SUMMARY_TOP; i++) {
 			const struct prof_frame *f = &p->frames[st[i].frame];
 			if (!st[i].self)
 				break;
 			const char *mod = f->module ? base_name(f->module)
 						    : (f->kernel ? "kernel" : "?");
-			fprintf(out, "  %6.2f%%  %6.2f%% total  ",
-				pct(st[i].self, p->total_samples),
+			fprintf(out, "  %6.2f%%  %7.2f%%  ", pct(st[i].self, p->total_samples),
 				pct(st[i].total, p->total_samples));
-			put_safe(out, f->name, SIZE_MAX);
+			char nb[1024]; /* room to collapse before the cut */
+			put_safe(out, demangle_shorten(f->name, SUMMARY_NAME_MAX, nb, sizeof(nb)),
+				 SIZE_MAX);
 			fputs(" [", out);
 			put_safe(out, mod, SIZE_MAX);
 			fputs("]\n", out);
@@ -139,9 +146,18 @@ void print_summary(const struct profile *p, const struct run_info *ri, FILE *out
 	}
 	free(st);
 
+	struct jit_hint jh;
+	jit_hint_compute(p, &jh);
+	if (jit_hint_wanted(&jh))
+		fprintf(out, "hint:     %.0f%% of node's samples " JIT_HINT_TEXT "\n",
+			pct(jh.anon_unknown, jh.node_samples));
+
 	if (ri->output_dir) {
 		fprintf(out, "output:   %s/\n", ri->output_dir);
 		for (size_t i = 0; i < ri->noutput_files; i++)
 			fprintf(out, "          %s\n", ri->output_files[i]);
+		for (size_t i = 0; i < ri->nfailed_files; i++)
+			fprintf(out, "          NOT WRITTEN: %s (%s)\n", ri->failed_files[i],
+				strerror(-ri->failed_errs[i]));
 	}
 }

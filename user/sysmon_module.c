@@ -21,6 +21,7 @@
 #include "cycle_sink.h"
 #include "log.h"
 #include "modules.skel.h"
+#include "overload/links.h"
 #include "memory.h"
 #include "sysfs_seed.h"
 #include "thermal.h"
@@ -430,15 +431,20 @@ static void update_live(struct sysmon *m, uint64_t now)
 	size_t nrss = 0, nkhz = 0;
 	char path[512], buf[64];
 
-	if (!l || (!m->ctx->opts->top && !m->ctx->opts->nalerts) || now < m->next_live)
+	if (!l || !cli_live_wanted(m->ctx->opts) || now < m->next_live)
 		return;
 	m->next_live = now + 1000000000ull;
+	l->nrss = l->nzones = l->ncpu_freq = 0;
 	for (size_t i = 0; i < m->nlive; i++) {
 		struct mem_proc *p = mem_proc(&m->mem, m->live[i], false);
 
 		if (p && p->rss >= 0) {
 			rss += (double)p->rss;
 			nrss++;
+			if (l->nrss < LIVE_MAX_PIDS) {
+				l->rss[l->nrss].pid = m->live[i];
+				l->rss[l->nrss++].bytes = (double)p->rss;
+			}
 		}
 	}
 	l->rss_bytes = nrss ? rss : NAN;
@@ -452,6 +458,12 @@ static void update_live(struct sysmon *m, uint64_t now)
 			/* A sensor reading outside this range is broken, not hot. */
 			if (t > -60 && t < 250 && (isnan(hot) || t > hot))
 				hot = t;
+			if (t > -60 && t < 250 && l->nzones < LIVE_MAX_ZONES) {
+				l->zones[l->nzones].id = m->seed.zones[i].id;
+				snprintf(l->zones[l->nzones].name, sizeof(l->zones[0].name), "%s",
+					 m->seed.zones[i].type);
+				l->zones[l->nzones++].c = t;
+			}
 		}
 	}
 	l->temp_c = hot;
@@ -467,6 +479,10 @@ static void update_live(struct sysmon *m, uint64_t now)
 			if (f > 0 && f < 1e8) {
 				khz += f;
 				nkhz++;
+				if (l->ncpu_freq < LIVE_MAX_CPUS) {
+					l->cpu_freq[l->ncpu_freq].cpu = m->seed.cpus[i].cpu;
+					l->cpu_freq[l->ncpu_freq++].hz = f * 1000.0;
+				}
 			}
 		}
 	}
@@ -549,10 +565,7 @@ static void sm_stop(void *state)
 	uint64_t now = mono_ns();
 	struct thr_opts o = { 0 };
 
-	for (int i = 0; i < NTP; i++) {
-		bpf_link__destroy(m->links[i]);
-		m->links[i] = NULL;
-	}
+	links_destroy_parallel(m->links, NTP);
 	if (m->rb)
 		ring_buffer__consume(m->rb);
 	collect_peaks(m, 0, false);

@@ -14,8 +14,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LIVE_MAX_PROBES 16
+#define LIVE_MAX_PROBES 64
 #define LIVE_MAX_CYCLES 32
+/* Per-item figures of the metrics endpoint (docs/metrics.md). */
+#define LIVE_MAX_PIDS  32
+#define LIVE_MAX_CPUS  64
+#define LIVE_MAX_ZONES 32
+/* Upper bounds (seconds) of the latency histograms' buckets, +Inf last. */
+#define LIVE_HIST_NB 14
+static inline double live_hist_le(int i)
+{
+	static const double le[LIVE_HIST_NB] = { 1e-6, 1e-5, 1e-4, 5e-4, 1e-3, 5e-3, 1e-2,
+						 5e-2, 0.1,  0.25, 0.5,	 1,    5,    10 };
+
+	return le[i];
+}
+
+/* Cumulative counts at live_hist_le(i), as Prometheus histograms want them. */
+struct live_hist {
+	uint64_t le[LIVE_HIST_NB];
+	uint64_t count;
+	double sum_s;
+};
 
 /* Parts of a cycle's wall time in the cycle strip (shares of the wall). */
 enum live_cyc_part {
@@ -41,6 +61,10 @@ struct live_probe {
 	char name[40];
 	double rate_hz;	       /* calls per second over the module's last window */
 	double p50_ns, p99_ns; /* NAN: count-only probe */
+	char library[64];      /* file name of the probed library */
+	uint64_t calls;	       /* calls so far */
+	bool timed;	       /* has durations (not a count-only probe) */
+	struct live_hist dur;  /* their durations; count 0: count-only */
 };
 
 struct live_metrics {
@@ -68,6 +92,26 @@ struct live_metrics {
 	 * later) and the shares of its wall time, NAN until then. */
 	uint64_t cycle_start_ns[LIVE_MAX_CYCLES];
 	double cycle_part[LIVE_MAX_CYCLES][LIVE_CYC_PARTS];
+	/* For the metrics endpoint: running totals and per-item values. */
+	uint64_t cycles_closed;
+	struct live_hist cycle_wall;
+	double cycle_part_s[LIVE_CYC_PARTS]; /* summed over attributed cycles */
+	struct {
+		uint32_t pid;
+		double bytes;
+	} rss[LIVE_MAX_PIDS];
+	size_t nrss;
+	struct {
+		int cpu;
+		double hz;
+	} cpu_freq[LIVE_MAX_CPUS];
+	size_t ncpu_freq;
+	struct {
+		int id;	       /* N of thermal_zoneN */
+		char name[48]; /* its type, e.g. x86_pkg_temp */
+		double c;
+	} zones[LIVE_MAX_ZONES];
+	size_t nzones;
 };
 
 static inline void live_metrics_init(struct live_metrics *m)
@@ -96,6 +140,12 @@ static inline void live_metrics_init(struct live_metrics *m)
 		for (int k = 0; k < LIVE_CYC_PARTS; k++)
 			m->cycle_part[i][k] = NAN;
 }
+
+/* h from a log-linear histogram of ns values (histogram.h). A bucket that
+ * straddles a bound counts under it: a value up to one bucket width (1/16
+ * of it) above a bound may be counted at that bound. */
+struct histogram;
+void live_hist_from(struct live_hist *h, const struct histogram *src);
 
 /* Sum of the known drop totals, -1 when none is known. */
 static inline int64_t live_drops_total(const struct live_metrics *m)

@@ -24,6 +24,7 @@
 
 #include "alerts.h"
 #include "log.h"
+#include "overload/priority.h"
 #include "profile.h"
 #include "top_live.h"
 #include "top_view.h"
@@ -209,6 +210,7 @@ static void run_alert_exec(struct top_mod *m, uint64_t now, const struct alert_r
 
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		collector_priority_child(m->ctx->child_nice);
 		if (m->tui) {
 			/* Its output would tear the screen. */
 			int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -329,11 +331,18 @@ static int draw(struct top_mod *m, int rows, int cols, uint64_t now)
 			free(funcs);
 			return -ENOMEM;
 		}
+		/* CPU use of a core, as the header's "cpu": the thread's share of
+		 * the samples times the targets' CPU use (a share alone put a
+		 * lone thread at 100% under a header of 80%). */
+		double scale = m->ctx->live && !isnan(m->ctx->live->proc_cpu_pct)
+				       ? m->ctx->live->proc_cpu_pct / 100
+				       : 1;
+
 		for (size_t i = 0; i < m->w.nthreads && i < p->nthreads; i++)
 			if (m->w.thread_w[i] > 0)
 				thr[nthr++] = (struct top_view_thread){
 					p->threads[i].pid, p->threads[i].tid, p->threads[i].comm,
-					100 * m->w.thread_w[i] / tot
+					100 * m->w.thread_w[i] / tot * scale
 				};
 		qsort(thr, nthr, sizeof(*thr), cmp_thread);
 	}

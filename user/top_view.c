@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbolize/demangle.h"
+
 int top_window_init(struct top_window *w, double decay)
 {
 	memset(w, 0, sizeof(*w));
@@ -458,9 +460,12 @@ static void render_funcs(const struct top_model *m, struct top_frame *f, int row
 	first = m->selected >= (size_t)list && list > 0 ? (int)m->selected - list + 1 : 0;
 	for (int i = 0; i < list && (size_t)(first + i) < m->nfuncs; i++) {
 		const struct top_view_func *fn = &m->funcs[first + i];
+		char nb[1024]; /* room to collapse before the cut */
 
+		/* name_w <= 60: template lists collapse to "<...>" to fit. */
 		put(f, row + i, "%6.2f%% %6.2f%%  %-*.*s %.20s", fn->self_pct, fn->total_pct,
-		    name_w, name_w, fn->name, f->cols >= 60 ? base_name(fn->module) : "");
+		    name_w, name_w, demangle_shorten(fn->name, (size_t)name_w, nb, sizeof(nb)),
+		    f->cols >= 60 ? base_name(fn->module) : "");
 		if ((size_t)(first + i) == m->selected)
 			f->sel_row = row + i;
 	}

@@ -6,8 +6,10 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -183,15 +185,32 @@ int ud_open_mapped(const char *proc_root, uint32_t pid, const struct ud_file *f,
 int ud_lib_matches(const char *pattern, const char *path)
 {
 	const char *base;
-	size_t len;
+	size_t len, plen;
 
 	if (!pattern || !*pattern || !path || !*path)
 		return 0;
-	if (strchr(pattern, '/'))
+	if (pattern[0] == '/')
 		return strcmp(pattern, path) == 0;
+	if (strchr(pattern, '/')) {
+		char real[PATH_MAX];
+
+		/* Relative, as typed in some directory (./my-experiment,
+		 * build/app): the mapped path ends with it. With "..", only
+		 * our own directory can resolve it. */
+		if (strstr(pattern, "../"))
+			return realpath(pattern, real) && strcmp(real, path) == 0;
+		while (pattern[0] == '.' && pattern[1] == '/')
+			pattern += 2;
+		len = strlen(pattern);
+		plen = strlen(path);
+		return len && len < plen && path[plen - len - 1] == '/' &&
+		       strcmp(path + plen - len, pattern) == 0;
+	}
+	/* The name or its soname stem: libllama matches libllama.so and
+	 * libllama.v0.5.0.so, not libllama-common.so (another library). */
 	base = proc_maps_basename(path);
 	len = strlen(pattern);
 	if (strncmp(base, pattern, len))
 		return 0;
-	return base[len] == '\0' || base[len] == '.' || base[len] == '-' || base[len] == '_';
+	return base[len] == '\0' || base[len] == '.';
 }

@@ -45,10 +45,13 @@ size_t ud_exec_files(const struct proc_maps *m, struct ud_file *out, size_t max)
 int ud_open_mapped(const char *proc_root, uint32_t pid, const struct ud_file *f, char *path_out,
 		   size_t path_len);
 
-/* Does a mapped file match a user's LIB pattern? A pattern with a '/' must
- * equal the path; otherwise it matches the basename exactly or as a prefix
- * followed by '.', '-' or '_' ("libsqlite3" and "libsqlite3.so" match
- * "libsqlite3.so.0.8.6"; "libggml-cpu" matches "libggml-cpu-haswell.so"). */
+/* Does a mapped file match a user's LIB pattern? An absolute path must
+ * equal the mapped path; a relative one ("./my-experiment", "build/app")
+ * must be its last components (with "..": resolved from our directory);
+ * a name matches the basename exactly or as a prefix followed by '.'
+ * ("libsqlite3" and "libsqlite3.so" match "libsqlite3.so.0.8.6",
+ * "libllama" matches "libllama.v0.5.0.so" but not "libllama-common.so",
+ * another library; "python3" matches "python3.11"). */
 int ud_lib_matches(const char *pattern, const char *path);
 
 #endif

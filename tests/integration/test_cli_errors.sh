@@ -33,6 +33,20 @@ expect_rc 2 "nothing to profile"
 expect_rc 2 "--pid and a command" --pid 1 -- /bin/true
 expect_rc 2 "-d not a number" --pid 1 -d soon
 [ -s "$PROF_ERR" ] || ep_fail "usage error printed nothing on stderr"
+# Only "-- COMMAND" launches: a word that is not a subcommand is a usage
+# error, never a program run under the profiler ("diff" used to run
+# /usr/bin/diff).
+expect_rc 2 "mistyped subcommand" dif a b
+grep -q "'dif' is not a command" "$PROF_ERR" || ep_fail "dif: $(head -c 300 "$PROF_ERR")"
+expect_rc 2 "a program without --" -F 99 /bin/true
+grep -q -- "goes after --" "$PROF_ERR" || ep_fail "no --: $(head -c 300 "$PROF_ERR")"
+expect_rc 2 "diff with one directory" diff only-one
+expect_rc 2 "diff with a bad --threshold" diff --threshold -3 a b
+expect_rc 0 "diff --help" diff --help
+grep -q "Exit status: 0 no regression, 3 regressions" "$PROF_OUT" || ep_fail "diff --help: $(head -c 300 "$PROF_OUT")"
+expect_rc 1 "diff of directories without report.json" diff "$EP_WORK" "$EP_WORK" --json --no-html
+grep -q "no report.json" "$PROF_ERR" || ep_fail "diff without report.json: $(head -c 300 "$PROF_ERR")"
+[ ! -s "$PROF_OUT" ] || ep_fail "diff printed a document on error: $(head -c 300 "$PROF_OUT")"
 
 if ! ep_is_root; then
 	ep_log "ok (usage part only; runtime checks need root)"

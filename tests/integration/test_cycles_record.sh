@@ -52,6 +52,10 @@ check(meta.get("boundaries") == {"cycle": "cycle", "every": "cycle-every", "py":
       "cycles_meta.boundaries %r" % meta.get("boundaries"))
 check(all(v == 0 for v in meta.get("dropped", {"x": 1}).values()), "drops %r" % meta.get("dropped"))
 check([c["index"] for c in C] == list(range(len(C))), "indexes")
+# Only --cycle-every's last cycle is still open when the run ends: partial,
+# out of the figures (the summary counts the others).
+check([c["partial"] for c in C] == [mode == "every" and k == len(C) - 1 for k in range(len(C))],
+      "partial flags %r" % [c["partial"] for c in C])
 med_other = sorted(c["other_ns"] for c in C)[len(C) // 2] if C else 0
 def waits_all(c):
     return c["off_cpu_by_reason"]["preempted"] + c["off_cpu_by_reason"]["runqueue"]
@@ -171,6 +175,9 @@ check(len(rows) == len(C) + 1, "cycles.csv has %d lines for %d cycles" % (len(ro
 html = open(os.path.join(D, "report.html")).read()
 check(len(re.findall(r'"index":\s*\d+', html)) >= len(C), "report.html does not embed the %d cycles" % len(C))
 PY
+	if [ "$2" = every ]; then
+		grep -Eq "^  partial cycle #$((N - 1)): " "$PROF_OUT" || ep_fail "every: no partial cycle line: $(grep -i cycle "$PROF_OUT" | head -3)"
+	fi
 	grep -Eq "^Cycles: $N |^Cycles: $((N - 1)) " "$PROF_OUT" || ep_fail "$2: summary has no 'Cycles: N' line: $(grep -i cycle "$PROF_OUT" | head -3)"
 }
 
@@ -189,10 +196,14 @@ run_c()
 	check_cycles "$EP_WORK/$mode" "$mode"
 }
 
-run_c cycle "cycles: pid [0-9]*: cycle boundary cycle_experiment:run_cycle" \
-	--cycle cycle_experiment:run_cycle
-run_c every "cycles: pid [0-9]*: cycle boundary cycle_experiment:run_cycle" \
-	--cycle-every cycle_experiment:run_cycle
+# The forms users write (README): a path relative to where they are, and
+# a bare symbol found in whatever file the target maps.
+pushd "$EP_TARGETS_DIR" >/dev/null
+run_c cycle "cycles: pid [0-9]*: cycle boundary ./cycle_experiment:run_cycle" \
+	--cycle ./cycle_experiment:run_cycle
+popd >/dev/null
+run_c every "cycles: pid [0-9]*: cycle boundary run_cycle in .*/cycle_experiment" \
+	--cycle-every run_cycle
 run_c marker "cycles: pid [0-9]*: cycle marker in .*cycle_experiment"
 
 # ---- the live view (piped: snapshots) and the cycle alert ----

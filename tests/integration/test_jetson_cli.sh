@@ -74,6 +74,13 @@ set +e
 rc=$?
 set -e
 [ "$rc" -lt 128 ] || { echo "FAIL: garbage tegrastats crashed (rc $rc)"; fail=1; }
+# An endless line (issue 17: 3.7 GB in 8 s): refused within the line limit.
+set +e
+timeout -k 2 10 "$EP_BIN" jetson --parse-tegrastats /dev/zero >/dev/null 2>"$tmp/zero.err"
+rc=$?
+set -e
+[ "$rc" -eq 1 ] && grep -q "not tegrastats output" "$tmp/zero.err" ||
+	{ echo "FAIL: --parse-tegrastats /dev/zero: rc $rc, $(cat "$tmp/zero.err")"; fail=1; }
 # Usage errors exit 2.
 set +e
 "$EP_BIN" jetson --bogus >/dev/null 2>&1; rc=$?

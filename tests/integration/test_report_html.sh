@@ -34,6 +34,19 @@ for i in range(10):
         "gpu": None, "top_functions": [{"name": "ggml_vec_dot", "samples": 5}],
     })
     s += wall
+# Cycle 10: still open when the run ended (--cycle-every's last), 3 s cut
+# there: partial, out of the figures, the findings, the scale.
+cycles.append({
+    "index": 10, "tid": 42, "start_ns": s, "end_ns": s + 3000 * MS, "wall_ns": 3000 * MS,
+    "truncated": True, "partial": True, "samples": 0, "on_cpu_ns": 0, "off_cpu_ns": 0,
+    "inference_ns": 0, "inference_calls": 0, "tokens": 0, "tokens_per_s": 0,
+    "sql_ns": 0, "sql_count": 0, "sql_slowest_ns": 0, "sql_slowest": None, "other_ns": 3000 * MS,
+    "breakdown": {"inference_ns": 0, "sql_ns": 0, "gc_ns": 0, "probes_ns": 0,
+                  "off_cpu_ns": {}, "other_ns": 3000 * MS},
+    "rss_end_bytes": 210 * 1048576, "rss_delta_bytes": 0, "cpu_mhz_mean": 1900,
+    "cpu_mhz_min": 1800, "throttled_share": 0, "gpu": None, "top_functions": [],
+})
+s += 3000 * MS
 frames = [{"name": n, "kernel": False} for n in
           ["main", "run_cycle", "llama_decode", "ggml_vec_dot", "sqlite3_step", "pwrite64"]]
 report = {
@@ -50,7 +63,10 @@ report = {
     "throttling": {"verdict": "not-throttled", "episodes": []},
     "probes": {"list": [{"label": "llama_decode", "count": 10, "total_ns": 600 * MS,
                          "mean_ns": 60 * MS, "p50_ns": 60 * MS, "p99_ns": 60 * MS,
-                         "max_ns": 60 * MS, "errors": 0}]},
+                         "max_ns": 60 * MS, "errors": 0},
+                        {"label": "sqlite3_reset", "count": 30, "total_ns": 360000,
+                         "mean_ns": 12000, "p50_ns": 12000, "p99_ns": 12000,
+                         "max_ns": 12000, "errors": 0}]},
     "sql": {"statements": [{"text": "INSERT INTO results VALUES (?, ?)", "count": 30,
                             "total_ns": 290 * MS, "p50_ns": 3 * MS, "p99_ns": 198 * MS,
                             "rows": 0}]},
@@ -61,9 +77,14 @@ PY
 out=$("$EP_BIN" report "$dir") || ep_fail "ebpf-prof report failed: $out"
 ep_log "$out"
 grep -q "^Cycles: 10 " <<<"$out" || ep_fail "summary lacks the cycle count: $out"
+grep -q "^  partial cycle #10: 3000.0 ms" <<<"$out" || ep_fail "summary does not name the partial cycle: $out"
+# Shares over the ten complete cycles (990 ms), never with the partial one.
+grep -q "of 990.0 ms wall over 10 cycle(s)" <<<"$out" || ep_fail "shares not over the complete cycles: $out"
+sed -n '/^Findings/,$p' <<<"$out" | grep -Eq "#10\b|cycle 10:|3990.0 ms" && ep_fail "the partial cycle is in a finding: $out"
 grep -q "slow cycle" <<<"$out" || ep_fail "summary lacks the slow-cycle finding: $out"
 [ -s "$dir/report.html" ] || ep_fail "report.html not written"
-[ "$(wc -l <"$dir/cycles.csv")" -eq 11 ] || ep_fail "cycles.csv should have a header and 10 rows"
+[ "$(wc -l <"$dir/cycles.csv")" -eq 12 ] || ep_fail "cycles.csv should have a header and 11 rows"
+grep -q '^10,42,[0-9]*,[0-9]*,3000.000,1,1,' "$dir/cycles.csv" || ep_fail "cycles.csv: cycle 10 not truncated,partial"
 grep -q '^6,42,' "$dir/cycles.csv" || ep_fail "cycles.csv lacks cycle 6"
 
 # A broken report.json is refused with a message, and nothing is written.
@@ -113,6 +134,12 @@ check("SQL +190.0 ms" in dom, "slow cycle explained by SQL")
 bars = dom.count('class="bar-seg"')
 check(bars == 30, "3 segments per cycle (inference, SQL, other): %d" % bars)
 check(dom.count('class="hist-bar"') >= 5, "distribution bins")
+check(dom.count('class="bar-partial"') == 1, "the partial cycle as one grey bar")
+check(dom.count('<tr class="partial"') == 1, "the partial cycle greyed in the table")
+check(">12.0 \u00b5s<" in dom or ">12.0 µs<" in dom, "a 12 us figure in us, not 0.01 ms")
+check("0.00 ms" not in dom, "no 0.00 ms")
+check(re.search(r'<text[^>]*hist-label[^>]*>median', dom) and re.search(r'<text[^>]*hist-label[^>]*>p95', dom), "median and p95 labels")
+check("Throttled share" in dom, "throttled share chart when throttling was judged")
 check(dom.count('class="timeline"') >= 2, "RSS and CPU MHz timelines")
 frames = dom.count('class="frame"')
 check(frames == 7, "flame: root + 6 frames, got %d" % frames)
@@ -122,7 +149,20 @@ check("INSERT INTO results VALUES (?, ?)" in dom, "SQL table row")
 # The hostile statement is text, never markup.
 check("<img src" not in dom, "no injected element")
 check("&lt;img src=x" in dom or "&lt;/script&gt;&lt;img" in dom, "hostile text shown escaped")
+check('id="flame-search"' in dom and 'id="flame-minw"' in dom, "flame search and min-width controls")
 sys.exit(1 if fails else 0)
+PY
+# The flame graph's search, from a link: the one ggml_vec_dot frame (50 of
+# 70 samples) highlighted and the matched share said.
+timeout 120 "$chrome" "${flags[@]}" --dump-dom "file://$dir/report.html#search=ggml_vec" \
+	>"$EP_WORK/dom2.html" 2>>"$EP_WORK/chrome.err" || ep_fail "chromium --dump-dom (search) failed"
+python3 - "$EP_WORK/dom2.html" <<'PY' || ep_fail "flame search assertions failed"
+import sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+ok = dom.count('class="frame match"') == 1 and "match: 50 samples (71.4%)" in dom
+if not ok:
+    print("  check failed: search: %d highlighted, match line %r" % (dom.count('class="frame match"'), "match:" in dom), file=sys.stderr)
+sys.exit(0 if ok else 1)
 PY
 ep_log "report.html renders: findings, bars, distribution, timelines, flame graph, tables"
 exit 0

@@ -71,6 +71,14 @@ T send-keys -t top Enter
 T send-keys -t top t
 wait_screen '^ +cpu% +pid +tid  comm' 5 "threads pane"
 wait_screen "^ *[0-9.]+% +$TARGET_PID +$TARGET_PID  cpu_tree" 5 "the target thread"
+# The lone thread uses what the header says the target uses (it showed its
+# share of the samples, 100%, under a header of 80%).
+snap=$(screen)
+hdr=$(sed -n 's/^cpu \([0-9]*\)%.*/\1/p' <<<"$snap" | head -n1)
+thr=$(sed -n "s/^ *\([0-9.]*\)% \+$TARGET_PID \+$TARGET_PID  cpu_tree.*/\1/p" <<<"$snap" | head -n1)
+[ -n "$hdr" ] && [ -n "$thr" ] || ep_fail "no header cpu or thread cpu% on screen: $snap"
+python3 -c "import sys; sys.exit(0 if abs(float('$thr') - float('$hdr')) <= 1 else 1)" ||
+	ep_fail "thread cpu $thr% vs header cpu $hdr%"
 T send-keys -t top c
 wait_screen 'no cycle data' 5 "no cycle pane without cycle data"
 T send-keys -t top f

@@ -21,6 +21,20 @@ static void test_parse(void)
 	CHECK_STR_EQ(r.text, "rss>2g");
 	CHECK_INT_EQ(alert_parse("rss>512MiB", &r, why, sizeof(why)), 0);
 	CHECK(r.threshold == 512.0 * 1024 * 1024);
+	{
+		char msg[96];
+
+		/* As many decimals as it takes to tell them apart. */
+		alert_describe(&r, 700.0 * 1024 * 1024, msg, sizeof(msg));
+		CHECK_STR_EQ(msg, "rss 700 MiB > 512 MiB");
+		CHECK_INT_EQ(alert_parse("rss>1M", &r, why, sizeof(why)), 0);
+		alert_describe(&r, 1.3 * 1024 * 1024, msg, sizeof(msg));
+		CHECK_STR_EQ(msg, "rss 1.3 MiB > 1.0 MiB");
+		alert_describe(&r, 1048576 + 4096, msg, sizeof(msg));
+		CHECK_STR_EQ(msg, "rss 1.004 MiB > 1.000 MiB");
+		alert_describe(&r, 1048577, msg, sizeof(msg));
+		CHECK_STR_EQ(msg, "rss 1048577 B > 1048576 B");
+	}
 	CHECK_INT_EQ(alert_parse("temp>85", &r, why, sizeof(why)), 0);
 	CHECK(r.metric == ALERT_TEMP && r.threshold == 85);
 	CHECK_INT_EQ(alert_parse("temp>85C", &r, why, sizeof(why)), 0);

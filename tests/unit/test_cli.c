@@ -50,6 +50,20 @@ int main(void)
 	CHECK_INT_EQ(parse(&o, ARGS("-d", "5m", "--pid", "7")), 0);
 	CHECK_NEAR(o.duration_s, 300, 1e-9);
 
+	/* Only "-- COMMAND" launches: a mistyped subcommand, or a program named
+	 * without "--", is a usage error, never a program to run. */
+	CHECK_INT_EQ(parse(&o, ARGS("dif", "a", "b")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("diff", "a", "b", "--json")), 2); /* main.c dispatches it */
+	CHECK_INT_EQ(parse(&o, ARGS("-F", "99", "./exp")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("top", "./exp")), 2);
+	/* "--" taken as the value of -o is not the separator. */
+	CHECK_INT_EQ(parse(&o, ARGS("-o", "--", "./exp")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("top", "--", "./exp")), 0);
+	CHECK(o.top);
+	CHECK_STR_EQ(o.command[0], "./exp");
+	CHECK_INT_EQ(parse(&o, ARGS("--", "dif", "a")), 0);
+	CHECK_STR_EQ(o.command[0], "dif");
+
 	/* The command keeps its own options. */
 	CHECK_INT_EQ(parse(&o, ARGS("-F", "49", "--", "./exp", "-F", "--flag")), 0);
 	CHECK_INT_EQ(o.ncommand, 3);
@@ -71,6 +85,9 @@ int main(void)
 	CHECK_STR_EQ(o.sysfs_root, "/x");
 	CHECK_INT_EQ(parse(&o, ARGS("--no-gpu", "--pid", "1")), 0);
 	CHECK(o.no_gpu);
+	CHECK(!o.no_demangle);
+	CHECK_INT_EQ(parse(&o, ARGS("--no-demangle", "--pid", "1")), 0);
+	CHECK(o.no_demangle);
 	CHECK(!o.no_sched && !o.no_offcpu_stacks);
 	CHECK_INT_EQ(o.offcpu_min_us, CLI_DEFAULT_OFFCPU_MIN_US);
 	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-min-us", "250", "--no-offcpu-stacks", "--pid", "1")),
@@ -96,6 +113,16 @@ int main(void)
 	CHECK_INT_EQ(o.unwind, CLI_UNWIND_AUTO);
 	CHECK_INT_EQ(parse(&o, ARGS("--unwind", "lbr", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--unwind", "", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1")), 0);
+	CHECK_INT_EQ(o.python, CLI_PYTHON_MIXED);
+	CHECK_INT_EQ(parse(&o, ARGS("--python", "only", "--pid", "1")), 0);
+	CHECK_INT_EQ(o.python, CLI_PYTHON_ONLY);
+	CHECK_INT_EQ(parse(&o, ARGS("--python", "native", "--pid", "1")), 0);
+	CHECK_INT_EQ(o.python, CLI_PYTHON_NATIVE);
+	CHECK_INT_EQ(parse(&o, ARGS("--python", "mixed", "--pid", "1")), 0);
+	CHECK_INT_EQ(o.python, CLI_PYTHON_MIXED);
+	CHECK_INT_EQ(parse(&o, ARGS("--python", "py-spy", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--python", "", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--stack-bytes", "4096", "--pid", "1")), 0);
 	CHECK_INT_EQ(o.stack_bytes, 4096);
 	CHECK_INT_EQ(parse(&o, ARGS("--stack-bytes", "16384", "--pid", "1")), 0);
@@ -183,6 +210,27 @@ int main(void)
 	CHECK_INT_EQ(parse(&o, ARGS("--interval", "0", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--alert-exec", "", "--pid", "1")), 2);
 
+	/* --metrics: no endpoint unless asked; an address literal and port. */
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1")), 0);
+	CHECK(o.metrics_addr == NULL && !cli_live_wanted(&o));
+	CHECK_INT_EQ(parse(&o, ARGS("--metrics", "127.0.0.1:9464", "--pid", "1")), 0);
+	CHECK_STR_EQ(o.metrics_addr, "127.0.0.1:9464");
+	CHECK(cli_live_wanted(&o));
+	CHECK_INT_EQ(parse(&o, ARGS("--metrics", "localhost:9464", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--metrics", "9464", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--metrics", "127.0.0.1:0", "--pid", "1")), 2);
+
+	/* --rotate / --keep. */
+	CHECK_INT_EQ(parse(&o, ARGS("--rotate", "10", "--pid", "1")), 0);
+	CHECK(o.rotate_s == 10 && o.keep == 10);
+	CHECK_INT_EQ(parse(&o, ARGS("--rotate", "2", "--keep", "3", "--pid", "1")), 0);
+	CHECK(o.rotate_s == 2 && o.keep == 3);
+	CHECK_INT_EQ(parse(&o, ARGS("--keep", "3", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--rotate", "0.5", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--rotate", "10", "--keep", "0", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--rotate", "10", "--keep", "3x", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--rotate", "10", "--top", "--pid", "1")), 2);
+
 	/* Cycle boundaries: one of --cycle / --cycle-every, validated. */
 	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1")), 0);
 	CHECK(o.cycle == NULL && !o.cycle_every);
@@ -199,7 +247,9 @@ int main(void)
 	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "a:f", "--cycle-every", "a:g", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "a:f", "--cycle", "a:g", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "py:", "--pid", "1")), 2);
-	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "nosymbol", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "no symbol", "--pid", "1")), 2);
+	/* A bare symbol is one: looked up in every mapped file. */
+	CHECK_INT_EQ(parse(&o, ARGS("--cycle-every", "llama_tokenize", "--pid", "1")), 0);
 	CHECK_INT_EQ(parse(&o, ARGS("--cycle", "lib:f,count", "--pid", "1")), 2);
 
 	return check_report("test_cli");

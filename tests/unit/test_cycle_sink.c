@@ -133,6 +133,9 @@ static void test_pairing(void)
 		CHECK_INT_EQ(t.rows[2].wall_ns, 40 * MS);
 		CHECK_INT_EQ(t.rows[3].end_ns, T(90));
 		CHECK(t.rows[3].truncated);
+		/* Cut by the end of the run, unlike A (cut by a begin). */
+		CHECK(t.rows[3].partial);
+		CHECK(!t.rows[0].partial && !t.rows[1].partial && !t.rows[2].partial);
 		for (size_t i = 0; i < t.n; i++)
 			CHECK_INT_EQ(t.rows[i].index, i);
 	}
@@ -166,6 +169,8 @@ static void test_every(void)
 		CHECK_INT_EQ(t->rows[2].wall_ns, 150 * MS);
 		CHECK_INT_EQ(t->rows[2].tid, 4);
 		CHECK(t->rows[2].truncated);
+		CHECK(t->rows[2].partial);
+		CHECK(!t->rows[0].partial && !t->rows[1].partial);
 	}
 	cycle_sink_free(s);
 }
@@ -335,7 +340,9 @@ static void test_spec(void)
 		"py:a-b",
 		"py:a b",
 		"py:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-		"nocolon",
+		"no colon",
+		"no-colon",
+		"1abc",
 		":sym",
 		"lib:",
 		"lib:bad sym",
@@ -359,6 +366,15 @@ static void test_spec(void)
 	CHECK(c.every);
 	CHECK_STR_EQ(c.def.lib, "libfoo");
 	CHECK_STR_EQ(c.def.symbol, "step_fn");
+	cycle_spec_free(&c);
+	/* A bare symbol: any mapped file, as the probe presets. */
+	CHECK_INT_EQ(cycle_spec_parse("llama_tokenize", true, &c, err, sizeof(err)), 0);
+	CHECK_INT_EQ(c.src, CYC_SRC_UPROBE);
+	CHECK(c.def.lib == NULL);
+	CHECK_STR_EQ(c.def.symbol, "llama_tokenize");
+	cycle_spec_free(&c);
+	CHECK_INT_EQ(cycle_spec_parse("./my-experiment:step", false, &c, err, sizeof(err)), 0);
+	CHECK_STR_EQ(c.def.lib, "./my-experiment");
 	cycle_spec_free(&c);
 	CHECK_INT_EQ(cycle_spec_parse("usdt:/bin/x:prov:name", true, &c, err, sizeof(err)), 0);
 	CHECK_INT_EQ(c.src, CYC_SRC_USDT);

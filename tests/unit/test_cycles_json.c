@@ -8,7 +8,7 @@
 
 #include "check.h"
 #include "cycles_json.h"
-#include "export_csv.h"
+#include "export/csv.h"
 #include "report_cmd.h"
 #include "report_html.h"
 
@@ -403,11 +403,11 @@ static void test_whole_run_from_report(void)
 		CHECK_NEAR(r->tokens_per_s, 100, 1e-9);
 		CHECK_INT_EQ(r->sql_count, 9);
 		CHECK_STR_EQ(r->sql_slowest, "INSERT a");
-		/* Partition filled in order up to the wall: SQL 250, inference 700,
-		 * sleep the 50 left, nothing for "other". */
+		/* Partition filled up to the wall: sleep 100 first (rarely inside
+		 * a probed call), SQL 250, inference the 650 left. */
+		CHECK_INT_EQ(r->part_off_cpu_ns[CYC_OFF_SLEEP], 100 * MS);
 		CHECK_INT_EQ(r->part_sql_ns, 250 * MS);
-		CHECK_INT_EQ(r->part_inference_ns, 700 * MS);
-		CHECK_INT_EQ(r->part_off_cpu_ns[CYC_OFF_SLEEP], 50 * MS);
+		CHECK_INT_EQ(r->part_inference_ns, 650 * MS);
 		CHECK_INT_EQ(r->other_ns, 0);
 		/* Only the main process's RSS; its last reading and the change. */
 		CHECK_INT_EQ(r->rss_end_bytes, 3 * MB);
@@ -426,6 +426,34 @@ static void test_whole_run_from_report(void)
 	CHECK(inference);
 	CHECK(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(d.root, "cycles")));
 	report_data_free(&d);
+
+	/* probes.classes (nested calls once) wins over the sum of the list:
+	 * llama_decode 720 ms with ggml_graph_compute 696 ms inside is 720. */
+	{
+		static const char *cl =
+			"{\"schema\":\"ebpf-prof/1\",\"target\":{\"pids\":[10]},"
+			"\"time\":{\"start_monotonic_ns\":0,\"end_monotonic_ns\":2000000000},"
+			"\"sched\":{\"threads\":[{\"tid\":10,\"off_cpu_by_reason\":{"
+			"\"sleep\":900000000}}]},"
+			"\"probes\":{\"list\":[{\"group\":\"llama\",\"total_ns\":720000000,"
+			"\"count\":12},{\"group\":\"llama\",\"total_ns\":696000000,\"count\":12}],"
+			"\"classes\":{\"inference\":{\"ns\":720000000,\"calls\":12},"
+			"\"sql\":{\"ns\":0,\"calls\":0},\"other\":{\"ns\":0,\"calls\":0}}}}";
+		CHECK_INT_EQ(report_load(cl, strlen(cl), &d, err, sizeof(err)), 0);
+		if (d.cycles.n == 1) {
+			const struct cycle_row *r = &d.cycles.rows[0];
+			CHECK_INT_EQ(r->inference_ns, 720 * MS);
+			CHECK_INT_EQ(r->inference_calls, 12);
+			CHECK_INT_EQ(r->part_inference_ns, 720 * MS);
+			CHECK_INT_EQ(r->part_off_cpu_ns[CYC_OFF_SLEEP], 900 * MS);
+			CHECK_INT_EQ(r->other_ns, 380 * MS);
+		}
+		inference = false;
+		for (size_t i = 0; i < d.findings.n; i++)
+			inference |= !strcmp(d.findings.v[i].rule, "inference_dominates");
+		CHECK(!inference); /* 36%, not 71% */
+		report_data_free(&d);
+	}
 
 	/* A live report holds u64 values as raw decimal text. */
 	cJSON *live = cJSON_CreateObject(), *tm = cJSON_AddObjectToObject(live, "time");

@@ -3,6 +3,7 @@
  * (median, p95, slowest; parts that are zero in every cycle left out), on
  * a hand-made table whose figures are worked out below. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "cycles_summary.h"
@@ -42,6 +43,32 @@ int main(void)
 		"  off-CPU           50.0 ms    50.0 ms    50.0 ms\n"
 		"  unattributed      50.0 ms    58.0 ms    50.0 ms\n");
 	free(buf);
+
+	/* A fourth cycle open at the end of the run: not in the figures,
+	 * said on its own line. */
+	{
+		struct cycle_row r4[4];
+		struct cycle_table t4 = { .rows = r4, .n = 4 };
+
+		for (int i = 0; i < 3; i++)
+			r4[i] = rows[i];
+		r4[3] = (struct cycle_row){ .index = 3,
+					    .wall_ns = 2900 * MS,
+					    .other_ns = 2900 * MS,
+					    .truncated = true,
+					    .partial = true };
+		buf = NULL;
+		f = open_memstream(&buf, &len);
+		cycles_print_summary(f, &t4, NULL, 3);
+		fclose(f);
+		CHECK(strncmp(buf,
+			      "Cycles: 3  median 120.0 ms  p95 300.0 ms  mean 173.3 ms  slowest #1 "
+			      "300.0 ms\n",
+			      75) == 0);
+		CHECK(strstr(buf, "  unattributed      50.0 ms    58.0 ms    50.0 ms\n") != NULL);
+		CHECK(strstr(buf, "partial cycle #3: 2900.0 ms until the end of the run") != NULL);
+		free(buf);
+	}
 
 	/* The whole run (one cycle): the line only. */
 	t.n = 1;

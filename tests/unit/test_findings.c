@@ -88,7 +88,7 @@ static void test_inference(void)
 		CHECK_NEAR(x->value, 0.675, 1e-9);
 		CHECK_INT_EQ(x->ncycles, 1);
 		CHECK(has_cycle(x, 0));
-		CHECK(strstr(x->evidence, "tokens/s") != NULL);
+		CHECK(strstr(x->evidence, "per second of inference") != NULL);
 		CHECK(strstr(x->recommendation, "quantization") != NULL);
 	}
 	findings_free(&f);
@@ -132,6 +132,30 @@ static void test_sql(void)
 	f = eval(&t, NULL);
 	CHECK(find(&f, "database_overhead") == NULL);
 	findings_free(&f);
+	free_table(&t);
+}
+
+/* A cycle still open at the end of the run (--cycle-every's last one) is
+ * cut there: 3 cycles of 100 ms with 60 ms inference, then a partial one of
+ * 3000 ms all unattributed. With it, "other" would be 3000+120 of 3300 ms
+ * (critical) and it would be the slow one; without, no finding fires. */
+static void test_partial_left_out(void)
+{
+	struct cycle_table t = mk(4);
+	for (size_t i = 0; i < 3; i++)
+		set_part(&t.rows[i], &t.rows[i].part_inference_ns, 95 * MS);
+	t.rows[3].wall_ns = t.rows[3].other_ns = 3000 * MS;
+	t.rows[3].end_ns = t.rows[3].start_ns + t.rows[3].wall_ns;
+	t.rows[3].truncated = t.rows[3].partial = true;
+	struct findings f = eval(&t, NULL);
+	CHECK(find(&f, "unattributed_time") == NULL);
+	CHECK(find(&f, "slow_cycles") == NULL);
+	const struct finding *x = find(&f, "inference_dominates");
+	CHECK(x != NULL);
+	if (x)
+		CHECK(strstr(x->evidence, "285.0 ms of 300.0 ms wall over 3 cycle(s)") != NULL);
+	findings_free(&f);
+	CHECK_INT_EQ(cycles_wall_percentile(&t, 100), 100 * MS);
 	free_table(&t);
 }
 
@@ -406,6 +430,71 @@ static void test_oversub(void)
 	free_table(&t);
 }
 
+/* Our probes' share of the target's CPU: a finding above 2%, critical
+ * above 10%; for py: cycles the marker is recommended; the unattributed
+ * time names it; no finding recommends an option that does not exist. */
+static void test_probe_overhead(void)
+{
+	struct cycle_table t = mk(3);
+	struct findings_ctx ctx = { .probe_share = 0.55,
+				    .probe_hits = 240000,
+				    .probe_ns = 3e8,
+				    .target_cpu_ns = 550 * MS,
+				    .cycle_spec = "py:generate" };
+	struct findings f = eval(&t, &ctx);
+	const struct finding *x = find(&f, "probe_overhead");
+	CHECK(x && x->severity == FIND_CRITICAL && x->value == 0.55);
+	CHECK(x && strstr(x->recommendation, "marker") && strstr(x->evidence, "240000"));
+	x = find(&f, "unattributed_time");
+	CHECK(x && strstr(x->evidence, "profiler's own probes"));
+	for (size_t i = 0; i < f.n; i++)
+		CHECK(!strstr(f.v[i].recommendation, "--probe py:") &&
+		      !strstr(f.v[i].recommendation, "or py:FUNCTION"));
+	findings_free(&f);
+	ctx.probe_share = 0.05;
+	ctx.cycle_spec = NULL;
+	f = eval(&t, &ctx);
+	x = find(&f, "probe_overhead");
+	CHECK(x && x->severity == FIND_WARNING && strstr(x->recommendation, "--probe-count-only"));
+	findings_free(&f);
+	ctx.probe_share = 0.019;
+	f = eval(&t, &ctx);
+	CHECK(find(&f, "probe_overhead") == NULL);
+	x = find(&f, "unattributed_time");
+	CHECK(x && !strstr(x->evidence, "profiler's own probes"));
+	findings_free(&f);
+	free_table(&t);
+}
+
+/* Figures that cannot be: a critical self_check finding instead of the
+ * share findings built on them. */
+static void test_self_check(void)
+{
+	struct cycle_table t = mk(3);
+	char why[200];
+	for (size_t i = 0; i < 3; i++)
+		set_part(&t.rows[i], &t.rows[i].part_inference_ns, 95 * MS);
+	CHECK_INT_EQ(cycles_self_check(&t, 1, why, sizeof(why)), 0);
+	/* Inference counted twice in the sum: 190 ms in a 100 ms cycle. */
+	t.rows[1].inference_ns = 190 * MS;
+	CHECK_INT_EQ(cycles_self_check(&t, 0, why, sizeof(why)), 0); /* threads unknown */
+	CHECK_INT_EQ(cycles_self_check(&t, 2, why, sizeof(why)), 0); /* two threads may */
+	CHECK_INT_EQ(cycles_self_check(&t, 1, why, sizeof(why)), 1);
+	CHECK(strstr(why, "cycle 1: inference 190.000 ms") != NULL);
+	struct findings_ctx ctx = { .nthreads = 1 };
+	struct findings f = eval(&t, &ctx);
+	const struct finding *x = find(&f, "self_check");
+	CHECK(x && x->severity == FIND_CRITICAL && strstr(x->evidence, "cycle 1"));
+	CHECK(find(&f, "inference_dominates") == NULL);
+	findings_free(&f);
+	/* A partition that does not add up to the wall time. */
+	t.rows[1].inference_ns = 95 * MS;
+	t.rows[2].other_ns += MS;
+	CHECK_INT_EQ(cycles_self_check(&t, 1, why, sizeof(why)), 1);
+	CHECK(strstr(why, "cycle 2: its parts sum to 101.000 ms") != NULL);
+	free_table(&t);
+}
+
 static void test_no_cycles_and_empty(void)
 {
 	struct cycle_table t = mk(1);
@@ -413,6 +502,15 @@ static void test_no_cycles_and_empty(void)
 	struct findings f = eval(&t, NULL);
 	const struct finding *x = find(&f, "no_cycles");
 	CHECK(x && x->severity == FIND_INFO && strstr(x->recommendation, "--cycle") != NULL);
+	findings_free(&f);
+	/* A spec was given but gave nothing: not "no --cycle was given". */
+	struct findings_ctx sc = { .cycle_spec = "./exp:step",
+				   .cycle_problem = "never attached: no traced process maps a file "
+						    "that matches the LIB part" };
+	f = eval(&t, &sc);
+	x = find(&f, "no_cycles");
+	CHECK(x && strstr(x->title, "./exp:step") && strstr(x->evidence, "never attached") &&
+	      !strstr(x->evidence, "no --cycle"));
 	findings_free(&f);
 	t.whole_run = false;
 	f = eval(&t, NULL);
@@ -435,6 +533,9 @@ int main(void)
 	test_inference();
 	test_sql();
 	test_other();
+	test_partial_left_out();
+	test_probe_overhead();
+	test_self_check();
 	test_slow();
 	test_slow_worst_first();
 	test_slow_explained_by_throttling();

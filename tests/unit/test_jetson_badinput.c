@@ -273,6 +273,49 @@ static void test_vanish(void)
 	free(s);
 }
 
+static bool printable_ascii(const char *t)
+{
+	for (; *t; t++)
+		if ((unsigned char)*t < 0x20 || (unsigned char)*t > 0x7e)
+			return false;
+	return true;
+}
+
+/* Names from the device tree and sysfs reach the terminal and JSON: an
+ * escape sequence or invalid UTF-8 in them must not (issue 17). */
+static void test_hostile_names(void)
+{
+	struct jetson_reader_opts o = { .sysfs_root = root };
+	struct jetson_reader *r;
+	struct jetson_snapshot *s = calloc(1, sizeof(*s));
+	cJSON *j;
+	char *txt;
+
+	rm("sys");
+	build_tree();
+	put("sys/firmware/devicetree/base/gpu@17000000/name", "gpu\x1b]0;owned\x07\xff\xfe\x1b[2J");
+	put("sys/devices/i2c/1-0040/hwmon/hwmon1/in1_label", "VDD_\x1b[31mIN\xc3\n");
+	CHECK_INT_EQ(jetson_reader_open(&r, &o), 0);
+	if (!r) {
+		free(s);
+		return;
+	}
+	jetson_reader_sample(r, s);
+	CHECK(s->gpu.present);
+	CHECK(printable_ascii(s->gpu.of_node_name));
+	CHECK_STR_EQ(s->gpu.of_node_name, "gpu?]0;owned????[2J");
+	CHECK(printable_ascii(s->gpu.devfreq));
+	CHECK_INT_EQ(s->nrails, 1);
+	CHECK(printable_ascii(s->rails[0].name));
+	j = jetson_snapshot_json(s);
+	txt = j ? cJSON_PrintUnformatted(j) : NULL;
+	CHECK(txt && printable_ascii(txt));
+	free(txt);
+	cJSON_Delete(j);
+	jetson_reader_close(r);
+	free(s);
+}
+
 int main(void)
 {
 	snprintf(root, sizeof(root), "/tmp/ep-jetson-bad.XXXXXX");
@@ -284,6 +327,7 @@ int main(void)
 	test_fs();
 	test_permission();
 	test_vanish();
+	test_hostile_names();
 	rm("");
 	return check_report("test_jetson_badinput");
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* tegrastats parser on the real lines in shared/fixtures/jetson/tegrastats,
  * expected values from the fixture README table, plus garbage lines. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,40 @@ int main(void)
 		CHECK(o && num(o, "rails_mw", "VDD_IN") == 5);
 		cJSON_Delete(o);
 		free(big);
+	}
+	{
+		/* Lines are read within a fixed buffer (issue 17: /dev/zero grew
+		 * getline's to 3.7 GB): fits, exactly full, too long, no final
+		 * newline, end of input. */
+		static const char in[] = "ab\n\nxyz1\n123456789\ntail";
+		char buf[5];
+		FILE *f = fmemopen((void *)in, sizeof(in) - 1, "r");
+
+		CHECK(f != NULL);
+		CHECK_INT_EQ(jetson_tegrastats_read_line(f, buf, sizeof(buf)), 2);
+		CHECK_STR_EQ(buf, "ab");
+		CHECK_INT_EQ(jetson_tegrastats_read_line(f, buf, sizeof(buf)), 0);
+		CHECK_INT_EQ(jetson_tegrastats_read_line(f, buf, sizeof(buf)), 4);
+		CHECK_STR_EQ(buf, "xyz1");
+		CHECK_INT_EQ(jetson_tegrastats_read_line(f, buf, sizeof(buf)), -E2BIG);
+		CHECK_STR_EQ(buf, "1234");
+		fclose(f);
+		f = fmemopen((void *)"tail", 4, "r");
+		CHECK_INT_EQ(jetson_tegrastats_read_line(f, buf, sizeof(buf)), 4);
+		CHECK_STR_EQ(buf, "tail");
+		CHECK_INT_EQ(jetson_tegrastats_read_line(f, buf, sizeof(buf)), -1);
+		fclose(f);
+		/* An endless line costs the buffer, not memory: /dev/zero. */
+		f = fopen("/dev/zero", "r");
+		if (f) {
+			char *big = malloc(JETSON_TEGRASTATS_LINE_MAX);
+
+			CHECK_INT_EQ(jetson_tegrastats_read_line(f, big,
+								 JETSON_TEGRASTATS_LINE_MAX),
+				     -E2BIG);
+			free(big);
+			fclose(f);
+		}
 	}
 	return check_report("test_jetson_tegrastats");
 }

@@ -115,6 +115,21 @@ static void test_write(void)
 	CHECK_INT_EQ(output_write(&od, "", write_hello, "x"), -EINVAL);
 	CHECK_INT_EQ(output_write(&od, NULL, write_hello, "x"), -EINVAL);
 	CHECK(access(at("a/b/escape"), F_OK) != 0);
+
+	/* output_remove (--rotate): the file and its entry in the list go;
+	 * nothing outside the directory can be named. */
+	CHECK_INT_EQ(output_write(&od, "old.txt", write_hello, "x"), 0);
+	size_t before = od.nwritten;
+	CHECK_INT_EQ(output_remove(&od, "old.txt"), 0);
+	CHECK_INT_EQ(od.nwritten, before - 1);
+	for (size_t i = 0; i < od.nwritten; i++)
+		CHECK(strcmp(od.written[i], "old.txt") != 0);
+	CHECK(access(at("a/b/c/old.txt"), F_OK) != 0);
+	CHECK_INT_EQ(output_remove(&od, "old.txt"), -ENOENT);
+	CHECK_INT_EQ(output_remove(&od, "../escape"), -EINVAL);
+	CHECK_INT_EQ(output_remove(&od, ".."), -EINVAL);
+	CHECK_INT_EQ(output_remove(&od, NULL), -EINVAL);
+	CHECK_STR_EQ(slurp(at("a/b/c/out.txt")), "hello again\n");
 	output_dir_close(&od);
 }
 

@@ -2,9 +2,11 @@
 /* perf map (JIT symbol file) parser: format variants, overrides, bounds,
  * malformed lines and the file-opening rules. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -104,6 +106,55 @@ static void test_load(void)
 	CHECK_INT_EQ(perfmap_load(link, (uid_t)-1, &pm), -ELOOP);
 	CHECK_INT_EQ(perfmap_load(dir, (uid_t)-1, &pm), -EPERM);
 	CHECK_INT_EQ(perfmap_load("/nonexistent/perf-1.map", (uid_t)-1, &pm), -ENOENT);
+	/* Nor is a symlink anywhere on the path: a directory planted by
+	 * another user, or one inside a target's root leading out of it. */
+	{
+		char sub[64], lnk[80], viaroot[64];
+		int rootfd;
+
+		snprintf(sub, sizeof(sub), "%s/real", dir);
+		snprintf(lnk, sizeof(lnk), "%s/alias/perf-1.map", dir);
+		CHECK(mkdir(sub, 0700) == 0);
+		snprintf(viaroot, sizeof(viaroot), "%s/real/perf-3.map", dir);
+		f = fopen(viaroot, "w");
+		if (f) {
+			fputs("c000 10 in_root\n", f);
+			fclose(f);
+		}
+		snprintf(sub, sizeof(sub), "%s/alias", dir);
+		CHECK(symlink("real", sub) == 0);
+		snprintf(lnk, sizeof(lnk), "%s/alias/perf-3.map", dir);
+		CHECK_INT_EQ(perfmap_load(lnk, (uid_t)-1, &pm), -ELOOP);
+		rootfd = open(dir, O_PATH | O_DIRECTORY);
+		CHECK(rootfd >= 0);
+		/* Inside the root: found; through the symlink: refused; ".."
+		 * stays in the root. */
+		CHECK_INT_EQ(perfmap_load_at(rootfd, "/real/perf-3.map", (uid_t)-1, &pm), 0);
+		if (pm) {
+			CHECK_STR_EQ(perfmap_lookup(pm, 0xc001, NULL), "in_root");
+			perfmap_free(pm);
+		}
+		CHECK_INT_EQ(perfmap_load_at(rootfd, "/alias/perf-3.map", (uid_t)-1, &pm), -ELOOP);
+		CHECK_INT_EQ(perfmap_load_at(rootfd, "/../../../real/perf-3.map", (uid_t)-1, &pm),
+			     0);
+		perfmap_free(pm);
+		/* Paths that name no file, or climb above a relative start. */
+		CHECK_INT_EQ(perfmap_load_at(rootfd, "/", (uid_t)-1, &pm), -EISDIR);
+		CHECK_INT_EQ(perfmap_load_at(rootfd, "/..//./", (uid_t)-1, &pm), -EISDIR);
+		CHECK_INT_EQ(perfmap_load("../x/perf-1.map", (uid_t)-1, &pm), -EXDEV);
+		{
+			char deep[400] = "";
+
+			for (int i = 0; i < 70; i++)
+				strcat(deep, "/d");
+			CHECK_INT_EQ(perfmap_load_at(rootfd, deep, (uid_t)-1, &pm), -ENAMETOOLONG);
+		}
+		close(rootfd);
+		unlink(sub);
+		unlink(viaroot);
+		snprintf(sub, sizeof(sub), "%s/real", dir);
+		rmdir(sub);
+	}
 	unlink(link);
 	unlink(path);
 	rmdir(dir);
@@ -131,8 +182,54 @@ static void test_bounds(void)
 	free(buf);
 }
 
+/* Buffers whose last byte is the last readable one (a PROT_NONE page
+ * follows): a parser reading past len faults here, in any build (issue 17:
+ * "1000 10 foo" without a newline, or a last line that is all hex digits,
+ * was read beyond len). */
+static void test_no_overread(void)
+{
+	static const char *const cases[] = {
+		"1000 10 foo",
+		"abcdef",
+		"0",
+		"0x",
+		"1000",
+		"1000 ",
+		"1000 1f",
+		"1000 1f ",
+		"10 20 a\n0x1234abcd",
+		"10 20 a\n10 fffffffffffffffff",
+	};
+	long pg = sysconf(_SC_PAGESIZE);
+	char *map = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+
+	if (map == MAP_FAILED) {
+		CHECK(!"mmap");
+		return;
+	}
+	CHECK(mprotect(map + pg, (size_t)pg, PROT_NONE) == 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = strlen(cases[i]);
+		char *buf = map + pg - len;
+		struct perfmap *pm = NULL;
+
+		memcpy(buf, cases[i], len);
+		CHECK_INT_EQ(perfmap_parse(buf, len, &pm), 0);
+		if (i == 0 && pm) {
+			uint64_t off;
+			const char *n = perfmap_lookup(pm, 0x1005, &off);
+
+			CHECK(n && !strcmp(n, "foo") && off == 5);
+		}
+		perfmap_free(pm);
+	}
+	munmap(map, (size_t)pg * 2);
+}
+
 int main(void)
 {
+	test_no_overread();
 	test_parse();
 	test_load();
 	test_bounds();

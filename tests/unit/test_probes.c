@@ -169,7 +169,21 @@ static void test_lib_match(void)
 {
 	CHECK(ud_lib_matches("libsqlite3", "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0.8.6"));
 	CHECK(ud_lib_matches("libsqlite3.so", "/usr/lib/libsqlite3.so.0"));
-	CHECK(ud_lib_matches("libggml-cpu", "/x/libggml-cpu-haswell.so"));
+	/* The soname stem, not a prefix: libllama-common is another library. */
+	CHECK(!ud_lib_matches("libggml-cpu", "/x/libggml-cpu-haswell.so"));
+	CHECK(ud_lib_matches("libggml-cpu-haswell", "/x/libggml-cpu-haswell.so"));
+	CHECK(ud_lib_matches("libllama", "/n/libllama.v0.5.0.so"));
+	CHECK(!ud_lib_matches("libllama", "/n/libllama-common.so"));
+	CHECK(!ud_lib_matches("libllama", "/n/libllama_x.so"));
+	CHECK(ud_lib_matches("python3", "/usr/bin/python3.11"));
+	/* Relative paths, as in the README's --cycle ./my-experiment:step. */
+	CHECK(ud_lib_matches("./my-experiment", "/home/u/exp/my-experiment"));
+	CHECK(ud_lib_matches("././my-experiment", "/home/u/exp/my-experiment"));
+	CHECK(ud_lib_matches("exp/my-experiment", "/home/u/exp/my-experiment"));
+	CHECK(!ud_lib_matches("./my-experiment", "/home/u/exp/not-my-experiment"));
+	CHECK(!ud_lib_matches("./my-experiment", "my-experiment"));
+	CHECK(!ud_lib_matches("./", "/a/b"));
+	CHECK(!ud_lib_matches("../no/such/dir/x", "/x"));
 	CHECK(ud_lib_matches("app", "/opt/app"));
 	CHECK(!ud_lib_matches("libsqlite", "/usr/lib/libsqlite3.so.0"));
 	CHECK(!ud_lib_matches("libfoo", "/usr/lib/libfoobar.so"));
@@ -519,10 +533,18 @@ static void test_stats(void)
 		CHECK(strstr(buf, "\"open\":true") != NULL);
 		CHECK(strstr(buf, "\"ts\":0.100,\"dur\":0.050") != NULL);
 		free(buf);
+		/* A preset function never called: no row of zeros, one line. */
+		for (size_t i = 0; i < ps.n; i++)
+			if (!strcmp(ps.defs[i].symbol, "sqlite3_prepare_v3"))
+				CHECK_INT_EQ(probe_stats_set_probe(st, 9, &ps.defs[i],
+								   "/l/libsqlite3.so"),
+					     0);
 		f = open_memstream(&buf, &len);
 		probe_stats_summary(st, f);
 		fclose(f);
 		CHECK(strstr(buf, "sqlite3_step") != NULL);
+		CHECK(strstr(buf, "  sqlite3_prepare_v3 ") == NULL);
+		CHECK(strstr(buf, "not called: sqlite3_prepare_v3") != NULL);
 		CHECK(strstr(buf, "tokens: 3") != NULL);
 		free(buf);
 	}

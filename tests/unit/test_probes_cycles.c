@@ -68,12 +68,13 @@ int main(void)
 	CHECK_INT_EQ(probe_stats_set_probe(st, 6, &user, "/lib/libfoo.so"), 0);
 
 	cycle_sink_begin(sink, 0, 10);
-	/* Inference: llama_decode 1 ms with a ggml compute inside (depth 1:
-	 * left out), two sampled tokens of 100 us. -> 1.2 ms, 3 calls, 2
-	 * tokens. */
-	e = span(0, 1 * MS, 1 * MS, 0, 0, 0);
+	/* Inference: llama_decode 1 ms with a ggml compute inside (flagged
+	 * by the kernel as inside a call of its class: left out), two sampled
+	 * tokens of 100 us. -> 1.2 ms, 3 calls, 2 tokens. The decode runs
+	 * inside a --probe'd step (depth 1, another class): it counts. */
+	e = span(1, 1 * MS + 100 * US, 800 * US, 0, EP_SPAN_F_NESTED_CLASS, 2);
 	feed(st, sink, &e, sizeof(e));
-	e = span(1, 1 * MS + 100 * US, 800 * US, 0, 0, 1);
+	e = span(0, 1 * MS, 1 * MS, 0, 0, 1);
 	feed(st, sink, &e, sizeof(e));
 	for (int i = 0; i < 2; i++) {
 		e = span(2, 3 * MS + (uint64_t)i * 200 * US, 100 * US, 0, 0, 0);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,6 +78,36 @@ int main(void)
 	CHECK_INT_EQ(proc_parse_stat_state("42 (x) S 1", 10), 'S');
 	CHECK_INT_EQ(proc_parse_stat_state("42 (x)", 6), 0);
 	CHECK_INT_EQ(proc_parse_stat_state("42 (x)S", 7), 0);
+
+	/* Numeric fields after the last ')': a comm with ") " in it, the
+	 * field numbers of proc(5), malformed and hostile lines. */
+	{
+		const char *l = "7 (a) b) R 1 7 7 0 -1 4194560 90 0 0 0 1 2 0 0 20 0 1 0 55 "
+				"1000 100 18446744073709551615 4194304 4198400 0\n";
+		uint64_t v = 0;
+
+		CHECK_INT_EQ(proc_parse_stat_field(l, strlen(l), 4, &v), 0);
+		CHECK_INT_EQ((long long)v, 1);
+		CHECK_INT_EQ(proc_parse_stat_field(l, strlen(l), 26, &v), 0);
+		CHECK_INT_EQ((long long)v, 4194304);
+		CHECK_INT_EQ(proc_parse_stat_field(l, strlen(l), 28, &v), 0);
+		CHECK_INT_EQ((long long)v, 0);
+		CHECK_INT_EQ(proc_parse_stat_field(l, strlen(l), 25, &v), 0);
+		CHECK(v == UINT64_MAX);
+		CHECK_INT_EQ(proc_parse_stat_field(l, strlen(l), 3, &v), -EINVAL);  /* "R" */
+		CHECK_INT_EQ(proc_parse_stat_field(l, strlen(l), 8, &v), -EINVAL);  /* "-1" */
+		CHECK_INT_EQ(proc_parse_stat_field(l, strlen(l), 29, &v), -EINVAL); /* missing */
+		CHECK_INT_EQ(proc_parse_stat_field(l, 40, 26, &v), -EINVAL);	    /* cut short */
+		CHECK_INT_EQ(proc_parse_stat_field("7 (x", 4, 4, &v), -EINVAL);
+		CHECK_INT_EQ(proc_parse_stat_field("", 0, 4, &v), -EINVAL);
+		CHECK_INT_EQ(proc_parse_stat_field("1 (x) R 99999999999999999999999", 31, 4, &v),
+			     -EINVAL);
+		CHECK_INT_EQ(proc_parse_stat_field("1 (x) R 12ab 3", 14, 4, &v), -EINVAL);
+		put(root, "42/stat", l, strlen(l));
+		CHECK_INT_EQ(proc_read_stat_field(root, 42, 26, &v), 0);
+		CHECK_INT_EQ((long long)v, 4194304);
+		CHECK(proc_read_stat_field(root, 43, 26, &v) < 0);
+	}
 	CHECK_INT_EQ(proc_parse_stat_state("garbage", 7), 0);
 	CHECK_INT_EQ(proc_parse_stat_state("", 0), 0);
 	CHECK_INT_EQ(proc_parse_stat_state("1 (x) \x01", 7), 0);
@@ -88,6 +119,28 @@ int main(void)
 	CHECK_INT_EQ(proc_get_state("/proc", (uint32_t)getpid()), PROC_ALIVE);
 	CHECK_INT_EQ(proc_read_comm("/proc", (uint32_t)getpid(), comm, sizeof(comm)), 0);
 	CHECK_STR_EQ(comm, "test_proc_info");
+
+	/* Tgid of a thread (--pid TID, issue 17); Name: is the comm, which a
+	 * thread can set to "Tgid: 1". */
+	uint32_t tgid = 0;
+	const char st1[] = "Name:\tTgid: 1\nUmask:\t0022\nState:\tR\nTgid:\t4242\nPid:\t4243\n";
+	CHECK_INT_EQ(proc_parse_status_tgid(st1, sizeof(st1) - 1, &tgid), 0);
+	CHECK_INT_EQ(tgid, 4242);
+	/* Cut inside the number: a NUL-less buffer is read up to len only. */
+	CHECK_INT_EQ(proc_parse_status_tgid(st1, strstr(st1, "4242") + 2 - st1, &tgid), 0);
+	CHECK_INT_EQ(tgid, 42);
+	CHECK_INT_EQ(proc_parse_status_tgid("Name:\tx\nTgid:\t\n", 16, &tgid), -EINVAL);
+	CHECK_INT_EQ(proc_parse_status_tgid("Name:\tx\nTgid:\t0\n", 17, &tgid), -EINVAL);
+	CHECK_INT_EQ(proc_parse_status_tgid("Name:\tx\nTgid:\t99999999999\n", 27, &tgid), -EINVAL);
+	CHECK_INT_EQ(proc_parse_status_tgid("Name:\tx\nTgid:\t12x\n", 19, &tgid), -EINVAL);
+	CHECK_INT_EQ(proc_parse_status_tgid("Tgid:\t5\n", 8, &tgid), -EINVAL); /* no Name: first */
+	CHECK_INT_EQ(proc_parse_status_tgid("", 0, &tgid), -EINVAL);
+	put(root, "42/status", st1, sizeof(st1) - 1);
+	CHECK_INT_EQ(proc_read_tgid(root, 42, &tgid), 0);
+	CHECK_INT_EQ(tgid, 4242);
+	CHECK_INT_EQ(proc_read_tgid(root, 43, &tgid), -ENOENT);
+	CHECK_INT_EQ(proc_read_tgid("/proc", (uint32_t)getpid(), &tgid), 0);
+	CHECK_INT_EQ(tgid, (uint32_t)getpid());
 
 	/* pid lists */
 	CHECK_INT_EQ(proc_parse_pid_list("1,22,333", pids, 4), 3);

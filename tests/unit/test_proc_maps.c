@@ -149,9 +149,86 @@ static void test_read_file(void)
 	CHECK_INT_EQ(proc_maps_read_file("/proc/self/maps", 16, &buf, &len), -EFBIG);
 }
 
+/* Grouping the mappings of one loaded ELF file into one module. */
+static void test_file_group(void)
+{
+	/* Debian's /usr/bin/node (non-PIE): a one-page hole between the second
+	 * and third segments, .bss and [heap] after .data; then libc, a second
+	 * instance of a file mapped from offset 0, a file whose offsets go
+	 * backwards, and one mapping separated by more anonymous entries than
+	 * a single image has. */
+	static const char buf[] =
+		"00400000-00b6f000 r--p 00000000 fe:00 247823 /usr/bin/node\n"
+		"00b6f000-00b71000 r-xp 0076f000 fe:00 247823 /usr/bin/node\n"
+		"00b72000-025fe000 r-xp 00772000 fe:00 247823 /usr/bin/node\n"
+		"02600000-02601000 r-xp 02200000 fe:00 247823 /usr/bin/node\n"
+		"02601000-0563a000 r--p 02201000 fe:00 247823 /usr/bin/node\n"
+		"0563a000-0563e000 r--p 05239000 fe:00 247823 /usr/bin/node\n"
+		"0563e000-0565d000 rw-p 0523d000 fe:00 247823 /usr/bin/node\n"
+		"0565d000-05689000 rw-p 00000000 00:00 0\n"
+		"42da0000-43063000 rw-p 00000000 00:00 0 [heap]\n"
+		"7f0000000000-7f0000028000 r--p 00000000 fe:00 11 /usr/lib/libc.so.6\n"
+		"7f0000028000-7f000017d000 r-xp 00028000 fe:00 11 /usr/lib/libc.so.6\n"
+		"7f0000200000-7f0000201000 r--p 00000000 fe:00 11 /usr/lib/libc.so.6\n"
+		"7f0000300000-7f0000301000 r--p 00000000 fe:00 12 /x/a.so\n"
+		"7f0000301000-7f0000302000 r-xp 00003000 fe:00 12 /x/a.so\n"
+		"7f0000302000-7f0000303000 r--p 00001000 fe:00 12 /x/a.so\n"
+		"7f0000400000-7f0000401000 r--p 00000000 fe:00 13 /x/b.so\n"
+		"7f0000410000-7f0000411000 rw-p 00000000 00:00 0\n"
+		"7f0000420000-7f0000421000 rw-p 00000000 00:00 0\n"
+		"7f0000430000-7f0000431000 rw-p 00000000 00:00 0\n"
+		"7f0000440000-7f0000441000 rw-p 00000000 00:00 0\n"
+		"7f0000450000-7f0000451000 rw-p 00000000 00:00 0\n"
+		"7f0000460000-7f0000461000 r-xp 00001000 fe:00 13 /x/b.so\n"
+		"7f0000500000-7f0000501000 r--p 00000000 fe:00 14 /x/c.so\n"
+		"7f0000501000-7f0000502000 r-xp 00001000 fe:01 14 /x/c.so\n";
+	struct proc_maps pm;
+	size_t last = 99;
+
+	CHECK_INT_EQ(proc_maps_parse_buf(buf, sizeof(buf) - 1, 1000, &pm), 0);
+	CHECK_INT_EQ(pm.n, 24);
+	/* node: every segment, across the hole, up to .data's end. */
+	CHECK_INT_EQ(proc_maps_file_group(&pm, 0, &last), 0x565d000);
+	CHECK_INT_EQ(last, 6);
+	/* libc: the third entry maps offset 0 again, a second instance. */
+	CHECK_INT_EQ(proc_maps_file_group(&pm, 9, &last), 0x7f000017d000ull);
+	CHECK_INT_EQ(last, 10);
+	CHECK_INT_EQ(proc_maps_file_group(&pm, 11, &last), 0x7f0000201000ull);
+	CHECK_INT_EQ(last, 11);
+	/* a.so: offsets going backwards end the group. */
+	CHECK_INT_EQ(proc_maps_file_group(&pm, 12, &last), 0x7f0000302000ull);
+	CHECK_INT_EQ(last, 13);
+	/* b.so: five anonymous entries in between are too many. */
+	CHECK_INT_EQ(proc_maps_file_group(&pm, 15, &last), 0x7f0000401000ull);
+	CHECK_INT_EQ(last, 15);
+	/* V8's copy of node's builtins: the loaded image's .text covers it. */
+	{
+		static const char nb[] =
+			"00400000-00b6f000 r--p 00000000 fe:00 247823 /usr/bin/node\n"
+			"00b72000-025fe000 r-xp 00772000 fe:00 247823 /usr/bin/node\n"
+			"7efeeb600000-7efeeb792000 r-xp 014c4000 fe:00 247823 /usr/bin/node\n"
+			"7f0000000000-7f0000001000 r-xp 014c4000 fe:00 999 /usr/bin/other\n";
+		struct proc_maps nm;
+		const struct proc_map *a;
+
+		CHECK_INT_EQ(proc_maps_parse_buf(nb, sizeof(nb) - 1, 1000, &nm), 0);
+		a = proc_maps_find_alias(&nm, &nm.maps[2], 0x14c608e);
+		CHECK(a == &nm.maps[1]);
+		/* Not covered by any other mapping of the file; another file. */
+		CHECK(proc_maps_find_alias(&nm, &nm.maps[2], 0x21fe000) == NULL);
+		CHECK(proc_maps_find_alias(&nm, &nm.maps[3], 0x14c4000) == NULL);
+		proc_maps_free(&nm);
+	}
+	/* c.so: same path and inode on another device is another file. */
+	CHECK_INT_EQ(proc_maps_file_group(&pm, 22, &last), 0x7f0000502000ull - 0x1000);
+	CHECK_INT_EQ(last, 22);
+	proc_maps_free(&pm);
+}
+
 int main(void)
 {
 	test_good_lines();
+	test_file_group();
 	test_bad_lines();
 	test_buffer();
 	test_read_file();

@@ -320,6 +320,37 @@ int main(void)
 	symbolizer_forget_pid(s, FAKE_PID + 1);
 	symbolizer_forget_pid(s, 999999); /* unknown pid: no-op */
 
+	/* The process exited while its samples are drained: its maps read
+	 * empty (a zombie's) and its root and map_files are gone. An unknown
+	 * address forces a re-read; the maps read before must stay (s), and a
+	 * session prepared while it ran (s2) opens its files by their paths,
+	 * which it saw from the same root. */
+	{
+		struct symbolizer *s2 = NULL;
+
+		CHECK_INT_EQ(symbolizer_new(&s2, &o), 0);
+		if (s2)
+			symbolizer_prepare_pid(s2, FAKE_PID);
+		snprintf(cmd, sizeof(cmd), "%s/proc/%u/maps", tmp, FAKE_PID);
+		maps = fopen(cmd, "w");
+		CHECK(maps != NULL);
+		if (maps)
+			fclose(maps);
+		snprintf(cmd, sizeof(cmd), "%s/proc/%u/root", tmp, FAKE_PID);
+		CHECK(unlink(cmd) == 0);
+		expect(s, FAKE_PID, 0x10, "[unknown] 0x10", false);
+		expect(s, FAKE_PID, fn1, "symtarget_func_one", true);
+		expect(s, FAKE_PID, BASE + 0x100000 + alpha_off, "symtest_lib_alpha", true);
+		if (s2) {
+			expect(s2, FAKE_PID, fn1, "symtarget_func_one", true);
+			/* Mapped with another inode than the file's: still refused. */
+			snprintf(path, sizeof(path), "[unknown] libsymtest.so+0x%" PRIx64,
+				 alpha_off);
+			expect(s2, FAKE_PID, BASE + 0x200000 + alpha_off, path, false);
+			symbolizer_free(s2);
+		}
+	}
+
 out:
 	symbolizer_free(s);
 	fprintf(in, "quit\n");

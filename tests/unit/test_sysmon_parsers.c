@@ -117,13 +117,37 @@ static void test_memory_book(void)
 	mem_free(&m);
 }
 
+/* Attached mid-run: the first rss_stat event of an image reports one
+ * member (anon 19.7 MiB), the others stay 0 until they change: no RSS of
+ * 19.7 MiB between /proc readings of 83.9 MiB, only once file and anon
+ * were both reported. */
+static void test_memory_partial_members(void)
+{
+	struct memstate m;
+	int64_t anon_only[4] = { 0, 20 << 20, 0, 0 }, both[4] = { 64 << 20, 20 << 20, 0, 0 };
+	struct mem_proc *p;
+
+	CHECK_INT_EQ(mem_init(&m, 16), 0);
+	mem_on_proc(&m, 100, 7, 200 << 20, 84 << 20, -1, true, 1, 0);
+	mem_on_rss(&m, 150, 7, 0x33, anon_only, 20 << 20);
+	p = mem_proc(&m, 7, false);
+	CHECK(p && p->rss == 84 << 20);
+	mem_on_proc(&m, 200, 7, 200 << 20, 84 << 20, -1, true, 1, 0);
+	mem_on_rss(&m, 250, 7, 0x33, both, 84 << 20);
+	CHECK(p && p->rss == 84 << 20 && p->peak_rss == 84 << 20);
+	for (size_t i = 0; i < m.ntl; i++)
+		CHECK(m.tl[i].rss == 84 << 20);
+	CHECK_INT_EQ(m.ntl, 2); /* the /proc readings; the event is no change */
+	mem_free(&m);
+}
+
 /* A /proc sample is stamped when the poll began; rss_stat events stamped
  * after it can be in already: the timeline stays in time order. */
 static void test_memory_timeline_order(void)
 {
 	struct memstate m;
-	int64_t a[4] = { 0, 1 << 20, 0, 0 }, b[4] = { 0, 2 << 20, 0, 0 },
-		c[4] = { 0, 3 << 20, 0, 0 };
+	int64_t a[4] = { 4096, 1 << 20, 0, 0 }, b[4] = { 4096, 2 << 20, 0, 0 },
+		c[4] = { 4096, 3 << 20, 0, 0 };
 
 	CHECK_INT_EQ(mem_init(&m, 8), 0);
 	mem_on_rss(&m, 100, 7, 0x11, a, 0);
@@ -205,6 +229,7 @@ int main(void)
 	test_proc_stat();
 	test_memory_book();
 	test_memory_timeline_order();
+	test_memory_partial_members();
 	test_busy_merge();
 	test_jetson_signals();
 	return check_report("test_sysmon_parsers");

@@ -151,21 +151,26 @@ static void print_table(const struct jetson_snapshot *s)
 static int parse_tegrastats(const char *file)
 {
 	FILE *f = strcmp(file, "-") ? fopen(file, "re") : stdin;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int rc = 0;
+	char *line = malloc(JETSON_TEGRASTATS_LINE_MAX);
+	int n, rc = 0;
 
-	if (!f) {
-		log_error("cannot open %s: %s", file, strerror(errno));
+	if (!f || !line) {
+		log_error("cannot open %s: %s", file, strerror(f ? ENOMEM : errno));
+		free(line);
+		if (f && f != stdin)
+			fclose(f);
 		return 1;
 	}
-	while ((n = getline(&line, &cap, f)) >= 0) {
+	while ((n = jetson_tegrastats_read_line(f, line, JETSON_TEGRASTATS_LINE_MAX)) != -1) {
 		cJSON *o;
 		char *txt;
 
-		if (n > 65536) /* tegrastats lines are < 2 KiB; anything else is not one */
-			continue;
+		if (n == -E2BIG) {
+			log_error("%s: a line longer than %d bytes: not tegrastats output", file,
+				  JETSON_TEGRASTATS_LINE_MAX - 1);
+			rc = 1;
+			break;
+		}
 		o = jetson_tegrastats_parse_line(line);
 		if (!o)
 			continue;

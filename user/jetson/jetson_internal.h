@@ -41,4 +41,16 @@ static inline void jstrcpy(char *dst, size_t n, const char *src)
 	dst[len] = '\0';
 }
 
+/* jstrcpy for names read from the device tree or sysfs that are shown on
+ * the terminal and written to JSON: every byte outside printable ASCII
+ * becomes '?', so an escape sequence cannot reach the terminal and the
+ * JSON stays valid UTF-8 (issue 17). */
+static inline void jstrcpy_printable(char *dst, size_t n, const char *src)
+{
+	jstrcpy(dst, n, src);
+	for (char *p = dst; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+			*p = '?';
+}
+
 #endif

@@ -108,7 +108,7 @@ static void jm_on_sample(void *ctx, const struct jetson_snapshot *snap,
 
 	if (m->ctx->throttle)
 		throttle_feed_push(m->ctx->throttle, snap->mono_ns, sig, nsig);
-	if (m->ctx->live && (m->ctx->opts->top || m->ctx->opts->nalerts || m->ctx->cycles))
+	if (m->ctx->live && (cli_live_wanted(m->ctx->opts) || m->ctx->cycles))
 		jm_live(m, snap, nsig);
 }
 

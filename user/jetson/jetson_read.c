@@ -205,8 +205,8 @@ static void probe_gpu(struct jetson_reader *r)
 		if (jfs_path(rel, sizeof(rel), "sys/class/devfreq/%s/device", ents[i]) ||
 		    jfs_resolve(&r->fs, rel, true, r->gpu_dev, sizeof(r->gpu_dev)))
 			r->gpu_dev[0] = '\0';
-		jstrcpy(r->gpu_name, sizeof(r->gpu_name), ents[i]);
-		jstrcpy(r->gpu_of_node, sizeof(r->gpu_of_node), name);
+		jstrcpy_printable(r->gpu_name, sizeof(r->gpu_name), ents[i]);
+		jstrcpy_printable(r->gpu_of_node, sizeof(r->gpu_of_node), name);
 		r->gpu_found = true;
 	}
 	jfs_free_list(ents, n);
@@ -228,7 +228,7 @@ static void add_rail(struct jetson_reader *r, const char *dir, const char *dev, 
 	rl = &r->rails[r->nrails++];
 	jstrcpy(rl->dir, sizeof(rl->dir), dir);
 	jstrcpy(rl->device, sizeof(rl->device), dev);
-	jstrcpy(rl->name, sizeof(rl->name), label);
+	jstrcpy_printable(rl->name, sizeof(rl->name), label);
 	rl->channel = ch;
 	rl->layout = layout;
 }
@@ -827,7 +827,8 @@ static void sample_power_mode(struct jetson_reader *r, struct jetson_snapshot *s
 	s->power_mode_id.v = id;
 	for (size_t i = 0; i < r->nmodes; i++)
 		if (r->modes[i].id == id)
-			jstrcpy(s->power_mode_name, sizeof(s->power_mode_name), r->modes[i].name);
+			jstrcpy_printable(s->power_mode_name, sizeof(s->power_mode_name),
+					  r->modes[i].name);
 }
 
 int jetson_reader_sample(struct jetson_reader *r, struct jetson_snapshot *s)

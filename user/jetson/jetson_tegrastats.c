@@ -333,3 +333,25 @@ cJSON *jetson_tegrastats_parse_line(const char *line)
 	}
 	return root;
 }
+
+int jetson_tegrastats_read_line(FILE *f, char *buf, size_t cap)
+{
+	size_t n = 0;
+	int c;
+
+	if (!cap)
+		return -E2BIG;
+	while ((c = getc(f)) != EOF) {
+		if (c == '\n')
+			break;
+		if (n + 1 >= cap) {
+			buf[n] = '\0';
+			return -E2BIG;
+		}
+		buf[n++] = (char)c;
+	}
+	buf[n] = '\0';
+	if (c == EOF && !n)
+		return -1;
+	return (int)n;
+}

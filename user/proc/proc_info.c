@@ -87,6 +87,46 @@ int proc_read_cmdline(const char *proc_root, uint32_t pid, char **out)
 	return 0;
 }
 
+int proc_parse_status_tgid(const char *buf, size_t len, uint32_t *tgid)
+{
+	static const char key[] = "\nTgid:";
+	size_t klen = sizeof(key) - 1;
+
+	/* Looked up as "\nTgid:" so a field whose value contains the word (the
+	 * Name: line is the thread's comm) cannot match; Name: is first. */
+	for (size_t i = 0; i + klen <= len; i++) {
+		uint64_t v = 0;
+		size_t j = i + klen;
+		bool digits = false;
+
+		if (memcmp(buf + i, key, klen))
+			continue;
+		while (j < len && (buf[j] == '\t' || buf[j] == ' '))
+			j++;
+		for (; j < len && buf[j] >= '0' && buf[j] <= '9'; j++) {
+			v = v * 10 + (uint64_t)(buf[j] - '0');
+			if (v > EP_PID_MAX)
+				return -EINVAL;
+			digits = true;
+		}
+		if (!digits || !v || (j < len && buf[j] != '\n'))
+			return -EINVAL;
+		*tgid = (uint32_t)v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int proc_read_tgid(const char *proc_root, uint32_t tid, uint32_t *tgid)
+{
+	char buf[4096];
+	ssize_t n = read_proc_file(proc_root, tid, "status", buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	return proc_parse_status_tgid(buf, (size_t)n, tgid);
+}
+
 char proc_parse_stat_state(const char *line, size_t len)
 {
 	const char *rp = NULL;
@@ -99,6 +139,52 @@ char proc_parse_stat_state(const char *line, size_t len)
 	char c = rp[2];
 
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ? c : 0;
+}
+
+int proc_parse_stat_field(const char *line, size_t len, unsigned n, uint64_t *out)
+{
+	const char *rp = NULL, *p, *end = line + len;
+	unsigned field = 3; /* the state, first field after the comm */
+
+	for (size_t i = 0; i < len; i++)
+		if (line[i] == ')')
+			rp = line + i;
+	if (!rp || n < 3 || rp + 2 >= end || rp[1] != ' ')
+		return -EINVAL;
+	p = rp + 2;
+	while (field < n) {
+		while (p < end && *p != ' ' && *p != '\n')
+			p++;
+		if (p >= end || *p != ' ')
+			return -EINVAL;
+		p++;
+		field++;
+	}
+	if (p >= end || *p < '0' || *p > '9')
+		return -EINVAL;
+	uint64_t v = 0;
+
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		uint64_t d = (uint64_t)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+	}
+	if (p < end && *p != ' ' && *p != '\n')
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int proc_read_stat_field(const char *proc_root, uint32_t pid, unsigned n, uint64_t *out)
+{
+	char buf[1024];
+	ssize_t len = read_proc_file(proc_root, pid, "stat", buf, sizeof(buf));
+
+	if (len < 0)
+		return (int)len;
+	return proc_parse_stat_field(buf, (size_t)len, n, out);
 }
 
 enum proc_state proc_get_state(const char *proc_root, uint32_t pid)

@@ -27,6 +27,18 @@ enum proc_state proc_get_state(const char *proc_root, uint32_t pid);
  * 0 when the line is malformed. */
 char proc_parse_stat_state(const char *stat_line, size_t len);
 
+/* The process (thread group) of a thread id: /proc/TID/status "Tgid:".
+ * Returns 0 or -errno (-ENOENT gone, -EINVAL no Tgid line). */
+int proc_read_tgid(const char *proc_root, uint32_t tid, uint32_t *tgid);
+/* Pure parser behind it, for tests and fuzzing: buf need not end in NUL. */
+int proc_parse_status_tgid(const char *buf, size_t len, uint32_t *tgid);
+/* Field n (1-based, as in proc(5): 26 = startcode) of a /proc/PID/stat
+ * line, a number after the LAST ')'. Returns 0, or -EINVAL when the line
+ * is malformed or the field is missing or not a number. */
+int proc_parse_stat_field(const char *stat_line, size_t len, unsigned n, uint64_t *out);
+/* Field n of /proc/PID/stat: 0 or a negative errno (-ENOENT: gone). */
+int proc_read_stat_field(const char *proc_root, uint32_t pid, unsigned n, uint64_t *out);
+
 /* Strict pid list parser for "--pid 12,34": decimal, 1..INT32_MAX, no
  * duplicates, at most max entries. Returns count or -EINVAL. */
 int proc_parse_pid_list(const char *s, uint32_t *pids, size_t max);

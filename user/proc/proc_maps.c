@@ -271,6 +271,52 @@ const struct proc_map *proc_maps_find(const struct proc_maps *m, uint64_t addr)
 	return NULL;
 }
 
+/* Anonymous entries skipped between two mappings of one file: .bss and
+ * [heap] after .data, a guard page; more than that is not one ELF image. */
+#define GROUP_MAX_SKIP 4
+
+static bool same_file(const struct proc_map *a, const struct proc_map *b)
+{
+	return b->kind == PROC_MAP_FILE && a->inode == b->inode && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor && strcmp(a->path, b->path) == 0;
+}
+
+uint64_t proc_maps_file_group(const struct proc_maps *m, size_t i, size_t *last)
+{
+	const struct proc_map *first = &m->maps[i];
+	size_t skipped = 0;
+
+	*last = i;
+	for (size_t j = i + 1; j < m->n && skipped <= GROUP_MAX_SKIP; j++) {
+		const struct proc_map *e = &m->maps[j];
+
+		if (same_file(first, e)) {
+			if (e->pgoff == 0 || e->pgoff < m->maps[*last].pgoff)
+				break;
+			*last = j;
+			skipped = 0;
+		} else if (e->kind == PROC_MAP_ANON) {
+			skipped++;
+		} else {
+			break;
+		}
+	}
+	return m->maps[*last].end;
+}
+
+const struct proc_map *proc_maps_find_alias(const struct proc_maps *m, const struct proc_map *like,
+					    uint64_t foff)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		const struct proc_map *e = &m->maps[i];
+
+		if (e != like && same_file(like, e) && foff >= e->pgoff &&
+		    foff - e->pgoff < e->end - e->start)
+			return e;
+	}
+	return NULL;
+}
+
 void proc_maps_free(struct proc_maps *m)
 {
 	for (size_t i = 0; i < m->n; i++)

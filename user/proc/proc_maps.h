@@ -51,6 +51,25 @@ int proc_maps_read_file(const char *path, size_t max_bytes, char **buf, size_t *
 /* Entry containing addr, or NULL. */
 const struct proc_map *proc_maps_find(const struct proc_maps *m, uint64_t addr);
 
+/* The mappings of one loaded instance of the file mapped at entry i (a
+ * PROC_MAP_FILE with pgoff 0): entries i..*last that map the same file
+ * (path, inode, device) at increasing file offsets. Holes and anonymous
+ * entries (.bss, [heap]) may sit between them: the kernel maps each PT_LOAD
+ * of an executable on its own, and segments whose addresses are further
+ * apart than their file offsets (Debian's /usr/bin/node: .text at vaddr
+ * 0xb72000, file offset 0x772000) leave unmapped gaps. The group stops at
+ * another file, at a new mapping of the file from offset 0 (a second
+ * instance), or after a few unrelated entries in a row. Returns the end
+ * address of entry *last. */
+uint64_t proc_maps_file_group(const struct proc_maps *m, size_t i, size_t *last);
+
+/* Another mapping of the file mapped by like (same path, inode, device)
+ * that covers file offset foff, or NULL. A program may map parts of a
+ * loaded file again elsewhere (V8 copies its embedded builtins from node's
+ * .text next to its JIT code): the loaded image names that code. */
+const struct proc_map *proc_maps_find_alias(const struct proc_maps *m, const struct proc_map *like,
+					    uint64_t foff);
+
 void proc_maps_free(struct proc_maps *m);
 
 /* "libfoo.so" for "/usr/lib/libfoo.so"; the pointer points into path. */

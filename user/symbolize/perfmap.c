@@ -27,14 +27,16 @@ struct perfmap {
 	bool truncated;
 };
 
-static const char *parse_hex(const char *p, uint64_t *out)
+/* Reads no further than end: the last line of a buffer need not end in a
+ * newline, and nothing follows it (issue 17, found by fuzzing). */
+static const char *parse_hex(const char *p, const char *end, uint64_t *out)
 {
 	uint64_t v = 0;
 	int n = 0;
 
-	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+	if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
-	for (;; p++) {
+	for (; p < end; p++) {
 		unsigned d;
 
 		if (*p >= '0' && *p <= '9')
@@ -82,12 +84,12 @@ int perfmap_parse(const char *buf, size_t len, struct perfmap **out)
 		p = le + 1;
 		if (le == q)
 			continue;
-		q = parse_hex(q, &start);
+		q = parse_hex(q, le, &start);
 		if (!q || q >= le || *q != ' ') {
 			pm->bad_lines++;
 			continue;
 		}
-		q = parse_hex(q + 1, &size);
+		q = parse_hex(q + 1, le, &size);
 		if (!q || q >= le || *q != ' ' || size == 0 || start > UINT64_MAX - size) {
 			pm->bad_lines++;
 			continue;
@@ -158,7 +160,83 @@ int perfmap_parse(const char *buf, size_t len, struct perfmap **out)
 	return 0;
 }
 
+/* Anyone can create files in /tmp, and a directory on the way could be a
+ * symlink planted by another user: the path is walked one component at a
+ * time with O_NOFOLLOW, so no symlink is followed anywhere (ELOOP). ".." is
+ * resolved by name and never climbs above the starting directory (dirfd, or
+ * "/" for an absolute path), as openat2's RESOLVE_IN_ROOT would do; done by
+ * hand because openat2 is missing before Linux 5.6 and under qemu-user. */
+#define PATH_MAX_COMPONENTS 64
+
+static int open_no_symlinks(int dirfd, const char *path)
+{
+	const char *comp[PATH_MAX_COMPONENTS];
+	char *copy, *save = NULL;
+	int n = 0, cur, fd, err = 0;
+
+	copy = strdup(path);
+	if (!copy) {
+		errno = ENOMEM;
+		return -1;
+	}
+	for (char *t = strtok_r(copy, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
+		if (strcmp(t, ".") == 0)
+			continue;
+		if (strcmp(t, "..") == 0) {
+			if (n > 0)
+				n--;
+			else if (dirfd == AT_FDCWD && path[0] != '/')
+				err = EXDEV; /* above a relative start: not ours */
+			continue;
+		}
+		if (n == PATH_MAX_COMPONENTS) {
+			err = ENAMETOOLONG;
+			break;
+		}
+		comp[n++] = t;
+	}
+	if (!err && n == 0)
+		err = EISDIR;
+	if (err) {
+		free(copy);
+		errno = err;
+		return -1;
+	}
+	if (dirfd == AT_FDCWD)
+		cur = open(path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	else
+		cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	for (int i = 0; cur >= 0 && i < n - 1; i++) {
+		int next = openat(cur, comp[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat lst;
+
+		err = errno;
+		/* O_DIRECTORY reports a symlink as ENOTDIR: say what it is. */
+		if (next < 0 && err == ENOTDIR &&
+		    fstatat(cur, comp[i], &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode))
+			err = ELOOP;
+		close(cur);
+		cur = next;
+		errno = err;
+	}
+	if (cur < 0) {
+		free(copy);
+		return -1;
+	}
+	fd = openat(cur, comp[n - 1], O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	err = errno;
+	close(cur);
+	free(copy);
+	errno = err;
+	return fd;
+}
+
 int perfmap_load(const char *path, uid_t owner_uid, struct perfmap **out)
+{
+	return perfmap_load_at(AT_FDCWD, path, owner_uid, out);
+}
+
+int perfmap_load_at(int dirfd, const char *path, uid_t owner_uid, struct perfmap **out)
 {
 	struct stat st;
 	size_t len = 0, cap;
@@ -167,7 +245,7 @@ int perfmap_load(const char *path, uid_t owner_uid, struct perfmap **out)
 	int fd, err;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	fd = open_no_symlinks(dirfd, path);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0) {

@@ -22,10 +22,16 @@ struct perfmap;
  * reuse code memory). */
 int perfmap_parse(const char *buf, size_t len, struct perfmap **out);
 
-/* Opens path without following symlinks, requires a regular file owned by
- * root or by owner_uid (pass (uid_t)-1 to skip that check), reads at most
+/* Opens path without following a symlink in any of its components (each
+ * is opened with O_NOFOLLOW), requires a regular file owned by root or by
+ * owner_uid (pass (uid_t)-1 to skip that check), reads at most
  * PERFMAP_MAX_BYTES (the rest is ignored and counted as truncated). */
 int perfmap_load(const char *path, uid_t owner_uid, struct perfmap **out);
+
+/* The same, path taken from the directory dirfd as its root ("/" and ".."
+ * never lead above it): "/tmp/perf-N.map" inside another mount namespace,
+ * with dirfd on /proc/PID/root, cannot lead outside it. */
+int perfmap_load_at(int dirfd, const char *path, uid_t owner_uid, struct perfmap **out);
 void perfmap_free(struct perfmap *pm);
 
 /* Name of the entry containing addr ([start, start+size)), or NULL. */

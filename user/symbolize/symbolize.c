@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "hashmap.h"
+#include "symbolize/demangle.h"
 #include "symbolize/kallsyms.h"
 #include "log.h"
 #include "symbolize/perfmap.h"
@@ -60,6 +61,9 @@
 struct strtab {
 	char **slots;
 	uint64_t *hashes;
+	/* Per slot, for names worth demangling: the interned demangled form,
+	 * the slot's own string if it does not demangle, NULL if not tried. */
+	const char **dem;
 	size_t cap, n;
 };
 
@@ -77,10 +81,12 @@ static int strtab_grow(struct strtab *t)
 	size_t ncap = t->cap ? t->cap * 2 : 1024;
 	char **ns = calloc(ncap, sizeof(*ns));
 	uint64_t *nh = calloc(ncap, sizeof(*nh));
+	const char **nd = calloc(ncap, sizeof(*nd));
 
-	if (!ns || !nh) {
+	if (!ns || !nh || !nd) {
 		free(ns);
 		free(nh);
+		free(nd);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < t->cap; i++) {
@@ -92,31 +98,66 @@ static int strtab_grow(struct strtab *t)
 			;
 		ns[j] = t->slots[i];
 		nh[j] = t->hashes[i];
+		nd[j] = t->dem[i];
 	}
 	free(t->slots);
 	free(t->hashes);
+	free(t->dem);
 	t->slots = ns;
 	t->hashes = nh;
+	t->dem = nd;
 	t->cap = ncap;
 	return 0;
 }
 
-static const char *strtab_intern(struct strtab *t, const char *s)
+/* Slot of s, inserted if new; -1 on ENOMEM. */
+static ssize_t strtab_slot(struct strtab *t, const char *s)
 {
 	uint64_t h = str_hash(s);
 	size_t j;
 
 	if ((t->n + 1) * 4 > t->cap * 3 && strtab_grow(t) < 0)
-		return NULL;
+		return -1;
 	for (j = h & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1))
 		if (t->hashes[j] == h && strcmp(t->slots[j], s) == 0)
-			return t->slots[j];
+			return (ssize_t)j;
 	t->slots[j] = strdup(s);
 	if (!t->slots[j])
-		return NULL;
+		return -1;
 	t->hashes[j] = h;
 	t->n++;
-	return t->slots[j];
+	return (ssize_t)j;
+}
+
+static const char *strtab_intern(struct strtab *t, const char *s)
+{
+	ssize_t j = strtab_slot(t, s);
+
+	return j < 0 ? NULL : t->slots[j];
+}
+
+/* The interned display form of a symbol name: demangled once per distinct
+ * name (the demangler costs microseconds; a name recurs in many samples
+ * and at many addresses), the name itself if it does not demangle. */
+static const char *strtab_intern_demangled(struct strtab *t, const char *s)
+{
+	ssize_t j = strtab_slot(t, s);
+	const char *d;
+	char *dm;
+
+	if (j < 0)
+		return NULL;
+	if (t->dem[j])
+		return t->dem[j];
+	dm = demangle(s);
+	/* Interning may grow the table and move s's slot: look it up again. */
+	d = dm ? strtab_intern(t, dm) : NULL;
+	free(dm);
+	j = strtab_slot(t, s);
+	if (j < 0)
+		return NULL;
+	t->dem[j] = d ? d : t->slots[j];
+	return t->dem[j];
 }
 
 static void strtab_free(struct strtab *t)
@@ -125,6 +166,7 @@ static void strtab_free(struct strtab *t)
 		free(t->slots[i]);
 	free(t->slots);
 	free(t->hashes);
+	free(t->dem);
 }
 
 /* ---- build-id tables (shared by all pids) ---- */
@@ -212,6 +254,7 @@ struct pid_state {
 struct symbolizer {
 	char *proc_root, *kallsyms_path, *perfmap_dir, *debuginfo_path;
 	int64_t reload_ns;
+	bool demangle;
 	Dwfl_Callbacks cb; /* libdwfl keeps a pointer to it: must not move */
 	struct pid_state *pids[PID_BUCKETS];
 	struct pid_state *last_ps; /* samples come in runs from one pid */
@@ -327,6 +370,11 @@ static int open_mapped(struct pid_state *ps, uint64_t start, uint64_t end, const
 		fd = p ? open_regular(p, inode) : -1;
 		free(p);
 	}
+	/* Gone since its maps were read (a short command whose samples are
+	 * drained after its exit): the path as we see it, if it saw the same
+	 * root, and still the same inode. */
+	if (fd < 0 && !deleted && ps->same_root && path[0] == '/')
+		fd = open_regular(path, inode);
 	return fd;
 }
 
@@ -538,14 +586,14 @@ static uint64_t file_id_hash(const struct file_id *f)
 			  (uint64_t)f->ctime_s,
 			  (uint64_t)f->ctime_ns };
 
-	return hashmap_hash_finish(hashmap_hash_bytes(v, sizeof(v), HASHMAP_SEED));
+	return ep_hashmap_hash_finish(ep_hashmap_hash_bytes(v, sizeof(v), HASHMAP_SEED));
 }
 
 static uint64_t bid_key_hash(const struct bid_key *k)
 {
 	uint64_t v[2] = { k->foff, k->bid };
 
-	return hashmap_hash_finish(hashmap_hash_bytes(v, sizeof(v), HASHMAP_SEED));
+	return ep_hashmap_hash_finish(ep_hashmap_hash_bytes(v, sizeof(v), HASHMAP_SEED));
 }
 
 /* Makes room for one more element of size elem in *arr. */
@@ -573,13 +621,13 @@ static int32_t bid_intern(struct bid_tables *bt, const void *id, size_t len)
 	int64_t i;
 
 	memcpy(k.b, id, len);
-	h = hashmap_hash_finish(hashmap_hash_bytes(k.b, len, HASHMAP_SEED));
-	i = hashmap_find(&bt->ids_idx, h, &k, bid_id_eq, bt);
+	h = ep_hashmap_hash_finish(ep_hashmap_hash_bytes(k.b, len, HASHMAP_SEED));
+	i = ep_hashmap_find(&bt->ids_idx, h, &k, bid_id_eq, bt);
 	if (i >= 0)
 		return (int32_t)i;
 	if (bt->n_ids >= BID_MAX_IDS ||
 	    grow_for_one((void **)&bt->ids, &bt->cap_ids, bt->n_ids, sizeof(*bt->ids)) < 0 ||
-	    hashmap_insert(&bt->ids_idx, h, (uint32_t)bt->n_ids) < 0)
+	    ep_hashmap_insert(&bt->ids_idx, h, (uint32_t)bt->n_ids) < 0)
 		return BID_NONE;
 	bt->ids[bt->n_ids] = k;
 	return (int32_t)bt->n_ids++;
@@ -636,7 +684,7 @@ static int32_t map_build_id(struct pid_state *ps, size_t idx)
 	k.ctime_s = st.st_ctim.tv_sec;
 	k.ctime_ns = st.st_ctim.tv_nsec;
 	h = file_id_hash(&k);
-	fi = hashmap_find(&bt->files_idx, h, &k, file_id_eq, bt);
+	fi = ep_hashmap_find(&bt->files_idx, h, &k, file_id_eq, bt);
 	if (fi >= 0) {
 		bid = bt->files[fi].bid;
 		goto out;
@@ -649,7 +697,7 @@ static int32_t map_build_id(struct pid_state *ps, size_t idx)
 	if (bt->n_files < FILE_ID_MAX &&
 	    grow_for_one((void **)&bt->files, &bt->cap_files, bt->n_files, sizeof(*bt->files)) ==
 		    0 &&
-	    hashmap_insert(&bt->files_idx, h, (uint32_t)bt->n_files) == 0)
+	    ep_hashmap_insert(&bt->files_idx, h, (uint32_t)bt->n_files) == 0)
 		bt->files[bt->n_files++] = k;
 out:
 	if (fd >= 0)
@@ -662,7 +710,7 @@ static const struct bid_ent *bid_cache_find(const struct bid_tables *bt, uint32_
 					    uint64_t foff)
 {
 	struct bid_key k = { .foff = foff, .bid = bid };
-	int64_t i = hashmap_find(&bt->ents_idx, bid_key_hash(&k), &k, bid_ent_eq, bt);
+	int64_t i = ep_hashmap_find(&bt->ents_idx, bid_key_hash(&k), &k, bid_ent_eq, bt);
 
 	return i >= 0 ? &bt->ents[i] : NULL;
 }
@@ -676,13 +724,13 @@ static void bid_cache_put(struct symbolizer *s, uint32_t bid, uint64_t foff, con
 
 	if (bt->n_ents >= BID_CACHE_MAX) {
 		/* Start over rather than grow past the bound. */
-		hashmap_free(&bt->ents_idx);
+		ep_hashmap_free(&bt->ents_idx);
 		bt->n_ents = 0;
 		s->st.buildid_resets++;
 	}
 	/* A failed insert only costs a later libdwfl lookup. */
 	if (grow_for_one((void **)&bt->ents, &bt->cap_ents, bt->n_ents, sizeof(*bt->ents)) < 0 ||
-	    hashmap_insert(&bt->ents_idx, h, (uint32_t)bt->n_ents) < 0)
+	    ep_hashmap_insert(&bt->ents_idx, h, (uint32_t)bt->n_ents) < 0)
 		return;
 	bt->ents[bt->n_ents++] = (struct bid_ent){
 		.foff = foff, .bid = bid, .resolved = name != NULL, .name = name, .sym_off = sym_off
@@ -694,9 +742,9 @@ static void bid_tables_free(struct bid_tables *bt)
 	free(bt->ids);
 	free(bt->files);
 	free(bt->ents);
-	hashmap_free(&bt->ids_idx);
-	hashmap_free(&bt->files_idx);
-	hashmap_free(&bt->ents_idx);
+	ep_hashmap_free(&bt->ids_idx);
+	ep_hashmap_free(&bt->files_idx);
+	ep_hashmap_free(&bt->ents_idx);
 }
 
 /* ---- maps (re)loading ---- */
@@ -840,7 +888,15 @@ static int load_maps(struct pid_state *ps)
 	}
 	if (nm.bad_lines)
 		log_debug("symbolize: %s: skipped %zu malformed lines", path, nm.bad_lines);
+	log_debug("symbolize: %s: %zu mappings", path, nm.n);
 	free(path);
+	/* A live process always maps something (its stack, the vDSO); none
+	 * means it exited (a zombie's maps are empty) while its samples are
+	 * still being drained: what was read before is all there is. */
+	if (!nm.n && ps->maps.n) {
+		proc_maps_free(&nm);
+		return -ESRCH;
+	}
 
 	if (!file_maps_unchanged(&ps->maps, &nm))
 		cache_clear(&ps->cache);
@@ -856,11 +912,10 @@ static int load_maps(struct pid_state *ps)
 	dwfl_report_begin(ps->dwfl);
 	for (i = 0; i < nm.n;) {
 		const struct proc_map *first = &nm.maps[i];
-		uint64_t end = first->end;
-		size_t j = i + 1;
+		size_t j = i;
 
 		if (first->kind == PROC_MAP_VDSO) {
-			report_group(ps, first, end);
+			report_group(ps, first, first->end);
 			i++;
 			continue;
 		}
@@ -868,17 +923,12 @@ static int load_maps(struct pid_state *ps)
 			i++;
 			continue;
 		}
-		while (j < nm.n && nm.maps[j].kind == PROC_MAP_FILE &&
-		       nm.maps[j].inode == first->inode && nm.maps[j].start == nm.maps[j - 1].end &&
-		       strcmp(nm.maps[j].path, first->path) == 0) {
-			end = nm.maps[j].end;
-			j++;
-		}
 		/* libdwfl derives the load bias from the module start, which must
-		 * be where the file's first page (ELF header, first PT_LOAD) is. */
+		 * be where the file's first page (ELF header, first PT_LOAD) is;
+		 * the module spans every segment, across holes between them. */
 		if (first->pgoff == 0)
-			report_group(ps, first, end);
-		i = j;
+			report_group(ps, first, proc_maps_file_group(&nm, i, &j));
+		i = j + 1;
 	}
 	if (dwfl_report_end(ps->dwfl, NULL, NULL) != 0)
 		log_debug("symbolize: pid %u: dwfl_report_end: %s", ps->pid, dwfl_errmsg(-1));
@@ -1004,32 +1054,40 @@ static void load_perfmap(struct pid_state *ps)
 	uint32_t nspid = ns_pid(s->proc_root, ps->pid);
 	struct perfmap *pm;
 	struct stat st, pst;
-	char *path, *pdir;
-	uid_t owner = (uid_t)-1;
-	int err;
+	char *path, *pdir, *root = NULL;
+	const char *rel;
+	int err, dirfd = AT_FDCWD;
 
 	/* In another PID namespace the JIT wrote the file under its own pid and
-	 * its own /tmp. */
-	if (nspid != ps->pid)
-		path = xasprintf("%s/%u/root%s/perf-%u.map", s->proc_root, ps->pid, s->perfmap_dir,
-				 nspid);
-	else
-		path = xasprintf("%s/perf-%u.map", s->perfmap_dir, ps->pid);
+	 * its own /tmp: resolved inside the target's root, never outside it. */
+	path = xasprintf("%s/perf-%u.map", s->perfmap_dir, nspid);
 	pdir = xasprintf("%s/%u", s->proc_root, ps->pid);
 	if (!path || !pdir)
 		goto out;
-	if (stat(pdir, &pst) == 0)
-		owner = pst.st_uid;
-	if (stat(path, &st) < 0)
+	rel = path;
+	if (nspid != ps->pid) {
+		root = xasprintf("%s/%u/root", s->proc_root, ps->pid);
+		dirfd = root ? open(root, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+		if (dirfd < 0)
+			goto out;
+		while (*rel == '/')
+			rel++;
+	}
+	/* Only the target's own file (or root's) is trusted: when its owner
+	 * cannot be known, nothing is read. */
+	if (stat(pdir, &pst) < 0)
+		goto out;
+	if (fstatat(dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		goto out;
 	if (ps->pm_tried && st.st_size == ps->pm_size && st.st_mtim.tv_sec == ps->pm_mtime.tv_sec &&
 	    st.st_mtim.tv_nsec == ps->pm_mtime.tv_nsec)
 		goto out;
 	ps->pm_size = st.st_size;
 	ps->pm_mtime = st.st_mtim;
-	err = perfmap_load(path, owner, &pm);
+	err = perfmap_load_at(dirfd, path, pst.st_uid, &pm);
 	if (err < 0) {
-		log_debug("symbolize: cannot load %s: %s", path, strerror(-err));
+		log_debug("symbolize: cannot load %s%s: %s", root ? root : "", path,
+			  strerror(-err));
 		goto out;
 	}
 	if (perfmap_bad_lines(pm) || perfmap_truncated(pm))
@@ -1039,6 +1097,9 @@ static void load_perfmap(struct pid_state *ps)
 	ps->pm = pm;
 out:
 	ps->pm_tried = true;
+	if (dirfd >= 0 && dirfd != AT_FDCWD)
+		close(dirfd);
+	free(root);
 	free(path);
 	free(pdir);
 }
@@ -1048,7 +1109,9 @@ out:
 static int set_result(struct symbolizer *s, struct sym_result *out, const char *name,
 		      const char *module, uint64_t offset, uint64_t sym_off, bool resolved)
 {
-	out->name = strtab_intern(&s->strs, name);
+	out->name = resolved && s->demangle && demangle_candidate(name)
+			    ? strtab_intern_demangled(&s->strs, name)
+			    : strtab_intern(&s->strs, name);
 	out->module = module ? strtab_intern(&s->strs, module) : NULL;
 	if (!out->name || (module && !out->module))
 		return -ENOMEM;
@@ -1123,6 +1186,15 @@ static int resolve_user(struct pid_state *ps, uint64_t addr, struct sym_result *
 			}
 		}
 		name = dwfl_name(ps, addr, &soff, &have_elf);
+		if (!name && !have_elf) {
+			/* Outside every module: a part of a loaded file mapped
+			 * again elsewhere is named from the loaded image. */
+			const struct proc_map *alias = proc_maps_find_alias(&ps->maps, m, foff);
+
+			if (alias)
+				name = dwfl_name(ps, alias->start + (foff - alias->pgoff), &soff,
+						 &have_elf);
+		}
 		if (name)
 			err = set_result(s, out, name, m->path, foff, soff, true);
 		else
@@ -1355,12 +1427,43 @@ int symbolizer_new(struct symbolizer **out, const struct symbolizer_opts *opts)
 		s->reload_ns = (int64_t)(opts->reload_min_interval_ms ? opts->reload_min_interval_ms
 								      : DEFAULT_RELOAD_MS) *
 			       1000000;
+	s->demangle = !opts->no_demangle;
 	s->cb.find_elf = sym_find_elf;
 	s->cb.find_debuginfo = sym_find_debuginfo;
 	s->cb.debuginfo_path = s->debuginfo_path ? &s->debuginfo_path : NULL;
 	elf_version(EV_CURRENT);
 	*out = s;
 	return 0;
+}
+
+void symbolizer_prepare_pid(struct symbolizer *s, uint32_t pid)
+{
+	get_pid(s, pid);
+}
+
+void symbolizer_exec_pid(struct symbolizer *s, uint32_t pid, uint64_t ts_ns)
+{
+	struct pid_state *ps = s->pids[pid % PID_BUCKETS];
+
+	dev_t dev;
+	ino_t ino;
+
+	while (ps && ps->pid != pid)
+		ps = ps->next;
+	if (!ps || ps->last_reload_ns >= ts_ns)
+		return;
+	/* Read before the event's time is not always read before the exec:
+	 * a launched command is read as soon as its ELF is loaded, and the
+	 * tracepoint fires after that. The same executable now means the
+	 * same image; a process already gone keeps what was read. */
+	exe_identity(s, pid, &dev, &ino);
+	log_debug("symbolize: pid %u exec'ed: %s", pid,
+		  !dev && !ino				     ? "gone, maps kept"
+		  : dev == ps->exe_dev && ino == ps->exe_ino ? "same executable, maps kept"
+							     : "maps dropped");
+	if ((!dev && !ino) || (dev == ps->exe_dev && ino == ps->exe_ino))
+		return;
+	symbolizer_forget_pid(s, pid);
 }
 
 void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid)

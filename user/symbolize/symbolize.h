@@ -22,6 +22,8 @@ struct symbolizer_opts {
 	/* Minimum time between two re-reads of one pid's maps (or perf map)
 	 * triggered by unknown addresses. 0 = default (250 ms); <0 = no limit. */
 	int reload_min_interval_ms;
+	/* Keep C++/Rust names mangled (default: demangled, see demangle.h). */
+	bool no_demangle;
 };
 
 struct sym_result {
@@ -61,6 +63,18 @@ int symbolizer_preload_kernel(struct symbolizer *s);
  * Valid until symbolizer_forget_pid(pid) or a reload after exec: callers
  * must not keep it across samples. */
 struct Dwfl *symbolizer_dwfl(struct symbolizer *s, uint32_t pid);
+
+/* Reads pid's maps now, while it runs, rather than at its first sample: a
+ * process that exits before its samples are drained (a short command, a
+ * recorder stalled at start-up) keeps its names. */
+void symbolizer_prepare_pid(struct symbolizer *s, uint32_t pid);
+
+/* pid exec'ed at ts_ns (CLOCK_MONOTONIC, the event's time): maps read
+ * before then of another executable than pid's now are dropped; maps read
+ * after it, or of the same executable (the recorder prepares a launched
+ * command as soon as its ELF is loaded, before the event), or of a process
+ * already gone, are kept, however late the event is processed. */
+void symbolizer_exec_pid(struct symbolizer *s, uint32_t pid, uint64_t ts_ns);
 
 /* The process exited: drop its maps, libdwfl session and cache. Names it
  * contributed to the build-id cache stay for other processes. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* cycles.csv writer (see export_csv.h). */
-#include "export_csv.h"
+/* cycles.csv writer (see export/csv.h). */
+#include "export/csv.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -36,7 +36,8 @@ static void ms(FILE *f, uint64_t ns)
 
 int export_cycles_csv(FILE *f, const struct cycle_table *t)
 {
-	fputs("index,tid,start_ns,end_ns,wall_ms,truncated,samples,on_cpu_ms,off_cpu_ms", f);
+	fputs("index,tid,start_ns,end_ns,wall_ms,truncated,partial,samples,on_cpu_ms,off_cpu_ms",
+	      f);
 	for (unsigned k = 0; k < CYC_OFF_REASONS; k++)
 		fprintf(f, ",off_%s_ms", cycles_off_reason_name(k));
 	fputs(",inference_ms,inference_calls,tokens,tokens_per_s,sql_ms,sql_count,"
@@ -49,7 +50,7 @@ int export_cycles_csv(FILE *f, const struct cycle_table *t)
 		fprintf(f, "%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64, r->index, r->tid,
 			r->start_ns, r->end_ns);
 		ms(f, r->wall_ns);
-		fprintf(f, ",%d,%" PRIu64, r->truncated, r->samples);
+		fprintf(f, ",%d,%d,%" PRIu64, r->truncated, r->partial, r->samples);
 		ms(f, r->on_cpu_ns);
 		ms(f, r->off_cpu_total_ns);
 		for (unsigned k = 0; k < CYC_OFF_REASONS; k++)

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * CPython frames at sample time: the sampler calls pyframes_emit() once per
+ * sample, before sending the sample itself. For a process the collector
+ * registered in py_procs it finds the sampled thread's PyThreadState, walks
+ * its frame chain and sends (code object, instruction offset) per frame as
+ * an EP_EV_PYSTACK record; the collector names the frames and merges them
+ * into the native stack (user/python/).
+ *
+ * Included by profile.bpf.c after `events`, so it shares that ring and the
+ * record reaches the collector right before its sample.
+ */
+#ifndef EBPF_PROF_PYFRAMES_BPF_H
+#define EBPF_PROF_PYFRAMES_BPF_H
+
+/* Set by the collector (--python mixed|only, and the kernel has bpf_loop);
+ * off, the verifier drops the walk and its helpers. */
+const volatile bool py_enabled = false;
+
+/* Sized for the Python processes profiled at once; a process beyond it is
+ * profiled native only (the collector logs it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct ep_py_proc);
+} py_procs SEC(".maps");
+
+/* Thread -> its PyThreadState (0: it had none when last looked for), so the
+ * thread-state list is scanned once per thread, not per sample. */
+struct py_tcache {
+	__u64 tstate;
+	__u64 checked_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct py_tcache);
+} py_tstates SEC(".maps");
+
+/* A thread without a thread state (a native worker) is looked for again
+ * this often: it may have called into Python since. */
+#define PY_NEG_RECHECK_NS (500ull * 1000 * 1000)
+
+/* Checksums of the code objects this CPU walked lately, direct-mapped by
+ * address: reading a code object costs as much as reading its frame, and
+ * the same few code objects make up most frames. An entry is trusted for
+ * PY_CSUM_TTL_NS: a code object freed and another allocated at its address
+ * within that time is named after the first until then; at 999 Hz the
+ * previous sample of a busy CPU is 1 ms old. */
+#define PY_CSUM_SLOTS  256
+#define PY_CSUM_TTL_NS (10ull * 1000 * 1000)
+
+struct py_csum_ent {
+	__u64 code;
+	__u64 ts;
+	__u32 csum;
+	__u32 _pad;
+};
+
+struct py_scratch {
+	struct ep_pystack ps;
+	__u8 buf[EP_PY_FRAME_READ];
+	__u64 csum[4];
+	struct py_csum_ent cc[PY_CSUM_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_scratch);
+} py_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EP_PY_ST__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_stats SEC(".maps");
+
+static __always_inline void py_stat(__u32 st, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&py_stats, &st);
+
+	if (v)
+		*v += n;
+}
+
+static __always_inline __u64 py_rd64(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)addr))
+		return 0;
+	return v;
+}
+
+/* Field loads from the frame copy; the offsets come from a map, so they
+ * are bounded here for the verifier (and a bad table reads zeros). */
+static __always_inline __u64 py_buf64(const __u8 *buf, __u32 off)
+{
+	if (off > EP_PY_FRAME_READ - 8)
+		return 0;
+	return *(const __u64 *)(buf + off);
+}
+
+static __always_inline __u8 py_buf8(const __u8 *buf, __u32 off)
+{
+	if (off > EP_PY_FRAME_READ - 1)
+		return 0;
+	return buf[off];
+}
+
+struct py_walk {
+	struct py_scratch *sc;
+	const struct ep_py_proc *cfg;
+	__u64 frame;  /* next frame to read */
+	__u64 tstate; /* list scan: next thread state */
+	__u64 fsbase; /* list scan: the sampled thread's pthread_self() */
+	__u64 found;
+	__u64 now;
+	__u32 n;
+	__u32 err;
+};
+
+static long py_scan_step(__u32 i, struct py_walk *w)
+{
+	__u64 t = w->tstate;
+
+	if (!t)
+		return 1;
+	if (py_rd64(t + w->cfg->tstate_thread_id) == w->fsbase) {
+		w->found = t;
+		return 1;
+	}
+	w->tstate = py_rd64(t + w->cfg->tstate_next);
+	return 0;
+}
+
+static long py_frame_step(__u32 i, struct py_walk *w)
+{
+	const struct ep_py_proc *c = w->cfg;
+	struct py_scratch *sc = w->sc;
+	__u64 f = w->frame, code, instr;
+	__u32 n = w->n;
+
+	if (!f)
+		return 1;
+	if (n >= EP_PY_MAX_FRAMES)
+		return 1;
+	if (bpf_probe_read_user(sc->buf, sizeof(sc->buf), (void *)f)) {
+		w->err = 1;
+		return 1;
+	}
+	w->frame = py_buf64(sc->buf, c->frame_back);
+	/* 3.12+: the evaluator's shim frame on the C stack ends the frames of
+	 * one _PyEval_EvalFrameDefault call: the frame before it is an entry. */
+	if (c->cstack_owner != 0xff && py_buf8(sc->buf, c->frame_owner) == c->cstack_owner) {
+		if (n > 0 && n <= EP_PY_MAX_FRAMES)
+			sc->ps.frames[(n - 1) & (EP_PY_MAX_FRAMES - 1)].code |= EP_PY_F_ENTRY;
+		return 0;
+	}
+	code = py_buf64(sc->buf, c->frame_code);
+	if (!code)
+		return 0;
+	if (c->instr_is_ptr) {
+		instr = py_buf64(sc->buf, c->frame_instr) - code;
+		if (instr > 0xffffffffull)
+			instr = 0;
+	} else {
+		instr = (__u32)py_buf64(sc->buf, c->frame_instr);
+	}
+	struct ep_py_frame *pf = &sc->ps.frames[n & (EP_PY_MAX_FRAMES - 1)];
+
+	pf->code = code & ~EP_PY_F_ENTRY;
+	if (c->every_entry ||
+	    (c->frame_is_entry != EP_PY_NO_OFF && py_buf8(sc->buf, c->frame_is_entry)))
+		pf->code |= EP_PY_F_ENTRY;
+	pf->instr = (__u32)instr;
+	pf->csum = 0;
+	struct py_csum_ent *ce = &sc->cc[(code >> 4) & (PY_CSUM_SLOTS - 1)];
+
+	if (ce->code == code && w->now - ce->ts < PY_CSUM_TTL_NS) {
+		pf->csum = ce->csum;
+	} else if (!bpf_probe_read_user(sc->csum, sizeof(sc->csum),
+					(void *)(code + c->code_csum))) {
+		pf->csum = ep_py_csum(sc->csum);
+		ce->code = code;
+		ce->ts = w->now;
+		ce->csum = pf->csum;
+	}
+	w->n = n + 1;
+	return 0;
+}
+
+static __always_inline __u64 py_find_tstate(struct py_walk *w, __u32 tid)
+{
+	const struct ep_py_proc *c = w->cfg;
+	struct py_tcache *tc = bpf_map_lookup_elem(&py_tstates, &tid);
+	__u64 now = w->now, interp;
+	struct py_tcache nc = {};
+
+#if defined(__TARGET_ARCH_x86)
+	w->fsbase = BPF_CORE_READ(bpf_get_current_task_btf(), thread.fsbase);
+#else
+	return 0;
+#endif
+	if (tc) {
+		if (tc->tstate && py_rd64(tc->tstate + c->tstate_thread_id) == w->fsbase)
+			return tc->tstate;
+		if (!tc->tstate && now - tc->checked_ns < PY_NEG_RECHECK_NS)
+			return 0;
+	}
+	py_stat(EP_PY_ST_SCANS, 1);
+	interp = py_rd64(c->interp_head);
+	w->tstate = interp ? py_rd64(interp + c->interp_tstate_head) : 0;
+	w->found = 0;
+	if (w->tstate)
+		bpf_loop(EP_PY_MAX_THREADS, py_scan_step, w, 0);
+	nc.tstate = w->found;
+	nc.checked_ns = now;
+	bpf_map_update_elem(&py_tstates, &tid, &nc, BPF_ANY);
+	return w->found;
+}
+
+static __always_inline void py_walk_emit(const struct ep_event_hdr *hdr)
+{
+	struct py_walk w = {};
+	__u32 zero = 0, pid = hdr->pid;
+	__u64 tstate, frame, size;
+
+	w.cfg = bpf_map_lookup_elem(&py_procs, &pid);
+	if (!w.cfg)
+		return;
+	w.sc = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!w.sc)
+		return;
+	w.now = bpf_ktime_get_ns();
+	tstate = py_find_tstate(&w, hdr->tid);
+	if (!tstate) {
+		py_stat(EP_PY_ST_NO_TSTATE, 1);
+		return;
+	}
+	frame = py_rd64(tstate + w.cfg->tstate_frame);
+	if (frame && w.cfg->cframe_frame != EP_PY_NO_OFF)
+		frame = py_rd64(frame + w.cfg->cframe_frame);
+	if (!frame) {
+		py_stat(EP_PY_ST_IDLE, 1);
+		return;
+	}
+	w.frame = frame;
+	/* Shim frames take iterations too: room for one per Python frame. */
+	bpf_loop(2 * EP_PY_MAX_FRAMES, py_frame_step, &w, 0);
+	if (w.err)
+		py_stat(EP_PY_ST_READ_ERR, 1);
+	w.sc->ps.flags = 0;
+	if (w.frame && w.n >= EP_PY_MAX_FRAMES) {
+		w.sc->ps.flags |= EP_PYSTACK_F_TRUNCATED;
+		py_stat(EP_PY_ST_TRUNCATED, 1);
+	}
+	if (!w.n)
+		return;
+	w.sc->ps.hdr = *hdr;
+	w.sc->ps.hdr.type = EP_EV_PYSTACK;
+	w.sc->ps.nframes = w.n;
+	size = EP_PYSTACK_HDR_SIZE + (__u64)w.n * sizeof(struct ep_py_frame);
+	if (size > sizeof(w.sc->ps))
+		size = sizeof(w.sc->ps);
+	/* No wakeup of its own: the sample right after it decides. */
+	if (bpf_ringbuf_output(&events, &w.sc->ps, size, BPF_RB_NO_WAKEUP)) {
+		py_stat(EP_PY_ST_RINGBUF_FULL, 1);
+		return;
+	}
+	py_stat(EP_PY_ST_STACKS, 1);
+	py_stat(EP_PY_ST_FRAMES, w.n);
+}
+
+/* The hook: called with the header of the sample about to be sent. Its
+ * own time is counted (two clock reads): the walk's cost per sample is
+ * EP_PY_ST_WALK_NS / EP_PY_ST_WALKS, which the run-time stats of the whole
+ * sampler cannot separate from the stack copies. */
+static __always_inline void pyframes_emit(const struct ep_event_hdr *hdr)
+{
+	__u32 pid = hdr->pid;
+	__u64 t0;
+
+	if (!py_enabled || !bpf_map_lookup_elem(&py_procs, &pid))
+		return;
+	py_stat(EP_PY_ST_WALKS, 1);
+	t0 = bpf_ktime_get_ns();
+	py_walk_emit(hdr);
+	py_stat(EP_PY_ST_WALK_NS, bpf_ktime_get_ns() - t0);
+}
+
+#endif

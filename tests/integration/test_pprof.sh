@@ -1,0 +1,189 @@
+#!/bin/bash
+# pprof export (docs/pprof.md), read back by the reference reader, Debian's
+# `go tool pprof` (golang-go):
+#  - cpu_tree (--pid, as test_pid_mode.sh): profile.pb.gz holds exactly the
+#    samples of stacks.folded (same count per function), cpu = samples x
+#    period (1e9 / -F), the known 3:1 burn_a:burn_b split (0.75 +-0.15, the
+#    tolerance of test_pid_mode.sh) by `-top`, the main;work_outer;burn_a
+#    chain leaf first in `-raw`, thread labels, the binary's build-id as
+#    readelf prints it;
+#  - offcpu_mix (launched): offcpu.pb.gz has off_cpu/nanoseconds equal to
+#    offcpu.folded's microseconds x 1000 per thread, and the sleeper's
+#    off-CPU time is most of its 2 s;
+#  - cycle_experiment (C cycle marker): every sample in a cycle carries the
+#    cycle's index, and per cycle the count matches report.json's cycles
+#    table within 2 samples (a run of identical samples is placed by its
+#    first sample, the table places each sample).
+. "$(dirname "$0")/lib.sh"
+ep_require_root
+ep_init
+
+GO=$(command -v go || true)
+if [ -z "$GO" ]; then
+	[ "${CI:-}" = true ] && ep_fail "go not found: apt-get install golang-go (tools/install-deps.sh)"
+	echo "SKIP: go not found (apt-get install golang-go)"
+	exit 77
+fi
+export GOCACHE="$EP_WORK/gocache" GOPATH="$EP_WORK/gopath" PPROF_TMPDIR="$EP_WORK"
+# -symbolize=none: the profile is symbolized; pprof must not look for
+# binaries on its own and mix in what it finds.
+pprof() { "$GO" tool pprof -symbolize=none "$@"; }
+
+FREQ=499
+ep_start_target cpu_tree 60
+ep_prof_run 60 --pid "$TARGET_PID" -F "$FREQ" -d 3 -o "$EP_WORK/cpu"
+[ "$PROF_RC" -eq 0 ] || ep_fail "ebpf-prof exited $PROF_RC: $(tail -n 5 "$PROF_ERR")"
+ep_check_outputs "$EP_WORK/cpu"
+pprof -raw "$EP_WORK/cpu/profile.pb.gz" >"$EP_WORK/cpu.raw" 2>"$EP_WORK/pprof.err" ||
+	ep_fail "go tool pprof -raw rejected profile.pb.gz: $(tail -n 3 "$EP_WORK/pprof.err")"
+pprof -top -sample_index=samples -nodecount=1000 "$EP_WORK/cpu/profile.pb.gz" >"$EP_WORK/cpu.top" 2>"$EP_WORK/pprof.err" ||
+	ep_fail "go tool pprof -top rejected profile.pb.gz: $(tail -n 3 "$EP_WORK/pprof.err")"
+BIN_ID=$(readelf -n "$EP_TARGETS_DIR/cpu_tree" | sed -n 's/.*Build ID: *//p')
+[ -n "$BIN_ID" ] || ep_fail "readelf shows no build-id for cpu_tree"
+
+cat >"$EP_WORK/raw.py" <<'PY'
+import re
+def parse_raw(path):
+    """go tool pprof -raw: header, samples (values, location ids leaf
+    first, labels), locations (id -> function names), mappings."""
+    head, samples, locs, maps = {}, [], {}, {}
+    sec = "head"
+    for line in open(path):
+        line = line.rstrip("\n")
+        if line.startswith("Samples:"):
+            sec = "types"; continue
+        if line.startswith("Locations"):
+            sec = "locs"; continue
+        if line.startswith("Mappings"):
+            sec = "maps"; continue
+        if sec == "head":
+            m = re.match(r"(\w+): (.*)", line)
+            if m:
+                head[m.group(1)] = m.group(2)
+        elif sec == "types":
+            head["types"] = line.split()
+            sec = "samples"
+        elif sec == "samples":
+            m = re.match(r"\s+([-\d ]+): ([\d ]*)$", line)
+            if m:
+                samples.append({"v": [int(x) for x in m.group(1).split()],
+                                "loc": [int(x) for x in m.group(2).split()], "l": {}})
+            elif line.strip() and samples:
+                for k, v in re.findall(r"(\w+):\[([^\]]*)\]", line):
+                    samples[-1]["l"][k] = v
+        elif sec == "locs":
+            m = re.match(r"\s+(\d+): 0x[0-9a-f]+ M=(\d+) (\S+)", line)
+            if m:
+                locs[int(m.group(1))] = (m.group(3), int(m.group(2)))
+        elif sec == "maps":
+            m = re.match(r"(\d+): \S+ (\S+)(?: ([0-9a-f]+))?", line)
+            if m:
+                maps[int(m.group(1))] = (m.group(2), m.group(3))
+    return head, samples, locs, maps
+PY
+
+FREQ=$FREQ PID=$TARGET_PID BIN_ID=$BIN_ID W=$EP_WORK ep_py "$EP_WORK/cpu" <<'PY'
+exec(open(os.path.join(os.environ["W"], "raw.py")).read())
+freq, pid = int(os.environ["FREQ"]), int(os.environ["PID"])
+head, smp, locs, maps = parse_raw(os.path.join(os.environ["W"], "cpu.raw"))
+period = 1000000000 // freq
+check(head.get("types") == ["samples/count", "cpu/nanoseconds[dflt]"], "sample types %r" % head.get("types"))
+check(head.get("PeriodType") == "cpu nanoseconds", "PeriodType %r" % head.get("PeriodType"))
+check(head.get("Period") == str(period), "Period %r, want %d" % (head.get("Period"), period))
+tot = sum(s["v"][0] for s in smp)
+check(tot == R["samples"]["total"], "pprof holds %d samples, report.json %d" % (tot, R["samples"]["total"]))
+check(all(s["v"][1] == s["v"][0] * period for s in smp), "cpu value != samples x period in some sample")
+check(all(s["l"].get("thread_id") == str(pid) and s["l"].get("pid") == str(pid) and
+          s["l"].get("thread_name") == "cpu_tree" for s in smp),
+      "labels: want pid/thread_id %d and thread_name cpu_tree on every sample: %r" % (pid, [s["l"] for s in smp][:3]))
+check(all(l in locs for s in smp for l in s["loc"]), "a sample names a location that is not there")
+
+def names(s):
+    return [locs[l][0] for l in s["loc"]]  # leaf first
+
+def pp_total(pred):
+    return sum(s["v"][0] for s in smp if pred(names(s)))
+
+# Same data as stacks.folded, function by function (folded is root first).
+for fn in ("burn_a", "burn_b", "work_outer", "main"):
+    a, b = pp_total(lambda n: fn in n), folded_total(lambda fr: fn in fr)
+    check(a == b, "%s: %d samples in pprof, %d in stacks.folded" % (fn, a, b))
+# Leaf first: burn_a <- work_outer <- main.
+a = pp_total(lambda n: "burn_a" in n)
+chain = pp_total(lambda n: n[:3] == ["burn_a", "work_outer", "main"])
+check(chain >= 0.9 * a, "only %d of %d burn_a samples read burn_a;work_outer;main leaf first" % (chain, a))
+
+# The split as `go tool pprof -top` prints it (flat sample counts).
+flat = {}
+for line in open(os.path.join(os.environ["W"], "cpu.top")):
+    m = re.match(r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(\S+)$", line)
+    if m:
+        flat[m.group(3)] = int(m.group(1))
+a, b = flat.get("burn_a", 0), flat.get("burn_b", 0)
+if check(a + b > 0, "-top lists no burn_a/burn_b: %r" % list(flat)[:10]):
+    share = a / (a + b)
+    info("pprof -top: burn_a share %.3f (a=%d b=%d of %d)" % (share, a, b, tot))
+    check(abs(share - 0.75) <= 0.15, "burn_a share %.3f by pprof -top, expected 0.75 +-0.15" % share)
+
+mods = {path: bid for path, bid in maps.values()}
+binp = [p for p in mods if p.endswith("/cpu_tree")]
+if check(binp, "no mapping for the cpu_tree binary: %r" % list(mods)):
+    check(mods[binp[0]] == os.environ["BIN_ID"],
+          "cpu_tree build-id %r, readelf says %r" % (mods[binp[0]], os.environ["BIN_ID"]))
+check(os.path.isfile(os.path.join(D, "profile.pb.gz")) and "profile.pb.gz" in R["output"]["files"],
+      "report.json output.files lacks profile.pb.gz")
+PY
+
+# ---- off-CPU ----
+ep_prof_run 60 -o "$EP_WORK/off" -- "$EP_TARGETS_DIR/offcpu_mix" --seconds 2 --dir "$EP_WORK"
+[ "$PROF_RC" -eq 0 ] || ep_fail "ebpf-prof (offcpu_mix) exited $PROF_RC: $(tail -n 5 "$PROF_ERR")"
+[ -s "$EP_WORK/off/offcpu.pb.gz" ] || ep_fail "no offcpu.pb.gz (sched module off?): $(grep -i sched "$PROF_ERR" | head -3)"
+pprof -raw "$EP_WORK/off/offcpu.pb.gz" >"$EP_WORK/off.raw" 2>"$EP_WORK/pprof.err" ||
+	ep_fail "go tool pprof -raw rejected offcpu.pb.gz: $(tail -n 3 "$EP_WORK/pprof.err")"
+W=$EP_WORK ep_py "$EP_WORK/off" <<'PY'
+exec(open(os.path.join(os.environ["W"], "raw.py")).read())
+head, smp, locs, maps = parse_raw(os.path.join(os.environ["W"], "off.raw"))
+check(head.get("types") == ["off_cpu/nanoseconds[dflt]"], "off-CPU sample types %r" % head.get("types"))
+OF = load_folded("offcpu.folded")
+by_thread = {}
+for s in smp:
+    by_thread[s["l"].get("thread_name")] = by_thread.get(s["l"].get("thread_name"), 0) + s["v"][0]
+for th in ("sleeper", "piper", "disker"):
+    us = sum(c for fr, c in OF if fr[0] == th)
+    check(by_thread.get(th, 0) == us * 1000,
+          "%s: %d ns off-CPU in offcpu.pb.gz, offcpu.folded says %d us" % (th, by_thread.get(th, 0), us))
+# The sleeper naps 10 ms at a time for the target's 2 s: nearly all of
+# them off-CPU (>= 80%), and never more than the recording lasted.
+dur = R["time"]["duration_ns"]
+sl = by_thread.get("sleeper", 0)
+info("sleeper off-CPU %.2f s of the target's 2 s (recording %.2f s)" % (sl / 1e9, dur / 1e9))
+check(1.6e9 <= sl <= dur, "sleeper off-CPU %d ns, want 1.6e9..%d (2 s of 10 ms naps)" % (sl, dur))
+PY
+
+# ---- cycle labels ----
+ep_start_target cycle_experiment 8 5
+ep_prof_bg -v -F 999 --pid "$TARGET_PID" -o "$EP_WORK/cyc" --no-gpu
+ep_wait_line "$PROF_ERR" "cycles: pid [0-9]*: cycle marker in .*cycle_experiment" 30 "$PROF_PID" ||
+	ep_fail "cycle marker not attached: $(tail -n 3 "$PROF_ERR")"
+kill -USR1 "$TARGET_PID"
+ep_wait_exit "$PROF_PID" 60 || ep_fail "ebpf-prof did not stop after the target exited"
+[ "$EP_EXIT_RC" -eq 0 ] || ep_fail "ebpf-prof (cycles) exited $EP_EXIT_RC"
+pprof -raw "$EP_WORK/cyc/profile.pb.gz" >"$EP_WORK/cyc.raw" 2>"$EP_WORK/pprof.err" ||
+	ep_fail "go tool pprof -raw rejected the cycles run: $(tail -n 3 "$EP_WORK/pprof.err")"
+W=$EP_WORK ep_py "$EP_WORK/cyc" <<'PY'
+exec(open(os.path.join(os.environ["W"], "raw.py")).read())
+head, smp, locs, maps = parse_raw(os.path.join(os.environ["W"], "cyc.raw"))
+rows = R.get("cycles")
+if not isinstance(rows, list):
+    die("report.json has no cycles table: %r" % type(rows))
+per = {}
+for s in smp:
+    c = s["l"].get("cycle")
+    per[c] = per.get(c, 0) + s["v"][0]
+check(len(rows) >= 8, "%d cycles in report.json, want >= 8" % len(rows))
+for r in rows:
+    got = per.get(str(r["index"]), 0)
+    check(abs(got - r["samples"]) <= 2, "cycle %d: %d samples labelled, the table has %d" % (r["index"], got, r["samples"]))
+info("samples per cycle label %r" % sorted(per.items(), key=lambda kv: (kv[0] is None, kv[0])))
+PY
+ep_log "ok"

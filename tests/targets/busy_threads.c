@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Load for the overload tests (issue 17): many CPU-bound threads, and
+ * optionally a fork storm.
+ *
+ * usage: busy_threads NTHREADS SECONDS [--forks]
+ *   NTHREADS  busy threads spinning in spin_thread (main sleeps)
+ *   SECONDS   run this long, then exit 0 (0: until SIGTERM/SIGINT)
+ *   --forks   main forks short-lived children (each exits at once) in a loop
+ * Prints "ready <pid>" once every thread runs; at the end "forks N".
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static atomic_int running;
+static atomic_bool stop;
+static volatile uint64_t sink;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	atomic_store(&stop, true);
+}
+
+static __attribute__((noinline)) void *spin_thread(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&running, 1);
+	while (!atomic_load_explicit(&stop, memory_order_relaxed))
+		for (int i = 0; i < 100000; i++)
+			sink += (uint64_t)i;
+	return NULL;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 4;
+	double secs = argc > 2 ? atof(argv[2]) : 0;
+	bool forks = argc > 3 && !strcmp(argv[3], "--forks");
+	pthread_t *th;
+	uint64_t end, nforks = 0;
+	struct timespec tick = { 0, 10 * 1000000 };
+
+	if (n < 0 || n > 4096) {
+		fprintf(stderr, "usage: busy_threads NTHREADS(0..4096) SECONDS [--forks]\n");
+		return 2;
+	}
+	signal(SIGTERM, on_stop);
+	signal(SIGINT, on_stop);
+	th = calloc((size_t)n + 1, sizeof(*th));
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&th[i], NULL, spin_thread, NULL)) {
+			perror("pthread_create");
+			return 1;
+		}
+	while (atomic_load(&running) < n)
+		nanosleep(&tick, NULL);
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	end = secs > 0 ? mono_ns() + (uint64_t)(secs * 1e9) : UINT64_MAX;
+	while (!atomic_load(&stop) && mono_ns() < end) {
+		if (!forks) {
+			nanosleep(&tick, NULL);
+			continue;
+		}
+		/* Children are reaped in batches: a storm, not a fork-wait
+		 * loop paced by the scheduler. */
+		pid_t p = fork();
+
+		if (p == 0)
+			_exit(0);
+		if (p > 0)
+			nforks++;
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	}
+	atomic_store(&stop, true);
+	while (wait(NULL) > 0)
+		;
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	free(th);
+	printf("forks %llu\n", (unsigned long long)nforks);
+	return 0;
+}

@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* `ebpf-prof diff` on synthetic report.json files: functions matched by
+ * name and module across builds at other paths and addresses, the doubled
+ * function flagged and the others not, probes and SQL matched, the --json
+ * document, diff.html; then every kind of bad input (truncated, other
+ * schema, hostile values, FIFO, huge and non-regular files). */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "diff/diff_html.h"
+#include "diff/diff_load.h"
+#include "diff/diff_model.h"
+#include "diff/diff_text.h"
+#include "json_write.h"
+
+struct spec {
+	const char *root;     /* build directory: module paths differ per build */
+	const char *unk_off;  /* offset of the unknown frame: differs per build */
+	int hot, cold, unk;   /* samples of the three leaves */
+	double wall_ms;	      /* per cycle, +-2 ms pattern added */
+	int sql_rows;	      /* INSERT executions per cycle */
+	const char *program;  /* command */
+	const char *sym_name; /* name of the hot function */
+	double tps;	      /* tokens/s per cycle (0: no tokens) */
+	double energy_mj;     /* Jetson GPU energy per cycle (0: no gpu) */
+};
+
+/* A report.json with 20 cycles, a flame of main -> {hot, cold, unknown},
+ * one probe and one SQL statement. */
+static char *make_report(const struct spec *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int total = s->hot + s->cold + s->unk;
+
+	fprintf(f,
+		"{\"schema\":\"ebpf-prof/1\",\"version\":\"t\","
+		"\"target\":{\"command\":\"%s --flag\",\"processes\":[{\"pid\":1,\"comm\":\"x\"}]},"
+		"\"time\":{\"duration_ns\":2000000000},"
+		"\"sampling\":{\"frequency_hz\":1000,\"period_ns\":1000000},"
+		"\"samples\":{\"total\":%d},\"cycles\":[",
+		s->program, total);
+	for (int i = 0; i < 20; i++) {
+		double w = (s->wall_ms + (i % 5) - 2) * 1e6;
+		fprintf(f,
+			"%s{\"index\":%d,\"wall_ns\":%.0f,\"truncated\":false,\"samples\":%d,"
+			"\"on_cpu_ns\":%.0f,\"inference_ns\":%.0f,\"sql_ns\":%d,\"gc_ns\":0,"
+			"\"other_ns\":1000000,\"off_cpu_by_reason\":{\"sleep\":%d},"
+			"\"rss_delta_bytes\":0,\"throttled_share\":0,",
+			i ? "," : "", i, w, total / 20 + (i % 3) - 1, w * 0.9, 50e6 + (i % 4) * 1e5,
+			s->sql_rows * 10000 + (i % 3) * 100, 2000000 + (i % 2) * 1000);
+		fprintf(f, "\"tokens\":%d,\"tokens_per_s\":%.3f,", s->tps > 0 ? 32 : 0,
+			s->tps > 0 ? s->tps + (i % 3) : 0);
+		if (s->energy_mj > 0)
+			fprintf(f, "\"gpu\":{\"power_mw\":%.1f,\"energy_mj\":%.1f}}",
+				5000.0 + (i % 4) * 10, s->energy_mj + (i % 5));
+		else
+			fprintf(f, "\"gpu\":null}");
+	}
+	fprintf(f,
+		"],\"cycles_whole_run\":false,"
+		"\"flame\":{\"unit\":\"samples\",\"total\":%d,\"frames\":["
+		"{\"name\":\"main\",\"module\":\"%s/app\",\"kernel\":false},"
+		"{\"name\":\"%s\",\"module\":\"%s/app\",\"kernel\":false},"
+		"{\"name\":\"cold\",\"module\":\"%s/app\",\"kernel\":false},"
+		"{\"name\":\"[unknown] %s/libx.so+%s\",\"module\":\"%s/libx.so\",\"kernel\":false}],"
+		"\"stacks\":[{\"f\":[0,1],\"n\":%d},{\"f\":[0,2],\"n\":%d},{\"f\":[0,3],\"n\":%d}]},"
+		"\"probes\":{\"list\":[{\"label\":\"llama_decode\",\"library\":\"%s/app\","
+		"\"count\":20,\"total_ns\":1000000000,\"p50_ns\":50000000,\"p99_ns\":52000000}]},"
+		"\"sql\":{\"statements\":[{\"text\":\"INSERT INTO t VALUES(?1)\",\"count\":%d,"
+		"\"total_ns\":%d,\"p50_ns\":10000,\"p99_ns\":20000,\"rows\":0}]}}",
+		total, s->root, s->sym_name, s->root, s->root, s->root, s->unk_off, s->root, s->hot,
+		s->cold, s->unk, s->root, 20 * s->sql_rows, 20 * s->sql_rows * 10000);
+	fclose(f);
+	return buf;
+}
+
+static int load(const struct spec *s, const char *dir, struct dl_run *r)
+{
+	char *t = make_report(s), err[512] = "";
+	int e = dl_load_text(dir, t, strlen(t), r, err, sizeof(err));
+
+	if (e)
+		fprintf(stderr, "load %s: %s\n", dir, err);
+	free(t);
+	return e;
+}
+
+static const struct dm_row *row(const struct dm_result *r, enum dm_section sec, const char *name,
+				const char *metric)
+{
+	for (size_t i = 0; i < r->nrows; i++)
+		if (r->rows[i].section == sec && !strcmp(r->rows[i].name, name) &&
+		    !strcmp(r->rows[i].metric, metric))
+			return &r->rows[i];
+	return NULL;
+}
+
+static const struct spec BASE = { "/home/ci/build-1",	  "0x1a2b", 600, 600, 100, 100, 20,
+				  "/home/ci/build-1/app", "hot",    0,	 0 };
+
+/* Tokens/s (higher is better) and Jetson energy per cycle, when present. */
+static void test_tokens_and_power(void)
+{
+	struct spec bs = BASE, ns = BASE;
+	struct dl_run b, n;
+	struct dm_opts o;
+	struct dm_result r;
+	const struct dm_row *w;
+
+	bs.tps = 100;
+	bs.energy_mj = 400;
+	ns.tps = 70;	    /* 30% fewer tokens/s */
+	ns.energy_mj = 600; /* 50% more energy per cycle */
+	if (load(&bs, "base", &b) || load(&ns, "new", &n)) {
+		CHECK(0);
+		return;
+	}
+	dm_default_opts(&o);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	w = row(&r, DM_S_CYCLE, "tokens/s", "median per cycle");
+	CHECK(w && w->better == DM_HIGHER && w->status == DM_REGRESSION);
+	if (w)
+		CHECK_NEAR(w->est, -0.3, 0.01);
+	w = row(&r, DM_S_CYCLE, "GPU energy", "median per cycle");
+	CHECK(w && w->status == DM_REGRESSION && w->est > 0.45 && w->est < 0.55);
+	w = row(&r, DM_S_CYCLE, "GPU power", "median per cycle");
+	CHECK(w && w->status == DM_SAME);
+	dm_result_free(&r);
+	/* The other way round: improvements, no regression. */
+	CHECK_INT_EQ(dm_compare(&n, &b, &o, &r), 0);
+	CHECK_INT_EQ(r.regressions, 0);
+	w = row(&r, DM_S_CYCLE, "tokens/s", "median per cycle");
+	CHECK(w && w->status == DM_IMPROVEMENT);
+	dm_result_free(&r);
+	dl_free(&b);
+	dl_free(&n);
+}
+
+static void test_regression(void)
+{
+	struct spec ns = BASE;
+	struct dl_run b, n;
+	struct dm_opts o;
+	struct dm_result r;
+	const struct dm_row *w;
+
+	ns.root = "/tmp/other-checkout/build";
+	ns.unk_off = "0x2b3c";
+	ns.program = "/tmp/other-checkout/build/app";
+	ns.hot = 1200;	   /* twice the work */
+	ns.wall_ms = 145;  /* and the cycles slower */
+	ns.sql_rows = 200; /* ten times the rows */
+	if (load(&BASE, "base", &b) || load(&ns, "new", &n)) {
+		CHECK(0);
+		return;
+	}
+	CHECK(b.funcs_from_flame && n.funcs_from_flame);
+	CHECK_INT_EQ(b.ncycles, 20);
+	CHECK_STR_EQ(b.program, "app");
+	dm_default_opts(&o);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	CHECK(r.per_cycle);
+	CHECK_INT_EQ(r.nwarnings, 0); /* same program name: no warning */
+
+	/* Matched across paths: both sides present. */
+	w = row(&r, DM_S_FUNCTION, "hot", "self");
+	CHECK(w && isfinite(w->base) && isfinite(w->new));
+	if (w) {
+		CHECK_INT_EQ(w->status, DM_REGRESSION);
+		CHECK_NEAR(w->base, 600 * 1e6 / 20, 1);
+		/* 1200 vs 600 samples in 20 cycles each: +100%. */
+		CHECK_NEAR(w->est, 1.0, 1e-9);
+		CHECK(w->lo > 0.6 && w->lo < 1.0 && w->hi > 1.0 && w->hi < 1.5);
+		CHECK(w->p < 1e-6);
+		CHECK_STR_EQ(w->detail, "/tmp/other-checkout/build/app");
+	}
+	w = row(&r, DM_S_FUNCTION, "cold", "self");
+	CHECK(w && w->status == DM_SAME && fabs(w->est) < 1e-9);
+	w = row(&r, DM_S_FUNCTION, "[unknown] libx.so", "self");
+	CHECK(w && isfinite(w->base) && isfinite(w->new) && w->status == DM_SAME);
+	/* main's total grew, but totals do not gate. */
+	w = row(&r, DM_S_FUNCTION, "main", "total");
+	CHECK(w && w->status == DM_CHANGED && !w->gating);
+	/* Per-cycle distributions. */
+	w = row(&r, DM_S_CYCLE, "wall time", "median per cycle");
+	CHECK(w && w->status == DM_REGRESSION && w->test == DM_T_MWU);
+	if (w) {
+		CHECK_NEAR(w->base, 100e6, 1);
+		CHECK_NEAR(w->est, 0.45, 1e-9);
+		CHECK(w->lo <= 0.45 && w->hi >= 0.45);
+	}
+	/* on-CPU time follows the wall time in these reports. */
+	w = row(&r, DM_S_CYCLE, "on-CPU time", "median per cycle");
+	CHECK(w && w->status == DM_REGRESSION);
+	w = row(&r, DM_S_CYCLE, "SQL", "median per cycle");
+	CHECK(w && w->status == DM_REGRESSION);
+	w = row(&r, DM_S_CYCLE, "inference", "median per cycle");
+	CHECK(w && w->status == DM_SAME);
+	/* Probes by label and library file name, SQL by text. */
+	w = row(&r, DM_S_PROBE, "llama_decode", "calls per cycle");
+	CHECK(w && w->base == 1 && w->new == 1 && w->status == DM_SAME);
+	w = row(&r, DM_S_SQL, "INSERT INTO t VALUES(?1)", "executions per cycle");
+	CHECK(w && w->base == 20 && w->new == 200 && w->status == DM_CHANGED);
+	CHECK_INT_EQ(r.regressions, 4);
+
+	/* --json */
+	cJSON *j = diff_to_json(&b, &n, &r);
+	CHECK(j != NULL);
+	if (j) {
+		char *txt = cJSON_PrintUnformatted(j);
+		cJSON *back = txt ? cJSON_Parse(txt) : NULL; /* valid JSON (no NaN) */
+		CHECK(back != NULL);
+		CHECK_STR_EQ(cJSON_GetObjectItem(back, "schema")->valuestring, "ebpf-prof-diff/1");
+		CHECK_STR_EQ(cJSON_GetObjectItem(back, "verdict")->valuestring, "regression");
+		CHECK_STR_EQ(cJSON_GetObjectItem(back, "normalization")->valuestring, "per-cycle");
+		CHECK_INT_EQ(cJSON_GetObjectItem(back, "regressions")->valueint, 4);
+		const cJSON *x, *hot = NULL;
+		cJSON_ArrayForEach(x, cJSON_GetObjectItem(back, "rows"))
+		{
+			if (!strcmp(cJSON_GetObjectItem(x, "name")->valuestring, "hot") &&
+			    !strcmp(cJSON_GetObjectItem(x, "metric")->valuestring, "self"))
+				hot = x;
+		}
+		CHECK(hot != NULL);
+		if (hot) {
+			const cJSON *ci = cJSON_GetObjectItem(hot, "ci95");
+			CHECK_STR_EQ(cJSON_GetObjectItem(hot, "status")->valuestring, "regression");
+			CHECK_STR_EQ(cJSON_GetObjectItem(hot, "test")->valuestring, "rate-ratio");
+			CHECK_NEAR(cJSON_GetObjectItem(hot, "change")->valuedouble, 1.0, 1e-9);
+			CHECK_NEAR(cJSON_GetObjectItem(hot, "base_share")->valuedouble,
+				   600.0 / 1300, 1e-9);
+			CHECK(cJSON_GetArraySize(ci) == 2 &&
+			      cJSON_GetArrayItem(ci, 0)->valuedouble < 1.0 &&
+			      cJSON_GetArrayItem(ci, 1)->valuedouble > 1.0);
+		}
+		/* diff.html: the page with the data, nothing fetched. */
+		char *html = NULL;
+		size_t hl = 0;
+		FILE *f = open_memstream(&html, &hl);
+		CHECK_INT_EQ(diff_html_write(f, j, &b, &n), 0); /* takes j */
+		fclose(f);
+		CHECK(html && strstr(html, "\"k\":\"u|hot|app\"") != NULL);
+		CHECK(html && strstr(html, "@@DATA@@") == NULL);
+		CHECK(html && strstr(html, "https://") == NULL);
+		free(html);
+		cJSON_Delete(back);
+		free(txt);
+	}
+	/* Terminal summary names the function and the verdict. */
+	char *out = NULL;
+	size_t ol = 0;
+	FILE *f = open_memstream(&out, &ol);
+	diff_print_summary(f, &b, &n, &r, 10);
+	fclose(f);
+	CHECK(out && strstr(out, "Regressions (4)") && strstr(out, "hot (app)") &&
+	      strstr(out, "+100.0%") && strstr(out, "Result: 4 regressions."));
+	free(out);
+	dm_result_free(&r);
+	dl_free(&b);
+	dl_free(&n);
+}
+
+static void test_quiet_and_warnings(void)
+{
+	struct spec ns = BASE;
+	struct dl_run b, n;
+	struct dm_opts o;
+	struct dm_result r;
+
+	ns.hot = 590;
+	ns.cold = 610;
+	ns.wall_ms = 101;
+	ns.program = "/usr/bin/other-program";
+	if (load(&BASE, "base", &b) || load(&ns, "new", &n)) {
+		CHECK(0);
+		return;
+	}
+	dm_default_opts(&o);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	CHECK_INT_EQ(r.regressions, 0);
+	CHECK_INT_EQ(r.improvements, 0);
+	/* Different programs: warned, still compared. */
+	CHECK(r.nwarnings == 1 && strstr(r.warnings[0], "different programs"));
+	CHECK(row(&r, DM_S_FUNCTION, "hot", "self") != NULL);
+	dm_result_free(&r);
+	dl_free(&n);
+
+	/* Per run: NEW without cycles -> shares of samples. */
+	char *t = make_report(&BASE);
+	char *c = strstr(t, "\"cycles\":[");
+	memcpy(c, "\"cyclez\"", 8);
+	char err[256];
+	CHECK_INT_EQ(dl_load_text("new", t, strlen(t), &n, err, sizeof(err)), 0);
+	free(t);
+	CHECK_INT_EQ(n.ncycles, 0);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	CHECK(!r.per_cycle);
+	const struct dm_row *w = row(&r, DM_S_FUNCTION, "hot", "self");
+	CHECK(w && w->test == DM_T_TWO_PROP && fabs(w->est) < 1e-9 && w->status == DM_SAME);
+	CHECK(r.nwarnings >= 1);
+	dm_result_free(&r);
+	dl_free(&n);
+	dl_free(&b);
+}
+
+/* An older report.json: flame frames without "module". */
+static void test_old_report_without_modules(void)
+{
+	struct spec ns = BASE;
+	struct dl_run b, n;
+	struct dm_opts o;
+	struct dm_result r;
+	char *t = make_report(&BASE), err[256], *p;
+
+	/* Remove the frames' modules ("module":"<root>/..." inside "frames"). */
+	char *fr = strstr(t, "\"frames\":"), *end = strstr(t, "\"stacks\":");
+	while ((p = strstr(fr, "\"module\":\"")) && p < end) {
+		char *q = strchr(p + 10, '"');
+		memmove(p, q + 2, strlen(q + 2) + 1); /* drop through the comma */
+		end = strstr(t, "\"stacks\":");
+	}
+	CHECK_INT_EQ(dl_load_text("old", t, strlen(t), &b, err, sizeof(err)), 0);
+	free(t);
+	CHECK(!b.has_modules);
+	ns.hot = 1200;
+	CHECK_INT_EQ(load(&ns, "new", &n), 0);
+	CHECK(n.has_modules);
+	CHECK_INT_EQ(dl_align_keys(&b, &n), 0);
+	dm_default_opts(&o);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	const struct dm_row *w = row(&r, DM_S_FUNCTION, "hot", "self");
+	CHECK(w && isfinite(w->base) && isfinite(w->new) && w->status == DM_REGRESSION);
+	w = row(&r, DM_S_FUNCTION, "cold", "self");
+	CHECK(w && w->status == DM_SAME);
+	bool warned = false;
+	for (size_t i = 0; i < r.nwarnings; i++)
+		warned |= strstr(r.warnings[i], "matched by name only") != NULL;
+	CHECK(warned);
+	dm_result_free(&r);
+	dl_free(&b);
+	dl_free(&n);
+}
+
+/* Sizes beyond real runs stay fast: 20000 cycles a side (the recorder's
+ * cap), thousands of functions with one side lacking modules (the
+ * name-only path), 2000 SQL statements. Bounded by the test timeout. */
+static void test_large(void)
+{
+	struct dl_run b, n;
+	struct dm_opts o;
+	struct dm_result r;
+	struct timespec t0, t1;
+	char err[256];
+
+	for (int side = 0; side < 2; side++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		fputs("{\"schema\":\"ebpf-prof/1\",\"sampling\":{\"period_ns\":1000000},"
+		      "\"cycles\":[",
+		      f);
+		for (int i = 0; i < 20000; i++)
+			fprintf(f, "%s{\"wall_ns\":%d,\"samples\":%d,\"sql_ns\":%d}", i ? "," : "",
+				1000000 + (i * 7919) % 100000, 10 + i % 7, (i * 31) % 5000);
+		fputs("],\"flame\":{\"total\":12000,\"frames\":[", f);
+		for (int i = 0; i < 6000; i++)
+			fprintf(f, "%s{\"name\":\"fn%d\",\"module\":%s}", i ? "," : "", i % 4500,
+				side ? "\"/x/app\"" : "null");
+		fputs("],\"stacks\":[", f);
+		for (int i = 0; i < 6000; i++)
+			fprintf(f, "%s{\"f\":[%d,%d],\"n\":2}", i ? "," : "", i, (i + 1) % 6000);
+		fputs("]},\"sql\":{\"statements\":[", f);
+		for (int i = 0; i < 2000; i++)
+			fprintf(f, "%s{\"text\":\"SELECT %d\",\"count\":%d}", i ? "," : "", i,
+				1 + i % 3);
+		fputs("]}}", f);
+		fclose(f);
+		CHECK_INT_EQ(dl_load_text(side ? "new" : "base", buf, len, side ? &n : &b, err,
+					  sizeof(err)),
+			     0);
+		free(buf);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_INT_EQ(dl_align_keys(&b, &n), 0);
+	CHECK(b.keys_without_module && n.keys_without_module);
+	CHECK_INT_EQ(b.nfuncs, 4500); /* fn0..fn4499, duplicates merged */
+	dm_default_opts(&o);
+	o.min_share = 0; /* every function */
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(stderr, "large comparison: %zu rows in %.2f s\n", r.nrows,
+		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	CHECK_INT_EQ(r.regressions, 0);
+	dm_result_free(&r);
+	dl_free(&b);
+	dl_free(&n);
+}
+
+static int load_err(const char *text, char *err, size_t len)
+{
+	struct dl_run r;
+	int e = dl_load_text("d", text, strlen(text), &r, err, len);
+
+	if (!e)
+		dl_free(&r);
+	return e;
+}
+
+static void test_bad_text(void)
+{
+	char err[512];
+	char *t = make_report(&BASE);
+
+	/* Truncated anywhere: one clear line. */
+	for (size_t cut = 1; cut < strlen(t); cut += 97) {
+		char save = t[cut];
+		struct dl_run r;
+
+		t[cut] = 0;
+		err[0] = 0;
+		int e = dl_load_text("d", t, cut, &r, err, sizeof(err));
+		CHECK_INT_EQ(e, -EINVAL);
+		CHECK(strstr(err, "d/report.json: not valid JSON (truncated") != NULL);
+		if (!e)
+			dl_free(&r);
+		t[cut] = save;
+	}
+	free(t);
+	CHECK_INT_EQ(load_err("{\"schema\":\"ebpf-prof/2\"}", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "schema \"ebpf-prof/2\" is not supported") != NULL);
+	CHECK_INT_EQ(load_err("{\"version\":\"1\"}", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "not an ebpf-prof report") != NULL);
+	CHECK_INT_EQ(load_err("[1,2]", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "not a JSON object") != NULL);
+	struct dl_run r;
+	CHECK_INT_EQ(dl_load_text("d", "", 0, &r, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "empty") != NULL);
+
+	/* Hostile values: wrong types, negative, huge, NaN-like, indexes out
+	 * of range, invalid UTF-8 and markup in names. Loaded, bad fields
+	 * ignored, output still valid. */
+	const char *hostile =
+		"{\"schema\":\"ebpf-prof/1\",\"target\":{\"command\":7},"
+		"\"sampling\":{\"period_ns\":-5},\"samples\":{\"total\":1e300},"
+		"\"cycles\":[{\"wall_ns\":\"abc\"},{\"wall_ns\":-1},{\"wall_ns\":1e300},7,null,"
+		"{\"wall_ns\":5,\"off_cpu_by_reason\":[1],\"gpu\":\"x\",\"throttled_share\":9}],"
+		"\"flame\":{\"total\":-3,\"frames\":[{\"name\":\"ok\\u0000x\"},{\"name\":"
+		"\"</script><b>\xff\xfe\",\"module\":5},3],"
+		"\"stacks\":[{\"f\":[0,1,99,-1,\"a\",1.5e9],\"n\":10},{\"f\":[1],\"n\":-4},"
+		"{\"f\":7,\"n\":1},{\"n\":3}]},"
+		"\"probes\":{\"list\":[{\"count\":5},{\"label\":\"p\",\"count\":\"many\","
+		"\"total_ns\":1e400}]},\"sql\":{\"statements\":[{\"text\":null},{\"text\":\"s\","
+		"\"count\":-2}]}}";
+	CHECK_INT_EQ(dl_load_text("h", hostile, strlen(hostile), &r, err, sizeof(err)), 0);
+	CHECK_INT_EQ(r.ncycles, 1);
+	CHECK_INT_EQ(r.samples, 0);
+	CHECK(r.period_ns == 1);
+	CHECK_INT_EQ(r.nprobes, 1);
+	CHECK_INT_EQ(r.nstmts, 1);
+	CHECK_INT_EQ(r.func_samples, 10);
+	for (size_t i = 0; i < r.nfuncs; i++)
+		CHECK(r.funcs[i].self <= r.funcs[i].total && r.funcs[i].total <= r.func_samples);
+	struct dl_run r2;
+	CHECK_INT_EQ(dl_load_text("h2", hostile, strlen(hostile), &r2, err, sizeof(err)), 0);
+	struct dm_opts o;
+	struct dm_result res;
+	dm_default_opts(&o);
+	CHECK_INT_EQ(dm_compare(&r, &r2, &o, &res), 0);
+	CHECK_INT_EQ(res.regressions, 0);
+	cJSON *j = diff_to_json(&r, &r2, &res);
+	char *html = NULL;
+	size_t hl = 0;
+	FILE *f = open_memstream(&html, &hl);
+	CHECK_INT_EQ(diff_html_write(f, j, &r, &r2), 0);
+	fclose(f);
+	/* The markup in a name stays inside the data script. */
+	CHECK(html && strstr(html, "</script><b>") == NULL);
+	CHECK(html && strstr(html, "\\u003c/script\\u003e\\u003cb\\u003e") != NULL);
+	for (size_t i = 0; html && i + 4 < hl; i++) {
+		size_t n = utf8_seq_len((const unsigned char *)html + i, hl - i);
+		CHECK(n > 0);
+		if (n > 1)
+			i += n - 1;
+		if (!n)
+			break;
+	}
+	free(html);
+	dm_result_free(&res);
+	dl_free(&r);
+	dl_free(&r2);
+}
+
+static void test_bad_files(void)
+{
+	char tmpl[] = "/tmp/ep-diff-test.XXXXXX", path[512], err[512];
+	struct dl_run r;
+	char *dir = mkdtemp(tmpl);
+
+	CHECK(dir != NULL);
+	if (!dir)
+		return;
+	/* No such directory, a file instead of a directory. */
+	snprintf(path, sizeof(path), "%s/nope", dir);
+	CHECK_INT_EQ(dl_load(path, &r, err, sizeof(err)), -ENOENT);
+	CHECK(strstr(err, "No such file") != NULL);
+	/* A directory without report.json. */
+	CHECK_INT_EQ(dl_load(dir, &r, err, sizeof(err)), -ENOENT);
+	CHECK(strstr(err, "no report.json") != NULL);
+	/* A FIFO: refused at once, not waited on. */
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	CHECK_INT_EQ(mkfifo(path, 0600), 0);
+	CHECK_INT_EQ(dl_load(dir, &r, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "not a regular file") != NULL);
+	unlink(path);
+	/* A directory named report.json. */
+	CHECK_INT_EQ(mkdir(path, 0700), 0);
+	CHECK(dl_load(dir, &r, err, sizeof(err)) < 0);
+	rmdir(path);
+	/* Huge (sparse): refused before reading. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK_INT_EQ(ftruncate(fd, (off_t)DL_MAX_BYTES + 1), 0);
+	close(fd);
+	CHECK_INT_EQ(dl_load(dir, &r, err, sizeof(err)), -EFBIG);
+	CHECK(strstr(err, "more than a report.json can be") != NULL);
+	/* Truncated on disk. */
+	char *t = make_report(&BASE);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(write(fd, t, strlen(t) / 2) > 0);
+	close(fd);
+	CHECK_INT_EQ(dl_load(dir, &r, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "truncated") != NULL);
+	/* Whole: loads; BASE_DIR given as the file: not a directory. */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(write(fd, t, strlen(t)) == (ssize_t)strlen(t));
+	close(fd);
+	free(t);
+	CHECK_INT_EQ(dl_load(dir, &r, err, sizeof(err)), 0);
+	dl_free(&r);
+	CHECK_INT_EQ(dl_load(path, &r, err, sizeof(err)), -ENOTDIR);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_func_key(void)
+{
+	char *k = dl_func_key("[unknown] /usr/lib/libx.so.1+0x1a2b", "/usr/lib/libx.so.1", false);
+	CHECK_STR_EQ(k, "u|[unknown] libx.so.1|libx.so.1");
+	free(k);
+	k = dl_func_key("schedule", "[kernel.kallsyms]", true);
+	CHECK_STR_EQ(k, "k|schedule|[kernel.kallsyms]");
+	free(k);
+	k = dl_func_key("f", NULL, false);
+	CHECK_STR_EQ(k, "u|f|");
+	free(k);
+}
+
+/* The embedded page is the checked-in HTML (embed_html.py was run). */
+static void test_page_embedded(void)
+{
+	const char *src = getenv("EP_SOURCE_DIR");
+	char path[4096];
+
+	if (!src)
+		return;
+	snprintf(path, sizeof(path), "%s/user/diff/diff_html_page.html", src);
+	FILE *f = fopen(path, "r");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	char *buf = malloc(1 << 20);
+	size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+	fclose(f);
+	if (buf) {
+		buf[n] = 0;
+		CHECK_STR_EQ(buf, diff_html_page);
+	}
+	free(buf);
+	CHECK(strstr(diff_html_page, "@@DATA@@") != NULL);
+}
+
+int main(void)
+{
+	test_func_key();
+	test_regression();
+	test_quiet_and_warnings();
+	test_old_report_without_modules();
+	test_tokens_and_power();
+	test_large();
+	test_bad_text();
+	test_bad_files();
+	test_page_embedded();
+	return check_report("test_diff_model");
+}

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The metrics endpoint: address parsing on good and bad input, the text of
+ * a made-up snapshot (exact lines, escaping, promtool's verdict), and the
+ * server itself over a socket: /metrics only, GET only, bounded requests,
+ * and the CPU one scrape costs its thread with 50 probes and 20 zones. */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "export/metrics.h"
+#include "histogram.h"
+#include "report.h"
+
+static void test_parse(void)
+{
+	static const char *const bad[] = {
+		"",
+		"localhost:9464",
+		"127.0.0.1",
+		"127.0.0.1:",
+		"127.0.0.1:0",
+		"127.0.0.1:65536",
+		"127.0.0.1:-1",
+		"127.0.0.1:+80",
+		"127.1:80",
+		"[::1]9464",
+		"[::1",
+		"[zz]:80",
+		":9464",
+		"1.2.3.4:80x",
+		"1.2.3.4: 80",
+		"[::1]:",
+		"0x7f.0.0.1:80",
+		"::1:9464",
+		"1.2.3.4:99999999999999999999",
+	};
+	struct sockaddr_storage ss;
+	socklen_t len;
+	bool lo;
+	char why[128], longhost[200];
+
+	CHECK_INT_EQ(metrics_parse_addr("127.0.0.1:9464", &ss, &len, &lo, why, sizeof(why)), 0);
+	CHECK(lo && ss.ss_family == AF_INET && len == sizeof(struct sockaddr_in));
+	CHECK_INT_EQ(ntohs(((struct sockaddr_in *)&ss)->sin_port), 9464);
+	CHECK_INT_EQ(metrics_parse_addr("[::1]:80", &ss, &len, &lo, why, sizeof(why)), 0);
+	CHECK(lo && ss.ss_family == AF_INET6);
+	CHECK_INT_EQ(metrics_parse_addr("0.0.0.0:9464", &ss, &len, &lo, why, sizeof(why)), 0);
+	CHECK(!lo);
+	CHECK_INT_EQ(metrics_parse_addr("10.1.2.3:65535", &ss, &len, &lo, why, sizeof(why)), 0);
+	CHECK(!lo);
+	CHECK_INT_EQ(metrics_parse_addr("127.3.4.5:1", &ss, &len, &lo, why, sizeof(why)), 0);
+	CHECK(lo);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		int e = metrics_parse_addr(bad[i], &ss, &len, &lo, why, sizeof(why));
+
+		if (e != -EINVAL)
+			fprintf(stderr, "accepted bad address '%s'\n", bad[i]);
+		CHECK_INT_EQ(e, -EINVAL);
+		CHECK(why[0]);
+	}
+	memset(longhost, '1', sizeof(longhost) - 6);
+	strcpy(longhost + sizeof(longhost) - 6, ":9464");
+	CHECK_INT_EQ(metrics_parse_addr(longhost, &ss, &len, &lo, why, sizeof(why)), -EINVAL);
+	CHECK_INT_EQ(metrics_parse_addr(NULL, &ss, &len, &lo, why, sizeof(why)), -EINVAL);
+}
+
+/* 50 probes, 20 zones, 2 CPUs, 2 pids, 3 cycles: the issue's load. */
+static void make_snap(struct metrics_snap *s)
+{
+	struct histogram h;
+
+	memset(s, 0, sizeof(*s));
+	live_metrics_init(&s->live);
+	s->npids = 2;
+	s->pids[0] = (struct metrics_pid){ 100, "app", 1234 };
+	s->pids[1] = (struct metrics_pid){ 200, "we\"i\\rd\n", 5 };
+	s->live.drops[LIVE_SRC_SAMPLER] = 3;
+	s->live.drops[LIVE_SRC_SCHED] = 0;
+	hist_init(&h);
+	hist_add(&h, 2000);	  /* 2 us */
+	hist_add(&h, 3000000);	  /* 3 ms */
+	hist_add(&h, 2000000000); /* 2 s */
+	s->live.nprobes = 50;
+	for (int i = 0; i < 50; i++) {
+		struct live_probe *p = &s->live.probes[i];
+
+		snprintf(p->name, sizeof(p->name), "probe_%d", i);
+		snprintf(p->library, sizeof(p->library), "lib%d.so", i % 3);
+		p->calls = (uint64_t)i * 10;
+		p->timed = i != 7;
+		live_hist_from(&p->dur, &h);
+	}
+	s->live.cycles_closed = 3;
+	live_hist_from(&s->live.cycle_wall, &h);
+	s->live.cycle_part_s[LIVE_CYC_SQL] = 0.25;
+	s->live.nrss = 1;
+	s->live.rss[0].pid = 100;
+	s->live.rss[0].bytes = 1048576;
+	s->live.ncpu_freq = 2;
+	s->live.cpu_freq[0].cpu = 0;
+	s->live.cpu_freq[0].hz = 2.4e9;
+	s->live.cpu_freq[1].cpu = 1;
+	s->live.cpu_freq[1].hz = 1.2e9;
+	s->live.nzones = 20;
+	for (int i = 0; i < 20; i++) {
+		s->live.zones[i].id = i;
+		snprintf(s->live.zones[i].name, sizeof(s->live.zones[i].name), "zone_type_%d",
+			 i % 4);
+		s->live.zones[i].c = 40.5 + i;
+	}
+	s->live.throttled = 0;
+	s->live.gpu_load_pct = 37.5;
+}
+
+static char *render(const struct metrics_snap *s, bool om)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	CHECK_INT_EQ(metrics_render(s, om, f), 0);
+	fclose(f);
+	return buf;
+}
+
+static bool has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = text; (p = strstr(p, line)); p += n)
+		if ((p == text || p[-1] == '\n') && p[n] == '\n')
+			return true;
+	fprintf(stderr, "line not found: %s\n", line);
+	return false;
+}
+
+static void test_render(void)
+{
+	struct metrics_snap *s = malloc(sizeof(*s));
+	char *t, *om, path[] = "/tmp/ep-metrics.XXXXXX";
+	struct timespec a, b;
+	int fd, n = 200;
+	double ms;
+
+	make_snap(s);
+	t = render(s, false);
+	CHECK(has_line(t, "# TYPE ebpf_prof_samples_total counter"));
+	CHECK(has_line(t, "ebpf_prof_samples_total{pid=\"100\",comm=\"app\"} 1234"));
+	CHECK(has_line(t, "ebpf_prof_samples_total{pid=\"200\",comm=\"we\\\"i\\\\rd\\n\"} 5"));
+	CHECK(has_line(t, "ebpf_prof_dropped_total{cause=\"sampler\"} 3"));
+	CHECK(has_line(t, "ebpf_prof_dropped_total{cause=\"sched\"} 0"));
+	CHECK(!strstr(t, "cause=\"jetson\"")); /* unknown: left out, not 0 */
+	CHECK(has_line(t,
+		       "ebpf_prof_probe_calls_total{probe=\"probe_49\",library=\"lib1.so\"} 490"));
+	/* 2 us, 3 ms, 2 s: cumulative buckets. */
+	CHECK(has_line(t, "ebpf_prof_probe_duration_seconds_bucket{probe=\"probe_0\","
+			  "library=\"lib0.so\",le=\"1e-06\"} 0"));
+	CHECK(has_line(t, "ebpf_prof_probe_duration_seconds_bucket{probe=\"probe_0\","
+			  "library=\"lib0.so\",le=\"1e-05\"} 1"));
+	CHECK(has_line(t, "ebpf_prof_probe_duration_seconds_bucket{probe=\"probe_0\","
+			  "library=\"lib0.so\",le=\"0.005\"} 2"));
+	CHECK(has_line(t, "ebpf_prof_probe_duration_seconds_bucket{probe=\"probe_0\","
+			  "library=\"lib0.so\",le=\"1.0\"} 2"));
+	CHECK(has_line(t, "ebpf_prof_probe_duration_seconds_bucket{probe=\"probe_0\","
+			  "library=\"lib0.so\",le=\"5.0\"} 3"));
+	CHECK(has_line(t, "ebpf_prof_probe_duration_seconds_bucket{probe=\"probe_0\","
+			  "library=\"lib0.so\",le=\"+Inf\"} 3"));
+	CHECK(has_line(t, "ebpf_prof_probe_duration_seconds_count{probe=\"probe_0\","
+			  "library=\"lib0.so\"} 3"));
+	CHECK(!strstr(t, "ebpf_prof_probe_duration_seconds_count{probe=\"probe_7\""));
+	CHECK(has_line(t, "ebpf_prof_cycles_total 3"));
+	CHECK(has_line(t, "ebpf_prof_cycle_duration_seconds_bucket{le=\"+Inf\"} 3"));
+	CHECK(has_line(t, "ebpf_prof_cycle_component_seconds_total{component=\"sql\"} 0.25"));
+	CHECK(has_line(t, "ebpf_prof_rss_bytes{pid=\"100\"} 1048576"));
+	CHECK(has_line(t, "ebpf_prof_cpu_frequency_hertz{cpu=\"1\"} 1200000000"));
+	CHECK(has_line(t, "ebpf_prof_temperature_celsius{zone=\"thermal_zone19\","
+			  "type=\"zone_type_3\"} 59.5"));
+	CHECK(has_line(t, "ebpf_prof_throttled 0"));
+	CHECK(has_line(t, "ebpf_prof_gpu_load_ratio 0.375"));
+	CHECK(!strstr(t, "ebpf_prof_power_watts{")); /* unknown */
+	CHECK(!strstr(t, "# EOF"));
+	om = render(s, true);
+	CHECK(has_line(om, "# TYPE ebpf_prof_samples counter"));
+	CHECK(has_line(om, "# TYPE ebpf_prof_probe_duration_seconds histogram"));
+	CHECK(strlen(om) > 6 && !strcmp(om + strlen(om) - 6, "# EOF\n"));
+
+	/* promtool, the Prometheus project's own linter. */
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd >= 0) {
+		char cmd[256];
+		int rc;
+
+		CHECK((size_t)write(fd, t, strlen(t)) == strlen(t));
+		close(fd);
+		snprintf(cmd, sizeof(cmd), "promtool check metrics < %s", path);
+		rc = system("command -v promtool >/dev/null");
+		if (rc == 0) {
+			CHECK_INT_EQ(system(cmd), 0);
+		} else {
+			fprintf(stderr, "promtool not found (apt-get install prometheus)\n");
+			CHECK(!getenv("CI") || strcmp(getenv("CI"), "true"));
+		}
+		unlink(path);
+	}
+
+	/* Cost of one scrape's work on the HTTP thread: copy + render. */
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	for (int i = 0; i < n; i++) {
+		struct metrics_snap *c = malloc(sizeof(*c));
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		memcpy(c, s, sizeof(*c));
+		metrics_render(c, false, f);
+		fclose(f);
+		free(buf);
+		free(c);
+	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	ms = ((double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6) / n;
+	fprintf(stderr, "render: %.3f ms CPU per scrape (50 probes, 20 zones, %zu bytes)\n", ms,
+		strlen(t));
+	CHECK(getenv("EP_EMULATED") || ms < 1.0); /* qemu-user: not our CPU */
+	free(t);
+	free(om);
+	free(s);
+}
+
+/* One HTTP exchange over a fresh connection (reqlen 0: strlen(req));
+ * returns the status code and the response in resp. */
+static int http(uint16_t port, const char *req, size_t reqlen, char *resp, size_t cap)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), code = -1;
+	size_t got = 0;
+	ssize_t n;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	resp[0] = '\0';
+	if (!reqlen)
+		reqlen = strlen(req);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	/* The server may answer and close before reading it all (431). */
+	(void)!send(fd, req, reqlen, MSG_NOSIGNAL);
+	while (got + 1 < cap && (n = recv(fd, resp + got, cap - 1 - got, 0)) > 0)
+		got += (size_t)n;
+	resp[got] = '\0';
+	close(fd);
+	if (sscanf(resp, "HTTP/1.%*d %d", &code) != 1)
+		return 0; /* closed without an answer */
+	return code;
+}
+
+/* CPU time of the threads of this process other than the caller's. */
+static uint64_t other_threads_ns(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	uint64_t sum = 0;
+	pid_t self = gettid();
+
+	while (d && (e = readdir(d))) {
+		char p[64];
+		unsigned long long ns = 0;
+		FILE *f;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == self)
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/task/%d/schedstat", atoi(e->d_name));
+		f = fopen(p, "r");
+		if (f && fscanf(f, "%llu", &ns) == 1)
+			sum += ns;
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return sum;
+}
+
+static void test_server(void)
+{
+	struct metrics_server *m = NULL;
+	struct metrics_snap *s = malloc(sizeof(*s));
+	struct profile p;
+	struct run_info ri = { 0 };
+	struct report_target tg = { .pid = 100, .comm = "app" };
+	char addr[32], *resp = malloc(1 << 20), *big;
+	uint16_t port = 0;
+	uint64_t t0;
+	int n = 100;
+
+	/* A port that is free now; a clash with another process is retried. */
+	srand((unsigned)getpid());
+	for (int i = 0; i < 20 && !m; i++) {
+		port = (uint16_t)(20000 + rand() % 30000);
+		snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+		if (metrics_server_start(&m, addr))
+			m = NULL;
+	}
+	CHECK(m != NULL);
+	if (!m) {
+		free(s);
+		free(resp);
+		return;
+	}
+	/* Before any publish: families without values. */
+	CHECK_INT_EQ(http(port, "GET /metrics HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 200);
+	CHECK(strstr(resp, "text/plain; version=0.0.4") != NULL);
+	CHECK(strstr(resp, "# TYPE ebpf_prof_samples_total counter") != NULL);
+	CHECK(!strstr(resp, "ebpf_prof_samples_total{"));
+
+	make_snap(s);
+	CHECK_INT_EQ(profile_init(&p, 100), 0);
+	profile_thread(&p, 100, 100, "app");
+	profile_thread(&p, 100, 101, "app");
+	p.threads[0].samples = 7;
+	p.threads[1].samples = 5;
+	ri.targets = &tg;
+	ri.ntargets = 1;
+	metrics_server_update(m, &s->live, &p, &ri, 1);
+	CHECK_INT_EQ(http(port, "GET /metrics HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 200);
+	CHECK(strstr(resp, "\nebpf_prof_samples_total{pid=\"100\",comm=\"app\"} 12\n") != NULL);
+	CHECK(strstr(resp, "ebpf_prof_temperature_celsius{zone=\"thermal_zone19\"") != NULL);
+	/* Rate limit: an update 1 ns later is not published. */
+	p.threads[0].samples = 70;
+	metrics_server_update(m, &s->live, &p, &ri, 2);
+	CHECK_INT_EQ(http(port, "GET /metrics HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 200);
+	CHECK(strstr(resp, "comm=\"app\"} 12\n") != NULL);
+	metrics_server_update(m, &s->live, &p, &ri, 1 + 250000000ull);
+	CHECK_INT_EQ(http(port, "GET /metrics HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 200);
+	CHECK(strstr(resp, "comm=\"app\"} 75\n") != NULL);
+	/* --rotate: the profile restarts, the counter goes on from 75. */
+	metrics_server_fold(m, &p);
+	p.threads[0].samples = 1;
+	p.threads[1].samples = 0;
+	metrics_server_update(m, &s->live, &p, &ri, 1 + 250000000ull + 1);
+	CHECK_INT_EQ(http(port, "GET /metrics HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 200);
+	CHECK(strstr(resp, "comm=\"app\"} 76\n") != NULL);
+
+	CHECK_INT_EQ(http(port,
+			  "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+			  "Accept: application/openmetrics-text;version=1.0.0\r\n\r\n",
+			  0, resp, 1 << 20),
+		     200);
+	CHECK(strstr(resp, "application/openmetrics-text") && strstr(resp, "\n# EOF\n"));
+	CHECK_INT_EQ(http(port, "HEAD /metrics HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 200);
+	/* Nothing but GET /metrics. */
+	CHECK_INT_EQ(http(port, "GET / HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 404);
+	CHECK_INT_EQ(http(port, "GET /metrics/ HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 404);
+	CHECK_INT_EQ(http(port, "GET /metrics?x=1 HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 200);
+	CHECK_INT_EQ(http(port, "GET /../../etc/passwd HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 404);
+	CHECK(!strstr(resp, "root:"));
+	CHECK_INT_EQ(http(port, "POST /metrics HTTP/1.0\r\nContent-Length: 0\r\n\r\n", 0, resp,
+			  1 << 20),
+		     405);
+	CHECK_INT_EQ(http(port,
+			  "PUT /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+			  "Content-Length: 4\r\n\r\nabcd",
+			  0, resp, 1 << 20),
+		     405);
+	CHECK_INT_EQ(http(port,
+			  "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+			  "Content-Length: 4\r\n\r\nabcd",
+			  0, resp, 1 << 20),
+		     413);
+	/* Headers past the per-connection limit: refused, not buffered. */
+	big = malloc(65536);
+	if (big) {
+		int k = snprintf(big, 65536, "GET /metrics HTTP/1.0\r\nX-Pad: ");
+
+		memset(big + k, 'a', 60000);
+		memcpy(big + k + 60000, "\r\n\r\n", 4);
+		int code = http(port, big, (size_t)k + 60004, resp, 1 << 20);
+
+		CHECK(code == 431 || code == 0);
+		free(big);
+	}
+	CHECK(http(port, "garbage\r\n\r\n", 0, resp, 1 << 20) != 200);
+
+	/* The HTTP thread's CPU per scrape (50 probes, 20 zones). */
+	t0 = other_threads_ns();
+	for (int i = 0; i < n; i++)
+		CHECK_INT_EQ(http(port, "GET /metrics HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 200);
+	double ms = (double)(other_threads_ns() - t0) / 1e6 / n;
+	fprintf(stderr, "server: %.3f ms CPU per scrape on its thread, %zu bytes\n", ms,
+		strlen(resp));
+	CHECK(getenv("EP_EMULATED") || ms < 1.0);
+	CHECK(metrics_server_requests(m) >= (uint64_t)n + 10);
+	metrics_server_stop(m);
+	profile_free(&p);
+	free(resp);
+	free(s);
+}
+
+int main(void)
+{
+	test_parse();
+	test_render();
+	test_server();
+	return check_report("test_metrics");
+}

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* pprof export: the synthetic profile encoded, gzipped, decoded back with
+ * protobuf-c and compared with the sample list in synth_profile.h; the
+ * build-id note parser on good and bad input; sources and build-id of a
+ * real ELF file (tests/elf). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "check.h"
+#include "export/pprof.h"
+#include "export/pprof_elf.h"
+#include "export/profile.pb-c.h"
+#include "synth_profile.h"
+
+typedef Perftools__Profiles__Profile PP;
+
+static const char *str(const PP *pp, int64_t i)
+{
+	return i >= 0 && (size_t)i < pp->n_string_table ? pp->string_table[i] : NULL;
+}
+
+static const Perftools__Profiles__Label *label(const PP *pp, const Perftools__Profiles__Sample *s,
+					       const char *key)
+{
+	for (size_t i = 0; i < s->n_label; i++)
+		if (!strcmp(str(pp, s->label[i]->key), key))
+			return s->label[i];
+	return NULL;
+}
+
+/* Labels are decimal strings; -1: absent. */
+static int64_t num_label(const PP *pp, const Perftools__Profiles__Sample *s, const char *key)
+{
+	const Perftools__Profiles__Label *l = label(pp, s, key);
+
+	return l && !l->num && str(pp, l->str) ? strtoll(str(pp, l->str), NULL, 10) : -1;
+}
+
+static const char *func_name(const PP *pp, uint64_t loc_id)
+{
+	for (size_t i = 0; i < pp->n_location; i++) {
+		const Perftools__Profiles__Location *l = pp->location[i];
+
+		if (l->id != loc_id || l->n_line != 1)
+			continue;
+		for (size_t f = 0; f < pp->n_function; f++)
+			if (pp->function[f]->id == l->line[0]->function_id)
+				return str(pp, pp->function[f]->name);
+	}
+	return NULL;
+}
+
+/* Sum of value[v] over samples of tid (0: any) in cycle (-2: any) whose
+ * stack, leaf first, is exactly names (NULL: any stack). */
+static int64_t total(const PP *pp, size_t v, int64_t tid, int64_t cycle, const char *const *names,
+		     size_t n)
+{
+	int64_t t = 0;
+
+	for (size_t i = 0; i < pp->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = pp->sample[i];
+		bool match = true;
+
+		if (tid && num_label(pp, s, "thread_id") != tid)
+			continue;
+		if (cycle != -2 && num_label(pp, s, "cycle") != cycle)
+			continue;
+		if (names) {
+			if (s->n_location_id != n)
+				continue;
+			for (size_t k = 0; k < n && match; k++) {
+				const char *fn = func_name(pp, s->location_id[k]);
+
+				match = fn && !strcmp(fn, names[k]);
+			}
+		}
+		if (match && v < s->n_value)
+			t += s->value[v];
+	}
+	return t;
+}
+
+static void test_cpu(const struct profile *p)
+{
+	/* A at 1000-2000 and B at 1500 in cycle 0, 3000-5000 in cycle 1;
+	 * D (7000, 8000) in none. */
+	struct pprof_cycle cyc[] = { { 0, 1800, 0 }, { 1800, 5000, 1 } };
+	struct pprof_opts o = { .kind = PPROF_CPU,
+				.time_nanos = 123,
+				.duration_nanos = 456,
+				.cycles = cyc,
+				.ncycles = 2 };
+	static const char *const mw[] = { "work", "main" };
+	static const char *const mws[] = { "sys_read", "work", "main" };
+	uint8_t *buf;
+	size_t len;
+	PP *pp;
+
+	CHECK_INT_EQ(pprof_encode(p, &o, &buf, &len), 0);
+	pp = perftools__profiles__profile__unpack(NULL, len, buf);
+	CHECK(pp != NULL);
+	free(buf);
+	if (!pp)
+		return;
+	CHECK(pp->n_string_table > 0 && !strcmp(pp->string_table[0], ""));
+	CHECK_INT_EQ(pp->n_sample_type, 2);
+	CHECK_STR_EQ(str(pp, pp->sample_type[0]->type), "samples");
+	CHECK_STR_EQ(str(pp, pp->sample_type[0]->unit), "count");
+	CHECK_STR_EQ(str(pp, pp->sample_type[1]->type), "cpu");
+	CHECK_STR_EQ(str(pp, pp->sample_type[1]->unit), "nanoseconds");
+	CHECK(pp->period_type && !strcmp(str(pp, pp->period_type->type), "cpu"));
+	CHECK_INT_EQ(pp->period, SYNTH_PERIOD);
+	CHECK_INT_EQ(pp->time_nanos, 123);
+	CHECK_INT_EQ(pp->duration_nanos, 456);
+	/* 13 samples, each one period of CPU time. */
+	CHECK_INT_EQ(total(pp, 0, 0, -2, NULL, 0), 13);
+	CHECK_INT_EQ(total(pp, 1, 0, -2, NULL, 0), 13 * (int64_t)SYNTH_PERIOD);
+	/* Per thread: A 4, B 6, C 1, D 2. */
+	CHECK_INT_EQ(total(pp, 0, 100, -2, NULL, 0), 4);
+	CHECK_INT_EQ(total(pp, 0, 101, -2, NULL, 0), 6);
+	CHECK_INT_EQ(total(pp, 0, 200, -2, NULL, 0), 1);
+	CHECK_INT_EQ(total(pp, 0, 300, -2, NULL, 0), 2);
+	/* Leaf-first stacks, split by cycle: A's [main,work] at 1000+2000
+	 * (cycle 0) and 4000 (cycle 1); its kernel sample at 3000. */
+	CHECK_INT_EQ(total(pp, 0, 100, 0, mw, 2), 2);
+	CHECK_INT_EQ(total(pp, 0, 100, 1, mw, 2), 1);
+	CHECK_INT_EQ(total(pp, 0, 100, 1, mws, 3), 1);
+	/* B: "a;b" x2 from 1500 in cycle 0, the rest in cycle 1. */
+	CHECK_INT_EQ(total(pp, 0, 101, 0, NULL, 0), 2);
+	CHECK_INT_EQ(total(pp, 0, 101, 1, NULL, 0), 4);
+	/* D's samples fall in no cycle: no cycle label. */
+	CHECK_INT_EQ(total(pp, 0, 300, -1, NULL, 0), 2);
+	for (size_t i = 0; i < pp->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = pp->sample[i];
+		const Perftools__Profiles__Label *tn = label(pp, s, "thread_name");
+
+		CHECK(tn && str(pp, tn->str));
+		if (num_label(pp, s, "thread_id") == 300)
+			CHECK_STR_EQ(str(pp, tn->str), "we;ird");
+		if (num_label(pp, s, "thread_id") == 101)
+			CHECK_INT_EQ(num_label(pp, s, "pid"), 100);
+	}
+	/* One mapping per module file; frames without a module have none. */
+	CHECK_INT_EQ(pp->n_mapping, 3);
+	for (size_t i = 0; i < pp->n_mapping; i++) {
+		CHECK_INT_EQ(pp->mapping[i]->id, i + 1);
+		CHECK(pp->mapping[i]->has_functions);
+		CHECK(str(pp, pp->mapping[i]->filename)[0] == '/');
+	}
+	CHECK_INT_EQ(pp->n_location, p->nframes);
+	for (size_t i = 0; i < pp->n_location; i++) {
+		const char *mod = p->frames[pp->location[i]->id - 1].module;
+		uint64_t mid = pp->location[i]->mapping_id;
+
+		CHECK(mod ? mid && !strcmp(str(pp, pp->mapping[mid - 1]->filename), mod) : !mid);
+	}
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+}
+
+static void test_offcpu_gz(const struct profile *p)
+{
+	struct pprof_opts o = { .kind = PPROF_OFFCPU };
+	unsigned char out[65536];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	z_stream z = { 0 };
+	PP *pp;
+
+	CHECK_INT_EQ(export_pprof(p, &o, m), 0);
+	fclose(m);
+	CHECK(len > 18 && (unsigned char)buf[0] == 0x1f && (unsigned char)buf[1] == 0x8b);
+	CHECK_INT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
+	z.next_in = (Bytef *)buf;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = sizeof(out);
+	CHECK_INT_EQ(inflate(&z, Z_FINISH), Z_STREAM_END);
+	pp = perftools__profiles__profile__unpack(NULL, z.total_out, out);
+	inflateEnd(&z);
+	free(buf);
+	CHECK(pp != NULL);
+	if (!pp)
+		return;
+	CHECK_INT_EQ(pp->n_sample_type, 1);
+	CHECK_STR_EQ(str(pp, pp->sample_type[0]->type), "off_cpu");
+	CHECK_STR_EQ(str(pp, pp->sample_type[0]->unit), "nanoseconds");
+	/* Off-CPU profiles count in units of period_ns: values are times. */
+	CHECK_INT_EQ(total(pp, 0, 0, -2, NULL, 0), 13 * (int64_t)SYNTH_PERIOD);
+	CHECK_INT_EQ(total(pp, 0, 0, 0, NULL, 0), 0); /* no cycles given: no label */
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+}
+
+static void test_empty(void)
+{
+	struct profile p;
+	struct pprof_opts o = { .kind = PPROF_CPU };
+	uint8_t *buf;
+	size_t len;
+	PP *pp;
+
+	CHECK_INT_EQ(profile_init(&p, 99), 0);
+	CHECK_INT_EQ(pprof_encode(&p, &o, &buf, &len), 0);
+	pp = perftools__profiles__profile__unpack(NULL, len, buf);
+	CHECK(pp && pp->n_sample == 0 && pp->n_sample_type == 2);
+	if (pp)
+		perftools__profiles__profile__free_unpacked(pp, NULL);
+	free(buf);
+	profile_free(&p);
+}
+
+/* Identical samples either side of a pause (a cycle boundary after a sleep)
+ * are two runs with run_gap_ns set, so each gets its own cycle label. */
+static void test_gap(void)
+{
+	struct pprof_cycle cyc[] = { { 0, 5000000, 0 }, { 5000000, 9000000, 1 } };
+	struct pprof_opts o = { .kind = PPROF_CPU, .cycles = cyc, .ncycles = 2 };
+	static const char *const m[] = { "main" };
+	struct profile p;
+	uint8_t *buf;
+	size_t len;
+	uint32_t f, t;
+	PP *pp;
+
+	CHECK_INT_EQ(profile_init(&p, 1000), 0); /* 1 ms period */
+	p.run_gap_ns = 2 * p.period_ns;
+	f = (uint32_t)profile_intern_frame(&p, "main", "/bin/x", false);
+	t = (uint32_t)profile_thread(&p, 1, 1, "x");
+	/* 1, 2, 3 ms; pause; 6, 7 ms; out of order 6.5 ms merges. */
+	CHECK_INT_EQ(profile_add_sample(&p, t, 1000000, &f, 1, 0, false), 0);
+	CHECK_INT_EQ(profile_add_sample(&p, t, 2000000, &f, 1, 0, false), 0);
+	CHECK_INT_EQ(profile_add_sample(&p, t, 3000000, &f, 1, 0, false), 0);
+	CHECK_INT_EQ(profile_add_sample(&p, t, 6000000, &f, 1, 0, false), 0);
+	CHECK_INT_EQ(profile_add_sample(&p, t, 7000000, &f, 1, 0, false), 0);
+	CHECK_INT_EQ(profile_add_sample(&p, t, 6500000, &f, 1, 0, false), 0);
+	CHECK_INT_EQ(p.threads[t].nruns, 2);
+	CHECK_INT_EQ(pprof_encode(&p, &o, &buf, &len), 0);
+	pp = perftools__profiles__profile__unpack(NULL, len, buf);
+	CHECK(pp != NULL);
+	if (pp) {
+		CHECK_INT_EQ(total(pp, 0, 1, 0, m, 1), 3);
+		CHECK_INT_EQ(total(pp, 0, 1, 1, m, 1), 3);
+		perftools__profiles__profile__free_unpacked(pp, NULL);
+	}
+	free(buf);
+	profile_free(&p);
+}
+
+static size_t put_note(uint8_t *b, uint32_t namesz, uint32_t descsz, uint32_t type,
+		       const char *name, const uint8_t *desc)
+{
+	size_t off = 12;
+
+	memcpy(b, &namesz, 4);
+	memcpy(b + 4, &descsz, 4);
+	memcpy(b + 8, &type, 4);
+	if (namesz > 4 || descsz > 4)
+		return off; /* a bad header: sizes that run past any buffer */
+	memcpy(b + off, name, namesz);
+	off += (namesz + 3) & ~3u;
+	memcpy(b + off, desc, descsz);
+	return off + ((descsz + 3) & ~3u);
+}
+
+static void test_notes(void)
+{
+	static const uint8_t id[4] = { 0xde, 0xad, 0xbe, 0xef };
+	uint8_t b[256] = { 0 };
+	char hex[2 * PPROF_BUILD_ID_MAX + 1];
+	size_t n;
+
+	/* Another note first (NT_GNU_ABI_TAG), then the build-id. */
+	n = put_note(b, 4, 4, 1, "GNU", id);
+	n += put_note(b + n, 4, 4, 3, "GNU", id);
+	CHECK_INT_EQ(pprof_notes_build_id(b, n, hex, sizeof(hex)), 0);
+	CHECK_STR_EQ(hex, "deadbeef");
+	/* Bad input: cut inside the descriptor, a size running past the end,
+	 * a wrong owner name, an empty buffer, a tiny output buffer. */
+	CHECK_INT_EQ(pprof_notes_build_id(b, n - 2, hex, sizeof(hex)), -ENOENT);
+	CHECK_STR_EQ(hex, "");
+	n = put_note(b, 4, 0xfffffff0u, 3, "GNU", id);
+	CHECK_INT_EQ(pprof_notes_build_id(b, sizeof(b), hex, sizeof(hex)), -ENOENT);
+	memset(b, 0, sizeof(b));
+	n = put_note(b, 0xffffffffu, 4, 3, "GNU", id);
+	CHECK_INT_EQ(pprof_notes_build_id(b, sizeof(b), hex, sizeof(hex)), -ENOENT);
+	n = put_note(b, 4, 4, 3, "XYZ", id);
+	CHECK_INT_EQ(pprof_notes_build_id(b, n, hex, sizeof(hex)), -ENOENT);
+	CHECK_INT_EQ(pprof_notes_build_id(b, 0, hex, sizeof(hex)), -ENOENT);
+	n = put_note(b, 4, 4, 3, "GNU", id);
+	CHECK_INT_EQ(pprof_notes_build_id(b, n, hex, 5), 0);
+	CHECK_STR_EQ(hex, "dead");
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	char cmd[8400];
+
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s.tmp' && mv '%s.tmp' '%s'", from, to, to, to);
+	CHECK_INT_EQ(system(cmd), 0);
+}
+
+/* The cache answers again what the file says, and forgets a file that was
+ * replaced (another inode): a rebuilt library is read anew. */
+static void test_elf_cache(const char *bd)
+{
+	char lib[4096], other[4096], tmp[] = "/tmp/ep-pprof-cache.XXXXXX", path[4200];
+	char hex1[2 * PPROF_BUILD_ID_MAX + 1], hex2[2 * PPROF_BUILD_ID_MAX + 1];
+	struct pprof_elf_cache *c;
+	struct profile p;
+
+	snprintf(lib, sizeof(lib), "%s/tests/elf/libsymtest.so", bd);
+	snprintf(other, sizeof(other), "%s/tests/elf/libsymdl.so", bd);
+	if (!mkdtemp(tmp)) {
+		CHECK(0);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/lib.so", tmp);
+	copy_file(lib, path);
+	CHECK_INT_EQ(pprof_elf_cache_new(&c), 0);
+	CHECK_INT_EQ(profile_init(&p, 100), 0);
+	profile_intern_frame(&p, "symtest_lib_alpha", path, false);
+	profile_intern_frame(&p, "no_such_function", path, false);
+	for (int round = 0; round < 3; round++) {
+		struct pprof_src src[2] = { { 0 } };
+
+		if (round == 2)
+			copy_file(other, path); /* replaced: new inode */
+		pprof_elf_sources(&p, src, c);
+		if (round < 2) {
+			CHECK(src[0].file && strstr(src[0].file, "symtest_lib.c"));
+			CHECK_INT_EQ(src[0].line, 13);
+		} else {
+			CHECK(!src[0].file); /* libsymdl has no symtest_lib_alpha */
+		}
+		CHECK(!src[1].file);
+		free(src[0].file);
+		free(src[1].file);
+	}
+	CHECK_INT_EQ(pprof_elf_build_id(lib, hex1, sizeof(hex1)), 0);
+	copy_file(lib, path);
+	CHECK_INT_EQ(pprof_elf_build_id_cached(c, path, hex2, sizeof(hex2)), 0);
+	CHECK_STR_EQ(hex2, hex1);
+	CHECK_INT_EQ(pprof_elf_build_id_cached(c, path, hex2, sizeof(hex2)), 0);
+	CHECK_STR_EQ(hex2, hex1);
+	copy_file(other, path);
+	CHECK_INT_EQ(pprof_elf_build_id_cached(c, path, hex2, sizeof(hex2)), 0);
+	CHECK(strcmp(hex2, hex1) != 0);
+	pprof_elf_cache_free(c);
+	profile_free(&p);
+	unlink(path);
+	rmdir(tmp);
+}
+
+/* A real shared library built with -g by gcc (tests/elf). */
+static void test_elf(void)
+{
+	const char *bd = getenv("EP_BUILD_DIR");
+	char path[4096], hex[2 * PPROF_BUILD_ID_MAX + 1];
+	struct pprof_src src[3] = { { 0 } };
+	struct profile p;
+
+	if (!bd) {
+		fprintf(stderr, "EP_BUILD_DIR unset: ELF checks skipped\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/tests/elf/libsymtest.so", bd);
+	CHECK_INT_EQ(pprof_elf_build_id(path, hex, sizeof(hex)), 0);
+	CHECK_INT_EQ(strlen(hex), 40); /* --build-id: SHA-1 */
+	CHECK(pprof_elf_build_id("/nonexistent/lib.so", hex, sizeof(hex)) < 0);
+	CHECK_STR_EQ(hex, "");
+	CHECK_INT_EQ(pprof_elf_build_id("/proc/self/status", hex, sizeof(hex)), -ENOENT);
+
+	CHECK_INT_EQ(profile_init(&p, 100), 0);
+	profile_intern_frame(&p, "symtest_lib_alpha", path, false);
+	profile_intern_frame(&p, "symtest_static_helper", path, false);
+	profile_intern_frame(&p, "[unknown] libsymtest.so+0x10", path, false);
+	pprof_elf_sources(&p, src, NULL);
+	CHECK(src[0].file && strstr(src[0].file, "symtest_lib.c"));
+	CHECK_INT_EQ(src[0].line, 13); /* symtest_lib_alpha's definition */
+	CHECK(src[1].file && strstr(src[1].file, "symtest_lib.c"));
+	CHECK_INT_EQ(src[1].line, 7);
+	CHECK(!src[2].file);
+	for (int i = 0; i < 3; i++)
+		free(src[i].file);
+	profile_free(&p);
+	test_elf_cache(bd);
+}
+
+int main(void)
+{
+	struct profile p;
+	struct synth_frames fr = { 0 };
+
+	CHECK_INT_EQ(synth_build(&p, &fr), 0);
+	test_cpu(&p);
+	test_offcpu_gz(&p);
+	profile_free(&p);
+	test_empty();
+	test_gap();
+	test_notes();
+	test_elf();
+	return check_report("test_pprof");
+}

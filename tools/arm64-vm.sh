@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# Runs ebpf-prof on an emulated arm64 machine and brings its results back.
+#
+# usage: tools/arm64-vm.sh -o OUTDIR [EBPF_PROF_OPTIONS] -- PROGRAM [ARGS...]
+#   Boots Debian 12's arm64 kernel (with BTF) under qemu-system-aarch64
+#   (software emulation: this machine has no KVM) with a root filesystem in
+#   RAM built here from Debian packages (busybox-static:arm64, the
+#   cross-built ebpf-prof and the :arm64 libraries it links), runs
+#     ebpf-prof -o /result EBPF_PROF_OPTIONS -- PROGRAM ARGS
+#   as root, and copies /result to OUTDIR. PROGRAM is an arm64 binary
+#   (static, or linked only with libraries the image holds: libc, libm,
+#   libpthread, libdl, libsqlite3). Exit status: ebpf-prof's; 125 when the
+#   VM could not run it.
+# Environment:
+#   EP_ARM64_BIN    the arm64 ebpf-prof (default build-arm64/ebpf-prof;
+#                   tools/cross-build.sh arm64 makes it)
+#   EP_VM_CACHE     where the kernel and busybox packages are kept
+#                   (default ${XDG_CACHE_HOME:-~/.cache}/ebpf-prof/arm64-vm)
+#   EP_VM_TIMEOUT   seconds before the VM is killed (default 600)
+#   EP_VM_FILES     extra files to copy into the VM's / (space-separated)
+#   EP_VM_LOG       where to keep the console log (default OUTDIR/console.log)
+#   EP_VM_PRE       a shell script run in the VM before ebpf-prof (debugging;
+#                   PROGRAM is /opt/ep/NAME, its output goes to the console)
+# The console carries the results: /result as a base64 tar between marker
+# lines, so no virtio-9p or disk driver (modules) is needed.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/.." && pwd)
+usage() { sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+out=""
+opts=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-o)
+		[ $# -ge 2 ] || usage
+		out=$2
+		shift 2
+		;;
+	--)
+		shift
+		break
+		;;
+	-h | --help) usage ;;
+	*)
+		opts+=("$1")
+		shift
+		;;
+	esac
+done
+[ -n "$out" ] && [ $# -ge 1 ] || usage
+prog=$1
+shift
+[ -f "$prog" ] || { echo "arm64-vm.sh: no such program: $prog" >&2; exit 2; }
+file -L "$prog" | grep -q "ARM aarch64" || { echo "arm64-vm.sh: $prog is not an arm64 binary" >&2; exit 2; }
+bin=${EP_ARM64_BIN:-$src/build-arm64/ebpf-prof}
+[ -x "$bin" ] || { echo "arm64-vm.sh: no arm64 ebpf-prof at $bin: run tools/cross-build.sh arm64" >&2; exit 2; }
+command -v qemu-system-aarch64 >/dev/null || { echo "arm64-vm.sh: qemu-system-aarch64 missing: apt-get install qemu-system-arm" >&2; exit 2; }
+command -v cpio >/dev/null || { echo "arm64-vm.sh: cpio missing: apt-get install cpio" >&2; exit 2; }
+
+cache=${EP_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ebpf-prof/arm64-vm}
+mkdir -p "$cache"
+# The kernel and busybox, downloaded once (Debian's arm64 packages; needs
+# `dpkg --add-architecture arm64`, which tools/cross-build.sh does).
+if [ ! -f "$cache/vmlinuz" ] || [ ! -f "$cache/busybox" ]; then
+	pkg=$(apt-cache depends linux-image-arm64:arm64 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9].*-arm64\).*/\1/p' | head -n 1)
+	[ -n "$pkg" ] || { echo "arm64-vm.sh: apt does not know Debian's arm64 kernel: run tools/cross-build.sh arm64 first" >&2; exit 2; }
+	dl=$(mktemp -d /tmp/arm64-vm-dl.XXXXXX)
+	(cd "$dl" && apt-get download "$pkg:arm64" busybox-static:arm64 >/dev/null 2>&1) ||
+		{ rm -rf "$dl"; echo "arm64-vm.sh: cannot download $pkg and busybox-static (arm64)" >&2; exit 2; }
+	for d in "$dl"/*.deb; do dpkg-deb -x "$d" "$dl/x"; done
+	cp "$dl"/x/boot/vmlinuz-* "$cache/vmlinuz.tmp" && mv "$cache/vmlinuz.tmp" "$cache/vmlinuz"
+	cp "$dl/x/bin/busybox" "$cache/busybox.tmp" && mv "$cache/busybox.tmp" "$cache/busybox"
+	rm -rf "$dl"
+fi
+
+work=$(mktemp -d /tmp/arm64-vm.XXXXXX)
+qpid=""
+trap '[ -n "$qpid" ] && kill "$qpid" 2>/dev/null; rm -rf "$work"' EXIT
+root=$work/root
+mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,run,result,lib,usr/lib,opt/ep}
+cp "$cache/busybox" "$root/bin/busybox"
+for a in sh mount mkdir cat echo tar base64 poweroff sleep ls uname chmod mknod ln rm dmesg gzip cp; do
+	ln -s busybox "$root/bin/$a"
+done
+# ebpf-prof and PROGRAM with every shared library they load, from the
+# multiarch :arm64 packages (ldd cannot run an arm64 binary: read DT_NEEDED).
+copy_with_libs() {
+	local f=$1 lib path
+	for lib in $(readelf -d "$f" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+		[ -e "$root/lib/$lib" ] && continue
+		path=""
+		for d in /usr/lib/aarch64-linux-gnu /lib/aarch64-linux-gnu /usr/aarch64-linux-gnu/lib; do
+			[ -e "$d/$lib" ] && { path=$d/$lib; break; }
+		done
+		[ -n "$path" ] || { echo "arm64-vm.sh: $(basename "$f") needs $lib, not installed for arm64" >&2; exit 2; }
+		cp -L "$path" "$root/lib/$lib"
+		copy_with_libs "$path"
+	done
+}
+cp "$bin" "$root/opt/ep/ebpf-prof"
+copy_with_libs "$bin"
+pname=$(basename "$prog")
+cp "$prog" "$root/opt/ep/$pname"
+copy_with_libs "$prog"
+interp=$(readelf -l "$prog" "$bin" 2>/dev/null | sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p' | sort -u)
+for i in $interp; do
+	mkdir -p "$root/$(dirname "$i")"
+	cp -L "$i" "$root/$i"
+done
+if [ -n "${EP_VM_PRE:-}" ]; then
+	cp "$EP_VM_PRE" "$root/opt/ep/pre.sh"
+	chmod +x "$root/opt/ep/pre.sh"
+fi
+for f in ${EP_VM_FILES:-}; do
+	mkdir -p "$root/$(dirname "$f")"
+	cp -a "$f" "$root/$f"
+done
+# The command line, one shell-quoted word each.
+{
+	printf 'set --'
+	printf ' %q' "${opts[@]+"${opts[@]}"}" -- "/opt/ep/$pname" "$@"
+	printf '\n'
+} >"$root/opt/ep/args"
+cat >"$root/init" <<'EOF'
+#!/bin/sh
+export PATH=/bin:/sbin:/opt/ep LD_LIBRARY_PATH=/lib
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
+mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+echo "EP-VM: kernel $(uname -r) $(uname -m)"
+[ -x /opt/ep/pre.sh ] && /opt/ep/pre.sh
+. /opt/ep/args
+/opt/ep/ebpf-prof -o /result/out "$@"
+rc=$?
+echo "EP-VM-RC: $rc"
+echo "EP-VM-TAR-BEGIN"
+cd /result && tar cf - out 2>/dev/null | gzip | base64
+echo "EP-VM-TAR-END"
+poweroff -f
+EOF
+chmod +x "$root/init"
+(cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$work/initrd.gz"
+
+log=${EP_VM_LOG:-}
+mkdir -p "$out"
+[ -n "$log" ] || log=$out/console.log
+start=$(date +%s)
+qemu-system-aarch64 -M virt -cpu max -smp 2 -m 2048 -nographic -no-reboot -nic none \
+	-kernel "$cache/vmlinuz" -initrd "$work/initrd.gz" \
+	-append "console=ttyAMA0 rdinit=/init panic=-1 quiet loglevel=3" >"$log" 2>&1 &
+qpid=$!
+deadline=$((start + ${EP_VM_TIMEOUT:-600}))
+while kill -0 "$qpid" 2>/dev/null; do
+	if [ "$(date +%s)" -ge "$deadline" ]; then
+		kill "$qpid" 2>/dev/null
+		echo "arm64-vm.sh: the VM did not finish in ${EP_VM_TIMEOUT:-600} s (console: $log)" >&2
+		exit 125
+	fi
+	sleep 1
+done
+qpid=""
+rc=$(tr -d '\r' <"$log" | sed -n 's/^EP-VM-RC: \([0-9]*\)$/\1/p' | tail -n 1)
+[ -n "$rc" ] || { echo "arm64-vm.sh: ebpf-prof did not run in the VM (console: $log)" >&2; exit 125; }
+tr -d '\r' <"$log" | sed -n '/^EP-VM-TAR-BEGIN$/,/^EP-VM-TAR-END$/p' | sed '1d;$d' | base64 -d | gunzip |
+	tar xf - -C "$out" --strip-components=1 ||
+	{ echo "arm64-vm.sh: the results did not come back whole (console: $log)" >&2; exit 125; }
+echo "arm64-vm.sh: rc $rc in $(($(date +%s) - start)) s; results in $out" >&2
+exit "$rc"

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* `ebpf-prof diff` (see diff_cmd.h). */
+#include "diff/diff_cmd.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff/diff_html.h"
+#include "diff/diff_load.h"
+#include "diff/diff_model.h"
+#include "diff/diff_text.h"
+#include "output.h"
+
+void diff_cmd_usage(FILE *f)
+{
+	fputs("usage: ebpf-prof diff [OPTIONS] BASE_DIR NEW_DIR\n"
+	      "  Compares two result directories (their report.json) and reports what got\n"
+	      "  slower or faster in NEW: per-cycle times (wall, inference, SQL, GC, off-CPU,\n"
+	      "  unattributed), tokens/s, memory, throttling, Jetson power, functions (self and\n"
+	      "  total CPU, matched by name and module), probes and SQL statements. A change is a\n"
+	      "  regression only when it is beyond the threshold and statistically significant\n"
+	      "  (Mann-Whitney U and bootstrap intervals on per-cycle values, rate/share tests\n"
+	      "  on function samples). Writes diff.html (differential flame graph) too.\n"
+	      "\n"
+	      "Options:\n"
+	      "      --threshold PCT   smallest change that counts, in percent (default 10)\n"
+	      "      --min-share PCT   compare functions with at least PCT%% of the samples in\n"
+	      "                        either run (default 1)\n"
+	      "      --json            print the comparison as JSON (docs/report-schema.md)\n"
+	      "                        instead of the summary\n"
+	      "  -o, --output DIR      write diff.html in DIR (default: the current directory)\n"
+	      "      --no-html         do not write diff.html\n"
+	      "  -h, --help            this text\n"
+	      "\n"
+	      "Exit status: 0 no regression, 3 regressions found, 1 error, 2 usage error.\n",
+	      f);
+}
+
+static int parse_pct(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end != s && *end == '%')
+		end++;
+	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
+		return -EINVAL;
+	*out = v / 100;
+	return 0;
+}
+
+struct html_ctx {
+	cJSON *diff;
+	const struct dl_run *b, *n;
+};
+
+static int write_html(FILE *f, void *p)
+{
+	struct html_ctx *c = p;
+	cJSON *d = c->diff;
+
+	c->diff = NULL; /* taken over */
+	return diff_html_write(f, d, c->b, c->n);
+}
+
+int diff_cmd_main(int argc, char **argv)
+{
+	enum { OPT_THRESHOLD = 256, OPT_JSON, OPT_NO_HTML, OPT_MIN_SHARE };
+	static const struct option longopts[] = {
+		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+		{ "min-share", required_argument, NULL, OPT_MIN_SHARE },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "output", required_argument, NULL, 'o' },
+		{ "no-html", no_argument, NULL, OPT_NO_HTML },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct dm_opts opts;
+	const char *outdir = ".";
+	bool json = false, html = true;
+	int c;
+
+	dm_default_opts(&opts);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_THRESHOLD:
+			if (parse_pct(optarg, 0.1, 1000, &opts.threshold)) {
+				fprintf(stderr,
+					"ebpf-prof diff: invalid --threshold '%s': expected a percentage "
+					"0.1..1000\n",
+					optarg);
+				return DIFF_EXIT_USAGE;
+			}
+			break;
+		case OPT_MIN_SHARE:
+			if (parse_pct(optarg, 0, 100, &opts.min_share)) {
+				fprintf(stderr,
+					"ebpf-prof diff: invalid --min-share '%s': expected a percentage "
+					"0..100\n",
+					optarg);
+				return DIFF_EXIT_USAGE;
+			}
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_NO_HTML:
+			html = false;
+			break;
+		case 'o':
+			if (!*optarg) {
+				fprintf(stderr, "ebpf-prof diff: -o needs a directory\n");
+				return DIFF_EXIT_USAGE;
+			}
+			outdir = optarg;
+			break;
+		case 'h':
+			diff_cmd_usage(stdout);
+			return DIFF_EXIT_OK;
+		case ':':
+			fprintf(stderr, "ebpf-prof diff: option '%s' needs a value\n",
+				argv[optind - 1]);
+			return DIFF_EXIT_USAGE;
+		default:
+			fprintf(stderr,
+				"ebpf-prof diff: unknown option '%s' (see ebpf-prof diff --help)\n",
+				argv[optind - 1]);
+			return DIFF_EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		fprintf(stderr, "ebpf-prof diff: expected two result directories, BASE_DIR NEW_DIR "
+				"(see ebpf-prof diff --help)\n");
+		return DIFF_EXIT_USAGE;
+	}
+	struct dl_run b, n;
+	char err[512];
+	int rc = DIFF_EXIT_ERROR;
+
+	if (dl_load(argv[optind], &b, err, sizeof(err))) {
+		fprintf(stderr, "ebpf-prof diff: %s\n", err);
+		return DIFF_EXIT_ERROR;
+	}
+	if (dl_load(argv[optind + 1], &n, err, sizeof(err))) {
+		fprintf(stderr, "ebpf-prof diff: %s\n", err);
+		dl_free(&b);
+		return DIFF_EXIT_ERROR;
+	}
+	struct dm_result r;
+	if (dl_align_keys(&b, &n) || dm_compare(&b, &n, &opts, &r)) {
+		fprintf(stderr, "ebpf-prof diff: out of memory\n");
+		goto out_runs;
+	}
+	/* Warnings also go to stderr with --json, where stdout is a document. */
+	if (json)
+		for (size_t i = 0; i < r.nwarnings; i++)
+			fprintf(stderr, "ebpf-prof diff: warning: %s\n", r.warnings[i]);
+	if (html) {
+		struct output_dir od;
+		struct html_ctx hc = { diff_to_json(&b, &n, &r), &b, &n };
+
+		if (!hc.diff) {
+			fprintf(stderr, "ebpf-prof diff: out of memory\n");
+			goto out;
+		}
+		if (output_dir_open(&od, outdir)) {
+			cJSON_Delete(hc.diff);
+			goto out;
+		}
+		int e = output_write(&od, "diff.html", write_html, &hc);
+		cJSON_Delete(hc.diff);
+		output_dir_close(&od);
+		if (e)
+			goto out;
+	}
+	if (json) {
+		cJSON *j = diff_to_json(&b, &n, &r);
+		char *s = j ? cJSON_Print(j) : NULL;
+
+		cJSON_Delete(j);
+		if (!s) {
+			fprintf(stderr, "ebpf-prof diff: out of memory\n");
+			goto out;
+		}
+		puts(s);
+		free(s);
+	} else {
+		diff_print_summary(stdout, &b, &n, &r, 10);
+		if (html)
+			printf("Wrote %s/diff.html\n", outdir);
+	}
+	if (fflush(stdout)) {
+		fprintf(stderr, "ebpf-prof diff: writing the output failed\n");
+		goto out;
+	}
+	rc = r.regressions ? DIFF_EXIT_REGRESSIONS : DIFF_EXIT_OK;
+out:
+	dm_result_free(&r);
+out_runs:
+	dl_free(&b);
+	dl_free(&n);
+	return rc;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * diff.html: one self-contained page (inline CSS, JS and SVG; no network)
+ * rendered in the browser from the comparison and both runs' flame stacks
+ * embedded in it, with a differential flame graph.
+ */
+#ifndef EP_DIFF_HTML_H
+#define EP_DIFF_HTML_H
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "diff/diff_load.h"
+
+/* The page template; "@@DATA@@" marks where the JSON goes. */
+extern const char diff_html_page[];
+
+/* The flame data of the page: { "scale", "base": {frames, stacks}, "new":
+ * {...} } with each frame's matching key "k" (dl_func_key). scale turns a
+ * BASE count into NEW's units: per cycle when per_cycle, else per sample.
+ * NULL on ENOMEM. */
+cJSON *diff_html_flame(const struct dl_run *b, const struct dl_run *n, int per_cycle);
+
+/* Writes the page: diff is the --json document (taken over, freed here).
+ * Returns 0, -ENOMEM, -EINVAL or -EIO. */
+int diff_html_write(FILE *f, cJSON *diff, const struct dl_run *b, const struct dl_run *n);
+
+#endif

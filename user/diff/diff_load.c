@@ -1,0 +1,715 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* report.json loader for `ebpf-prof diff` (see diff_load.h). */
+#include "diff/diff_load.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hashmap.h"
+#include "json_write.h"
+
+/* Above this a count or a time in ns is not a real measurement. */
+#define DL_MAX_VALUE 1e18
+
+__attribute__((format(printf, 3, 4))) static int seterr(char *err, size_t errlen, const char *fmt,
+							...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
+}
+
+/* A finite number within [lo, hi], else NAN. */
+static double num_in(const cJSON *o, const char *k, double lo, double hi)
+{
+	const cJSON *v = get(o, k);
+
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
+	    v->valuedouble > hi)
+		return NAN;
+	return v->valuedouble;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+	return num_in(o, k, 0, DL_MAX_VALUE);
+}
+
+static uint64_t count(const cJSON *o, const char *k)
+{
+	double v = num(o, k);
+
+	return isnan(v) ? 0 : (uint64_t)v;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+	const cJSON *v = get(o, k);
+
+	return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
+}
+
+/* Strings are copied through utf8_sanitize: they are printed to terminals
+ * and written into JSON and HTML. */
+static char *dup_clean(const char *s)
+{
+	return s ? utf8_sanitize(s) : NULL;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+
+	return s ? s + 1 : p;
+}
+
+/* "[unknown] /usr/lib/libx.so+0x1a2b" -> "[unknown] libx.so": the offset
+ * changes with every build, so unknown code is matched per module. Other
+ * names are copied. NULL on ENOMEM. */
+static char *norm_name(const char *name)
+{
+	char *nm = NULL;
+
+	if (!name)
+		name = "?";
+	if (strncmp(name, "[unknown] ", 10))
+		return strdup(name);
+	const char *path = name + 10, *plus = strrchr(path, '+');
+	size_t len = plus && !strncmp(plus, "+0x", 3) ? (size_t)(plus - path) : strlen(path);
+	char *p = strndup(path, len);
+
+	if (!p)
+		return NULL;
+	if (asprintf(&nm, "[unknown] %s", base_name(p)) < 0)
+		nm = NULL;
+	free(p);
+	return nm;
+}
+
+char *dl_func_key(const char *name, const char *module, bool kernel)
+{
+	const char *mod = base_name(module);
+	char *nm = norm_name(name), *key = NULL;
+
+	if (!nm)
+		return NULL;
+	if (asprintf(&key, "%c|%s|%s", kernel ? 'k' : 'u', nm, mod ? mod : "") < 0)
+		key = NULL;
+	free(nm);
+	return key;
+}
+
+struct func_index {
+	struct dl_run *r;
+	size_t cap;
+};
+
+static bool func_eq(uint32_t idx, const void *key, const void *ctx)
+{
+	const struct dl_run *r = ctx;
+
+	return !strcmp(r->funcs[idx].key, key);
+}
+
+const struct dl_func *dl_find_func(const struct dl_run *r, const char *key)
+{
+	uint64_t h = ep_hashmap_hash_bytes(key, strlen(key), HASHMAP_SEED);
+	int64_t at = ep_hashmap_find(&r->func_map, h, key, func_eq, r);
+
+	return at >= 0 ? &r->funcs[at] : NULL;
+}
+
+/* Index of the function with this name/module, added if new; -ENOMEM. */
+static int64_t func_get(struct func_index *fi, const char *name, const char *module, bool kernel)
+{
+	struct dl_run *r = fi->r;
+	char *key = dl_func_key(name, module, kernel);
+
+	if (!key)
+		return -ENOMEM;
+	uint64_t h = ep_hashmap_hash_bytes(key, strlen(key), HASHMAP_SEED);
+	int64_t at = ep_hashmap_find(&r->func_map, h, key, func_eq, r);
+	if (at >= 0) {
+		free(key);
+		return at;
+	}
+	if (r->nfuncs == fi->cap) {
+		size_t nc = fi->cap ? fi->cap * 2 : 64;
+		struct dl_func *nf = realloc(r->funcs, nc * sizeof(*nf));
+
+		if (!nf) {
+			free(key);
+			return -ENOMEM;
+		}
+		r->funcs = nf;
+		fi->cap = nc;
+	}
+	struct dl_func *f = &r->funcs[r->nfuncs];
+	memset(f, 0, sizeof(*f));
+	f->key = key;
+	{
+		char *nm = norm_name(name);
+
+		f->name = nm ? dup_clean(nm) : NULL;
+		free(nm);
+	}
+	f->module = dup_clean(module);
+	f->kernel = kernel;
+	if (!f->name || (module && !f->module) ||
+	    ep_hashmap_insert(&r->func_map, h, (uint32_t)r->nfuncs)) {
+		free(f->key);
+		free(f->name);
+		free(f->module);
+		return -ENOMEM;
+	}
+	return (int64_t)r->nfuncs++;
+}
+
+/* Function counts from the flame section's stacks: complete up to the
+ * heaviest 3000 stacks, where top_functions stops at 50 functions. */
+static int funcs_from_flame(struct dl_run *r, const cJSON *flame, struct func_index *fi)
+{
+	const cJSON *frames = get(flame, "frames"), *stacks = get(flame, "stacks"), *fr, *st;
+	int nf = cJSON_GetArraySize(frames), e = 0;
+	int64_t *map;
+	uint64_t *stamp = NULL, sid = 0;
+
+	if (!cJSON_IsArray(frames) || !cJSON_IsArray(stacks))
+		return -EINVAL;
+	map = malloc((size_t)(nf ? nf : 1) * sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	int i = 0;
+	cJSON_ArrayForEach(fr, frames)
+	{
+		const cJSON *k = get(fr, "kernel");
+		int64_t at = func_get(fi, str(fr, "name"), str(fr, "module"), cJSON_IsTrue(k));
+
+		if (at < 0) {
+			e = (int)at;
+			goto out;
+		}
+		map[i++] = at;
+	}
+	stamp = calloc(r->nfuncs ? r->nfuncs : 1, sizeof(*stamp));
+	if (!stamp) {
+		e = -ENOMEM;
+		goto out;
+	}
+	cJSON_ArrayForEach(st, stacks)
+	{
+		const cJSON *f = get(st, "f"), *x;
+		uint64_t n = count(st, "n");
+		int64_t leaf = -1;
+
+		if (!cJSON_IsArray(f) || !n)
+			continue;
+		sid++;
+		cJSON_ArrayForEach(x, f)
+		{
+			if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) || x->valuedouble >= nf)
+				continue;
+			int64_t fn = map[(int)x->valuedouble];
+			leaf = fn;
+			if (stamp[fn] != sid) {
+				stamp[fn] = sid;
+				r->funcs[fn].total += n;
+			}
+		}
+		if (leaf >= 0)
+			r->funcs[leaf].self += n;
+		r->func_samples += n;
+	}
+	r->funcs_from_flame = true;
+	/* The stacks left out are the lightest: out of the flame's total, so
+	 * shares stay shares of all samples. */
+	uint64_t tot = count(flame, "total");
+	if (tot > r->func_samples)
+		r->func_samples = tot;
+out:
+	free(map);
+	free(stamp);
+	return e;
+}
+
+static int funcs_from_top(struct dl_run *r, const cJSON *top, struct func_index *fi)
+{
+	const cJSON *t;
+
+	cJSON_ArrayForEach(t, top)
+	{
+		int64_t at = func_get(fi, str(t, "name"), str(t, "module"),
+				      cJSON_IsTrue(get(t, "kernel")));
+
+		if (at < 0)
+			return (int)at;
+		r->funcs[at].self += count(t, "self");
+		r->funcs[at].total += count(t, "total");
+	}
+	r->func_samples = r->samples;
+	return 0;
+}
+
+static int load_funcs(struct dl_run *r)
+{
+	struct func_index fi = { .r = r };
+	const cJSON *flame = get(r->root, "flame");
+	int e;
+
+	if (cJSON_IsObject(flame) && cJSON_GetArraySize(get(flame, "stacks")) > 0)
+		e = funcs_from_flame(r, flame, &fi);
+	else
+		e = funcs_from_top(r, get(r->root, "top_functions"), &fi);
+	/* A function can not be in more samples than there are. */
+	for (size_t i = 0; i < r->nfuncs; i++) {
+		r->has_modules |= r->funcs[i].module != NULL;
+		if (r->funcs[i].total > r->func_samples)
+			r->funcs[i].total = r->func_samples;
+		if (r->funcs[i].self > r->funcs[i].total)
+			r->funcs[i].self = r->funcs[i].total;
+	}
+	return e == -EINVAL ? 0 : e;
+}
+
+static int load_probes(struct dl_run *r)
+{
+	const cJSON *list = get(get(r->root, "probes"), "list"), *p;
+	int n = cJSON_GetArraySize(list);
+
+	if (!cJSON_IsArray(list) || n <= 0)
+		return 0;
+	if (n > DL_MAX_LIST)
+		n = DL_MAX_LIST;
+	r->probes = calloc((size_t)n, sizeof(*r->probes));
+	if (!r->probes)
+		return -ENOMEM;
+	cJSON_ArrayForEach(p, list)
+	{
+		const char *label = str(p, "label"), *sym = str(p, "symbol"),
+			   *lib = str(p, "library");
+		struct dl_probe *d = &r->probes[r->nprobes];
+
+		if (!label)
+			label = sym;
+		if (!label)
+			continue;
+		if (r->nprobes == (size_t)n)
+			break;
+		d->label = dup_clean(label);
+		d->library = dup_clean(base_name(lib) ? base_name(lib) : "");
+		if (!d->label || !d->library ||
+		    asprintf(&d->key, "%s|%s", d->label, d->library) < 0) {
+			d->key = NULL;
+			free(d->label);
+			free(d->library);
+			return -ENOMEM;
+		}
+		d->count = count(p, "count");
+		d->total_ns = num(p, "total_ns");
+		d->p50_ns = num(p, "p50_ns");
+		d->p99_ns = num(p, "p99_ns");
+		r->nprobes++;
+	}
+	return 0;
+}
+
+static int load_stmts(struct dl_run *r)
+{
+	const cJSON *list = get(get(r->root, "sql"), "statements"), *s;
+	int n = cJSON_GetArraySize(list);
+
+	if (!cJSON_IsArray(list) || n <= 0)
+		return 0;
+	if (n > DL_MAX_LIST)
+		n = DL_MAX_LIST;
+	r->stmts = calloc((size_t)n, sizeof(*r->stmts));
+	if (!r->stmts)
+		return -ENOMEM;
+	cJSON_ArrayForEach(s, list)
+	{
+		const char *text = str(s, "text");
+		struct dl_stmt *d = &r->stmts[r->nstmts];
+
+		if (!text)
+			continue;
+		if (r->nstmts == (size_t)n)
+			break;
+		d->text = dup_clean(text);
+		if (!d->text)
+			return -ENOMEM;
+		d->count = count(s, "count");
+		d->rows = count(s, "rows");
+		d->total_ns = num(s, "total_ns");
+		d->p50_ns = num(s, "p50_ns");
+		d->p99_ns = num(s, "p99_ns");
+		r->nstmts++;
+	}
+	return 0;
+}
+
+static double cycle_value(const cJSON *c, enum dl_cyc k)
+{
+	const cJSON *off = get(c, "off_cpu_by_reason"), *gpu = get(c, "gpu");
+
+	switch (k) {
+	case DL_C_WALL:
+		return num(c, "wall_ns");
+	case DL_C_ON_CPU:
+		return num(c, "on_cpu_ns");
+	case DL_C_INFERENCE:
+		return num(c, "inference_ns");
+	case DL_C_SQL:
+		return num(c, "sql_ns");
+	case DL_C_GC:
+		return num(c, "gc_ns");
+	case DL_C_OFF_SLEEP:
+		return num(off, "sleep");
+	case DL_C_OFF_UNINT:
+		return num(off, "uninterruptible");
+	case DL_C_OFF_PREEMPTED:
+		return num(off, "preempted");
+	case DL_C_OFF_RUNQUEUE:
+		return num(off, "runqueue");
+	case DL_C_OFF_OTHER:
+		return num(off, "other");
+	case DL_C_OTHER:
+		return num(c, "other_ns");
+	case DL_C_TOKENS_PER_S:
+		/* Only cycles that produced tokens have a rate. */
+		return count(c, "tokens") ? num(c, "tokens_per_s") : NAN;
+	case DL_C_RSS_DELTA:
+		return num_in(c, "rss_delta_bytes", -DL_MAX_VALUE, DL_MAX_VALUE);
+	case DL_C_THROTTLED:
+		return num_in(c, "throttled_share", 0, 1);
+	case DL_C_GPU_POWER:
+		return num(gpu, "power_mw");
+	case DL_C_GPU_ENERGY:
+		return num(gpu, "energy_mj");
+	case DL_C_SAMPLES:
+		return num(c, "samples");
+	case DL_C__COUNT:
+		break;
+	}
+	return NAN;
+}
+
+static int load_cycles(struct dl_run *r)
+{
+	const cJSON *cyc = get(r->root, "cycles"), *c;
+	int n = cJSON_GetArraySize(cyc);
+
+	if (!cJSON_IsArray(cyc) || n <= 0)
+		return 0;
+	if (n > DL_MAX_CYCLES)
+		n = DL_MAX_CYCLES;
+	r->ncycles_all = (size_t)n;
+	/* One cycle made of the whole run is not a distribution. */
+	if (cJSON_IsTrue(get(r->root, "cycles_whole_run")))
+		return 0;
+	for (int k = 0; k < DL_C__COUNT; k++) {
+		r->cyc[k] = malloc((size_t)n * sizeof(double));
+		if (!r->cyc[k])
+			return -ENOMEM;
+	}
+	size_t kept = 0, complete = 0;
+	cJSON_ArrayForEach(c, cyc)
+		complete += cJSON_IsObject(c) && !cJSON_IsTrue(get(c, "truncated"));
+	cJSON_ArrayForEach(c, cyc)
+	{
+		if (kept == (size_t)n)
+			break;
+		if (!cJSON_IsObject(c) || isnan(num(c, "wall_ns")))
+			continue;
+		/* A cycle whose end was inferred is not a full cycle; unless no
+		 * cycle is complete. */
+		if (complete && cJSON_IsTrue(get(c, "truncated")))
+			continue;
+		for (int k = 0; k < DL_C__COUNT; k++)
+			r->cyc[k][kept] = cycle_value(c, (enum dl_cyc)k);
+		kept++;
+	}
+	r->ncycles = kept;
+	return 0;
+}
+
+static void load_scalars(struct dl_run *r)
+{
+	const cJSON *root = r->root, *tgt = get(root, "target"), *procs = get(tgt, "processes");
+	const cJSON *p0 = cJSON_GetArrayItem(procs, 0);
+	const char *cmd = str(tgt, "command");
+
+	if (!cmd)
+		cmd = str(p0, "cmdline");
+	if (cmd) {
+		size_t len = strcspn(cmd, " ");
+		char *first = strndup(cmd, len);
+
+		r->command = dup_clean(cmd);
+		r->program = first ? dup_clean(base_name(first)) : NULL;
+		free(first);
+	} else if (str(p0, "comm")) {
+		r->program = dup_clean(str(p0, "comm"));
+	}
+	r->samples = count(get(root, "samples"), "total");
+	r->period_ns = num(get(root, "sampling"), "period_ns");
+	/* Without it, a sample counts as one unit (ns figures become counts). */
+	if (!(r->period_ns > 0))
+		r->period_ns = 1;
+	r->duration_ns = num(get(root, "time"), "duration_ns");
+	r->tokens_per_s = num(get(get(root, "probes"), "tokens"), "tokens_per_s");
+	r->peak_rss = num(get(root, "memory"), "peak_rss_bytes");
+	r->throttled_share = num_in(get(root, "throttling"), "throttled_share", 0, 1);
+	r->gpu_energy_j = num(get(root, "gpu"), "energy_j");
+	r->gpu_power_mw = num(get(get(get(root, "gpu"), "metrics"), "total_mw"), "mean");
+	r->off_cpu_ns = num(get(root, "sched"), "off_cpu_ns");
+	r->on_cpu_ns = num(get(root, "sched"), "on_cpu_ns");
+}
+
+int dl_load_text(const char *dir, const char *text, size_t len, struct dl_run *out, char *err,
+		 size_t errlen)
+{
+	const cJSON *schema;
+	int e;
+
+	memset(out, 0, sizeof(*out));
+	ep_hashmap_init(&out->func_map);
+	out->dir = utf8_sanitize(dir ? dir : "?");
+	if (!out->dir)
+		return -ENOMEM;
+	if (!len) {
+		seterr(err, errlen, "%s/report.json: empty file", dir);
+		e = -EINVAL;
+		goto fail;
+	}
+	out->root = cJSON_ParseWithLength(text, len);
+	if (!out->root) {
+		seterr(err, errlen,
+		       "%s/report.json: not valid JSON (truncated or corrupt file, %zu bytes)", dir,
+		       len);
+		e = -EINVAL;
+		goto fail;
+	}
+	if (!cJSON_IsObject(out->root)) {
+		seterr(err, errlen, "%s/report.json: top level is not a JSON object", dir);
+		e = -EINVAL;
+		goto fail;
+	}
+	schema = get(out->root, "schema");
+	if (!cJSON_IsString(schema)) {
+		seterr(err, errlen, "%s/report.json: no \"schema\" field: not an ebpf-prof report",
+		       dir);
+		e = -EINVAL;
+		goto fail;
+	}
+	if (strcmp(schema->valuestring, "ebpf-prof/1")) {
+		char *s = utf8_sanitize(schema->valuestring);
+
+		seterr(err, errlen,
+		       "%s/report.json: schema \"%.40s\" is not supported (this version reads "
+		       "\"ebpf-prof/1\")",
+		       dir, s ? s : "?");
+		free(s);
+		e = -EINVAL;
+		goto fail;
+	}
+	load_scalars(out);
+	e = load_cycles(out);
+	if (!e)
+		e = load_funcs(out);
+	if (!e)
+		e = load_probes(out);
+	if (!e)
+		e = load_stmts(out);
+	if (e) {
+		seterr(err, errlen, "%s/report.json: %s", dir, strerror(-e));
+		goto fail;
+	}
+	if (!out->program)
+		out->program = strdup("");
+	if (!out->program) {
+		e = -ENOMEM;
+		goto fail;
+	}
+	return 0;
+fail:
+	dl_free(out);
+	return e;
+}
+
+int dl_load(const char *dir, struct dl_run *out, char *err, size_t errlen)
+{
+	char path[4096];
+	struct stat st;
+	int fd, e;
+
+	memset(out, 0, sizeof(*out));
+	if (snprintf(path, sizeof(path), "%s/report.json", dir) >= (int)sizeof(path)) {
+		seterr(err, errlen, "%.64s...: directory name too long", dir);
+		return -ENAMETOOLONG;
+	}
+	if (stat(dir, &st)) {
+		e = errno;
+		seterr(err, errlen, "%s: %s", dir, strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		seterr(err, errlen,
+		       "%s: not a directory (give the result directory of a recording)", dir);
+		return -ENOTDIR;
+	}
+	/* O_NONBLOCK: a FIFO named report.json must not hang the open. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		e = errno;
+		if (e == ENOENT)
+			seterr(err, errlen,
+			       "%s: no report.json (not a result directory of ebpf-prof?)", dir);
+		else
+			seterr(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		seterr(err, errlen, "%s: not a regular file", path);
+		close(fd);
+		return -EINVAL;
+	}
+	if (st.st_size > (off_t)DL_MAX_BYTES) {
+		seterr(err, errlen, "%s: %lld bytes, more than a report.json can be (%u MB)", path,
+		       (long long)st.st_size, DL_MAX_BYTES >> 20);
+		close(fd);
+		return -EFBIG;
+	}
+	size_t cap = (size_t)st.st_size, n = 0;
+	char *buf = malloc(cap + 1);
+	if (!buf) {
+		close(fd);
+		seterr(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	while (n < cap) {
+		ssize_t got = read(fd, buf + n, cap - n);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			e = errno;
+			seterr(err, errlen, "%s: read: %s", path, strerror(e));
+			free(buf);
+			close(fd);
+			return -e;
+		}
+		if (!got)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	buf[n] = 0;
+	e = dl_load_text(dir, buf, n, out, err, errlen);
+	free(buf);
+	return e;
+}
+
+void dl_free(struct dl_run *r)
+{
+	free(r->dir);
+	cJSON_Delete(r->root);
+	free(r->program);
+	free(r->command);
+	for (int k = 0; k < DL_C__COUNT; k++)
+		free(r->cyc[k]);
+	for (size_t i = 0; i < r->nfuncs; i++) {
+		free(r->funcs[i].key);
+		free(r->funcs[i].name);
+		free(r->funcs[i].module);
+	}
+	free(r->funcs);
+	ep_hashmap_free(&r->func_map);
+	for (size_t i = 0; i < r->nprobes; i++) {
+		free(r->probes[i].key);
+		free(r->probes[i].label);
+		free(r->probes[i].library);
+	}
+	free(r->probes);
+	for (size_t i = 0; i < r->nstmts; i++)
+		free(r->stmts[i].text);
+	free(r->stmts);
+	memset(r, 0, sizeof(*r));
+}
+
+static int drop_modules(struct dl_run *r)
+{
+	size_t w = 0;
+
+	ep_hashmap_free(&r->func_map);
+	ep_hashmap_init(&r->func_map);
+	for (size_t i = 0; i < r->nfuncs; i++) {
+		struct dl_func *f = &r->funcs[i];
+		char *key = dl_func_key(f->name, NULL, f->kernel);
+
+		if (!key)
+			return -ENOMEM;
+		free(f->key);
+		f->key = key;
+		uint64_t h = ep_hashmap_hash_bytes(key, strlen(key), HASHMAP_SEED);
+		int64_t at = ep_hashmap_find(&r->func_map, h, key, func_eq, r);
+		if (at >= 0) {
+			/* Same name in two modules: one function now. A sample
+			 * with both on its stack counts twice in total: capped. */
+			struct dl_func *g = &r->funcs[at];
+
+			g->self += f->self;
+			g->total += f->total;
+			if (g->total > r->func_samples)
+				g->total = r->func_samples;
+			if (g->self > g->total)
+				g->self = g->total;
+			free(f->key);
+			free(f->name);
+			free(f->module);
+			continue;
+		}
+		r->funcs[w] = *f;
+		if (ep_hashmap_insert(&r->func_map, h, (uint32_t)w)) {
+			/* Each function owned once for dl_free: the ones not
+			 * seen yet follow the kept ones. */
+			size_t rest = r->nfuncs - (i + 1);
+
+			memmove(&r->funcs[w + 1], &r->funcs[i + 1], rest * sizeof(*r->funcs));
+			r->nfuncs = w + 1 + rest;
+			return -ENOMEM;
+		}
+		w++;
+	}
+	r->nfuncs = w;
+	r->keys_without_module = true;
+	return 0;
+}
+
+int dl_align_keys(struct dl_run *a, struct dl_run *b)
+{
+	int e = 0;
+
+	if (a->has_modules == b->has_modules)
+		return 0;
+	e = drop_modules(a);
+	if (!e)
+		e = drop_modules(b);
+	return e;
+}

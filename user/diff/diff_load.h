@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Loads one result directory's report.json for `ebpf-prof diff` into the
+ * figures the comparison needs. The file is outside input (a baseline kept
+ * by a CI job, a directory from another machine): it is read with a size
+ * cap, only as a regular file, and every field is checked (type, finite,
+ * range) before use; a field that fails its check counts as absent.
+ */
+#ifndef EP_DIFF_LOAD_H
+#define EP_DIFF_LOAD_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hashmap.h"
+
+/* A report.json beyond this is not one of ours (a long run with many
+ * cycles is a few MB). */
+#define DL_MAX_BYTES (256u << 20)
+/* A recording keeps at most 20000 cycles and 2048 SQL statements; a file
+ * with far more is not one of ours, and what is beyond these is ignored
+ * so that a hostile file cannot make the comparison quadratic. */
+#define DL_MAX_CYCLES 100000
+#define DL_MAX_LIST   8192
+
+/* Per-cycle figures compared as distributions. */
+enum dl_cyc {
+	DL_C_WALL,
+	DL_C_ON_CPU,
+	DL_C_INFERENCE,
+	DL_C_SQL,
+	DL_C_GC,
+	DL_C_OFF_SLEEP,
+	DL_C_OFF_UNINT,
+	DL_C_OFF_PREEMPTED,
+	DL_C_OFF_RUNQUEUE,
+	DL_C_OFF_OTHER,
+	DL_C_OTHER, /* unattributed */
+	DL_C_TOKENS_PER_S,
+	DL_C_RSS_DELTA,
+	DL_C_THROTTLED,
+	DL_C_GPU_POWER,
+	DL_C_GPU_ENERGY,
+	DL_C_SAMPLES,
+	DL_C__COUNT
+};
+
+/* A function: samples where it was the leaf (self) or anywhere on the
+ * stack (total). key: kernel flag, name and module file name, so that the
+ * same function matches across builds at other addresses or paths. */
+struct dl_func {
+	char *key, *name, *module;
+	bool kernel;
+	uint64_t self, total;
+};
+
+struct dl_probe {
+	char *key; /* label and library file name */
+	char *label, *library;
+	uint64_t count;
+	double total_ns, p50_ns, p99_ns; /* NAN: absent */
+};
+
+struct dl_stmt {
+	char *text;
+	uint64_t count, rows;
+	double total_ns, p50_ns, p99_ns;
+};
+
+struct dl_run {
+	char *dir;
+	cJSON *root;
+	char *program; /* file name of the command, or comm; "" unknown */
+	char *command; /* full command line or NULL */
+	uint64_t samples;
+	double period_ns, duration_ns;
+	/* Cycles kept for distributions (not truncated), whole-run runs: 0. */
+	size_t ncycles;
+	size_t ncycles_all;
+	double *cyc[DL_C__COUNT]; /* ncycles values each, NAN where absent */
+	struct dl_func *funcs;
+	size_t nfuncs;
+	uint64_t func_samples; /* samples the function counts are out of */
+	bool funcs_from_flame;
+	struct hashmap func_map;  /* key -> index in funcs */
+	bool has_modules;	  /* some function has a module */
+	bool keys_without_module; /* matched by name only (dl_align_keys) */
+	struct dl_probe *probes;
+	size_t nprobes;
+	struct dl_stmt *stmts;
+	size_t nstmts;
+	/* Whole-run figures, NAN when absent. */
+	double tokens_per_s, peak_rss, throttled_share, gpu_energy_j, gpu_power_mw;
+	double off_cpu_ns, on_cpu_ns;
+};
+
+/* Reads DIR/report.json. On error returns -errno and writes one line that
+ * names the file and the problem into err. */
+int dl_load(const char *dir, struct dl_run *out, char *err, size_t errlen);
+/* Same from text in memory (tests; dir is only used in messages). */
+int dl_load_text(const char *dir, const char *text, size_t len, struct dl_run *out, char *err,
+		 size_t errlen);
+void dl_free(struct dl_run *r);
+
+/* The function with this key, or NULL. */
+const struct dl_func *dl_find_func(const struct dl_run *r, const char *key);
+
+/* When only one of the two runs knows the functions' modules (a
+ * report.json written before flame frames had them), matches both by name
+ * alone: drops the module from the keys and merges what then coincides.
+ * Returns 0 or -ENOMEM. */
+int dl_align_keys(struct dl_run *a, struct dl_run *b);
+
+/* The matching key of a frame: "[unknown] /lib/x.so+0x1a2b" becomes
+ * "[unknown] x.so" and the module its file name. malloc'ed. */
+char *dl_func_key(const char *name, const char *module, bool kernel);
+
+#endif

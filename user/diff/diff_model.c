@@ -1,0 +1,645 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Comparison model of `ebpf-prof diff` (see diff_model.h). */
+#include "diff/diff_model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff/diff_stats.h"
+
+/* Fewer per-cycle values than this on a side: no rank test. */
+#define DM_MIN_CYCLES 3
+
+void dm_default_opts(struct dm_opts *o)
+{
+	o->threshold = 0.10;
+	/* Per section, split over its tests (Bonferroni). 0.02 rather than
+	 * 0.05: a CI gate that cries wolf gets switched off. On 1,000
+	 * simulated comparisons of 20 cycles with 15% noise
+	 * (tests/unit/test_diff_stats.c) 0.05 flagged 4.9% of equal runs,
+	 * 0.02 flags 1.6% and still finds 97% of 25% slowdowns (0.01: 94%). */
+	o->alpha = 0.02;
+	o->min_share = 0.01;
+	o->boot_iters = 2000;
+	/* Below 2^53: written exactly as a JSON number. */
+	o->seed = 0x5eed0ebbf;
+}
+
+const char *dm_status_name(enum dm_status s)
+{
+	switch (s) {
+	case DM_SAME:
+		return "same";
+	case DM_REGRESSION:
+		return "regression";
+	case DM_IMPROVEMENT:
+		return "improvement";
+	case DM_CHANGED:
+		return "changed";
+	case DM_UNTESTED:
+		return "untested";
+	}
+	return "?";
+}
+
+const char *dm_section_name(enum dm_section s)
+{
+	switch (s) {
+	case DM_S_CYCLE:
+		return "cycle";
+	case DM_S_RUN:
+		return "run";
+	case DM_S_FUNCTION:
+		return "function";
+	case DM_S_PROBE:
+		return "probe";
+	case DM_S_SQL:
+		return "sql";
+	}
+	return "?";
+}
+
+const char *dm_test_name(enum dm_test t)
+{
+	switch (t) {
+	case DM_T_NONE:
+		return "none";
+	case DM_T_MWU:
+		return "mann-whitney";
+	case DM_T_RATE:
+		return "rate-ratio";
+	case DM_T_TWO_PROP:
+		return "two-proportion";
+	}
+	return "?";
+}
+
+enum dm_status dm_decide(double est, double p, double alpha, double threshold,
+			 enum dm_better better, bool gating)
+{
+	if (!isfinite(est) || fabs(est) <= threshold)
+		return DM_SAME;
+	if (isnan(p))
+		return DM_UNTESTED;
+	if (!(p < alpha))
+		return DM_SAME;
+	if (better == DM_NEITHER)
+		return DM_CHANGED;
+	bool worse = better == DM_LOWER ? est > 0 : est < 0;
+	if (!worse)
+		return DM_IMPROVEMENT;
+	return gating ? DM_REGRESSION : DM_CHANGED;
+}
+
+int dm_compare_dist(const double *x, size_t nx, const double *y, size_t ny, double denom,
+		    const struct dm_opts *o, double *est, double *lo, double *hi, double *p)
+{
+	struct ds_mwu m;
+	struct ds_effect ef;
+	int e;
+
+	if (nx < DM_MIN_CYCLES || ny < DM_MIN_CYCLES)
+		return -EINVAL;
+	/* Each resample sorts both sides: with tens of thousands of cycles
+	 * fewer resamples (the interval is narrow there anyway) keep a
+	 * comparison within seconds. */
+	unsigned iters = o->boot_iters;
+	if ((double)iters * (double)(nx + ny) > 4e6)
+		iters = (unsigned)fmax(200, 4e6 / (double)(nx + ny));
+	if (iters > o->boot_iters)
+		iters = o->boot_iters;
+	e = ds_mann_whitney(x, nx, y, ny, &m);
+	if (!e)
+		e = ds_bootstrap_median_change(x, nx, y, ny, denom, iters, o->seed, &ef);
+	if (e)
+		return e;
+	*est = ef.est;
+	*lo = ef.lo;
+	*hi = ef.hi;
+	*p = m.p;
+	return 0;
+}
+
+static int warn(struct dm_result *r, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	char **nw = realloc(r->warnings, (r->nwarnings + 1) * sizeof(*nw));
+
+	if (!nw)
+		return -ENOMEM;
+	r->warnings = nw;
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	r->warnings[r->nwarnings++] = s;
+	return 0;
+}
+
+static struct dm_row *add_row(struct dm_result *r, enum dm_section sec, const char *name,
+			      const char *detail, const char *metric, const char *unit)
+{
+	if (r->nrows == r->cap) {
+		size_t nc = r->cap ? r->cap * 2 : 64;
+		struct dm_row *nr = realloc(r->rows, nc * sizeof(*nr));
+
+		if (!nr)
+			return NULL;
+		r->rows = nr;
+		r->cap = nc;
+	}
+	struct dm_row *w = &r->rows[r->nrows];
+	memset(w, 0, sizeof(*w));
+	w->name = strdup(name ? name : "");
+	w->detail = detail ? strdup(detail) : NULL;
+	if (!w->name || (detail && !w->detail)) {
+		free(w->name);
+		free(w->detail);
+		return NULL;
+	}
+	w->section = sec;
+	w->metric = metric;
+	w->unit = unit;
+	w->base = w->new = w->est = w->lo = w->hi = w->p = NAN;
+	w->base_share = w->new_share = NAN;
+	w->better = DM_LOWER;
+	r->nrows++;
+	return w;
+}
+
+static double rel(double b, double n)
+{
+	if (!isfinite(b) || !isfinite(n))
+		return NAN;
+	if (b == 0)
+		return n == 0 ? 0 : INFINITY;
+	return (n - b) / fabs(b);
+}
+
+/* ---- per-cycle distributions ---- */
+
+struct cyc_def {
+	enum dl_cyc k;
+	const char *name, *unit;
+	enum dm_better better;
+	int floor_kind; /* 0: share of the wall median, 1: 1 MiB, 2: absolute (fraction), 3: 1 unit */
+};
+
+static const struct cyc_def cyc_defs[] = {
+	{ DL_C_WALL, "wall time", "ns", DM_LOWER, 0 },
+	{ DL_C_ON_CPU, "on-CPU time", "ns", DM_LOWER, 0 },
+	{ DL_C_INFERENCE, "inference", "ns", DM_LOWER, 0 },
+	{ DL_C_SQL, "SQL", "ns", DM_LOWER, 0 },
+	{ DL_C_GC, "GC", "ns", DM_LOWER, 0 },
+	{ DL_C_OFF_SLEEP, "off-CPU sleep", "ns", DM_LOWER, 0 },
+	{ DL_C_OFF_UNINT, "off-CPU uninterruptible", "ns", DM_LOWER, 0 },
+	{ DL_C_OFF_PREEMPTED, "off-CPU preempted", "ns", DM_LOWER, 0 },
+	{ DL_C_OFF_RUNQUEUE, "off-CPU run queue", "ns", DM_LOWER, 0 },
+	{ DL_C_OFF_OTHER, "off-CPU other", "ns", DM_LOWER, 0 },
+	{ DL_C_OTHER, "unattributed", "ns", DM_LOWER, 0 },
+	{ DL_C_TOKENS_PER_S, "tokens/s", "tokens/s", DM_HIGHER, 3 },
+	{ DL_C_RSS_DELTA, "RSS growth", "bytes", DM_LOWER, 1 },
+	{ DL_C_THROTTLED, "throttled share", "fraction", DM_LOWER, 2 },
+	{ DL_C_GPU_POWER, "GPU power", "mW", DM_LOWER, 3 },
+	{ DL_C_GPU_ENERGY, "GPU energy", "mJ", DM_LOWER, 3 },
+};
+
+/* Finite values of a per-cycle column. */
+static size_t finite_values(const struct dl_run *r, enum dl_cyc k, double *out, bool *nonzero)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->ncycles; i++)
+		if (isfinite(r->cyc[k][i])) {
+			out[n++] = r->cyc[k][i];
+			if (r->cyc[k][i] != 0)
+				*nonzero = true;
+		}
+	return n;
+}
+
+static int cycle_rows(const struct dl_run *b, const struct dl_run *n, const struct dm_opts *o,
+		      struct dm_result *r)
+{
+	double *x = malloc((b->ncycles + 1) * sizeof(*x)),
+	       *y = malloc((n->ncycles + 1) * sizeof(*y));
+	double wall_med;
+	int e = 0;
+
+	if (!x || !y) {
+		e = -ENOMEM;
+		goto out;
+	}
+	{
+		bool nz = false;
+		size_t nx = finite_values(b, DL_C_WALL, x, &nz);
+		wall_med = ds_median_sort(x, nx);
+	}
+	for (size_t i = 0; i < sizeof(cyc_defs) / sizeof(cyc_defs[0]); i++) {
+		const struct cyc_def *d = &cyc_defs[i];
+		bool nz = false;
+		size_t nx = finite_values(b, d->k, x, &nz), ny = finite_values(n, d->k, y, &nz);
+		double denom;
+
+		if (!nz || (!nx && !ny))
+			continue;
+		struct dm_row *w =
+			add_row(r, DM_S_CYCLE, d->name, NULL, "median per cycle", d->unit);
+		if (!w) {
+			e = -ENOMEM;
+			goto out;
+		}
+		w->better = d->better;
+		w->gating = true;
+		w->n_base = nx;
+		w->n_new = ny;
+		switch (d->floor_kind) {
+		case 0:
+			denom = fmax(0.01 * wall_med, 1000);
+			break;
+		case 1:
+			denom = 1048576;
+			break;
+		case 2:
+			denom = 1;
+			w->abs_change = true;
+			break;
+		default:
+			denom = 1;
+		}
+		if (dm_compare_dist(x, nx, y, ny, denom, o, &w->est, &w->lo, &w->hi, &w->p) == 0) {
+			w->test = DM_T_MWU;
+		} else {
+			w->est = NAN;
+		}
+		/* Medians last: ds_median_sort sorts x and y in place. */
+		w->base = nx ? ds_median_sort(x, nx) : NAN;
+		w->new = ny ? ds_median_sort(y, ny) : NAN;
+		if (w->test == DM_T_NONE && nx && ny) {
+			double dn = fmax(fabs(w->base), denom);
+			w->est = (w->new - w->base) / dn;
+		}
+	}
+out:
+	free(x);
+	free(y);
+	return e;
+}
+
+/* ---- whole-run figures ---- */
+
+static int run_row(struct dm_result *r, const char *name, const char *unit, double b, double n,
+		   enum dm_better better, bool abs_change)
+{
+	if (isnan(b) && isnan(n))
+		return 0;
+	struct dm_row *w = add_row(r, DM_S_RUN, name, NULL, "per run", unit);
+	if (!w)
+		return -ENOMEM;
+	w->base = b;
+	w->new = n;
+	w->better = better;
+	w->abs_change = abs_change;
+	w->est = abs_change ? (isfinite(b) && isfinite(n) ? n - b : NAN) : rel(b, n);
+	return 0;
+}
+
+static int run_rows(const struct dl_run *b, const struct dl_run *n, struct dm_result *r)
+{
+	double cb = b->period_ns > 0 ? (double)b->samples * b->period_ns : NAN;
+	double cn = n->period_ns > 0 ? (double)n->samples * n->period_ns : NAN;
+	int e = 0;
+
+	e = e ?: run_row(r, "duration", "ns", b->duration_ns, n->duration_ns, DM_LOWER, false);
+	e = e ?: run_row(r, "CPU time (samples)", "ns", cb, cn, DM_LOWER, false);
+	e = e
+		    ?: run_row(r, "on-CPU time (scheduler)", "ns", b->on_cpu_ns, n->on_cpu_ns,
+			       DM_LOWER, false);
+	e = e ?: run_row(r, "off-CPU time", "ns", b->off_cpu_ns, n->off_cpu_ns, DM_LOWER, false);
+	e = e
+		    ?: run_row(r, "tokens/s", "tokens/s", b->tokens_per_s, n->tokens_per_s,
+			       DM_HIGHER, false);
+	e = e ?: run_row(r, "peak RSS", "bytes", b->peak_rss, n->peak_rss, DM_LOWER, false);
+	e = e
+		    ?: run_row(r, "throttled share", "fraction", b->throttled_share,
+			       n->throttled_share, DM_LOWER, true);
+	e = e ?: run_row(r, "GPU energy", "J", b->gpu_energy_j, n->gpu_energy_j, DM_LOWER, false);
+	e = e
+		    ?: run_row(r, "board power (mean)", "mW", b->gpu_power_mw, n->gpu_power_mw,
+			       DM_LOWER, false);
+	return e;
+}
+
+/* ---- functions ---- */
+
+static double dispersion_of(const struct dl_run *r)
+{
+	return r->ncycles ? ds_dispersion(r->cyc[DL_C_SAMPLES], r->ncycles) : 1;
+}
+
+static int func_row(struct dm_result *r, const struct dl_run *b, const struct dl_run *n,
+		    const struct dl_func *fb, const struct dl_func *fn, bool self, double phi)
+{
+	const struct dl_func *f = fn ? fn : fb;
+	uint64_t a = fb ? (self ? fb->self : fb->total) : 0,
+		 c = fn ? (self ? fn->self : fn->total) : 0;
+	double sb = b->func_samples ? (double)a / (double)b->func_samples : 0;
+	double sn = n->func_samples ? (double)c / (double)n->func_samples : 0;
+	struct ds_count_test t;
+	int e;
+
+	if (!a && !c)
+		return 0;
+	struct dm_row *w = add_row(r, DM_S_FUNCTION, f->name, f->module, self ? "self" : "total",
+				   r->per_cycle ? "ns" : "ns");
+	if (!w)
+		return -ENOMEM;
+	w->gating = self;
+	w->better = DM_LOWER;
+	w->base_share = sb;
+	w->new_share = sn;
+	w->n_base = (size_t)a;
+	w->n_new = (size_t)c;
+	if (r->per_cycle) {
+		double eb = (double)b->ncycles_all, en = (double)n->ncycles_all;
+
+		w->base = (double)a * b->period_ns / eb;
+		w->new = (double)c * n->period_ns / en;
+		/* A sample stands for a period of CPU time: at equal time per
+		 * cycle, the expected count is cycles / period. */
+		e = ds_rate_ratio(a, eb / b->period_ns, c, en / n->period_ns, phi, &t);
+		w->test = DM_T_RATE;
+	} else {
+		w->base = (double)a * b->period_ns;
+		w->new = (double)c * n->period_ns;
+		e = ds_two_proportions(a, b->func_samples, c, n->func_samples, &t);
+		w->test = DM_T_TWO_PROP;
+	}
+	if (e) {
+		w->test = DM_T_NONE;
+		w->est = rel(w->base, w->new);
+		return 0;
+	}
+	w->est = t.est;
+	w->lo = t.lo;
+	w->hi = t.hi;
+	w->p = t.p;
+	return 0;
+}
+
+static int cmp_func_weight(const void *x, const void *y)
+{
+	const struct dl_func *a = *(const struct dl_func *const *)x,
+			     *b = *(const struct dl_func *const *)y;
+	return a->self < b->self ? 1 : a->self > b->self ? -1 : strcmp(a->key, b->key);
+}
+
+static int function_rows(const struct dl_run *b, const struct dl_run *n, const struct dm_opts *o,
+			 struct dm_result *r)
+{
+	double phi = fmax(dispersion_of(b), dispersion_of(n));
+	const struct dl_func **order = malloc((n->nfuncs + b->nfuncs + 1) * sizeof(*order));
+	size_t no = 0;
+	int e = 0;
+
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < n->nfuncs; i++)
+		order[no++] = &n->funcs[i];
+	for (size_t i = 0; i < b->nfuncs; i++)
+		if (!dl_find_func(n, b->funcs[i].key))
+			order[no++] = &b->funcs[i];
+	qsort(order, no, sizeof(*order), cmp_func_weight);
+	for (size_t i = 0; i < no && !e; i++) {
+		const struct dl_func *fb = dl_find_func(b, order[i]->key),
+				     *fn = dl_find_func(n, order[i]->key);
+		double tb = fb && b->func_samples ? (double)fb->total / (double)b->func_samples : 0;
+		double tn = fn && n->func_samples ? (double)fn->total / (double)n->func_samples : 0;
+		double sb = fb && b->func_samples ? (double)fb->self / (double)b->func_samples : 0;
+		double sn = fn && n->func_samples ? (double)fn->self / (double)n->func_samples : 0;
+
+		if (fmax(tb, tn) < o->min_share)
+			continue;
+		if (fmax(sb, sn) >= o->min_share)
+			e = func_row(r, b, n, fb, fn, true, phi);
+		if (!e)
+			e = func_row(r, b, n, fb, fn, false, phi);
+	}
+	free(order);
+	return e;
+}
+
+/* ---- probes and SQL ---- */
+
+static int count_row(struct dm_result *r, enum dm_section sec, const char *name, const char *detail,
+		     const char *metric, const char *unit, uint64_t a, uint64_t c, double eb,
+		     double en)
+{
+	struct ds_count_test t;
+	struct dm_row *w = add_row(r, sec, name, detail, metric, unit);
+
+	if (!w)
+		return -ENOMEM;
+	w->better = DM_NEITHER;
+	w->base = (double)a / eb;
+	w->new = (double)c / en;
+	w->n_base = (size_t)a;
+	w->n_new = (size_t)c;
+	if (ds_rate_ratio(a, eb, c, en, 1, &t) == 0) {
+		w->test = DM_T_RATE;
+		w->est = t.est;
+		w->lo = t.lo;
+		w->hi = t.hi;
+		w->p = t.p;
+	}
+	return 0;
+}
+
+static int value_row(struct dm_result *r, enum dm_section sec, const char *name, const char *detail,
+		     const char *metric, double b, double n)
+{
+	if (isnan(b) && isnan(n))
+		return 0;
+	struct dm_row *w = add_row(r, sec, name, detail, metric, "ns");
+	if (!w)
+		return -ENOMEM;
+	w->base = b;
+	w->new = n;
+	w->est = rel(b, n);
+	return 0;
+}
+
+static int probe_rows(const struct dl_run *b, const struct dl_run *n, struct dm_result *r)
+{
+	double eb = r->per_cycle ? (double)b->ncycles_all : 1,
+	       en = r->per_cycle ? (double)n->ncycles_all : 1;
+	const char *cm = r->per_cycle ? "calls per cycle" : "calls",
+		   *tm = r->per_cycle ? "time per cycle" : "total time";
+	int e = 0;
+
+	for (size_t pass = 0; pass < 2 && !e; pass++) {
+		const struct dl_run *from = pass ? b : n, *other = pass ? n : b;
+
+		for (size_t i = 0; i < from->nprobes && !e; i++) {
+			const struct dl_probe *p = &from->probes[i], *q = NULL;
+
+			for (size_t j = 0; j < other->nprobes && !q; j++)
+				if (!strcmp(other->probes[j].key, p->key))
+					q = &other->probes[j];
+			if (pass && q)
+				continue; /* already compared */
+			const struct dl_probe *pb = pass ? p : q, *pn = pass ? q : p;
+			uint64_t cb = pb ? pb->count : 0, cn = pn ? pn->count : 0;
+
+			if (!cb && !cn)
+				continue;
+			e = count_row(r, DM_S_PROBE, p->label, p->library, cm, "calls", cb, cn, eb,
+				      en);
+			if (!e)
+				e = value_row(r, DM_S_PROBE, p->label, p->library, tm,
+					      pb ? pb->total_ns / eb : NAN,
+					      pn ? pn->total_ns / en : NAN);
+			if (!e)
+				e = value_row(r, DM_S_PROBE, p->label, p->library, "p50",
+					      pb ? pb->p50_ns : NAN, pn ? pn->p50_ns : NAN);
+			if (!e)
+				e = value_row(r, DM_S_PROBE, p->label, p->library, "p99",
+					      pb ? pb->p99_ns : NAN, pn ? pn->p99_ns : NAN);
+		}
+	}
+	return e;
+}
+
+static int sql_rows(const struct dl_run *b, const struct dl_run *n, struct dm_result *r)
+{
+	double eb = r->per_cycle ? (double)b->ncycles_all : 1,
+	       en = r->per_cycle ? (double)n->ncycles_all : 1;
+	int e = 0;
+
+	for (size_t pass = 0; pass < 2 && !e; pass++) {
+		const struct dl_run *from = pass ? b : n, *other = pass ? n : b;
+
+		for (size_t i = 0; i < from->nstmts && !e; i++) {
+			const struct dl_stmt *s = &from->stmts[i], *q = NULL;
+
+			for (size_t j = 0; j < other->nstmts && !q; j++)
+				if (!strcmp(other->stmts[j].text, s->text))
+					q = &other->stmts[j];
+			if (pass && q)
+				continue;
+			const struct dl_stmt *sb = pass ? s : q, *sn = pass ? q : s;
+			uint64_t cb = sb ? sb->count : 0, cn = sn ? sn->count : 0;
+
+			if (!cb && !cn)
+				continue;
+			e = count_row(r, DM_S_SQL, s->text, NULL,
+				      r->per_cycle ? "executions per cycle" : "executions", "calls",
+				      cb, cn, eb, en);
+			if (!e && ((sb && sb->rows) || (sn && sn->rows)))
+				e = count_row(r, DM_S_SQL, s->text, NULL,
+					      r->per_cycle ? "rows per cycle" : "rows", "rows",
+					      sb ? sb->rows : 0, sn ? sn->rows : 0, eb, en);
+			if (!e)
+				e = value_row(r, DM_S_SQL, s->text, NULL,
+					      r->per_cycle ? "time per cycle" : "total time",
+					      sb ? sb->total_ns / eb : NAN,
+					      sn ? sn->total_ns / en : NAN);
+			if (!e)
+				e = value_row(r, DM_S_SQL, s->text, NULL, "p50",
+					      sb ? sb->p50_ns : NAN, sn ? sn->p50_ns : NAN);
+			if (!e)
+				e = value_row(r, DM_S_SQL, s->text, NULL, "p99",
+					      sb ? sb->p99_ns : NAN, sn ? sn->p99_ns : NAN);
+		}
+	}
+	return e;
+}
+
+/* Bonferroni within a section: the more figures a section tests, the
+ * stronger the evidence each one needs, so that two runs of the same
+ * program stay quiet however many functions they have. */
+static void decide_all(struct dm_result *r)
+{
+	size_t ntested[DM_S_SQL + 1] = { 0 };
+
+	for (size_t i = 0; i < r->nrows; i++)
+		if (r->rows[i].test != DM_T_NONE && !isnan(r->rows[i].p))
+			ntested[r->rows[i].section]++;
+	for (size_t i = 0; i < r->nrows; i++) {
+		struct dm_row *w = &r->rows[i];
+		size_t m = ntested[w->section] ? ntested[w->section] : 1;
+
+		w->status = dm_decide(w->est, w->p, r->opts.alpha / (double)m, r->opts.threshold,
+				      w->better, w->gating);
+		r->regressions += w->status == DM_REGRESSION;
+		r->improvements += w->status == DM_IMPROVEMENT;
+	}
+}
+
+int dm_compare(const struct dl_run *b, const struct dl_run *n, const struct dm_opts *o,
+	       struct dm_result *r)
+{
+	int e = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->opts = *o;
+	r->per_cycle = b->ncycles > 0 && n->ncycles > 0;
+	if (strcmp(b->program, n->program))
+		e = warn(
+			r,
+			"the runs are of different programs (%s: \"%s\", %s: \"%s\"); compared anyway",
+			b->dir, b->program, n->dir, n->program);
+	if (!e && !r->per_cycle && (b->ncycles || n->ncycles))
+		e = warn(r, "only %s has cycles: compared per run", b->ncycles ? b->dir : n->dir);
+	if (!e && r->per_cycle && (b->ncycles < DM_MIN_CYCLES || n->ncycles < DM_MIN_CYCLES))
+		e = warn(
+			r,
+			"fewer than %d complete cycles on a side: per-cycle figures are not tested",
+			DM_MIN_CYCLES);
+	if (!e && b->period_ns > 0 && n->period_ns > 0 && b->period_ns != n->period_ns)
+		e = warn(r,
+			 "sampling periods differ (%.0f ns vs %.0f ns): CPU times are compared, "
+			 "sample counts are not equal weights",
+			 b->period_ns, n->period_ns);
+	if (!e && (b->keys_without_module || n->keys_without_module))
+		e = warn(r, "one report has no modules for its functions (written by an older "
+			    "version): functions matched by name only");
+	if (!e && b->funcs_from_flame != n->funcs_from_flame)
+		e = warn(r, "one report has stacks (flame), the other only top functions: function "
+			    "figures are less exact");
+	if (!e && r->per_cycle)
+		e = cycle_rows(b, n, o, r);
+	if (!e)
+		e = run_rows(b, n, r);
+	if (!e)
+		e = function_rows(b, n, o, r);
+	if (!e)
+		e = probe_rows(b, n, r);
+	if (!e)
+		e = sql_rows(b, n, r);
+	if (e) {
+		dm_result_free(r);
+		return e;
+	}
+	decide_all(r);
+	return 0;
+}
+
+void dm_result_free(struct dm_result *r)
+{
+	for (size_t i = 0; i < r->nrows; i++) {
+		free(r->rows[i].name);
+		free(r->rows[i].detail);
+	}
+	free(r->rows);
+	for (size_t i = 0; i < r->nwarnings; i++)
+		free(r->warnings[i]);
+	free(r->warnings);
+	memset(r, 0, sizeof(*r));
+}

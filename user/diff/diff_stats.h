@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Statistics for `ebpf-prof diff`: a rank test and a bootstrap interval for
+ * per-cycle distributions, and tests on sample counts for functions. Pure
+ * functions of their inputs (the bootstrap takes its seed), so a comparison
+ * gives the same verdict every time it is run on the same two reports.
+ */
+#ifndef EP_DIFF_STATS_H
+#define EP_DIFF_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Two-sided 95% normal quantile. */
+#define DS_Z95 1.959963984540054
+
+/* Standard normal CDF. */
+double ds_norm_cdf(double z);
+
+/* Mann-Whitney U, two-sided, normal approximation with tie and continuity
+ * correction (the "asymptotic" method of SciPy's mannwhitneyu). */
+struct ds_mwu {
+	double u; /* U of the first sample (x) */
+	double z; /* of max(U1, U2), continuity-corrected; 0 when every value ties */
+	double p; /* two-sided, in [0, 1] */
+};
+/* -EINVAL when a side is empty or a value is not finite, -ENOMEM. */
+int ds_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, struct ds_mwu *out);
+
+/* Deterministic generator (splitmix64) so bootstrap intervals repeat. */
+struct ds_rng {
+	uint64_t s;
+};
+uint64_t ds_rng_next(struct ds_rng *r);
+
+/* Median (mean of the two middle values for an even count) of v[0..n);
+ * sorts v. 0 for n == 0. */
+double ds_median_sort(double *v, size_t n);
+/* Same value in O(n) on average (selection), reordering v partially. */
+double ds_median_select(double *v, size_t n);
+
+/* Relative change of the medians, (med(y) - med(x)) / max(|med(x)|, floor),
+ * and its 95% percentile-bootstrap interval from iters resamples of both
+ * sides (each resampled with replacement), seeded with seed. floor > 0
+ * keeps a change from a median of 0 finite. */
+struct ds_effect {
+	double est, lo, hi;
+};
+int ds_bootstrap_median_change(const double *x, size_t nx, const double *y, size_t ny,
+			       double denom_floor, unsigned iters, uint64_t seed,
+			       struct ds_effect *out);
+
+/* Shares a/n1 (base) and b/n2 (new) of samples: two-proportion z-test
+ * (pooled variance) and the relative change of the share, b/n2 / (a/n1) - 1,
+ * with a 95% interval from the log ratio (Katz); a zero count gets 0.5 added
+ * for the interval (Haldane). -EINVAL when n1 or n2 is 0 or a > n1, b > n2. */
+struct ds_count_test {
+	double est, lo, hi; /* relative change */
+	double z, p;
+};
+int ds_two_proportions(uint64_t a, uint64_t n1, uint64_t b, uint64_t n2, struct ds_count_test *out);
+
+/* Counts a over exposure ta (base) and b over tb (new), e.g. samples of a
+ * function over the number of cycles: the rate ratio test conditional on
+ * a + b (b ~ Binomial(a + b, tb / (ta + tb)) under equal rates, normal
+ * approximation) with the variance multiplied by phi >= 1 for counts more
+ * spread than Poisson, and the relative change of the rate with its 95%
+ * Wald interval on the log scale. */
+int ds_rate_ratio(uint64_t a, double ta, uint64_t b, double tb, double phi,
+		  struct ds_count_test *out);
+
+/* Dispersion index (variance / mean, at least 1) of per-cycle counts, for
+ * ds_rate_ratio's phi; 1 with fewer than 3 values or a zero mean. */
+double ds_dispersion(const double *v, size_t n);
+
+#endif

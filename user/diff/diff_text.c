@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Terminal summary and --json of `ebpf-prof diff` (see diff_text.h). */
+#include "diff/diff_text.h"
+
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void diff_fmt_value(char *buf, size_t len, double v, const char *unit)
+{
+	if (!isfinite(v)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	if (!strcmp(unit, "ns")) {
+		double a = fabs(v);
+
+		if (a >= 1e9)
+			snprintf(buf, len, "%.2f s", v / 1e9);
+		else if (a >= 1e6)
+			snprintf(buf, len, "%.2f ms", v / 1e6);
+		else if (a >= 1e3)
+			snprintf(buf, len, "%.1f us", v / 1e3);
+		else
+			snprintf(buf, len, "%.0f ns", v);
+	} else if (!strcmp(unit, "bytes")) {
+		snprintf(buf, len, "%.1f MB", v / 1048576);
+	} else if (!strcmp(unit, "fraction")) {
+		snprintf(buf, len, "%.1f%%", 100 * v);
+	} else if (!strcmp(unit, "calls") || !strcmp(unit, "rows")) {
+		snprintf(buf, len, v == floor(v) ? "%.0f" : "%.2f", v);
+	} else {
+		snprintf(buf, len, "%.1f %s", v, unit);
+	}
+}
+
+void diff_fmt_change(char *buf, size_t len, const struct dm_row *w)
+{
+	if (isnan(w->base) && !isnan(w->new))
+		snprintf(buf, len, "new");
+	else if (!isnan(w->base) && isnan(w->new))
+		snprintf(buf, len, "gone");
+	else if (isinf(w->est) || (w->base == 0 && w->new != 0))
+		snprintf(buf, len, "from 0");
+	else if (isnan(w->est))
+		snprintf(buf, len, "-");
+	else if (w->abs_change)
+		snprintf(buf, len, "%+.1f pt", 100 * w->est);
+	else
+		snprintf(buf, len, "%+.1f%%", 100 * w->est);
+}
+
+static void fmt_ci(char *buf, size_t len, const struct dm_row *w)
+{
+	if (!isfinite(w->lo) || !isfinite(w->hi))
+		snprintf(buf, len, "-");
+	else if (w->abs_change)
+		snprintf(buf, len, "[%+.1f, %+.1f] pt", 100 * w->lo, 100 * w->hi);
+	else
+		snprintf(buf, len, "[%+.1f%%, %+.1f%%]", 100 * w->lo, 100 * w->hi);
+}
+
+static void fmt_p(char *buf, size_t len, double p)
+{
+	if (isnan(p))
+		snprintf(buf, len, "-");
+	else if (p < 0.001)
+		snprintf(buf, len, "<0.001");
+	else
+		snprintf(buf, len, "%.3f", p);
+}
+
+/* Name with its module or library file name, cut to width for a column. */
+static void fmt_name(char *buf, size_t len, const struct dm_row *w, int width)
+{
+	const char *d = w->detail ? strrchr(w->detail, '/') : NULL;
+	char tmp[512];
+
+	d = d ? d + 1 : w->detail;
+	if (d && *d && w->section == DM_S_FUNCTION)
+		snprintf(tmp, sizeof(tmp), "%s (%s)", w->name, d);
+	else
+		snprintf(tmp, sizeof(tmp), "%s", w->name);
+	for (char *c = tmp; *c; c++)
+		if ((unsigned char)*c < 0x20)
+			*c = ' ';
+	if ((int)strlen(tmp) > width && width > 3)
+		snprintf(buf, len, "%.*s...", width - 3, tmp);
+	else
+		snprintf(buf, len, "%s", tmp);
+}
+
+static void print_row(FILE *f, const struct dm_row *w, bool with_section)
+{
+	char name[128], b[32], n[32], ch[32], ci[48], p[16];
+
+	fmt_name(name, sizeof(name), w, with_section ? 34 : 42);
+	diff_fmt_value(b, sizeof(b), w->base, w->unit);
+	diff_fmt_value(n, sizeof(n), w->new, w->unit);
+	diff_fmt_change(ch, sizeof(ch), w);
+	fmt_ci(ci, sizeof(ci), w);
+	fmt_p(p, sizeof(p), w->p);
+	if (with_section)
+		fprintf(f, "  %-8s %-34s %-18s %10s -> %-10s %8s %-20s p %s\n",
+			dm_section_name(w->section), name, w->metric, b, n, ch, ci, p);
+	else
+		fprintf(f, "  %-42s %10s %10s %9s %-22s %7s %s\n", name, b, n, ch, ci, p,
+			w->status == DM_SAME ? "" : dm_status_name(w->status));
+}
+
+static int cmp_effect_desc(const void *x, const void *y)
+{
+	const struct dm_row *a = *(const struct dm_row *const *)x,
+			    *b = *(const struct dm_row *const *)y;
+	double ea = isfinite(a->est) ? fabs(a->est) : 1e300,
+	       eb = isfinite(b->est) ? fabs(b->est) : 1e300;
+
+	return ea < eb ? 1 : ea > eb ? -1 : 0;
+}
+
+static void print_list(FILE *f, const char *title, const struct dm_result *r, enum dm_status want,
+		       size_t max_lines)
+{
+	const struct dm_row **v = malloc((r->nrows + 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return;
+	for (size_t i = 0; i < r->nrows; i++)
+		if (r->rows[i].status == want)
+			v[n++] = &r->rows[i];
+	if (n) {
+		qsort(v, n, sizeof(*v), cmp_effect_desc);
+		fprintf(f, "\n%s (%zu):\n", title, n);
+		for (size_t i = 0; i < n && i < max_lines; i++)
+			print_row(f, v[i], true);
+		if (n > max_lines)
+			fprintf(f, "  ... and %zu more (--json or diff.html for all)\n",
+				n - max_lines);
+	}
+	free(v);
+}
+
+static void print_run_line(FILE *f, const char *what, const struct dl_run *r)
+{
+	fprintf(f, "%s %s: %s, ", what, r->dir, *r->program ? r->program : "(unknown program)");
+	if (r->ncycles)
+		fprintf(f, "%zu cycles, ", r->ncycles);
+	else
+		fprintf(f, "no cycles, ");
+	fprintf(f, "%llu samples\n", (unsigned long long)r->samples);
+}
+
+void diff_print_summary(FILE *f, const struct dl_run *b, const struct dl_run *n,
+			const struct dm_result *r, size_t max_lines)
+{
+	if (!max_lines)
+		max_lines = 10;
+	print_run_line(f, "Base:", b);
+	print_run_line(f, "New: ", n);
+	fprintf(f,
+		"Compared %s; a regression is worse by more than %.1f%% and significant (95%% "
+		"intervals, alpha %.2f per section).\n",
+		r->per_cycle ? "per cycle" : "per run (CPU time and shares of samples)",
+		100 * r->opts.threshold, r->opts.alpha);
+	for (size_t i = 0; i < r->nwarnings; i++)
+		fprintf(f, "warning: %s\n", r->warnings[i]);
+	print_list(f, "Regressions", r, DM_REGRESSION, max_lines);
+	print_list(f, "Improvements", r, DM_IMPROVEMENT, max_lines);
+	print_list(f, "Other significant changes (not gating)", r, DM_CHANGED, max_lines);
+	size_t untested = 0;
+	for (size_t i = 0; i < r->nrows; i++)
+		untested += r->rows[i].status == DM_UNTESTED;
+	/* One figure per run has no spread to test against: listed in the
+	 * JSON and the page, counted here, never a verdict. */
+	if (untested)
+		fprintf(f,
+			"\n%zu figure%s without a test (probe and SQL times, whole-run totals) "
+			"changed by more than %.1f%%: see --json or diff.html.\n",
+			untested, untested == 1 ? "" : "s", 100 * r->opts.threshold);
+	if (r->per_cycle) {
+		fprintf(f,
+			"\nPer cycle (median)                                base        new    change 95%% interval                 p\n");
+		for (size_t i = 0; i < r->nrows; i++)
+			if (r->rows[i].section == DM_S_CYCLE)
+				print_row(f, &r->rows[i], false);
+	}
+	fprintf(f,
+		"\nFunctions, self CPU %s                     base        new    change 95%% interval                 p\n",
+		r->per_cycle ? "per cycle" : "per run  ");
+	size_t shown = 0;
+	for (size_t i = 0; i < r->nrows && shown < max_lines; i++) {
+		const struct dm_row *w = &r->rows[i];
+
+		if (w->section == DM_S_FUNCTION && w->gating) {
+			print_row(f, w, false);
+			shown++;
+		}
+	}
+	if (!shown)
+		fprintf(f, "  (no function above %.1f%% of the samples)\n",
+			100 * r->opts.min_share);
+	if (r->regressions)
+		fprintf(f, "\nResult: %zu regression%s.\n", r->regressions,
+			r->regressions == 1 ? "" : "s");
+	else
+		fprintf(f, "\nResult: no regression.\n");
+}
+
+static cJSON *num_or_null(double v)
+{
+	return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static bool add(cJSON *o, const char *k, cJSON *v)
+{
+	if (!v)
+		return false;
+	if (!cJSON_AddItemToObject(o, k, v)) {
+		cJSON_Delete(v);
+		return false;
+	}
+	return true;
+}
+
+static cJSON *run_json(const struct dl_run *r)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o || !add(o, "dir", cJSON_CreateString(r->dir)) ||
+	    !add(o, "program", cJSON_CreateString(r->program)) ||
+	    !add(o, "command", r->command ? cJSON_CreateString(r->command) : cJSON_CreateNull()) ||
+	    !add(o, "cycles", cJSON_CreateNumber((double)r->ncycles)) ||
+	    !add(o, "samples", cJSON_CreateNumber((double)r->samples)) ||
+	    !add(o, "period_ns", num_or_null(r->period_ns))) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static const char *better_name(enum dm_better b)
+{
+	return b == DM_LOWER ? "lower" : b == DM_HIGHER ? "higher" : "neither";
+}
+
+static cJSON *row_json(const struct dm_row *w)
+{
+	cJSON *o = cJSON_CreateObject(), *ci = NULL;
+	/* From a zero base a relative change means little: counts say so
+	 * (their change is still the Haldane-corrected estimate that gates). */
+	const char *kind = isinf(w->est) || (!w->abs_change && w->base == 0 && w->new != 0)
+				   ? "from-zero"
+			   : w->abs_change ? "absolute"
+					   : "relative";
+
+	if (!o || !add(o, "section", cJSON_CreateString(dm_section_name(w->section))) ||
+	    !add(o, "name", cJSON_CreateString(w->name)) ||
+	    !add(o, "detail", w->detail ? cJSON_CreateString(w->detail) : cJSON_CreateNull()) ||
+	    !add(o, "metric", cJSON_CreateString(w->metric)) ||
+	    !add(o, "unit", cJSON_CreateString(w->unit)) || !add(o, "base", num_or_null(w->base)) ||
+	    !add(o, "new", num_or_null(w->new)))
+		goto fail;
+	if (w->section == DM_S_FUNCTION && (!add(o, "base_share", num_or_null(w->base_share)) ||
+					    !add(o, "new_share", num_or_null(w->new_share))))
+		goto fail;
+	if (!add(o, "change", num_or_null(w->est)) ||
+	    !add(o, "change_kind", cJSON_CreateString(kind)) || !(ci = cJSON_CreateArray()) ||
+	    !cJSON_AddItemToArray(ci, num_or_null(w->lo)) ||
+	    !cJSON_AddItemToArray(ci, num_or_null(w->hi)) || !add(o, "ci95", ci))
+		goto fail_ci;
+	ci = NULL;
+	if (!add(o, "p", num_or_null(w->p)) ||
+	    !add(o, "test", cJSON_CreateString(dm_test_name(w->test))) ||
+	    !add(o, "better", cJSON_CreateString(better_name(w->better))) ||
+	    !add(o, "gating", cJSON_CreateBool(w->gating)) ||
+	    !add(o, "status", cJSON_CreateString(dm_status_name(w->status))) ||
+	    !add(o, "n_base", cJSON_CreateNumber((double)w->n_base)) ||
+	    !add(o, "n_new", cJSON_CreateNumber((double)w->n_new)))
+		goto fail;
+	return o;
+fail_ci:
+	cJSON_Delete(ci);
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+cJSON *diff_to_json(const struct dl_run *b, const struct dl_run *n, const struct dm_result *r)
+{
+	cJSON *o = cJSON_CreateObject(), *rows, *warn, *boot;
+
+	if (!o || !add(o, "schema", cJSON_CreateString("ebpf-prof-diff/1")) ||
+	    !add(o, "version", cJSON_CreateString(EBPF_PROF_VERSION)) ||
+	    !add(o, "base", run_json(b)) || !add(o, "new", run_json(n)) ||
+	    !add(o, "normalization", cJSON_CreateString(r->per_cycle ? "per-cycle" : "per-run")) ||
+	    !add(o, "threshold", cJSON_CreateNumber(r->opts.threshold)) ||
+	    !add(o, "alpha", cJSON_CreateNumber(r->opts.alpha)) ||
+	    !add(o, "min_share", cJSON_CreateNumber(r->opts.min_share)) ||
+	    !(boot = cJSON_AddObjectToObject(o, "bootstrap")) ||
+	    !add(boot, "iterations", cJSON_CreateNumber(r->opts.boot_iters)) ||
+	    !add(boot, "seed", cJSON_CreateNumber((double)r->opts.seed)) ||
+	    !(warn = cJSON_AddArrayToObject(o, "warnings")))
+		goto fail;
+	for (size_t i = 0; i < r->nwarnings; i++) {
+		cJSON *s = cJSON_CreateString(r->warnings[i]);
+
+		if (!s || !cJSON_AddItemToArray(warn, s)) {
+			cJSON_Delete(s);
+			goto fail;
+		}
+	}
+	if (!add(o, "regressions", cJSON_CreateNumber((double)r->regressions)) ||
+	    !add(o, "improvements", cJSON_CreateNumber((double)r->improvements)) ||
+	    !add(o, "verdict",
+		 cJSON_CreateString(r->regressions ? "regression" : "no-regression")) ||
+	    !(rows = cJSON_AddArrayToObject(o, "rows")))
+		goto fail;
+	for (size_t i = 0; i < r->nrows; i++) {
+		cJSON *x = row_json(&r->rows[i]);
+
+		if (!x || !cJSON_AddItemToArray(rows, x)) {
+			cJSON_Delete(x);
+			goto fail;
+		}
+	}
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Build-ids and function sources for the pprof export (pprof_elf.h). */
+#include "export/pprof_elf.h"
+
+#include <dwarf.h>
+#include <elf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hashmap.h"
+
+static void to_hex(const uint8_t *b, size_t n, char *hex, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n && 2 * i + 2 < len; i++) {
+		hex[2 * i] = digits[b[i] >> 4];
+		hex[2 * i + 1] = digits[b[i] & 15];
+	}
+	hex[2 * i] = '\0';
+}
+
+static size_t align4(size_t v)
+{
+	return (v + 3) & ~(size_t)3;
+}
+
+int pprof_notes_build_id(const void *notes, size_t size, char *hex, size_t len)
+{
+	const uint8_t *p = notes;
+	size_t off = 0;
+
+	if (len)
+		hex[0] = '\0';
+	/* Elf32_Nhdr and Elf64_Nhdr are the same three 32-bit words. */
+	while (size - off >= sizeof(Elf64_Nhdr)) {
+		Elf64_Nhdr nh;
+		size_t name_off, desc_off, next;
+
+		memcpy(&nh, p + off, sizeof(nh));
+		name_off = off + sizeof(nh);
+		if (nh.n_namesz > size - name_off)
+			break;
+		desc_off = name_off + align4(nh.n_namesz);
+		if (desc_off > size || nh.n_descsz > size - desc_off)
+			break;
+		next = desc_off + align4(nh.n_descsz);
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp(p + name_off, "GNU", 4) && nh.n_descsz &&
+		    nh.n_descsz <= PPROF_BUILD_ID_MAX) {
+			to_hex(p + desc_off, nh.n_descsz, hex, len);
+			return 0;
+		}
+		if (next <= off || next > size)
+			break;
+		off = next;
+	}
+	return -ENOENT;
+}
+
+int pprof_elf_build_id(const char *path, char *hex, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf_Scn *scn = NULL;
+	int err = -ENOENT;
+	Elf *e;
+
+	if (len)
+		hex[0] = '\0';
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (e && err && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (d && d->d_buf)
+			err = pprof_notes_build_id(d->d_buf, d->d_size, hex, len);
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return err;
+}
+
+int pprof_kernel_build_id(char *hex, size_t len)
+{
+	uint8_t buf[4096];
+	ssize_t n;
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+
+	if (len)
+		hex[0] = '\0';
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	return pprof_notes_build_id(buf, (size_t)n, hex, len);
+}
+
+/* ---- sources ---- */
+
+struct names {
+	const struct profile *p;
+	uint32_t *frames; /* frames of one module */
+	size_t n;
+	struct hashmap idx;
+};
+
+static bool name_eq(uint32_t i, const void *key, const void *ctx)
+{
+	const struct names *nm = ctx;
+
+	return !strcmp(nm->p->frames[nm->frames[i]].name, key);
+}
+
+static uint64_t name_hash(const char *s)
+{
+	return ep_hashmap_hash_finish(ep_hashmap_hash_bytes(s, strlen(s), HASHMAP_SEED));
+}
+
+static const Dwfl_Callbacks offline_cb = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+/* Where the function at addr is declared: its subprogram DIE's
+ * DW_AT_decl_file/decl_line (the line of the definition, which the line
+ * table's entry for its first instruction is not: that is the first
+ * statement once the prologue is scheduled away). */
+static const char *decl_of(Dwfl_Module *mod, Dwarf_Addr addr, int *line)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
+	Dwarf_Die *scopes = NULL;
+	const char *file = NULL;
+	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+
+	for (int i = 0; i < n; i++) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+			continue;
+		file = dwarf_decl_file(&scopes[i]);
+		if (file && dwarf_decl_line(&scopes[i], line))
+			*line = 0;
+		break;
+	}
+	free(scopes);
+	return file;
+}
+
+/* One module: its function symbols, matched by name to the frames. */
+static void module_sources(const char *path, struct names *nm, struct pprof_src *src)
+{
+	Dwfl *d = dwfl_begin(&offline_cb);
+	Dwfl_Module *mod;
+	int nsym;
+
+	if (!d)
+		return;
+	mod = dwfl_report_offline(d, "", path, -1);
+	dwfl_report_end(d, NULL, NULL);
+	nsym = mod ? dwfl_module_getsymtab(mod) : -1;
+	for (int i = 1; i < nsym; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+		const char *file;
+		Dwfl_Line *ln;
+		int64_t k;
+		int line = 0;
+
+		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value)
+			continue;
+		k = ep_hashmap_find(&nm->idx, name_hash(name), name, name_eq, nm);
+		if (k < 0 || src[nm->frames[k]].file)
+			continue;
+		file = decl_of(mod, addr, &line);
+		if (!file) {
+			ln = dwfl_module_getsrc(mod, addr);
+			file = ln ? dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL) : NULL;
+		}
+		if (file) {
+			src[nm->frames[k]].file = strdup(file);
+			src[nm->frames[k]].line = line;
+		}
+	}
+	dwfl_end(d);
+}
+
+static bool symbol_frame(const struct prof_frame *f)
+{
+	return !f->kernel && f->module && f->module[0] == '/' && f->name && f->name[0] &&
+	       f->name[0] != '[';
+}
+
+/* ---- cache ---- */
+
+struct cached_fn {
+	char *name;
+	char *file; /* NULL: looked up, not found */
+	int64_t line;
+};
+
+struct cached_mod {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	int bid_err; /* 1: not read yet */
+	char bid[2 * PPROF_BUILD_ID_MAX + 1];
+	struct cached_fn *fns;
+	size_t nfns, cap;
+	struct hashmap idx;
+};
+
+struct pprof_elf_cache {
+	struct cached_mod *m;
+	size_t n, cap;
+};
+
+int pprof_elf_cache_new(struct pprof_elf_cache **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+static void mod_clear(struct cached_mod *m)
+{
+	for (size_t i = 0; i < m->nfns; i++) {
+		free(m->fns[i].name);
+		free(m->fns[i].file);
+	}
+	free(m->fns);
+	m->fns = NULL;
+	m->nfns = m->cap = 0;
+	ep_hashmap_free(&m->idx);
+	ep_hashmap_init(&m->idx);
+	m->bid_err = 1;
+	m->bid[0] = '\0';
+}
+
+void pprof_elf_cache_free(struct pprof_elf_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		mod_clear(&c->m[i]);
+		ep_hashmap_free(&c->m[i].idx);
+		free(c->m[i].path);
+	}
+	free(c->m);
+	free(c);
+}
+
+/* The entry of path, emptied if the file changed; NULL on ENOMEM. */
+static struct cached_mod *cache_mod(struct pprof_elf_cache *c, const char *path)
+{
+	struct stat st;
+	bool have = !stat(path, &st);
+	struct cached_mod *m = NULL;
+
+	for (size_t i = 0; i < c->n && !m; i++)
+		if (!strcmp(c->m[i].path, path))
+			m = &c->m[i];
+	if (!m) {
+		if (c->n == c->cap) {
+			size_t cap = c->cap ? 2 * c->cap : 16;
+			void *nm = realloc(c->m, cap * sizeof(*c->m));
+
+			if (!nm)
+				return NULL;
+			c->m = nm;
+			c->cap = cap;
+		}
+		m = &c->m[c->n];
+		memset(m, 0, sizeof(*m));
+		m->path = strdup(path);
+		if (!m->path)
+			return NULL;
+		ep_hashmap_init(&m->idx);
+		m->bid_err = 1;
+		c->n++;
+	} else if (!have || m->dev != st.st_dev || m->ino != st.st_ino ||
+		   m->mtime.tv_sec != st.st_mtim.tv_sec || m->mtime.tv_nsec != st.st_mtim.tv_nsec) {
+		mod_clear(m);
+	}
+	if (have) {
+		m->dev = st.st_dev;
+		m->ino = st.st_ino;
+		m->mtime = st.st_mtim;
+	}
+	return m;
+}
+
+static bool fn_eq(uint32_t i, const void *key, const void *ctx)
+{
+	const struct cached_mod *m = ctx;
+
+	return !strcmp(m->fns[i].name, key);
+}
+
+static const struct cached_fn *fn_find(const struct cached_mod *m, const char *name)
+{
+	int64_t i = ep_hashmap_find(&m->idx, name_hash(name), name, fn_eq, m);
+
+	return i < 0 ? NULL : &m->fns[i];
+}
+
+static void fn_add(struct cached_mod *m, const char *name, const char *file, int64_t line)
+{
+	struct cached_fn f = { strdup(name), file ? strdup(file) : NULL, line };
+
+	if (!f.name || (file && !f.file))
+		goto fail;
+	if (m->nfns == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		void *n = realloc(m->fns, cap * sizeof(*m->fns));
+
+		if (!n)
+			goto fail;
+		m->fns = n;
+		m->cap = cap;
+	}
+	if (ep_hashmap_insert(&m->idx, name_hash(name), (uint32_t)m->nfns))
+		goto fail;
+	m->fns[m->nfns++] = f;
+	return;
+fail: /* not cached: read again next time */
+	free(f.name);
+	free(f.file);
+}
+
+int pprof_elf_build_id_cached(struct pprof_elf_cache *c, const char *path, char *hex, size_t len)
+{
+	struct cached_mod *m = c ? cache_mod(c, path) : NULL;
+
+	if (!m)
+		return pprof_elf_build_id(path, hex, len);
+	if (m->bid_err == 1)
+		m->bid_err = pprof_elf_build_id(path, m->bid, sizeof(m->bid));
+	snprintf(hex, len, "%s", m->bid);
+	return m->bid_err;
+}
+
+void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pprof_elf_cache *c)
+{
+	bool *done = calloc(p->nframes ? p->nframes : 1, sizeof(*done));
+	struct names nm = { .p = p };
+
+	nm.frames = malloc((p->nframes ? p->nframes : 1) * sizeof(*nm.frames));
+	if (!done || !nm.frames)
+		goto out;
+	for (size_t f = 0; f < p->nframes; f++) {
+		const char *mod = p->frames[f].module;
+
+		if (done[f] || !symbol_frame(&p->frames[f]))
+			continue;
+		struct cached_mod *cm = c ? cache_mod(c, mod) : NULL;
+
+		nm.n = 0;
+		ep_hashmap_init(&nm.idx);
+		for (size_t g = f; g < p->nframes; g++) {
+			const struct cached_fn *hit;
+
+			if (done[g] || !symbol_frame(&p->frames[g]) ||
+			    strcmp(p->frames[g].module, mod))
+				continue;
+			done[g] = true;
+			hit = cm ? fn_find(cm, p->frames[g].name) : NULL;
+			if (hit) {
+				src[g].file = hit->file ? strdup(hit->file) : NULL;
+				src[g].line = hit->line;
+				continue;
+			}
+			nm.frames[nm.n] = (uint32_t)g;
+			if (ep_hashmap_insert(&nm.idx, name_hash(p->frames[g].name),
+					      (uint32_t)nm.n))
+				break;
+			nm.n++;
+		}
+		if (nm.n)
+			module_sources(mod, &nm, src);
+		for (size_t k = 0; cm && k < nm.n; k++)
+			fn_add(cm, p->frames[nm.frames[k]].name, src[nm.frames[k]].file,
+			       src[nm.frames[k]].line);
+		ep_hashmap_free(&nm.idx);
+	}
+out:
+	free(done);
+	free(nm.frames);
+}

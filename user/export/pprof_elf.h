@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What the pprof export reads from the modules' ELF files at write time:
+ * GNU build-ids for Mapping.build_id and the source file and first line of
+ * functions for Function.filename/start_line. Best effort: a file that is
+ * gone or stripped leaves the field empty.
+ */
+#ifndef EP_EXPORT_PPROF_ELF_H
+#define EP_EXPORT_PPROF_ELF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+
+#define PPROF_BUILD_ID_MAX 64 /* bytes; GNU build-ids are 20 */
+
+/* Lower-case hex of the file's NT_GNU_BUILD_ID note into hex ("" when it
+ * has none). Returns 0 or -errno. */
+int pprof_elf_build_id(const char *path, char *hex, size_t len);
+
+/* The running kernel's build-id (/sys/kernel/notes). Returns 0 or -errno. */
+int pprof_kernel_build_id(char *hex, size_t len);
+
+/* Parses a sequence of ELF notes (the layout of SHT_NOTE sections and of
+ * /sys/kernel/notes) for the GNU build-id. Returns 0 or -ENOENT. */
+int pprof_notes_build_id(const void *notes, size_t size, char *hex, size_t len);
+
+struct pprof_src {
+	char *file; /* malloc'ed, NULL when unknown */
+	int64_t line;
+};
+
+/* What was read per module file, kept across the profiles of a run
+ * (continuous mode writes one every interval; reading the DWARF of libc
+ * each time was ~60 ms of the recorder's CPU). A file replaced on disk
+ * (other device, inode or mtime) is read again. */
+struct pprof_elf_cache;
+int pprof_elf_cache_new(struct pprof_elf_cache **out);
+void pprof_elf_cache_free(struct pprof_elf_cache *c);
+
+/* pprof_elf_build_id through the cache (c may be NULL). */
+int pprof_elf_build_id_cached(struct pprof_elf_cache *c, const char *path, char *hex, size_t len);
+
+/* For each user frame of p whose module is an ELF file with DWARF, the
+ * declaring file and line of its function into src[frame]. c: a cache to
+ * answer from and fill, or NULL. */
+void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pprof_elf_cache *c);
+
+#endif

@@ -1,0 +1,659 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "python/pyframes.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hashmap.h"
+#include "log.h"
+#include "proc/proc_maps.h"
+#include "python/py_code.h"
+#include "python/py_layout.h"
+#include "python/py_merge.h"
+#include "python/py_proc.h"
+
+/* How often a process without a (ready) interpreter is looked at again:
+ * often while it starts (ld.so, then Py_Initialize, take milliseconds and
+ * every sample until then stays native), rarely after. "Looked at" is a
+ * readlink of its executable; its maps are read only once it looks like
+ * Python (that name, or a sample with a frame in libpython). Found but not
+ * yet initialized, it is checked every tick (two reads of its memory). */
+#define RETRY_FAST_NS  (10ull * 1000 * 1000)
+#define RETRY_SLOW_NS  (500ull * 1000 * 1000)
+#define FAST_PERIOD_NS (3000ull * 1000 * 1000)
+/* How long a failing layout check is retried before the process is given
+ * up on (it may have been read mid-initialization). */
+#define BAD_LAYOUT_NS (1000ull * 1000 * 1000)
+/* Code objects remembered per process; a process that makes more (code
+ * generated in a loop, or a hostile one) has its cache emptied and refilled. */
+#define MAX_CODES 65536
+/* Records kept waiting for their samples: one per CPU. */
+#define MAX_CPUS 4096
+
+enum pid_state {
+	PS_NONE,    /* no interpreter found (yet) */
+	PS_PENDING, /* found, not initialized: checked again later */
+	PS_ACTIVE,  /* registered with the BPF walk */
+	PS_OFF,	    /* unsupported version or layout: native frames only */
+};
+
+struct code_ent {
+	uint64_t addr;
+	uint32_t csum;
+	int err; /* 0, or why it could not be read (then named generically) */
+	struct py_code code;
+};
+
+struct py_pid {
+	uint32_t pid;
+	enum pid_state state;
+	uint64_t next_try_ns;
+	uint64_t first_seen_ns;
+	/* A sample had a frame in libpython or a python executable: worth
+	 * reading its maps (they are not read for every process: a maps read
+	 * takes the process's mmap lock and slows its mmap()s, e.g. dlopen). */
+	bool hinted;
+	uint64_t first_bad_ns; /* first failed layout check */
+	uint64_t active_ns;    /* when it was registered */
+	const struct py_layout *l;
+	struct py_layout own; /* the table's, with what the interpreter publishes */
+	struct py_proc_info info;
+	int memfd;
+	struct code_ent *codes;
+	size_t ncodes, cap_codes;
+	struct hashmap code_idx;
+};
+
+struct stash {
+	bool valid;
+	struct ep_pystack ps;
+};
+
+/* Interpreters are looked for on a thread of their own: the collector's
+ * first samples of a process can stall it for most of a second (loading
+ * the symbols of libpython), and every sample the process makes before its
+ * registration stays native. `lock` guards pids[] (the array and the
+ * states); a pid's layout, memfd and codes are the watcher's until it sets
+ * PS_ACTIVE, the sampling side's after. */
+struct pyframes {
+	struct pyframes_opts o;
+	pthread_mutex_t lock;
+	pthread_t watcher;
+	bool watcher_started;
+	bool stop; /* under lock */
+	struct py_pid *pids;
+	size_t npids, cap_pids;
+	struct stash *stash; /* per CPU, allocated at first use */
+	size_t nstash;
+	uint8_t *cls; /* per profile frame id: 0 unknown, else py_ncls + 1 */
+	size_t ncls;
+	char *cls_module; /* the interpreter module cls was computed for */
+	uint32_t nat[2 * EP_MAX_STACK_DEPTH + 8];
+	uint8_t ncl[2 * EP_MAX_STACK_DEPTH + 8];
+	uint32_t py[EP_PY_MAX_FRAMES];
+	bool entry[EP_PY_MAX_FRAMES];
+	uint32_t out[2 * EP_MAX_STACK_DEPTH + 8 + EP_PY_MAX_FRAMES];
+	struct pyframes_stats st;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int pyframes_new(struct pyframes **out, const struct pyframes_opts *o)
+{
+	struct pyframes *pf = calloc(1, sizeof(*pf));
+
+	if (!pf)
+		return -ENOMEM;
+	pf->o = *o;
+	if (!pf->o.proc_root)
+		pf->o.proc_root = "/proc";
+	pthread_mutex_init(&pf->lock, NULL);
+	*out = pf;
+	return 0;
+}
+
+static void pid_reset(struct py_pid *p)
+{
+	for (size_t i = 0; i < p->ncodes; i++)
+		py_code_free(&p->codes[i].code);
+	free(p->codes);
+	p->codes = NULL;
+	p->ncodes = p->cap_codes = 0;
+	ep_hashmap_free(&p->code_idx);
+	ep_hashmap_init(&p->code_idx);
+	if (p->memfd >= 0)
+		close(p->memfd);
+	p->memfd = -1;
+	py_proc_info_free(&p->info);
+	p->l = NULL;
+}
+
+void pyframes_free(struct pyframes *pf)
+{
+	if (!pf)
+		return;
+	if (pf->watcher_started) {
+		pthread_mutex_lock(&pf->lock);
+		pf->stop = true;
+		pthread_mutex_unlock(&pf->lock);
+		pthread_join(pf->watcher, NULL);
+	}
+	pthread_mutex_destroy(&pf->lock);
+	for (size_t i = 0; i < pf->npids; i++)
+		pid_reset(&pf->pids[i]);
+	free(pf->pids);
+	free(pf->stash);
+	free(pf->cls);
+	free(pf->cls_module);
+	free(pf);
+}
+
+static struct py_pid *find_pid(struct pyframes *pf, uint32_t pid, bool create)
+{
+	for (size_t i = 0; i < pf->npids; i++)
+		if (pf->pids[i].pid == pid)
+			return &pf->pids[i];
+	if (!create)
+		return NULL;
+	if (pf->npids == pf->cap_pids) {
+		size_t cap = pf->cap_pids ? 2 * pf->cap_pids : 8;
+		void *p = realloc(pf->pids, cap * sizeof(*pf->pids));
+
+		if (!p)
+			return NULL;
+		pf->pids = p;
+		pf->cap_pids = cap;
+	}
+	struct py_pid *p = &pf->pids[pf->npids++];
+
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->memfd = -1;
+	ep_hashmap_init(&p->code_idx);
+	return p;
+}
+
+static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct py_pid *p = ctx;
+	ssize_t n;
+
+	if (p->memfd < 0 || addr > (uint64_t)INT64_MAX - len)
+		return -EFAULT;
+	n = pread(p->memfd, buf, len, (off_t)addr);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static void try_detect(struct pyframes *pf, struct py_pid *p, uint64_t now);
+
+#define WATCH_TICK_NS (2ull * 1000 * 1000)
+#define WATCH_IDLE_NS (20ull * 1000 * 1000)
+
+static void *watch_main(void *arg)
+{
+	struct pyframes *pf = arg;
+
+	for (;;) {
+		uint64_t now = mono_ns(), next = now + WATCH_IDLE_NS;
+		struct timespec ts;
+
+		pthread_mutex_lock(&pf->lock);
+		if (pf->stop) {
+			pthread_mutex_unlock(&pf->lock);
+			return NULL;
+		}
+		for (size_t i = 0; i < pf->npids; i++) {
+			struct py_pid *p = &pf->pids[i];
+
+			if (p->state != PS_NONE && p->state != PS_PENDING)
+				continue;
+			if (now >= p->next_try_ns)
+				try_detect(pf, p, now);
+			if ((p->state == PS_NONE || p->state == PS_PENDING) &&
+			    p->next_try_ns < next)
+				next = p->next_try_ns;
+		}
+		pthread_mutex_unlock(&pf->lock);
+		/* Sleep to the next attempt due, at least a tick, at most
+		 * WATCH_IDLE_NS (a pid added meanwhile waits that long). */
+		next = next < now + WATCH_TICK_NS ? WATCH_TICK_NS : next - now;
+		ts.tv_sec = (time_t)(next / 1000000000ull);
+		ts.tv_nsec = (long)(next % 1000000000ull);
+		nanosleep(&ts, NULL);
+	}
+}
+
+int pyframes_watch(struct pyframes *pf, uint32_t pid)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&pf->lock);
+	if (!find_pid(pf, pid, true))
+		err = -ENOMEM;
+	if (!err && !pf->watcher_started) {
+		err = -pthread_create(&pf->watcher, NULL, watch_main, pf);
+		pf->watcher_started = !err;
+	}
+	pthread_mutex_unlock(&pf->lock);
+	return err;
+}
+
+static bool name_is_python(const char *path)
+{
+	const char *base = proc_maps_basename(path);
+
+	return !strncmp(base, "python", 6) || !strncmp(base, "libpython", 9);
+}
+
+/* The executable is an interpreter (launch mode: known right at exec, before
+ * a sample). readlink takes no mmap lock. */
+static bool exe_is_python(struct pyframes *pf, uint32_t pid)
+{
+	char path[PATH_MAX], exe[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%u/exe", pf->o.proc_root, pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	return name_is_python(exe);
+}
+
+static void try_detect(struct pyframes *pf, struct py_pid *p, uint64_t now)
+{
+	char path[PATH_MAX];
+	struct ep_py_proc cfg;
+	int err;
+
+	if (!p->first_seen_ns)
+		p->first_seen_ns = now;
+	p->next_try_ns =
+		now + (now - p->first_seen_ns < FAST_PERIOD_NS ? RETRY_FAST_NS : RETRY_SLOW_NS);
+	if (p->state == PS_NONE) {
+		if (!p->hinted && !exe_is_python(pf, p->pid))
+			return;
+		err = py_proc_detect(pf->o.proc_root, p->pid, &p->info);
+		if (err)
+			return;
+		p->next_try_ns = now; /* now the check, every tick until ready */
+		p->l = py_layout_find(p->info.major, p->info.minor);
+		if (!p->l) {
+			log_warn(
+				"python: pid %u runs CPython %u.%u (%s), which has no frame layout "
+				"here (3.8-3.13): its stacks stay native",
+				p->pid, p->info.major, p->info.minor, p->info.module);
+			p->state = PS_OFF;
+			return;
+		}
+		snprintf(path, sizeof(path), "%s/%u/mem", pf->o.proc_root, p->pid);
+		p->memfd = open(path, O_RDONLY | O_CLOEXEC);
+		if (p->memfd < 0) {
+			log_warn("python: cannot open %s: %s: stacks of pid %u stay native", path,
+				 strerror(errno), p->pid);
+			p->state = PS_OFF;
+			return;
+		}
+		/* 3.13 says where its fields are: trust that over the table
+		 * (a build with other options, a patched interpreter). */
+		if (p->info.major == 3 && p->info.minor == 13) {
+			uint8_t dbg[PY_DEBUG_OFFSETS_LEN];
+
+			p->own = *p->l;
+			if (!mem_read(p, p->info.runtime, dbg, sizeof(dbg)) &&
+			    !py_layout_apply_debug_offsets(dbg, sizeof(dbg), &p->own)) {
+				if (memcmp(&p->own, p->l, sizeof(p->own)))
+					log_info("python: pid %u: _Py_DebugOffsets differ from "
+						 "the 3.13 table: using the interpreter's",
+						 p->pid);
+				p->l = &p->own;
+			} else {
+				log_debug("python: pid %u: no usable _Py_DebugOffsets, using "
+					  "the 3.13 table",
+					  p->pid);
+			}
+		}
+		p->state = PS_PENDING;
+	}
+	err = py_proc_check(p->l, p->info.runtime, mem_read, p);
+	/* While the interpreter initializes, its first thread state may not
+	 * point back at it yet: a mismatch is final only once it lasts. */
+	if (err && err != -EAGAIN) {
+		if (!p->first_bad_ns)
+			p->first_bad_ns = now;
+		if (now - p->first_bad_ns < BAD_LAYOUT_NS)
+			err = -EAGAIN;
+	}
+	if (err == -EAGAIN) {
+		if (now - p->first_seen_ns < FAST_PERIOD_NS)
+			p->next_try_ns = now;
+		return;
+	}
+	if (err) {
+		log_warn("python: pid %u: CPython %u.%u in %s does not have the expected layout "
+			 "(%s): its stacks stay native",
+			 p->pid, p->info.major, p->info.minor, p->info.module, strerror(-err));
+		p->state = PS_OFF;
+		return;
+	}
+	py_layout_to_proc(p->l, p->info.runtime, &cfg);
+	if (bpf_map_update_elem(pf->o.procs_fd, &p->pid, &cfg, BPF_ANY)) {
+		log_warn("python: cannot register pid %u with the frame walk: %s", p->pid,
+			 strerror(errno));
+		p->state = PS_OFF;
+		return;
+	}
+	log_info("python: pid %u runs CPython %u.%u (%s): walking its frames", p->pid,
+		 p->info.major, p->info.minor, p->info.module);
+	p->state = PS_ACTIVE;
+	p->active_ns = mono_ns();
+}
+
+void pyframes_forget_pid(struct pyframes *pf, uint32_t pid, bool exited, uint64_t ts_ns)
+{
+	struct py_pid *p;
+
+	pthread_mutex_lock(&pf->lock);
+	p = find_pid(pf, pid, false);
+	/* The watcher may have found the new image's interpreter before the
+	 * exec event got here: that registration stays. */
+	if (p && !exited && p->state == PS_ACTIVE && p->active_ns > ts_ns)
+		p = NULL;
+	if (p) {
+		if (p->state == PS_ACTIVE)
+			bpf_map_delete_elem(pf->o.procs_fd, &pid);
+		pid_reset(p);
+		p->state = exited ? PS_OFF : PS_NONE;
+		p->next_try_ns = 0;
+		p->first_seen_ns = 0;
+		p->first_bad_ns = 0;
+		p->hinted = false;
+	}
+	pthread_mutex_unlock(&pf->lock);
+}
+
+void pyframes_on_event(struct pyframes *pf, const void *data, size_t size)
+{
+	const struct ep_pystack *ps = data;
+	struct stash *s;
+	size_t n;
+
+	if (size < EP_PYSTACK_HDR_SIZE || ps->hdr.cpu >= MAX_CPUS)
+		return;
+	n = ps->nframes;
+	if (n > EP_PY_MAX_FRAMES || EP_PYSTACK_HDR_SIZE + n * sizeof(ps->frames[0]) > size)
+		return;
+	if (ps->hdr.cpu >= pf->nstash) {
+		size_t want = ps->hdr.cpu + 1;
+		void *p = realloc(pf->stash, want * sizeof(*pf->stash));
+
+		if (!p)
+			return;
+		pf->stash = p;
+		memset(pf->stash + pf->nstash, 0, (want - pf->nstash) * sizeof(*pf->stash));
+		pf->nstash = want;
+	}
+	s = &pf->stash[ps->hdr.cpu];
+	if (s->valid)
+		pf->st.unpaired++;
+	memcpy(&s->ps, ps, EP_PYSTACK_HDR_SIZE + n * sizeof(ps->frames[0]));
+	s->valid = true;
+}
+
+struct code_key {
+	uint64_t addr;
+	uint32_t csum;
+};
+
+static bool code_eq(uint32_t idx, const void *key, const void *ctx)
+{
+	const struct py_pid *p = ctx;
+	const struct code_key *k = key;
+
+	return p->codes[idx].addr == k->addr && p->codes[idx].csum == k->csum;
+}
+
+static struct code_ent *get_code(struct pyframes *pf, struct py_pid *p, uint64_t addr,
+				 uint32_t csum)
+{
+	struct code_key k = { addr, csum };
+	uint64_t h = ep_hashmap_hash_bytes(&k, sizeof(k), HASHMAP_SEED);
+	int64_t idx = ep_hashmap_find(&p->code_idx, h, &k, code_eq, p);
+	struct code_ent *e;
+
+	if (idx >= 0)
+		return &p->codes[idx];
+	if (p->ncodes >= MAX_CODES) {
+		for (size_t i = 0; i < p->ncodes; i++)
+			py_code_free(&p->codes[i].code);
+		p->ncodes = 0;
+		ep_hashmap_free(&p->code_idx);
+		ep_hashmap_init(&p->code_idx);
+	}
+	if (p->ncodes == p->cap_codes) {
+		size_t cap = p->cap_codes ? 2 * p->cap_codes : 64;
+		void *n = realloc(p->codes, cap * sizeof(*p->codes));
+
+		if (!n)
+			return NULL;
+		p->codes = n;
+		p->cap_codes = cap;
+	}
+	e = &p->codes[p->ncodes];
+	memset(e, 0, sizeof(*e));
+	e->addr = addr;
+	e->csum = csum;
+	pf->st.code_reads++;
+	e->err = py_code_read(p->l, mem_read, p, addr, &e->code);
+	/* Read between the walk and now, the object may have been freed or
+	 * changed: a checksum that no longer matches names nothing. */
+	if (!e->err && e->code.csum != csum) {
+		py_code_free(&e->code);
+		e->err = -ESTALE;
+	}
+	if (e->err) {
+		pf->st.code_errors++;
+		log_debug("python: pid %u: code object at 0x%llx (checksum %08x): %s", p->pid,
+			  (unsigned long long)addr, csum, strerror(-e->err));
+	}
+	if (e->err == -ENOMEM)
+		return NULL;
+	if (ep_hashmap_insert(&p->code_idx, h, (uint32_t)p->ncodes))
+		return NULL;
+	p->ncodes++;
+	return e;
+}
+
+static int64_t intern_py_frame(struct pyframes *pf, struct py_pid *p, const struct ep_py_frame *f)
+{
+	struct code_ent *e = get_code(pf, p, f->code & ~EP_PY_F_ENTRY, f->csum);
+	char name[2 * PY_NAME_MAX + 32];
+	const char *base;
+	int line;
+
+	if (!e)
+		return -ENOMEM;
+	if (e->err)
+		return -ENOENT;
+	base = proc_maps_basename(e->code.filename);
+	line = py_code_line(p->l, &e->code, f->instr);
+	if (line >= 0)
+		snprintf(name, sizeof(name), "%s (%s:%d)", e->code.name, base, line);
+	else
+		snprintf(name, sizeof(name), "%s (%s)", e->code.name, base);
+	return profile_intern_frame(pf->o.prof, name, e->code.filename, false);
+}
+
+static uint8_t classify(struct pyframes *pf, const struct py_pid *p, uint32_t id)
+{
+	const struct prof_frame *fr;
+	uint8_t c;
+
+	if (!pf->cls_module || strcmp(pf->cls_module, p->info.module)) {
+		/* Another interpreter file: the interpreter-frame class differs. */
+		char *m = strdup(p->info.module);
+
+		if (!m)
+			return PY_N_OTHER;
+		free(pf->cls_module);
+		pf->cls_module = m;
+		if (pf->cls)
+			memset(pf->cls, 0, pf->ncls);
+	}
+	if (id >= pf->ncls) {
+		size_t want = (size_t)id + 1024;
+		void *n = realloc(pf->cls, want);
+
+		if (!n)
+			return PY_N_OTHER;
+		pf->cls = n;
+		memset(pf->cls + pf->ncls, 0, want - pf->ncls);
+		pf->ncls = want;
+	}
+	if (pf->cls[id])
+		return pf->cls[id] - 1;
+	if (id >= pf->o.prof->nframes)
+		return PY_N_OTHER;
+	fr = &pf->o.prof->frames[id];
+	if (!strncmp(fr->name, "_PyEval_EvalFrameDefault", 24))
+		c = PY_N_EVAL;
+	else if (fr->module && p->info.module && !strcmp(fr->module, p->info.module))
+		c = PY_N_INTERP;
+	else
+		c = PY_N_OTHER;
+	pf->cls[id] = c + 1;
+	return c;
+}
+
+int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t *frames, size_t *n,
+		   size_t cap)
+{
+	const struct ep_pystack *ps;
+	enum pid_state state;
+	struct py_pid *p;
+	struct stash *s;
+	size_t npy, nnat = *n, nout;
+	int err;
+
+	err = pyframes_watch(pf, hdr->pid);
+	if (err)
+		return err;
+	pthread_mutex_lock(&pf->lock);
+	p = find_pid(pf, hdr->pid, false);
+	state = p ? p->state : PS_NONE;
+	if (p && state == PS_NONE && !p->hinted) {
+		for (size_t i = 0; i < nnat; i++) {
+			const struct prof_frame *fr = frames[i] < pf->o.prof->nframes
+							      ? &pf->o.prof->frames[frames[i]]
+							      : NULL;
+
+			if (fr && fr->module && name_is_python(fr->module)) {
+				p->hinted = true;
+				p->next_try_ns = 0;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&pf->lock);
+	/* Only this thread moves an active pid (or the array), so p stays. */
+	if (state != PS_ACTIVE)
+		return 0;
+	pf->st.samples++;
+	if (hdr->cpu >= pf->nstash)
+		return 0;
+	s = &pf->stash[hdr->cpu];
+	ps = &s->ps;
+	if (!s->valid || ps->hdr.tid != hdr->tid || ps->hdr.ts_ns != hdr->ts_ns ||
+	    ps->hdr.pid != hdr->pid)
+		return 0;
+	s->valid = false;
+	npy = ps->nframes;
+	if (!npy || nnat > sizeof(pf->nat) / sizeof(pf->nat[0]))
+		return 0;
+	/* Leaf first from the walk, root first here. A frame whose code
+	 * object is gone (freed since the walk, or a frame caught while being
+	 * pushed) is left out; the run it began then begins at the next. A run
+	 * of that frame alone keeps a placeholder: the runs must stay as many
+	 * as the evaluator calls they pair with. */
+	size_t k = 0;
+	bool carry = false;
+
+	for (size_t i = 0; i < npy; i++) {
+		const struct ep_py_frame *f = &ps->frames[npy - 1 - i];
+		bool entry = i == 0 || (f->code & EP_PY_F_ENTRY);
+		int64_t id = intern_py_frame(pf, p, f);
+
+		if (id == -ENOENT) {
+			bool alone = entry && (i + 1 == npy ||
+					       (ps->frames[npy - 2 - i].code & EP_PY_F_ENTRY));
+
+			pf->st.frames_skipped++;
+			if (!alone) {
+				carry |= entry;
+				continue;
+			}
+			id = profile_intern_frame(pf->o.prof, "[python: code object gone]", NULL,
+						  false);
+		}
+		if (id < 0)
+			return (int)id;
+		pf->py[k] = (uint32_t)id;
+		pf->entry[k] = k == 0 || carry || (f->code & EP_PY_F_ENTRY);
+		carry = false;
+		k++;
+	}
+	npy = k;
+	if (!npy)
+		return 0;
+	for (size_t i = 0; i < nnat; i++) {
+		pf->nat[i] = frames[i];
+		pf->ncl[i] = classify(pf, p, frames[i]);
+	}
+	nout = py_merge(pf->nat, pf->ncl, nnat, pf->py, pf->entry, npy, pf->o.mode == PY_MODE_ONLY,
+			pf->out);
+	if (nout > cap)
+		return -ENOSPC;
+	memcpy(frames, pf->out, nout * sizeof(*frames));
+	*n = nout;
+	pf->st.with_python++;
+	pf->st.frames += npy;
+	return 0;
+}
+
+void pyframes_get_stats(struct pyframes *pf, struct pyframes_stats *st)
+{
+	int ncpus = libbpf_num_possible_cpus();
+
+	*st = pf->st;
+	if (pf->o.stats_fd < 0 || ncpus <= 0)
+		return;
+	uint64_t *v = calloc((size_t)ncpus, sizeof(*v));
+
+	if (!v)
+		return;
+	for (uint32_t k = 0; k < EP_PY_ST__COUNT; k++) {
+		if (bpf_map_lookup_elem(pf->o.stats_fd, &k, v))
+			continue;
+		for (int c = 0; c < ncpus; c++)
+			st->bpf[k] += v[c];
+	}
+	free(v);
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Python frames in CPU samples, collector side: finds the interpreters of
+ * traced processes and registers their layouts with the BPF walk
+ * (bpf/pyframes.bpf.h), names the (code object, instruction) pairs it
+ * sends, and merges them into each sample's native stack (py_merge.h).
+ * docs/python.md.
+ */
+#ifndef EBPF_PROF_PYFRAMES_H
+#define EBPF_PROF_PYFRAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "events.h"
+#include "profile.h"
+
+enum py_mode {
+	PY_MODE_NATIVE = 0, /* no Python frames: the interpreter's C frames only */
+	PY_MODE_MIXED = 1,  /* Python frames in place of _PyEval_EvalFrameDefault */
+	PY_MODE_ONLY = 2,   /* and without the interpreter's C frames between them */
+};
+
+struct pyframes;
+
+struct pyframes_opts {
+	enum py_mode mode;
+	const char *proc_root; /* NULL = "/proc" */
+	int procs_fd;	       /* the BPF py_procs map */
+	int stats_fd;	       /* the BPF py_stats map, or -1 */
+	struct profile *prof;  /* frames are interned here */
+};
+
+struct pyframes_stats {
+	uint64_t samples;	 /* samples of processes with a known interpreter */
+	uint64_t with_python;	 /* ... that got Python frames */
+	uint64_t frames;	 /* Python frames named */
+	uint64_t frames_skipped; /* left out: their code object could not be read */
+	uint64_t code_reads;	 /* code objects read from the process */
+	uint64_t code_errors;	 /* ... that could not be read or were not code */
+	uint64_t unpaired;	 /* Python stacks whose sample never came */
+	uint64_t bpf[EP_PY_ST__COUNT];
+};
+
+int pyframes_new(struct pyframes **out, const struct pyframes_opts *o);
+void pyframes_free(struct pyframes *pf);
+
+/* Starts looking for an interpreter in pid (a new target), on a thread of
+ * its own, so it is registered before its samples are processed. Merging
+ * a sample of an unknown pid does the same. 0 or a negative errno. */
+int pyframes_watch(struct pyframes *pf, uint32_t pid);
+
+/* An EP_EV_PYSTACK record: kept until its sample arrives. */
+void pyframes_on_event(struct pyframes *pf, const void *data, size_t size);
+
+/* The sample hdr has user frames frames[0..*n) (root first, ids in
+ * opts.prof); merges its Python frames in, within cap entries. Watches a
+ * process it has not seen (pyframes_watch). 0 or a negative errno (*n
+ * unchanged). */
+int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t *frames, size_t *n,
+		   size_t cap);
+
+/* The process exited or exec'ed at ts_ns (CLOCK_MONOTONIC): forget it
+ * (exec: look again, unless it was registered after the exec). */
+void pyframes_forget_pid(struct pyframes *pf, uint32_t pid, bool exited, uint64_t ts_ns);
+
+void pyframes_get_stats(struct pyframes *pf, struct pyframes_stats *st);
+
+#endif
