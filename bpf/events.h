@@ -23,6 +23,9 @@ enum ep_event_type {
 	EP_EV_FORK = 2, /* a traced process created a new process */
 	EP_EV_EXIT = 3, /* the last thread of a traced process exited */
 	EP_EV_EXEC = 4, /* a traced process replaced its image: new maps, new comm */
+	/* A traced process mapped executable file pages (dlopen): --unwind
+	 * cfi-kernel loads their tables now rather than at the first miss. */
+	EP_EV_MMAP_EXEC = 5,
 };
 
 /* Why a sample, or part of it, was lost. Indexes the per-CPU drop counters. */
@@ -82,6 +85,12 @@ struct ep_sample {
 /* A uretprobe trampoline address in the window (or ip) was replaced by the
  * original return address. */
 #define EP_SAMPLE_F_URETPROBE_FIXED 4u
+/* User frames come from the in-kernel CFI walker (bpf/uwalk.h): return
+ * addresses already point at their call (minus 1), ustack_copy is 0, and
+ * bits 8-15 of flags say why the walk ended (enum ep_uw_end). */
+#define EP_SAMPLE_F_KWALK	8u
+#define EP_SAMPLE_UW_END_SHIFT	8
+#define EP_SAMPLE_UW_END(flags) (((flags) >> EP_SAMPLE_UW_END_SHIFT) & 0xff)
 
 struct ep_task_event {
 	struct ep_event_hdr hdr;
@@ -268,8 +277,8 @@ struct ep_sched_thread {
 /* User stack taken at a blocking switch-out, kept until the switch-in says
  * whether the episode was long enough to report. */
 struct ep_sched_ustack {
-	__s32 size; /* bytes from bpf_get_stack, or negative errno */
-	__u32 _pad;
+	__s32 size;  /* bytes from bpf_get_stack, or negative errno */
+	__u32 kwalk; /* walked by bpf/uwalk.h: return addresses are already - 1 */
 	__u64 ips[EP_MAX_STACK_DEPTH];
 };
 
@@ -286,7 +295,7 @@ struct ep_offcpu {
 	__u32 reason;	 /* enum ep_off_reason at the switch-out */
 	__s32 kstack_sz; /* bytes of kernel frames at ips[0], or negative errno */
 	__s32 ustack_sz; /* bytes of user frames right after them, or negative errno */
-	__u32 _pad;
+	__u32 ukwalk;	 /* user frames from bpf/uwalk.h: return addresses already - 1 */
 	char comm[EP_COMM_LEN];
 	__u64 ips[2 * EP_MAX_STACK_DEPTH]; /* leaf first, kernel then user */
 };
@@ -467,6 +476,73 @@ struct ep_uw_row {
 	/* The return address: saved at CFA + 8 * ra_off8 when non-zero (x86_64:
 	 * always -1); 0 = still in the link register (arm64 leaf code). */
 	__s8 ra_off8;
+};
+
+/* ---- the in-kernel walker's maps (bpf/uwalk.h, user/unwind/ktables.c) ----
+ * Rows live in blocks of EP_UW_BLOCK_ROWS in shards: BPF arrays (inner maps
+ * of an array-of-maps) created as tables are loaded, each sized to the
+ * objects of one maps scan plus room for later dlopens. Not one array per
+ * object: every insertion into an array-of-maps waits for an RCU grace
+ * period (12-20 ms here), 2 s for a process with 100 libraries. A frame
+ * costs one helper lookup into a shard plus searches in memory: over
+ * per-block first pcs (a global array the verifier inlines), then inside
+ * the block. Unused tail rows of a block have pc ~0. */
+#define EP_UW_BLOCK_ROWS 256
+#define EP_UW_BLOCK_MASK (EP_UW_BLOCK_ROWS - 1)
+struct ep_uw_block {
+	struct ep_uw_row rows[EP_UW_BLOCK_ROWS];
+};
+/* Shards of rows at once. */
+#define EP_UW_MAX_SHARDS 1024
+/* Blocks of all objects: 2^16 * 256 rows = 16.7 M rows (200 MB), far more
+ * than the memory budget allows; the index itself is 256 KiB. */
+#define EP_UW_MAX_BLOCKS (1u << 16)
+/* Executable mappings per process the walker knows; more are counted and
+ * walked as unknown. Python with many extension modules stays below. */
+#define EP_UW_MAX_MAPS 512
+/* Frames one walk emits: deeper stacks end with EP_UW_END_DEPTH. */
+#define EP_UW_MAX_FRAMES 512
+
+enum ep_uw_kind {
+	EP_UW_MAP_CFI = 1, /* file with a table: rows, frame pointers in gaps */
+	EP_UW_MAP_FP = 2,  /* file without CFI (or over budget): frame pointers */
+	EP_UW_MAP_JIT = 3, /* anonymous executable memory: frame pointers, marked */
+};
+
+/* One executable mapping of a process; pc - bias is the object's ELF
+ * virtual address. Sorted by start in struct ep_uw_proc. */
+struct ep_uw_map {
+	__u64 start, end;
+	__u64 bias;
+	__u32 shard;  /* index in the array-of-maps (EP_UW_MAP_CFI) */
+	__u32 blk_lo; /* first block in the global block index */
+	__u32 nblk;   /* blocks of the object */
+	__u32 sblk;   /* first block in the shard */
+	__u32 kind;   /* enum ep_uw_kind */
+	__u32 _pad;
+};
+
+struct ep_uw_proc {
+	__u32 n; /* maps in use */
+	__u32 _pad;
+	struct ep_uw_map m[EP_UW_MAX_MAPS];
+};
+
+/* Why a walk ended (bits 8-15 of ep_sample.flags). */
+enum ep_uw_end {
+	EP_UW_END_NONE = 0,	   /* not walked in the kernel */
+	EP_UW_END_ROOT = 1,	   /* outermost frame reached (CFI: return address undefined) */
+	EP_UW_END_FP_ROOT = 2,	   /* frame-pointer chain ended (fp 0) */
+	EP_UW_END_DEPTH = 3,	   /* EP_UW_MAX_FRAMES frames emitted */
+	EP_UW_END_JIT = 4,	   /* in JIT/anonymous code whose frame chain is unusable */
+	EP_UW_END_UNKNOWN = 5,	   /* pc in no known mapping (dlopen since the scan?) */
+	EP_UW_END_NO_TABLES = 6,   /* process without tables: frame-pointer walk */
+	EP_UW_END_READ = 7,	   /* user stack unreadable */
+	EP_UW_END_BAD = 8,	   /* CFA not above sp, pc 0: inconsistent state */
+	EP_UW_END_UNSUPPORTED = 9, /* CFI rule the walker cannot evaluate */
+	EP_UW_END_NO_REGS = 10,	   /* no user registers */
+	EP_UW_END_URETPROBE = 11,  /* trampoline return address with no matching instance */
+	EP_UW_END__COUNT
 };
 
 #endif /* EBPF_PROF_EVENTS_UNWIND_H */

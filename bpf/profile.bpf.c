@@ -12,6 +12,7 @@
 
 #include "events.h"
 #include "targets.h"
+#include "uwalk.h"
 
 char LICENSE[] __weak SEC("license") = "Dual BSD/GPL";
 
@@ -24,6 +25,10 @@ const volatile __u64 wakeup_watermark = 2 << 20;
 /* Bytes of user stack copied per sample for CFI unwinding in the collector
  * (--stack-bytes, a multiple of EP_STACK_CHUNK); 0 in frame-pointer mode. */
 const volatile __u32 stack_bytes = 0;
+
+/* --unwind cfi-kernel: user stacks walked here from CFI tables (uwalk.h)
+ * instead of bpf_get_stack plus a window copy. */
+const volatile bool kwalk = false;
 
 /* Resized by the collector before load (sampler.c: ring_bytes) to half a
  * second of samples from every CPU; this is only the fallback. */
@@ -269,6 +274,68 @@ static __always_inline void fix_uretprobes(struct ep_sample *s, __u32 win_off, _
 	bpf_loop(EP_URETPROBE_FIX_MAX, uretfix_step, &c, 0);
 }
 
+/* The walker's own time (bpf_ktime_get_ns around it), walks and frames,
+ * per CPU: its cost per sample in report.json, apart from the program's
+ * other work and from other tasks' ticks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 3);
+	__type(key, __u32);
+	__type(value, __u64);
+} uw_stats SEC(".maps");
+
+static __always_inline void uw_stat_add(__u32 k, __u64 v)
+{
+	__u64 *p = bpf_map_lookup_elem(&uw_stats, &k);
+
+	if (p)
+		*p += v;
+}
+
+/* The user stack walked in the kernel (uwalk.h) into the sample after its
+ * kbytes of kernel frames: only addresses travel, no stack window. */
+static __always_inline void kwalk_user(struct bpf_perf_event_data *ctx, struct ep_sample *s,
+				       bool user_mode, long kbytes)
+{
+	struct uw_walk w = {};
+	__u64 regs[EP_UREG__COUNT];
+	struct uw_out *o;
+	__u32 zero = 0, n;
+	__u64 t0;
+	long sz;
+
+	s->ustack_copy = 0;
+	s->ustack_sz = 0;
+	s->flags |= EP_SAMPLE_F_KWALK;
+	if (!read_uregs(ctx, user_mode, regs)) {
+		count_drop(EP_DROP_UREGS_ERR);
+		s->flags |= EP_UW_END_NO_REGS << EP_SAMPLE_UW_END_SHIFT;
+		return;
+	}
+	s->flags |= EP_SAMPLE_F_UREGS;
+	s->uregs[EP_UREG_IP] = regs[EP_UREG_IP];
+	s->uregs[EP_UREG_SP] = regs[EP_UREG_SP];
+	s->uregs[EP_UREG_FP] = regs[EP_UREG_FP];
+	t0 = bpf_ktime_get_ns();
+	n = uw_walk_user(bpf_get_current_task_btf(), s->hdr.pid, regs, &w);
+	uw_stat_add(0, bpf_ktime_get_ns() - t0);
+	uw_stat_add(1, 1);
+	uw_stat_add(2, n);
+	s->flags |= (w.end & 0xff) << EP_SAMPLE_UW_END_SHIFT;
+	if (w.fixed)
+		s->flags |= EP_SAMPLE_F_URETPROBE_FIXED;
+	o = bpf_map_lookup_elem(&uw_out_buf, &zero);
+	if (!o || !n)
+		return;
+	sz = (long)n * 8;
+	if (sz > EP_UW_MAX_FRAMES * 8)
+		sz = EP_UW_MAX_FRAMES * 8;
+	if (kbytes < 0 || kbytes > EP_MAX_STACK_DEPTH * 8)
+		return;
+	if (!bpf_probe_read_kernel((void *)s->stack + kbytes, sz, o->ips))
+		s->ustack_sz = sz;
+}
+
 /* A thread stopped inside the uprobes page (the xol area) is either in the
  * uretprobe trampoline (its first slot: returning from a probed function
  * through the uretprobe syscall) or single-stepping a probed instruction
@@ -321,7 +388,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	__u32 tgid = id >> 32, zero = 0;
 	struct ep_sample *s;
 	bool user_mode;
-	long kbytes = 0, ubytes, size;
+	long kbytes = 0, ubytes, size = 0;
 
 	if (!bpf_map_lookup_elem(&targets, &tgid))
 		return 0;
@@ -350,6 +417,10 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (kbytes < 0 || kbytes > EP_MAX_STACK_DEPTH * 8)
 		kbytes = 0;
 	kbytes &= ~7L;
+	if (kwalk) {
+		kwalk_user(ctx, s, user_mode, kbytes);
+		goto out;
+	}
 	s->ustack_sz = bpf_get_stack(ctx, (void *)s->stack + kbytes, EP_MAX_STACK_DEPTH * 8,
 				     BPF_F_USER_STACK);
 	ubytes = s->ustack_sz;
@@ -381,6 +452,9 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		}
 	}
 	size = EP_SAMPLE_HDR_SIZE + kbytes + ubytes + s->ustack_copy;
+out:
+	if (kwalk)
+		size = EP_SAMPLE_HDR_SIZE + kbytes + (s->ustack_sz > 0 ? s->ustack_sz : 0);
 	if (size > sizeof(*s))
 		size = sizeof(*s);
 	pyframes_emit(&s->hdr); /* its record goes first: the collector pairs them */
@@ -440,6 +514,46 @@ int BPF_PROG(on_exec, struct task_struct *task)
 	if (!bpf_map_lookup_elem(&targets, &tgid))
 		return 0;
 	emit_task_event(EP_EV_EXEC, task, 0, 0);
+	return 0;
+}
+
+/* Loaded only with kwalk (sampler.c): a dlopen'ed library's code gets its
+ * tables before most of its samples are walked without them. The syscall
+ * tracepoints, not fexit on the kernel's mmap: function tracing is not
+ * available everywhere (lockdown). tid -> an executable file mapping is
+ * being made. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} mmap_exec_tids SEC(".maps");
+
+SEC("tracepoint/syscalls/sys_enter_mmap")
+int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	__u8 one = 1;
+
+	/* mmap(addr, len, prot, flags, fd, off): PROT_EXEC of a file. */
+	if (!(ctx->args[2] & 4) || (long)ctx->args[4] < 0 || !bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	bpf_map_update_elem(&mmap_exec_tids, &tid, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	if (!bpf_map_lookup_elem(&mmap_exec_tids, &tid))
+		return 0;
+	bpf_map_delete_elem(&mmap_exec_tids, &tid);
+	if (ctx->ret < 0 && ctx->ret > -4096)
+		return 0;
+	emit_task_event(EP_EV_MMAP_EXEC, bpf_get_current_task_btf(), 0, 0);
 	return 0;
 }
 

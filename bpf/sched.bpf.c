@@ -18,6 +18,7 @@
 #include "events.h"
 #include "targets.h"
 #include "sched_acct.h"
+#include "uwalk.h"
 
 char LICENSE[] __weak SEC("license") = "Dual BSD/GPL";
 
@@ -28,6 +29,9 @@ char LICENSE[] __weak SEC("license") = "Dual BSD/GPL";
 const volatile __u64 offcpu_min_ns = 1000000;
 const volatile bool capture_stacks = true;
 const volatile bool sched_capture_kernel = true;
+/* --unwind cfi-kernel: user stacks at switch-out walked with CFI tables
+ * (uwalk.h, maps shared with the CPU sampler) instead of frame pointers. */
+const volatile bool sched_kwalk = false;
 /* Ring fill (bytes) above which a submit wakes the collector early; below
  * it the collector drains on its 10 ms timer (a wakeup per event would cost
  * the traced thread more than the accounting itself). A quarter ring. */
@@ -179,7 +183,35 @@ static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thr
 			return;
 		}
 	}
-	s->size = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
+	s->kwalk = 0;
+	if (sched_kwalk) {
+		struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		struct uw_walk w = {};
+		__u64 regs[EP_UREG__COUNT];
+		struct uw_out *o;
+		__u32 zero = 0, n;
+		long sz;
+
+		s->size = -EP_EFAULT;
+		if (r) {
+			regs[EP_UREG_IP] = BPF_CORE_READ(r, ip);
+			regs[EP_UREG_SP] = BPF_CORE_READ(r, sp);
+			regs[EP_UREG_FP] = BPF_CORE_READ(r, bp);
+			n = uw_walk_user(bpf_get_current_task_btf(), t->pid, regs, &w);
+			o = bpf_map_lookup_elem(&uw_out_buf, &zero);
+			sz = (long)n * 8;
+			if (sz > (long)sizeof(s->ips))
+				sz = sizeof(s->ips);
+			if (o && sz > 0 && !bpf_probe_read_kernel(s->ips, sz, o->ips)) {
+				s->size = sz;
+				s->kwalk = 1;
+			}
+		}
+	}
+	/* Nothing walked (a pc outside the known mappings at the switch-out):
+	 * frame pointers, as without tables. */
+	if (!s->kwalk)
+		s->size = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
 	t->ustack_ok = 1;
 	count_drop(EP_SSTAT_USTACK_WALKS);
 	/* A failed walk is not taken again as is. */
@@ -236,7 +268,7 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct 
 	e->hdr.ts_ns = now;
 	e->dur_ns = dur;
 	e->reason = t->out_reason;
-	e->_pad = 0;
+	e->ukwalk = 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
 
 	e->kstack_sz = 0;
@@ -259,6 +291,7 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct 
 		s = bpf_map_lookup_elem(&sched_ustacks, &tid);
 		if (s) {
 			e->ustack_sz = s->size;
+			e->ukwalk = s->kwalk;
 			if (s->size > 0) {
 				ubytes = (__u32)s->size & ~7u;
 				if (ubytes > max_bytes)

@@ -20,7 +20,8 @@ static bool shared_map(const struct bpf_map *m)
 {
 	const char *name = bpf_map__name(m);
 
-	return bpf_map__is_internal(m) || !strcmp(name, "targets") || !strncmp(name, "__", 2);
+	return bpf_map__is_internal(m) || !strcmp(name, "targets") || !strncmp(name, "__", 2) ||
+	       !strncmp(name, "uw_", 3);
 }
 
 /* Opens a copy of the object with every part off. */
@@ -40,6 +41,14 @@ static int open_obj(struct modules_bpf **out, int targets_fd, const char *btf_pa
 	{
 		if (!shared_map(m))
 			bpf_map__set_autocreate(m, false);
+	}
+	/* The stack walker's maps (bpf/uwalk.h) are the CPU sampler's when a
+	 * part walks stacks (its setup reuses them); small placeholders
+	 * otherwise. */
+	bpf_object__for_each_map(m, skel->obj)
+	{
+		if (!strncmp(bpf_map__name(m), "uw_", 3))
+			bpf_map__set_max_entries(m, 1);
 	}
 	err = bpf_map__reuse_fd(skel->maps.targets, targets_fd);
 	if (err) {

@@ -49,11 +49,14 @@ void cli_usage(FILE *out)
 	      "      --no-kernel          drop kernel frames (user stacks only)\n"
 	      "      --no-demangle        keep C++/Rust function names mangled (_ZN...) in\n"
 	      "                           every output (default: demangled)\n"
-	      "      --unwind MODE        user stack unwinding: auto (default: .eh_frame/DWARF CFI\n"
-	      "                           where a library has it, frame pointers otherwise; right\n"
-	      "                           for code built without frame pointers), dwarf (CFI only),\n"
-	      "                           fp (frame pointers only: cheapest, wrong callers for\n"
-	      "                           -fomit-frame-pointer code); docs/unwinding.md\n"
+	      "      --unwind MODE        user stack unwinding: cfi-kernel (default: walked in the\n"
+	      "                           kernel from tables compiled from .eh_frame/.debug_frame,\n"
+	      "                           frame pointers where a library has none; any depth, any\n"
+	      "                           frame size, no stack copy), auto (copy --stack-bytes of\n"
+	      "                           stack, CFI unwinding in the collector), dwarf (as auto,\n"
+	      "                           no frame-pointer fallback), fp (frame pointers only:\n"
+	      "                           wrong callers for -fomit-frame-pointer code);\n"
+	      "                           docs/unwinding.md\n"
 	      "      --stack-bytes N      user stack copied per sample for auto/dwarf (default 8192;\n"
 	      "                           64..16384, multiple of 64); deeper stacks are cut and\n"
 	      "                           marked [truncated]\n"
@@ -244,7 +247,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	memset(o, 0, sizeof(*o));
 	o->freq_hz = CLI_DEFAULT_FREQ;
 	o->kernel_stacks = true;
-	o->unwind = CLI_UNWIND_AUTO;
+	o->unwind = CLI_UNWIND_KERNEL;
 	o->stack_bytes = CLI_DEFAULT_STACK_BYTES;
 	o->python = CLI_PYTHON_MIXED;
 	o->proc_root = "/proc";
@@ -315,9 +318,12 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 				o->unwind = CLI_UNWIND_DWARF;
 			} else if (!strcmp(optarg, "fp")) {
 				o->unwind = CLI_UNWIND_FP;
+			} else if (!strcmp(optarg, "cfi-kernel")) {
+				o->unwind = CLI_UNWIND_KERNEL;
 			} else {
 				fprintf(err,
-					"ebpf-prof: invalid --unwind '%s': expected auto, dwarf or fp\n",
+					"ebpf-prof: invalid --unwind '%s': expected cfi-kernel, auto, "
+					"dwarf or fp\n",
 					optarg);
 				return 2;
 			}

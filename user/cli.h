@@ -29,6 +29,7 @@ enum cli_unwind {
 	CLI_UNWIND_AUTO = 0, /* CFI where the module has it, frame pointers otherwise */
 	CLI_UNWIND_DWARF,    /* CFI (libdw) only, no fallback to the kernel's walk */
 	CLI_UNWIND_FP,	     /* frame pointers only (bpf_get_stack), no stack copy */
+	CLI_UNWIND_KERNEL,   /* walked in the kernel from CFI tables (bpf/uwalk.h) */
 };
 
 enum cli_python {

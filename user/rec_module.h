@@ -41,6 +41,9 @@ struct rec_ctx {
 	 * bpf_map__reuse_fd() before load, so every module follows the same
 	 * processes, including children forked later. */
 	int targets_map_fd;
+	/* The in-kernel walker's maps (bpf/uwalk.h) of the CPU sampler, for
+	 * modules that walk user stacks; -1 without --unwind cfi-kernel. */
+	int uw_objs_fd, uw_blk_pc_fd, uw_procs_fd;
 	struct symbolizer *sym;	   /* shared symbolizer (user + kernel frames) */
 	const struct run_info *ri; /* targets, times; complete by report time */
 	/* Throttling evidence from sampler threads (Jetson) to the detector

@@ -39,6 +39,7 @@
 #include "sched_view.h"
 #include "symbolize/symbolize.h"
 #include "top_live.h"
+#include "unwind/ktables.h"
 #include "unwind/unwind.h"
 #include "top_module.h"
 #include "throttle_feed.h"
@@ -90,6 +91,7 @@ struct recorder {
 	struct profile prof;
 	struct symbolizer *sym;
 	struct unwinder *uw;
+	struct ktables *kt; /* --unwind cfi-kernel */
 	struct sampler *sampler;
 	struct pyframes *py; /* NULL: --python native or no bpf_loop */
 	struct run_info ri;
@@ -104,10 +106,12 @@ struct recorder {
 	uint64_t child_zombie_ns; /* when check_liveness first saw it exited */
 	uint64_t next_liveness_ns;
 	uint64_t next_live_drops_ns;
-	uint32_t frames[2 * EP_MAX_STACK_DEPTH + 2 + EP_PY_MAX_FRAMES];
-	uint64_t uaddrs[EP_MAX_STACK_DEPTH];
+	uint32_t frames[EP_MAX_STACK_DEPTH + EP_UW_MAX_FRAMES + 2 + EP_PY_MAX_FRAMES];
+	uint64_t uaddrs[EP_UW_MAX_FRAMES];
 	int64_t unavailable_frame;
 	int64_t truncated_frame;
+	int64_t jit_frame;
+	int64_t unknown_map_frame;
 	struct live_metrics live;
 	bool stop_requested;
 	struct metrics_server *metrics; /* --metrics */
@@ -324,13 +328,64 @@ static int64_t intern_symbol(struct recorder *r, const struct sym_result *res, b
  * to symbolize, per the --unwind mode: the CFI unwinder over the copied
  * window, or the kernel's frame-pointer walk. Returns the frame count and
  * sets *truncated when the stack was cut short of its outermost frame. */
+/* A stack walked in the kernel (bpf/uwalk.h): its frames are ready to
+ * symbolize; how the walk ended decides the marker at its root. */
+static int kwalk_stack(struct recorder *r, const struct ep_sample *s, const __u64 *ips, int n,
+		       bool *truncated, int64_t **marker)
+{
+	struct run_unwind *st = &r->ri.unwind;
+	uint32_t end = EP_SAMPLE_UW_END(s->flags);
+
+	st->kw_end[end < 16 ? end : 0]++;
+	if (s->flags & EP_SAMPLE_F_URETPROBE_FIXED)
+		st->kw_uretprobe_fixed++;
+	switch (end) {
+	case EP_UW_END_NO_TABLES:
+		/* Walked by frame pointers: the process was not scanned yet
+		 * (launch mode, a fork the collector has not seen). */
+		st->fp++;
+		st->fp_fallback++;
+		if (r->kt)
+			ktables_miss(r->kt, s->hdr.pid, mono_ns());
+		break;
+	case EP_UW_END_DEPTH:
+		st->cfi++;
+		st->truncated++;
+		*truncated = true;
+		break;
+	case EP_UW_END_JIT:
+		st->cfi++;
+		*marker = &r->jit_frame;
+		break;
+	case EP_UW_END_UNKNOWN:
+		st->cfi++;
+		*marker = &r->unknown_map_frame;
+		if (r->kt)
+			ktables_miss(r->kt, s->hdr.pid, mono_ns());
+		break;
+	case EP_UW_END_ROOT:
+	case EP_UW_END_FP_ROOT:
+		st->cfi++;
+		break;
+	default:
+		st->cfi++;
+		st->errors++;
+	}
+	for (int i = 0; i < n; i++)
+		r->uaddrs[i] = ips[i];
+	return n;
+}
+
 static int user_stack(struct recorder *r, const struct ep_sample *s, const __u64 *fpstack, int nfp,
-		      const void *win, size_t winlen, bool *truncated)
+		      const void *win, size_t winlen, bool *truncated, int64_t **marker)
 {
 	struct run_unwind *st = &r->ri.unwind;
 	bool fallback = false;
 
 	*truncated = false;
+	*marker = NULL;
+	if (s->flags & EP_SAMPLE_F_KWALK)
+		return kwalk_stack(r, s, fpstack, nfp, truncated, marker);
 	if (r->opts->unwind != CLI_UNWIND_FP && r->uw) {
 		if ((s->flags & EP_SAMPLE_F_UREGS) && winlen) {
 			struct unwind_input in = {
@@ -422,8 +477,9 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 	int nuser = s->ustack_sz > 0 ? s->ustack_sz / 8 : 0;
 	size_t avail = (size - EP_SAMPLE_HDR_SIZE) / 8, winoff, winlen = 0;
 	const __u64 *kstack = s->stack, *ustack;
+	int maxu = s->flags & EP_SAMPLE_F_KWALK ? EP_UW_MAX_FRAMES : EP_MAX_STACK_DEPTH;
 	struct sym_result res;
-	int64_t thread, fi;
+	int64_t thread, fi, *marker;
 	bool truncated;
 	int nu;
 
@@ -433,8 +489,8 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 	if ((size_t)nkern > avail)
 		nkern = (int)avail;
 	ustack = s->stack + nkern;
-	if (nuser > EP_MAX_STACK_DEPTH)
-		nuser = EP_MAX_STACK_DEPTH;
+	if (nuser > maxu)
+		nuser = maxu;
 	if ((size_t)nuser > avail - (size_t)nkern)
 		nuser = (int)(avail - (size_t)nkern);
 	/* The stack window follows the frames (bpf/events.h). */
@@ -460,9 +516,21 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 	if (thread < 0)
 		return (int)thread;
 
-	nu = user_stack(r, s, ustack, nuser, (const char *)s + winoff, winlen, &truncated);
+	nu = user_stack(r, s, ustack, nuser, (const char *)s + winoff, winlen, &truncated, &marker);
 	if (nu < 0)
 		return nu;
+	/* A walk that ended in JIT code or at an unknown pc says so at its
+	 * root, like a cut one. */
+	if (marker) {
+		if (*marker < 0) {
+			*marker = profile_intern_frame(
+				&r->prof, marker == &r->jit_frame ? "[jit]" : "[unknown mapping]",
+				NULL, false);
+			if (*marker < 0)
+				return (int)*marker;
+		}
+		r->frames[depth++] = (uint32_t)*marker;
+	}
 	/* A cut stack hangs under one [truncated] root instead of posing as
 	 * a root of its own (perf's convention for the same case is to show
 	 * nothing; this keeps the time and says why it floats). */
@@ -571,6 +639,9 @@ static int on_event(void *ctx, const void *data, size_t size)
 		log_info("following new process %u (%s), child of %u", h->pid, comm, e->parent_pid);
 		if (add_target(r, h->pid, e->parent_pid, comm))
 			r->prof.drops[PROF_DROP_COLLECTOR]++;
+		/* The child has its parent's mappings until it execs. */
+		if (r->kt)
+			ktables_scan(r->kt, h->pid, mono_ns());
 		for_each_module(r, i)
 			if (modules[i]->add_target)
 				modules[i]->add_target(r->mstate[i], h->pid);
@@ -596,8 +667,25 @@ static int on_event(void *ctx, const void *data, size_t size)
 		if (r->py)
 			pyframes_forget_pid(r->py, h->pid, false, h->ts_ns);
 		refresh_target_after_exec(r, h->pid, comm, true);
+		/* A new image: the executable and ld.so now, the libraries as
+		 * ld.so maps them (their first samples re-scan). */
+		if (r->kt) {
+			ktables_forget(r->kt, h->pid);
+			ktables_scan(r->kt, h->pid, mono_ns());
+		}
 		break;
 	}
+	case EP_EV_MMAP_EXEC:
+		/* dlopen: the new code's tables before its samples (the walk
+		 * of a pc in no known mapping ends at it). */
+		if (r->kt) {
+			ktables_scan(r->kt, h->pid, mono_ns());
+			/* The walker now names frames in the new code: the
+			 * symbolizer must know its mapping as soon (its own
+			 * re-read on a miss is rate limited). */
+			symbolizer_forget_pid(r->sym, h->pid);
+		}
+		break;
 	case EP_EV_EXIT: {
 		struct report_target *t = find_target(r, h->pid);
 
@@ -607,6 +695,8 @@ static int on_event(void *ctx, const void *data, size_t size)
 			if (modules[i]->on_exit)
 				modules[i]->on_exit(r->mstate[i], h->pid, h->ts_ns);
 		symbolizer_forget_pid(r->sym, h->pid);
+		if (r->kt)
+			ktables_forget(r->kt, h->pid);
 		if (r->py)
 			pyframes_forget_pid(r->py, h->pid, true, h->ts_ns);
 		break;
@@ -975,6 +1065,8 @@ static const char *unwind_mode_name(enum cli_unwind m)
 		return "fp";
 	case CLI_UNWIND_DWARF:
 		return "dwarf";
+	case CLI_UNWIND_KERNEL:
+		return "cfi-kernel";
 	case CLI_UNWIND_AUTO:
 		break;
 	}
@@ -1108,15 +1200,21 @@ static void ignore_late_signals(int sfd)
 
 int record_main(const struct cli_opts *o)
 {
-	struct recorder r = {
-		.opts = o, .child = -1, .unavailable_frame = -1, .truncated_frame = -1
-	};
+	struct recorder r = { .opts = o,
+			      .child = -1,
+			      .unavailable_frame = -1,
+			      .truncated_frame = -1,
+			      .jit_frame = -1,
+			      .unknown_map_frame = -1 };
 	struct output_dir od = { .dirfd = -1 };
 	struct launch l = { -1, -1 };
 	struct sampler_opts so = {
 		.freq_hz = o->freq_hz,
 		.kernel_stacks = o->kernel_stacks,
-		.stack_bytes = o->unwind == CLI_UNWIND_FP ? 0 : o->stack_bytes,
+		.stack_bytes = o->unwind == CLI_UNWIND_FP || o->unwind == CLI_UNWIND_KERNEL
+				       ? 0
+				       : o->stack_bytes,
+		.kwalk = o->unwind == CLI_UNWIND_KERNEL,
 		.python = o->python != CLI_PYTHON_NATIVE,
 		.btf_path = o->btf_path,
 	};
@@ -1182,7 +1280,7 @@ int record_main(const struct cli_opts *o)
 		log_error("cannot set up the symbolizer: %s", strerror(-err));
 		goto out;
 	}
-	if (o->unwind != CLI_UNWIND_FP) {
+	if (o->unwind == CLI_UNWIND_AUTO || o->unwind == CLI_UNWIND_DWARF) {
 		err = unwinder_new(&r.uw, r.sym);
 		if (err) {
 			log_error("cannot set up the stack unwinder: %s", strerror(-err));
@@ -1191,6 +1289,21 @@ int record_main(const struct cli_opts *o)
 	}
 	if (sampler_open(&r.sampler, &so, on_event, &r))
 		goto out;
+	if (so.kwalk) {
+		struct sampler_uw_fds fds;
+		struct ktables_opts ko = { .proc_root = o->proc_root };
+
+		sampler_get_uw_fds(r.sampler, &fds);
+		ko.objs_fd = fds.objs;
+		ko.blk_pc_fd = fds.blk_pc;
+		ko.procs_fd = fds.procs;
+		err = ktables_new(&r.kt, &ko);
+		if (err) {
+			log_error("cannot set up the unwind tables: %s", strerror(-err));
+			goto out;
+		}
+		r.ri.unwind.kernel_walk = true;
+	}
 	if (sampler_py_procs_fd(r.sampler) >= 0) {
 		struct pyframes_opts pyo = {
 			.mode = o->python == CLI_PYTHON_ONLY ? PY_MODE_ONLY : PY_MODE_MIXED,
@@ -1238,6 +1351,13 @@ int record_main(const struct cli_opts *o)
 	 * the kernel's BTF): an attached process is sampled ~25 ms after start
 	 * instead of ~110 ms. Samples wait in the ring meanwhile; a launched
 	 * command is still held until everything is attached. */
+	/* Tables before the first sample: a running process's objects are
+	 * all mapped already (a launched command is scanned at its exec). */
+	for (size_t t = 0; r.kt && t < r.ri.ntargets; t++) {
+		err = ktables_scan(r.kt, r.ri.targets[t].pid, mono_ns());
+		if (err && err != -ESRCH)
+			log_warn("unwind tables of %u: %s", r.ri.targets[t].pid, strerror(-err));
+	}
 	clock_gettime(CLOCK_REALTIME, &r.ri.start_wall);
 	r.ri.start_mono_ns = mono_ns();
 	if (sampler_attach(r.sampler))
@@ -1245,6 +1365,15 @@ int record_main(const struct cli_opts *o)
 
 	r.mctx.opts = o;
 	r.mctx.targets_map_fd = sampler_targets_fd(r.sampler);
+	r.mctx.uw_objs_fd = r.mctx.uw_blk_pc_fd = r.mctx.uw_procs_fd = -1;
+	if (so.kwalk) {
+		struct sampler_uw_fds fds;
+
+		sampler_get_uw_fds(r.sampler, &fds);
+		r.mctx.uw_objs_fd = fds.objs;
+		r.mctx.uw_blk_pc_fd = fds.blk_pc;
+		r.mctx.uw_procs_fd = fds.procs;
+	}
 	r.mctx.sym = r.sym;
 	r.mctx.ri = &r.ri;
 	r.mctx.prof = &r.prof;
@@ -1317,6 +1446,9 @@ int record_main(const struct cli_opts *o)
 		struct report_target *t = find_target(&r, (uint32_t)r.child);
 		char *cmdline = NULL;
 
+		/* Exec'ed: the executable and ld.so are mapped. */
+		if (r.kt)
+			ktables_scan(r.kt, (uint32_t)r.child, mono_ns());
 		/* Read its maps as soon as its image is loaded: a short command
 		 * can exit before its first samples are drained (a recorder
 		 * stalled at start-up, a slow board), and its maps with it. */
@@ -1387,6 +1519,16 @@ int record_main(const struct cli_opts *o)
 	clock_gettime(CLOCK_REALTIME, &r.ri.end_wall);
 	sampler_stop(r.sampler, STOP_DRAIN_BUDGET_NS, &r.prof.drops[PROF_DROP_UNREAD]);
 	collect_drops(&r);
+	if (r.kt) {
+		uint64_t us[3];
+
+		ktables_get_stats(r.kt, &r.ri.unwind.kt);
+		if (!sampler_read_uw_stats(r.sampler, us)) {
+			r.ri.unwind.kw_walk_ns = us[0];
+			r.ri.unwind.kw_walks = us[1];
+			r.ri.unwind.kw_frames = us[2];
+		}
+	}
 	if (r.py)
 		log_python_stats(r.py);
 	if (sampler_polls_cut_short(r.sampler))
@@ -1486,6 +1628,7 @@ out:
 	 * unwinder's callbacks and ELF header. */
 	symbolizer_free(r.sym);
 	unwinder_free(r.uw);
+	ktables_free(r.kt);
 	profile_free(&r.prof);
 	output_dir_remove_if_unused(&od);
 	output_dir_close(&od);

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "profile.h"
+#include "unwind/ktables.h"
 
 #include <cjson/cJSON.h>
 
@@ -42,6 +43,14 @@ struct run_unwind {
 	uint64_t unwind_ns;   /* collector thread CPU time in the timed unwinder calls */
 	uint64_t calls;	      /* unwinder calls */
 	uint64_t timed;	      /* of calls: timed (one in UNWIND_TIME_EVERY) */
+	/* --unwind cfi-kernel: why each walk ended (enum ep_uw_end, bpf/events.h),
+	 * samples whose uretprobe return addresses were put back, and the
+	 * tables the collector loaded. */
+	bool kernel_walk;
+	uint64_t kw_end[16];
+	uint64_t kw_uretprobe_fixed;
+	uint64_t kw_walk_ns, kw_walks, kw_frames; /* the walker's own time in BPF */
+	struct ktables_stats kt;
 };
 
 struct run_info {

@@ -104,6 +104,32 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 	if (s->skel->rodata->stack_bytes)
 		s->skel->rodata->have_bpf_loop =
 			libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+	s->skel->rodata->kwalk = opts->kwalk;
+	bpf_program__set_autoload(s->skel->progs.on_mmap_enter, opts->kwalk);
+	bpf_program__set_autoload(s->skel->progs.on_mmap_exit, opts->kwalk);
+	if (!opts->kwalk)
+		bpf_map__set_max_entries(s->skel->maps.mmap_exec_tids, 1);
+	if (opts->kwalk &&
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) != 1) {
+		err = -ENOTSUP;
+		log_error("--unwind cfi-kernel needs bpf_loop (Linux 5.17+): use --unwind auto");
+		goto fail;
+	}
+	/* The walker's row cache: 80 KiB per CPU. */
+	if (opts->kwalk) {
+		int nc = libbpf_num_possible_cpus();
+
+		bpf_map__set_max_entries(s->skel->maps.uw_rcache,
+					 (nc > 0 ? nc : 1) *
+						 bpf_map__max_entries(s->skel->maps.uw_rcache));
+	}
+	/* The walker's block index is preallocated (256 KiB): only with it. */
+	if (!opts->kwalk) {
+		bpf_map__set_max_entries(s->skel->maps.uw_blk_pc, 1);
+		bpf_map__set_max_entries(s->skel->maps.uw_objs, 1);
+		bpf_map__set_max_entries(s->skel->maps.uw_procs, 1);
+		bpf_map__set_max_entries(s->skel->maps.uw_rcache, 1);
+	}
 	if (opts->python) {
 		s->skel->rodata->py_enabled =
 			libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
@@ -292,6 +318,34 @@ int sampler_read_drops(struct sampler *s, uint64_t out[EP_DROP__COUNT])
 	}
 	free(vals);
 	return 0;
+}
+
+int sampler_read_uw_stats(struct sampler *s, uint64_t out[3])
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t *vals;
+
+	if (ncpus <= 0)
+		return -ENODEV;
+	vals = calloc(ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < 3; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.uw_stats), &k, vals))
+			continue;
+		for (int c = 0; c < ncpus; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+void sampler_get_uw_fds(const struct sampler *s, struct sampler_uw_fds *out)
+{
+	out->objs = bpf_map__fd(s->skel->maps.uw_objs);
+	out->blk_pc = bpf_map__fd(s->skel->maps.uw_blk_pc);
+	out->procs = bpf_map__fd(s->skel->maps.uw_procs);
 }
 
 void sampler_close(struct sampler *s)

@@ -20,12 +20,21 @@ struct sampler_opts {
 	/* User stack bytes copied per sample with the user registers, for
 	 * CFI unwinding in the collector; 0: frame pointers only. */
 	uint32_t stack_bytes;
+	/* User stacks walked in the kernel from CFI tables (bpf/uwalk.h);
+	 * stack_bytes is then 0. */
+	bool kwalk;
 	/* Walk CPython frames of the processes registered in the py_procs map
 	 * (bpf/pyframes.bpf.h); needs bpf_loop, else off with a warning. */
 	bool python;
 	/* Kernel BTF for CO-RE when the kernel has none (--btf); NULL: the
 	 * kernel's own. */
 	const char *btf_path;
+};
+
+/* The in-kernel walker's maps, for user/unwind/ktables.c and for the other
+ * BPF objects that walk user stacks (bpf_map__reuse_fd). */
+struct sampler_uw_fds {
+	int objs, blk_pc, procs;
 };
 
 /* Receives each record from the ring buffer (struct ep_sample or
@@ -62,5 +71,9 @@ int sampler_read_drops(struct sampler *s, uint64_t out[EP_DROP__COUNT]);
 int sampler_py_procs_fd(const struct sampler *s);
 int sampler_py_stats_fd(const struct sampler *s);
 void sampler_close(struct sampler *s);
+/* The in-kernel walker's time (ns), walks and frames, summed over CPUs. */
+int sampler_read_uw_stats(struct sampler *s, uint64_t out[3]);
+/* The walker's map fds (valid until sampler_close). */
+void sampler_get_uw_fds(const struct sampler *s, struct sampler_uw_fds *out);
 
 #endif

@@ -98,7 +98,8 @@ static int handle_episode(struct sched_mod *m, const struct ep_offcpu *e)
 	for (int i = nuser - 1; i >= 0; i--) {
 		uint64_t addr = ustack[i];
 
-		if (!addr || symbolizer_user(m->ctx->sym, e->hdr.pid, i ? addr - 1 : addr, &res))
+		if (!addr || symbolizer_user(m->ctx->sym, e->hdr.pid,
+					     i && !e->ukwalk ? addr - 1 : addr, &res))
 			continue;
 		fi = profile_intern_frame(&m->off, res.name, res.module, false);
 		if (fi < 0)
@@ -189,6 +190,22 @@ static int sm_bpf_setup(void *state, struct modules_bpf *skel)
 	skel->rodata->ustack_sample_every = (uint8_t)o->offcpu_ustack_every;
 	if (!m->stacks)
 		bpf_map__set_max_entries(skel->maps.sched_ustacks, 1);
+	/* The in-kernel walker reads the sampler's tables (bpf/uwalk.h). */
+	if (m->stacks && m->ctx->uw_procs_fd >= 0) {
+		int nc = libbpf_num_possible_cpus(), err;
+
+		skel->rodata->sched_kwalk = true;
+		err = bpf_map__reuse_fd(skel->maps.uw_objs, m->ctx->uw_objs_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(skel->maps.uw_blk_pc, m->ctx->uw_blk_pc_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(skel->maps.uw_procs, m->ctx->uw_procs_fd);
+		if (!err)
+			err = bpf_map__set_max_entries(skel->maps.uw_rcache,
+						       (nc > 0 ? nc : 1) * (1u << 12));
+		if (err)
+			return err;
+	}
 	return 1;
 }
 

@@ -1,12 +1,13 @@
 #!/bin/bash
 # User stacks of code built without frame pointers (-O2 -fomit-frame-pointer,
 # tests/targets/unwind_frameless.c and its shared library unwind_lib): the
-# default unwinding (auto: CFI from the copied stack window) must attribute
-# the frameless leaf to its real parents with the shares the target is built
-# to have (3:2:1:2), reach main through the library and a 40-deep recursion,
-# and mark stacks deeper than the window as [truncated] with their share in
-# report.json. Frame-pointer mode on the same target shows why: the parents
-# are lost.
+# default unwinding (cfi-kernel: walked in the kernel from CFI tables) must
+# attribute the frameless leaf to its real parents with the shares the target
+# is built to have (3:2:1:2), reach main through the library and a 40-deep
+# recursion; auto (CFI over a copied window) too, and it marks stacks deeper
+# than the window as [truncated] with their share in report.json, where
+# cfi-kernel reaches main. Frame-pointer mode on the same target shows why:
+# the parents are lost.
 . "$(dirname "$0")/lib.sh"
 ep_require_root
 ep_init
@@ -22,8 +23,11 @@ ep_prof_run 60 --pid "$PID" -F "$FREQ" -d 3 --no-sched --probes none -o "$OUT"
 ep_check_outputs "$OUT"
 ep_py "$OUT" <<'PY'
 U = R.get("unwind") or {}
-check(U.get("mode") == "auto", "report.unwind.mode is %r, expected auto (the default)" % U.get("mode"))
-check(U.get("stack_bytes") == 8192, "report.unwind.stack_bytes %r, expected the 8192 default" % U.get("stack_bytes"))
+check(U.get("mode") == "cfi-kernel", "report.unwind.mode is %r, expected cfi-kernel (the default)" % U.get("mode"))
+check(U.get("stack_bytes") == 0, "report.unwind.stack_bytes %r, expected 0 (no stack copy)" % U.get("stack_bytes"))
+KW = U.get("kernel_walk") or {}
+check(KW.get("objects_with_cfi", 0) >= 3, "kernel_walk tables: %r" % KW)
+check(0 < KW.get("bpf_map_bytes", 0) < 8 << 20, "kernel_walk.bpf_map_bytes %r" % KW.get("bpf_map_bytes"))
 leaf = folded_total(lambda fr: "leaf_work" in fr)
 check(leaf >= 500, "only %d samples in leaf_work (3 s at 499 Hz of a CPU-bound target)" % leaf)
 # Built 3:2:1:2 units per round with the same loop: each parent's share of the
@@ -70,6 +74,18 @@ info("fp mode: %d of %d leaf_work stacks reach main" % (right, leaf))
 check(leaf > 0 and right <= 0.2 * leaf, "fp mode got %d of %d leaf stacks right: target has frame pointers?" % (right, leaf))
 PY
 
+# auto mode (copied window, CFI in the collector): same attribution.
+OUT5="$EP_WORK/auto"
+ep_prof_run 60 --pid "$PID" -F "$FREQ" -d 2 --no-sched --probes none --unwind auto -o "$OUT5"
+[ "$PROF_RC" -eq 0 ] || ep_fail "ebpf-prof --unwind auto exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
+ep_py "$OUT5" <<'PY'
+U = R.get("unwind") or {}
+check(U.get("mode") == "auto" and U.get("stack_bytes") == 8192, "auto mode: %r" % U)
+leaf = folded_total(lambda fr: "leaf_work" in fr)
+a = folded_total(lambda fr: has_seq(fr, ["main", "round_once", "parent_a", "leaf_work"]))
+check(leaf > 0 and abs(a / leaf - 3 / 8) <= 0.06, "auto mode: parent_a share %d/%d, expected 0.375 +-0.06" % (a, leaf))
+PY
+
 # dwarf mode: CFI only, same attribution.
 OUT4="$EP_WORK/dwarf"
 ep_prof_run 60 --pid "$PID" -F "$FREQ" -d 2 --no-sched --probes none --unwind dwarf -o "$OUT4"
@@ -88,7 +104,7 @@ ep_start_target unwind_frameless 0 --deep
 PID=$TARGET_PID
 ep_wait_cpu "$PID" 0.2 10
 OUT3="$EP_WORK/deep"
-ep_prof_run 60 --pid "$PID" -F "$FREQ" -d 3 --no-sched --probes none -o "$OUT3"
+ep_prof_run 60 --pid "$PID" -F "$FREQ" -d 3 --no-sched --probes none --unwind auto -o "$OUT3"
 [ "$PROF_RC" -eq 0 ] || ep_fail "ebpf-prof (deep) exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
 ep_py "$OUT3" <<'PY'
 U = R.get("unwind") or {}
@@ -111,5 +127,18 @@ check(U.get("truncated", -1) == marked, "report.unwind.truncated %r != %d [trunc
 check(abs(U.get("truncated_share", -1) - marked / max(tot, 1)) <= 0.002, "truncated_share %r vs %d/%d" % (U.get("truncated_share"), marked, tot))
 # The other parents still reach main.
 check(folded_total(lambda fr: has_seq(fr, ["main", "round_once", "parent_a", "leaf_work"])) > 0, "parent_a lost in --deep run")
+PY
+
+# The in-kernel walker has no window: the same deep stacks reach main.
+OUT6="$EP_WORK/deep-kernel"
+ep_prof_run 60 --pid "$PID" -F "$FREQ" -d 3 --no-sched --probes none -o "$OUT6"
+[ "$PROF_RC" -eq 0 ] || ep_fail "ebpf-prof (deep, cfi-kernel) exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
+ep_py "$OUT6" <<'PY'
+U = R.get("unwind") or {}
+deep_leaf = folded_total(lambda fr: "deep_frames" in fr and "leaf_work" in fr)
+reach = folded_total(lambda fr: "deep_frames" in fr and "leaf_work" in fr and has_seq(fr, ["main", "round_once"]))
+info("cfi-kernel deep: %d of %d deep leaf stacks reach main" % (reach, deep_leaf))
+check(deep_leaf > 0 and reach >= 0.99 * deep_leaf, "only %d of %d deep leaf stacks reach main" % (reach, deep_leaf))
+check(U.get("truncated", -1) == 0, "cfi-kernel truncated %r stacks of 24 KiB" % U.get("truncated"))
 PY
 ep_log "ok"

@@ -16,7 +16,8 @@
 #
 # usage: sudo tools/bench/stack_quality.sh [BUILD_DIR] [SECONDS] [FREQ]
 #   CONFIGS (default "ep ep-noprobes perf-dwarf perf-fp"): ep = ebpf-prof with
-#   default options; ep-noprobes = --probes none; perf-dwarf = perf record
+#   default options (cfi-kernel unwinding); ep-noprobes = --probes none; ep-auto,
+#   ep-auto-noprobes = the same with --unwind auto (copied stack window); perf-dwarf = perf record
 #   --call-graph dwarf; perf-fp = perf record -g. EP_ARGS adds options to ep runs.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -130,9 +131,11 @@ run_one() { # workload config
 	sleep 1
 	local t0 t1
 	case $cfg in
-	ep | ep-noprobes)
+	ep | ep-noprobes | ep-auto | ep-auto-noprobes)
 		local extra=()
 		[ "$cfg" = ep-noprobes ] && extra=(--probes none)
+		[ "$cfg" = ep-auto ] && extra=(--unwind auto)
+		[ "$cfg" = ep-auto-noprobes ] && extra=(--unwind auto --probes none)
 		t0=$(date +%s%N)
 		/usr/bin/time -f "%U %S %M" -o "$out/time" "$EP" --pid "$pid" -F "$freq" -d "$secs" \
 			--no-gpu -o "$out/r" "${extra[@]}" ${EP_ARGS:-} >"$out/log" 2>&1 || rc=$?

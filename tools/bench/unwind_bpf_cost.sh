@@ -10,7 +10,7 @@
 #   sudo EP_BIN=/path/ebpf-prof EP_TARGETS_DIR=/path/tests/targets tools/bench/unwind_bpf_cost.sh
 #
 # Workload: tests/targets/unwind_frameless (frameless, stacks up to 45 frames),
-# one busy thread; 999 Hz for 4 s per configuration, RUNS rounds interleaved.
+# or $TARGET (e.g. "kwalk_cases deep 60": 64 frames), one busy thread; 999 Hz for 4 s per configuration, RUNS rounds interleaved.
 # "per target sample" divides all program time by the target's samples: the
 # early return for other tasks' ticks is charged to it too, so it errs high.
 set -u -o pipefail
@@ -45,7 +45,9 @@ PIDS+=($!)
 for ((i = 0; i < 100; i++)); do grep -qs "stats on" "$W/stats.out" && break; sleep 0.05; done
 grep -q "stats on" "$W/stats.out" || die "$(cat "$W/stats.out")"
 
-"$EP_TARGETS_DIR/unwind_frameless" 0 >"$W/t.out" 2>&1 &
+# TARGET="kwalk_cases deep 60" walks 64 frames (gcc, no frame pointers).
+# shellcheck disable=SC2086 # TARGET holds the target's arguments
+"$EP_TARGETS_DIR"/${TARGET:-unwind_frameless 0} >"$W/t.out" 2>&1 &
 TP=$!
 PIDS+=("$TP")
 sleep 0.3
@@ -54,10 +56,11 @@ cfg_args()
 {
 	case $1 in
 	fp) echo "--unwind fp" ;;
-	*) echo "--stack-bytes $1" ;;
+	kwalk) echo "--unwind cfi-kernel" ;;
+	*) echo "--unwind auto --stack-bytes $1" ;;
 	esac
 }
-CFGS=${CFGS:-"fp 4096 8192 16384"}
+CFGS=${CFGS:-"kwalk fp 4096 8192 16384"}
 for ((r = 1; r <= RUNS; r++)); do
 	for c in $CFGS; do
 		# shellcheck disable=SC2046 # word-split the options on purpose

@@ -209,6 +209,49 @@ static cJSON *build_threads(struct builder *b, const struct profile *p)
 	return arr;
 }
 
+/* The in-kernel walker's figures (--unwind cfi-kernel): docs/unwinding.md. */
+static cJSON *build_kernel_walk(struct builder *b, const struct run_unwind *u)
+{
+	static const char *const ends[] = { "none",	    "root",
+					    "fp_root",	    "depth",
+					    "jit",	    "unknown_mapping",
+					    "no_tables",    "read_error",
+					    "bad_frame",    "unsupported_cfi",
+					    "no_registers", "uretprobe_unmatched" };
+	cJSON *o = check(b, cJSON_CreateObject()), *e;
+	const struct ktables_stats *k = &u->kt;
+
+	if (!o)
+		return NULL;
+	e = check(b, cJSON_CreateObject());
+	for (size_t i = 1; e && i < sizeof(ends) / sizeof(ends[0]); i++)
+		add(b, e, ends[i], u64(u->kw_end[i]));
+	add(b, o, "ends", e);
+	add(b, o, "uretprobe_fixed", u64(u->kw_uretprobe_fixed));
+	/* Measured in the program around the walk (CPU samples only). */
+	add(b, o, "walk_ns_per_sample", u64(u->kw_walks ? u->kw_walk_ns / u->kw_walks : 0));
+	add(b, o, "frames_per_sample",
+	    cJSON_CreateNumber(u->kw_walks ? (double)u->kw_frames / (double)u->kw_walks : 0));
+	/* Samples walked by frame pointers because their process had no
+	 * tables yet, or that met a pc outside the known mappings (each such
+	 * miss re-reads the maps, rate limited). */
+	add(b, o, "fallback_no_tables", u64(u->kw_end[6]));
+	add(b, o, "unknown_pc", u64(u->kw_end[5]));
+	add(b, o, "objects", u64(k->objects));
+	add(b, o, "objects_with_cfi", u64(k->objects_cfi));
+	add(b, o, "rows", u64(k->rows));
+	add(b, o, "bpf_map_bytes", u64(k->map_bytes));
+	add(b, o, "table_ms", cJSON_CreateNumber((double)k->build_ns / 1e6));
+	add(b, o, "scan_ms", cJSON_CreateNumber((double)k->scan_ns / 1e6));
+	add(b, o, "tables_from_cache", u64(k->from_cache));
+	add(b, o, "table_errors", u64(k->errors));
+	add(b, o, "tables_over_budget", u64(k->over_budget));
+	add(b, o, "maps_scans", u64(k->scans));
+	add(b, o, "maps_rescans", u64(k->rescans));
+	add(b, o, "maps_over_limit", u64(k->maps_over));
+	return o;
+}
+
 static cJSON *build_unwind(struct builder *b, const struct run_unwind *u)
 {
 	cJSON *o = check(b, cJSON_CreateObject());
@@ -229,6 +272,8 @@ static cJSON *build_unwind(struct builder *b, const struct run_unwind *u)
 	add(b, o, "errors", u64(u->errors));
 	add(b, o, "error_share", ratio(u->errors, stacks, 1.0, 4));
 	add(b, o, "unwind_ns_per_stack", u64(u->timed ? u->unwind_ns / u->timed : 0));
+	if (u->kernel_walk)
+		add(b, o, "kernel_walk", build_kernel_walk(b, u));
 	return o;
 }
 

@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * In-kernel user stack walker (--unwind cfi-kernel, docs/unwinding.md): from
+ * the user registers, frame by frame, with the CFI rows the collector
+ * compiled from each object's .eh_frame (user/unwind/ktables.c), frame
+ * pointers where an object has no rows, and the uretprobe trampoline's
+ * return addresses put back on the way. Emits addresses only (no stack
+ * copy), leaf first, return addresses minus 1 (the call), into the per-CPU
+ * uw_out_buf. Included by the programs that take user stacks; the maps are
+ * shared between their objects (the collector reuses the sampler's fds).
+ */
+#ifndef EBPF_PROF_UWALK_H
+#define EBPF_PROF_UWALK_H
+
+#include "events.h"
+
+struct uw_rows_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	/* Each object's array is sized to its own rows. */
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(key_size, sizeof(__u32));
+	/* A size, not a type: the type of a nested definition reaches BTF
+	 * only as a forward declaration. */
+	__uint(value_size, sizeof(struct ep_uw_block));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, EP_UW_MAX_SHARDS);
+	__type(key, __u32);
+	__array(values, struct uw_rows_inner);
+} uw_objs SEC(".maps");
+
+/* First row pc of every block of every object (the level above the rows). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EP_UW_MAX_BLOCKS);
+	__type(key, __u32);
+	__type(value, __u32);
+} uw_blk_pc SEC(".maps");
+
+/* tgid -> its executable mappings. Not preallocated: 20 KiB per process,
+ * only for the processes traced. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EP_MAX_TARGETS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct ep_uw_proc);
+} uw_procs SEC(".maps");
+
+struct uw_out {
+	__u64 ips[EP_UW_MAX_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct uw_out);
+} uw_out_buf SEC(".maps");
+
+/* Rows found recently, per CPU, direct-mapped by (object, pc): samples
+ * repeat the same return addresses, and a hit saves the two binary searches
+ * (about 35 steps) of a frame. Objects' rows never change while loaded and
+ * their global block numbers are never reused, so entries stay valid. One
+ * array, UW_ROW_CACHE entries per CPU (key cpu << 12 | hash: a per-CPU map's
+ * value cannot hold 80 KiB), sized by the collector to the CPUs. */
+#define UW_ROW_CACHE_BITS 12
+#define UW_ROW_CACHE	  (1u << UW_ROW_CACHE_BITS)
+struct uw_row_cache_ent {
+	__u32 rel;
+	__u32 blk_lo; /* the object's identity: its first global block + 1 */
+	struct ep_uw_row row;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UW_ROW_CACHE);
+	__type(key, __u32);
+	__type(value, struct uw_row_cache_ent);
+} uw_rcache SEC(".maps");
+
+struct uw_walk {
+	__u64 pc, sp, fp;
+	__u64 tramp;	/* uprobes trampoline address, 0 when none */
+	__u64 ri;	/* next struct return_instance * to match, newest first */
+	__u32 has_proc; /* the process has tables */
+	__u32 n;
+	__u32 last_map; /* index of the previous frame's mapping: usually this one's */
+	__u32 end;	/* enum ep_uw_end */
+	__u8 exact;	/* pc is not a return address: the leaf, after a signal */
+	__u8 fixed;	/* a trampoline address was replaced */
+	__u8 jit;	/* a JIT frame was walked */
+};
+
+/* Binary searches step in bpf_loop callbacks: an unrolled search's paths
+ * multiply in the verifier (each halving's outcome is a branch it keeps
+ * apart), a callback is checked once. Each finds the last entry whose key
+ * is <= key in [lo, hi). */
+struct uw_bs {
+	__u64 key;
+	__u32 lo, hi;
+	__u32 base; /* uw_blk_pc: the object's first block */
+	__u32 _pad;
+	struct ep_uw_proc *p;
+	struct ep_uw_block *blk;
+};
+
+static long uw_bs_map(__u32 i, struct uw_bs *b)
+{
+	struct ep_uw_proc *p = b->p;
+	__u32 mid;
+
+	if (!p || b->lo + 1 >= b->hi)
+		return 1;
+	mid = (b->lo + b->hi) / 2;
+	if (p->m[mid & (EP_UW_MAX_MAPS - 1)].start <= b->key)
+		b->lo = mid;
+	else
+		b->hi = mid;
+	return 0;
+}
+
+static long uw_bs_blk(__u32 i, struct uw_bs *b)
+{
+	__u32 mid, key, *first;
+
+	if (b->lo + 1 >= b->hi)
+		return 1;
+	mid = (b->lo + b->hi) / 2;
+	key = b->base + mid;
+	first = bpf_map_lookup_elem(&uw_blk_pc, &key);
+	if (!first)
+		return 1;
+	if (*first <= b->key)
+		b->lo = mid;
+	else
+		b->hi = mid;
+	return 0;
+}
+
+static long uw_bs_row(__u32 i, struct uw_bs *b)
+{
+	struct ep_uw_block *blk = b->blk;
+	__u32 mid;
+
+	if (!blk || b->lo + 1 >= b->hi)
+		return 1;
+	mid = (b->lo + b->hi) / 2;
+	if (blk->rows[mid & EP_UW_BLOCK_MASK].pc <= b->key)
+		b->lo = mid;
+	else
+		b->hi = mid;
+	return 0;
+}
+
+/* Index of the mapping holding pc in p, or -1. */
+static __always_inline int uw_map_index(struct ep_uw_proc *p, __u64 pc)
+{
+	struct uw_bs b = { .key = pc, .hi = p->n };
+	__u32 lo;
+
+	if (b.hi > EP_UW_MAX_MAPS)
+		b.hi = EP_UW_MAX_MAPS;
+	if (!b.hi)
+		return -1;
+	b.p = p;
+	bpf_loop(12, uw_bs_map, &b, 0);
+	lo = b.lo & (EP_UW_MAX_MAPS - 1);
+	if (pc < p->m[lo].start || pc >= p->m[lo].end)
+		return -1;
+	return (int)lo;
+}
+
+/* The row in force at rel (object vaddr) into *out; false when no row
+ * covers it. */
+static __always_inline bool uw_find_row(const struct ep_uw_map *m, __u64 rel, struct ep_uw_row *out)
+{
+	struct uw_bs b = { .key = rel, .hi = m->nblk, .base = m->blk_lo };
+	__u32 shard = m->shard, nblk = m->nblk, sblk = m->sblk;
+	struct ep_uw_block *blk;
+	__u32 lo;
+	void *rows;
+
+	if (!nblk || rel >= 0xffffffffull)
+		return false;
+	bpf_loop(18, uw_bs_blk, &b, 0);
+	lo = sblk + b.lo;
+	rows = bpf_map_lookup_elem(&uw_objs, &shard);
+	if (!rows)
+		return false;
+	blk = bpf_map_lookup_elem(rows, &lo);
+	if (!blk)
+		return false;
+	if (blk->rows[0].pc > rel)
+		return false;
+	b.lo = 0;
+	b.hi = EP_UW_BLOCK_ROWS;
+	b.blk = blk;
+	bpf_loop(9, uw_bs_row, &b, 0);
+	*out = blk->rows[b.lo & EP_UW_BLOCK_MASK];
+	return true;
+}
+
+/* A return address that is the uprobes trampoline, read from slot: the
+ * original, from the thread's return instances (newest first, so they are
+ * met in the order the walk climbs the stack). 0 when none matches. */
+static __always_inline __u64 uw_fix_ret(struct uw_walk *w, __u64 slot)
+{
+	struct return_instance *ri;
+	__u64 st;
+
+	for (int k = 0; k < 8; k++) {
+		ri = (struct return_instance *)w->ri;
+		if (!ri)
+			return 0;
+		st = BPF_CORE_READ(ri, stack);
+		w->ri = (__u64)BPF_CORE_READ(ri, next);
+		if (st == slot) {
+			w->fixed = 1;
+			return BPF_CORE_READ(ri, orig_ret_vaddr);
+		}
+		if (st > slot) {
+			/* Above this frame: keep it for the frames further up. */
+			w->ri = (__u64)ri;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+enum { UW_LK_FP = 0, UW_LK_ROW = 1, UW_LK_JIT = 2 };
+
+/* What covers pc in p: UW_LK_ROW with the row in *out, UW_LK_FP (no CFI:
+ * frame pointers), UW_LK_JIT, or -1 (no mapping). *last is the previous
+ * frame's mapping, tried first. A global function: the verifier checks it
+ * once, apart from the walk's paths. */
+__noinline int uw_lookup(struct ep_uw_proc *p, __u64 look, __u32 *last, struct ep_uw_row *out)
+{
+	struct uw_row_cache_ent *ce = NULL;
+	const struct ep_uw_map *m;
+	__u32 mi, rel, h;
+	__u64 r;
+
+	if (!p || !last || !out)
+		return -1;
+	mi = *last & (EP_UW_MAX_MAPS - 1);
+	m = &p->m[mi];
+	if (look < m->start || look >= m->end) {
+		int i = uw_map_index(p, look);
+
+		if (i < 0)
+			return -1;
+		*last = i;
+		m = &p->m[i & (EP_UW_MAX_MAPS - 1)];
+	}
+	if (m->kind == EP_UW_MAP_JIT)
+		return UW_LK_JIT;
+	if (m->kind != EP_UW_MAP_CFI)
+		return UW_LK_FP;
+	r = look - m->bias;
+	if (r >= 0xffffffffull)
+		return UW_LK_FP;
+	rel = (__u32)r;
+	h = (rel ^ (rel >> 12) ^ (m->blk_lo * 0x9e3779b1u)) & (UW_ROW_CACHE - 1);
+	h |= bpf_get_smp_processor_id() << UW_ROW_CACHE_BITS;
+	ce = bpf_map_lookup_elem(&uw_rcache, &h);
+	if (ce && ce->rel == rel && ce->blk_lo == m->blk_lo + 1) {
+		*out = ce->row;
+		return UW_LK_ROW;
+	}
+	if (!uw_find_row(m, r, out))
+		return UW_LK_FP;
+	if (ce) {
+		ce->rel = rel;
+		ce->blk_lo = m->blk_lo + 1;
+		ce->row = *out;
+	}
+	return UW_LK_ROW;
+}
+
+/* x86_64 rt_sigframe at __restore_rt: sp points at the ucontext; its
+ * mcontext (struct sigcontext) starts 40 bytes in. */
+#define UW_SIG_RBP (40 + 10 * 8)
+#define UW_SIG_RSP (40 + 15 * 8)
+#define UW_SIG_RIP (40 + 16 * 8)
+
+/* One frame. Returns 1 when the walk ends. A global function, so the
+ * verifier checks it once; as the body of the bpf_loop callback it was
+ * checked again until the callback's states converged (over a second of
+ * load time). */
+__noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
+{
+	__u32 zero = 0;
+	struct uw_out *o = bpf_map_lookup_elem(&uw_out_buf, &zero);
+	const struct ep_uw_row *row = NULL;
+	bool is_jit = false;
+	struct ep_uw_row rowv;
+	__u64 look, cfa, ra = 0, fp, slot, pair[2];
+	int ra8 = -1;
+
+	if (!o || !w || !p)
+		return 1;
+	fp = w->fp;
+	/* The loop index, not w->n, counts frames: a counter in w that the
+	 * verifier tracks exactly makes every iteration a new state, and the
+	 * callback would be checked once per frame. */
+	if (i >= EP_UW_MAX_FRAMES) {
+		w->end = EP_UW_END_DEPTH;
+		return 1;
+	}
+	if (!w->pc) {
+		w->end = EP_UW_END_FP_ROOT;
+		return 1;
+	}
+	look = w->exact ? w->pc : w->pc - 1;
+	if (w->has_proc) {
+		int kind = uw_lookup(p, look, &w->last_map, &rowv);
+
+		if (kind < 0) {
+			w->end = EP_UW_END_UNKNOWN;
+			return 1;
+		}
+		if (kind == UW_LK_ROW)
+			row = &rowv;
+		else if (kind == UW_LK_JIT)
+			w->jit = 1;
+		is_jit = kind == UW_LK_JIT;
+	}
+	w->n = i + 1;
+	/* The mask stays: without the barrier the compiler drops it after the
+	 * i < EP_UW_MAX_FRAMES test, which the verifier does not carry here. */
+	barrier_var(i);
+	o->ips[i & (EP_UW_MAX_FRAMES - 1)] = look;
+
+	if (row && row->cfa != EP_UW_CFA_NONE) {
+		switch (row->cfa) {
+		case EP_UW_CFA_END:
+			w->end = EP_UW_END_ROOT;
+			return 1;
+		case EP_UW_CFA_SP:
+			cfa = w->sp + row->cfa_off;
+			break;
+		case EP_UW_CFA_FP:
+			cfa = w->fp + row->cfa_off;
+			break;
+		case EP_UW_CFA_PLT:
+			/* The threshold travels in fp_off8 (11 in the lazy PLT,
+			 * 9 or 10 in the IBT one). */
+			cfa = w->sp + row->cfa_off + ((__s64)(w->pc & 15) >= row->fp_off8 ? 8 : 0);
+			break;
+		case EP_UW_CFA_FP_DEREF:
+			if (bpf_probe_read_user(&cfa, 8, (void *)(w->fp + row->cfa_off))) {
+				w->end = EP_UW_END_READ;
+				return 1;
+			}
+			break;
+		case EP_UW_CFA_SIGNAL: {
+			__u64 regs[3];
+
+			/* The trampoline's own address, not the byte before:
+			 * nothing called it, and the frame is named for it. */
+			o->ips[i & (EP_UW_MAX_FRAMES - 1)] = w->pc;
+
+			/* rbp, then rsp and rip together. */
+			if (bpf_probe_read_user(&regs[0], 8, (void *)(w->sp + UW_SIG_RBP)) ||
+			    bpf_probe_read_user(&regs[1], 16, (void *)(w->sp + UW_SIG_RSP))) {
+				w->end = EP_UW_END_READ;
+				return 1;
+			}
+			w->fp = regs[0];
+			w->sp = regs[1];
+			w->pc = regs[2];
+			w->exact = 1; /* the interrupted pc, not a return address */
+			return 0;
+		}
+		default:
+			w->end = EP_UW_END_UNSUPPORTED;
+			return 1;
+		}
+		if (cfa <= w->sp) {
+			w->end = EP_UW_END_BAD;
+			return 1;
+		}
+		ra8 = row->ra_off8;
+		slot = cfa + ra8 * 8;
+		if (row->fp == EP_UW_REG_AT_CFA && row->fp_off8 == ra8 - 1) {
+			/* The usual push rbp frame: both in one read. */
+			if (bpf_probe_read_user(pair, 16, (void *)(slot - 8))) {
+				w->end = EP_UW_END_READ;
+				return 1;
+			}
+			fp = pair[0];
+			ra = pair[1];
+		} else {
+			if (bpf_probe_read_user(&ra, 8, (void *)slot)) {
+				w->end = EP_UW_END_READ;
+				return 1;
+			}
+			if (row->fp == EP_UW_REG_AT_CFA || row->fp == EP_UW_REG_AT_FP) {
+				__u64 at = row->fp == EP_UW_REG_AT_CFA ? cfa : w->fp;
+
+				if (bpf_probe_read_user(&fp, 8, (void *)(at + row->fp_off8 * 8))) {
+					w->end = EP_UW_END_READ;
+					return 1;
+				}
+			} else if (row->fp == EP_UW_REG_UNDEF) {
+				fp = 0;
+			}
+		}
+	} else {
+		/* No CFI here: the frame-pointer chain (rbp -> saved rbp, ra). */
+		if (!w->fp) {
+			w->end = is_jit ? EP_UW_END_JIT : EP_UW_END_FP_ROOT;
+			return 1;
+		}
+		if (w->fp < w->sp || (w->fp & 7)) {
+			w->end = is_jit ? EP_UW_END_JIT : EP_UW_END_BAD;
+			return 1;
+		}
+		if (bpf_probe_read_user(pair, 16, (void *)w->fp)) {
+			w->end = EP_UW_END_READ;
+			return 1;
+		}
+		cfa = w->fp + 16;
+		slot = w->fp + 8;
+		fp = pair[0];
+		ra = pair[1];
+	}
+	if (w->tramp && ra == w->tramp) {
+		ra = uw_fix_ret(w, slot);
+		if (!ra) {
+			w->end = EP_UW_END_URETPROBE;
+			return 1;
+		}
+	}
+	if (!ra) {
+		w->end = EP_UW_END_FP_ROOT;
+		return 1;
+	}
+	w->pc = ra;
+	w->sp = cfa;
+	w->fp = fp;
+	w->exact = 0;
+	return 0;
+}
+
+/* Stands for a process without tables: a global function's pointer
+ * argument cannot be NULL. Never written. */
+struct ep_uw_proc uw_no_proc SEC(".bss");
+
+/* The bpf_loop context: the process's mappings apart from the state the
+ * global function gets (the verifier forgets the type of whatever memory
+ * a global function was given, a map pointer in it included). */
+struct uw_loop {
+	struct uw_walk w;
+	struct ep_uw_proc *proc;
+};
+
+static long uw_step(__u32 i, struct uw_loop *l)
+{
+	struct ep_uw_proc *p = l->proc;
+
+	return uw_frame(i, &l->w, p ? p : &uw_no_proc) ? 1 : 0;
+}
+
+/* Walks from regs (ip, sp, fp) into uw_out_buf. Returns the frame count;
+ * w->end and w->fixed say how it went. */
+static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, const __u64 *regs,
+					  struct uw_walk *res)
+{
+	struct uw_loop l = {};
+	struct uw_walk *w = &l.w;
+
+	w->pc = regs[EP_UREG_IP];
+	w->sp = regs[EP_UREG_SP];
+	w->fp = regs[EP_UREG_FP];
+	w->n = 0;
+	w->last_map = 0;
+	w->end = EP_UW_END_NONE;
+	w->exact = 1;
+	w->fixed = 0;
+	w->jit = 0;
+	w->tramp = 0;
+	w->ri = 0;
+	struct ep_uw_proc *proc = bpf_map_lookup_elem(&uw_procs, &tgid);
+
+	/* Stored only once null-checked: the walk's steps read it back. */
+	l.proc = NULL;
+	if (proc)
+		l.proc = proc;
+	w->has_proc = proc && proc->n;
+	if (bpf_core_field_exists(task->utask)) {
+		struct uprobe_task *ut = BPF_CORE_READ(task, utask);
+		struct return_instance *ri = ut ? BPF_CORE_READ(ut, return_instances) : NULL;
+		__u64 xol = ut ? BPF_CORE_READ(ut, xol_vaddr) : 0;
+
+		if (ri) {
+			w->ri = (__u64)ri;
+			w->tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+		}
+		/* Single-stepping a probed instruction out of line: the pc is
+		 * in the uprobes page, the instruction belongs at vaddr. Past
+		 * the slot's start the copy has run (the kernel moves the pc
+		 * back afterwards): the same distance past vaddr, with sp
+		 * already moved by a push. */
+		if (xol && w->pc >= xol && w->pc < xol + 64)
+			w->pc = BPF_CORE_READ(ut, vaddr) + (w->pc - xol);
+	}
+	/* Sampled on the trampoline itself: the probed function has returned,
+	 * the thread resumes at the original return address with this sp. */
+	/* The trampoline is slot 0 of the uprobes page (128 bytes): with the
+	 * uretprobe syscall it runs a few instructions, pushing registers
+	 * before its syscall, so sp is not where the function returned: the
+	 * caller's sp is just above the hijacked slot. */
+	if (w->tramp && w->pc >= w->tramp && w->pc < w->tramp + 128) {
+		struct return_instance *ri = (struct return_instance *)w->ri;
+
+		w->pc = BPF_CORE_READ(ri, orig_ret_vaddr);
+		w->sp = BPF_CORE_READ(ri, stack) + 8;
+		w->ri = (__u64)BPF_CORE_READ(ri, next);
+		w->fixed = 1;
+	}
+	bpf_loop(EP_UW_MAX_FRAMES + 1, uw_step, &l, 0);
+	if (!w->has_proc && w->end != EP_UW_END_READ)
+		w->end = EP_UW_END_NO_TABLES;
+	if (w->end == EP_UW_END_NONE)
+		w->end = EP_UW_END_DEPTH;
+	*res = *w;
+	return w->n;
+}
+
+#endif
