@@ -184,6 +184,9 @@ static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thr
 		}
 	}
 	s->kwalk = 0;
+#if defined(__TARGET_ARCH_x86)
+	/* The table walker reads x86_64's registers only (arm64: frame
+	 * pointers below, as without tables). */
 	if (sched_kwalk) {
 		struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 		struct uw_walk w = {};
@@ -208,6 +211,7 @@ static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thr
 			}
 		}
 	}
+#endif
 	/* Nothing walked (a pc outside the known mappings at the switch-out):
 	 * frame pointers, as without tables. */
 	if (!s->kwalk)

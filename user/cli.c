@@ -247,7 +247,12 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	memset(o, 0, sizeof(*o));
 	o->freq_hz = CLI_DEFAULT_FREQ;
 	o->kernel_stacks = true;
+#if defined(__x86_64__)
 	o->unwind = CLI_UNWIND_KERNEL;
+#else
+	/* The CFI walkers read x86_64's registers only: frame pointers. */
+	o->unwind = CLI_UNWIND_FP;
+#endif
 	o->stack_bytes = CLI_DEFAULT_STACK_BYTES;
 	o->python = CLI_PYTHON_MIXED;
 	o->proc_root = "/proc";
@@ -327,6 +332,15 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 					optarg);
 				return 2;
 			}
+#if !defined(__x86_64__)
+			if (o->unwind != CLI_UNWIND_FP) {
+				fprintf(err,
+					"ebpf-prof: --unwind %s: CFI unwinding is x86_64-only so far; "
+					"this build unwinds with frame pointers (--unwind fp)\n",
+					optarg);
+				return 2;
+			}
+#endif
 			break;
 		case OPT_PYTHON:
 			if (!strcmp(optarg, "mixed")) {

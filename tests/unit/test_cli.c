@@ -101,16 +101,27 @@ int main(void)
 	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-min-us", "1ms", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1")), 0);
 	CHECK_INT_EQ(o.offcpu_ustack_every, CLI_DEFAULT_OFFCPU_USTACK_EVERY);
-	CHECK_INT_EQ(o.unwind, CLI_UNWIND_KERNEL);
 	CHECK_INT_EQ(o.stack_bytes, CLI_DEFAULT_STACK_BYTES);
 	CHECK_INT_EQ(parse(&o, ARGS("--unwind", "fp", "--pid", "1")), 0);
 	CHECK_INT_EQ(o.unwind, CLI_UNWIND_FP);
+#if defined(__x86_64__)
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1")), 0);
+	CHECK_INT_EQ(o.unwind, CLI_UNWIND_KERNEL);
 	CHECK_INT_EQ(parse(&o, ARGS("--unwind", "dwarf", "--pid", "1")), 0);
 	CHECK_INT_EQ(o.unwind, CLI_UNWIND_DWARF);
 	CHECK_INT_EQ(parse(&o, ARGS("--unwind", "cfi-kernel", "--pid", "1")), 0);
 	CHECK_INT_EQ(o.unwind, CLI_UNWIND_KERNEL);
 	CHECK_INT_EQ(parse(&o, ARGS("--unwind", "auto", "--pid", "1")), 0);
 	CHECK_INT_EQ(o.unwind, CLI_UNWIND_AUTO);
+#else
+	/* CFI unwinding reads x86_64 registers only: frame pointers, and a
+	 * CFI mode asked for is a usage error, not a silent fallback. */
+	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1")), 0);
+	CHECK_INT_EQ(o.unwind, CLI_UNWIND_FP);
+	CHECK_INT_EQ(parse(&o, ARGS("--unwind", "dwarf", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--unwind", "cfi-kernel", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--unwind", "auto", "--pid", "1")), 2);
+#endif
 	CHECK_INT_EQ(parse(&o, ARGS("--unwind", "lbr", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--unwind", "", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1")), 0);
