@@ -2,6 +2,8 @@
 /* report.html writer (see report_html.h). */
 #include "report_html.h"
 
+#include "json_write.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -209,22 +211,7 @@ int report_html_write(FILE *f, const cJSON *root)
 	cJSON_Delete(data);
 	if (!js)
 		return -ENOMEM;
-	fwrite(report_html_page, 1, (size_t)(mark - report_html_page), f);
-	/* The JSON sits in a <script> element: a "</script>" inside a string
-	 * (SQL text, symbol names come from the profiled process) would end it.
-	 * '<', '>' and '&' only occur inside JSON strings, where \u escapes are
-	 * equivalent. */
-	for (const char *p = js; *p; p++) {
-		if (*p == '<')
-			fputs("\\u003c", f);
-		else if (*p == '>')
-			fputs("\\u003e", f);
-		else if (*p == '&')
-			fputs("\\u0026", f);
-		else
-			fputc(*p, f);
-	}
+	int err = json_write_html_page(f, report_html_page, mark, js);
 	free(js);
-	fputs(mark + strlen("@@DATA@@"), f);
-	return ferror(f) ? -EIO : 0;
+	return err;
 }

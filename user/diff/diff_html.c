@@ -153,21 +153,7 @@ int diff_html_write(FILE *f, cJSON *diff, const struct dl_run *b, const struct d
 	cJSON_Delete(data);
 	if (!js)
 		return -ENOMEM;
-	fwrite(diff_html_page, 1, (size_t)(mark - diff_html_page), f);
-	/* The JSON sits in a <script> element: "</script>" in a symbol name or
-	 * SQL text would end it. '<', '>' and '&' only occur inside JSON
-	 * strings, where \u escapes mean the same. */
-	for (const char *p = js; *p; p++) {
-		if (*p == '<')
-			fputs("\\u003c", f);
-		else if (*p == '>')
-			fputs("\\u003e", f);
-		else if (*p == '&')
-			fputs("\\u0026", f);
-		else
-			fputc(*p, f);
-	}
+	int err = json_write_html_page(f, diff_html_page, mark, js);
 	free(js);
-	fputs(mark + strlen("@@DATA@@"), f);
-	return ferror(f) ? -EIO : 0;
+	return err;
 }
