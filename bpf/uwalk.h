@@ -50,8 +50,15 @@ struct {
 	__type(value, struct ep_uw_proc);
 } uw_procs SEC(".maps");
 
+/* The stack window: one read of UW_WIN_WORDS words at the first slot a
+ * frame needs, the next frames' slots served from it while they fall
+ * inside. A frame's own read costs more than its lookup (the helper call
+ * and the user-access entry), and most frames are far smaller than the
+ * window; a frame larger than it refills at its own slot. */
+#define UW_WIN_WORDS 64
 struct uw_out {
 	__u64 ips[EP_UW_MAX_FRAMES];
+	__u64 win[UW_WIN_WORDS + 1]; /* + 1: a pair read at the last word */
 };
 
 struct {
@@ -90,6 +97,8 @@ struct uw_walk {
 	__u32 n;
 	__u32 last_map; /* index of the previous frame's mapping: usually this one's */
 	__u32 end;	/* enum ep_uw_end */
+	__u64 win_lo;	/* user address of uw_out.win[0] */
+	__u32 win_n;	/* valid words in uw_out.win, 0: none */
 	__u8 exact;	/* pc is not a return address: the leaf, after a signal */
 	__u8 fixed;	/* a trampoline address was replaced */
 	__u8 jit;	/* a JIT frame was walked */
@@ -231,13 +240,49 @@ static __always_inline __u64 uw_fix_ret(struct uw_walk *w, __u64 slot)
 	return 0;
 }
 
+/* Reads nw (1 or 2) words at the user address a, from the window when it
+ * holds them, else refilling it at a. Non-zero on a fault. */
+static __always_inline int uw_read(struct uw_walk *w, struct uw_out *o, __u64 a, __u64 *dst,
+				   __u32 nw)
+{
+	__u64 d = a - w->win_lo, k;
+	__u32 n;
+
+	if (!(d & 7) && a >= w->win_lo && (d >> 3) + nw <= w->win_n) {
+		k = (d >> 3) & (UW_WIN_WORDS - 1);
+		dst[0] = o->win[k];
+		if (nw > 1)
+			dst[1] = o->win[k + 1];
+		return 0;
+	}
+	w->win_n = 0;
+	if (a & 7)
+		return bpf_probe_read_user(dst, nw * 8, (void *)a);
+	/* Not past the page's end: the stack may end there (the top of a
+	 * thread's stack, or a guard below a signal stack). */
+	n = (4096 - (a & 4095)) >> 3;
+	if (n > UW_WIN_WORDS)
+		n = UW_WIN_WORDS;
+	if (n < nw)
+		return bpf_probe_read_user(dst, nw * 8, (void *)a);
+	if (bpf_probe_read_user(o->win, n * 8, (void *)a))
+		return bpf_probe_read_user(dst, nw * 8, (void *)a);
+	w->win_lo = a;
+	w->win_n = n;
+	dst[0] = o->win[0];
+	if (nw > 1)
+		dst[1] = o->win[1];
+	return 0;
+}
+
 enum { UW_LK_FP = 0, UW_LK_ROW = 1, UW_LK_JIT = 2 };
 
 /* What covers pc in p: UW_LK_ROW with the row in *out, UW_LK_FP (no CFI:
  * frame pointers), UW_LK_JIT, or -1 (no mapping). *last is the previous
  * frame's mapping, tried first. A global function: the verifier checks it
  * once, apart from the walk's paths. */
-__noinline int uw_lookup(struct ep_uw_proc *p, __u64 look, __u32 *last, struct ep_uw_row *out)
+static __always_inline int uw_lookup(struct ep_uw_proc *p, __u64 look, __u32 *last,
+				     struct ep_uw_row *out)
 {
 	struct uw_row_cache_ent *ce = NULL;
 	const struct ep_uw_map *m;
@@ -352,7 +397,7 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 			cfa = w->sp + row->cfa_off + ((__s64)(w->pc & 15) >= row->fp_off8 ? 8 : 0);
 			break;
 		case EP_UW_CFA_FP_DEREF:
-			if (bpf_probe_read_user(&cfa, 8, (void *)(w->fp + row->cfa_off))) {
+			if (uw_read(w, o, w->fp + row->cfa_off, &cfa, 1)) {
 				w->end = EP_UW_END_READ;
 				return 1;
 			}
@@ -388,21 +433,21 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 		slot = cfa + ra8 * 8;
 		if (row->fp == EP_UW_REG_AT_CFA && row->fp_off8 == ra8 - 1) {
 			/* The usual push rbp frame: both in one read. */
-			if (bpf_probe_read_user(pair, 16, (void *)(slot - 8))) {
+			if (uw_read(w, o, slot - 8, pair, 2)) {
 				w->end = EP_UW_END_READ;
 				return 1;
 			}
 			fp = pair[0];
 			ra = pair[1];
 		} else {
-			if (bpf_probe_read_user(&ra, 8, (void *)slot)) {
+			if (uw_read(w, o, slot, &ra, 1)) {
 				w->end = EP_UW_END_READ;
 				return 1;
 			}
 			if (row->fp == EP_UW_REG_AT_CFA || row->fp == EP_UW_REG_AT_FP) {
 				__u64 at = row->fp == EP_UW_REG_AT_CFA ? cfa : w->fp;
 
-				if (bpf_probe_read_user(&fp, 8, (void *)(at + row->fp_off8 * 8))) {
+				if (uw_read(w, o, at + row->fp_off8 * 8, &fp, 1)) {
 					w->end = EP_UW_END_READ;
 					return 1;
 				}
@@ -420,7 +465,7 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 			w->end = is_jit ? EP_UW_END_JIT : EP_UW_END_BAD;
 			return 1;
 		}
-		if (bpf_probe_read_user(pair, 16, (void *)w->fp)) {
+		if (uw_read(w, o, w->fp, pair, 2)) {
 			w->end = EP_UW_END_READ;
 			return 1;
 		}
@@ -480,6 +525,8 @@ static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, 
 	w->n = 0;
 	w->last_map = 0;
 	w->end = EP_UW_END_NONE;
+	w->win_lo = 0;
+	w->win_n = 0;
 	w->exact = 1;
 	w->fixed = 0;
 	w->jit = 0;
