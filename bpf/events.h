@@ -707,11 +707,11 @@ struct ep_alloc_block {
 
 /* Per-thread state (task storage). */
 struct ep_alloc_thread {
-	__s64 countdown; /* bytes to allocate before the next sample */
-	__u64 pend_size; /* the call in flight: its size, */
-	__u64 pend_old;	 /* realloc's old block (tracked), */
-	__u64 pend_ptr;	 /* posix_memalign's result pointer */
-	__u32 pend_kind; /* enum ep_alloc_kind, 0: none in flight */
+	__s64 countdown;  /* bytes to allocate before the next sample */
+	__u64 pend_size;  /* the call in flight: its size, */
+	__u64 pend_old;	  /* realloc's old block (tracked), */
+	__u64 pend_ptr;	  /* posix_memalign's result pointer */
+	__u32 pend_kind;  /* enum ep_alloc_kind, 0: none in flight */
 	__u32 pend_flags; /* EP_ALLOC_P_* */
 	__u32 init;
 	__u32 _pad;
@@ -721,17 +721,17 @@ struct ep_alloc_thread {
 
 /* Per-CPU counters. */
 enum ep_alloc_stat {
-	EP_AST_CALLS = 0,		 /* allocation calls (every kind) */
-	EP_AST_BYTES = 1,		 /* bytes asked for */
-	EP_AST_FREES = 2,		 /* free calls */
-	EP_AST_SAMPLED = 3,		 /* allocations sampled */
-	EP_AST_TRACKED_FREES = 4,	 /* frees of sampled blocks */
-	EP_AST_DROP_LIVE_FULL = 5,	 /* sampled, not tracked: live table full */
-	EP_AST_DROP_RINGBUF = 6,	 /* sample or free not delivered */
-	EP_AST_DROP_NO_THREAD = 7,	 /* no per-thread state: call not counted */
-	EP_AST_STACK_ERR = 8,		 /* sample delivered without user frames */
-	EP_AST_SAMPLE_NS = 9,		 /* time in the sampled path (stack, map, ring) */
-	EP_AST_NESTED = 10,		 /* an entry while a call was in flight */
+	EP_AST_CALLS = 0,	   /* allocation calls (every kind) */
+	EP_AST_BYTES = 1,	   /* bytes asked for */
+	EP_AST_FREES = 2,	   /* free calls */
+	EP_AST_SAMPLED = 3,	   /* allocations sampled */
+	EP_AST_TRACKED_FREES = 4,  /* frees of sampled blocks */
+	EP_AST_DROP_LIVE_FULL = 5, /* sampled, not tracked: live table full */
+	EP_AST_DROP_RINGBUF = 6,   /* sample or free not delivered */
+	EP_AST_DROP_NO_THREAD = 7, /* no per-thread state: call not counted */
+	EP_AST_STACK_ERR = 8,	   /* sample delivered without user frames */
+	EP_AST_SAMPLE_NS = 9,	   /* time in the sampled path (stack, map, ring) */
+	EP_AST_NESTED = 10,	   /* an entry while a call was in flight */
 	EP_AST__COUNT
 };
 
