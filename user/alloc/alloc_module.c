@@ -13,6 +13,7 @@
 
 #include "alloc/alloc_model.h"
 #include "alloc/alloc_report.h"
+#include "alloc/probe_point.h"
 #include "events.h" /* types the skeleton names */
 #include "alloc.skel.h"
 #include "export/pprof.h"
@@ -270,6 +271,22 @@ static int attach_one(struct alloc_mod *m, struct atarget *t, const char *path, 
 	return 0;
 }
 
+/* Bytes to move a probe at file offset off so that the kernel emulates the
+ * probed instruction (probe_point.h); 0 where it cannot be read. */
+static uint64_t emulated_skip(int fd, uint64_t off)
+{
+#if defined(__x86_64__)
+	uint8_t code[16];
+	ssize_t n = pread(fd, code, sizeof(code), (off_t)off);
+
+	return n > 0 ? alloc_probe_skip_x86(code, (size_t)n) : 0;
+#else
+	(void)fd;
+	(void)off;
+	return 0;
+#endif
+}
+
 static void scan_file(struct alloc_mod *m, struct atarget *t, const struct ud_file *f)
 {
 	const char *names[NSYMS];
@@ -287,9 +304,10 @@ static void scan_file(struct alloc_mod *m, struct atarget *t, const struct ud_fi
 	if (fd < 0)
 		return;
 	n = ud_find_functions(fd, names, NSYMS, off);
-	close(fd);
-	if (n <= 0)
+	if (n <= 0) {
+		close(fd);
 		return;
+	}
 	standard = off[0] != 0;
 	for (size_t i = 0; i < NSYMS; i++) {
 		bool dup = false;
@@ -302,13 +320,14 @@ static void scan_file(struct alloc_mod *m, struct atarget *t, const struct ud_fi
 			dup = dup || (off[j] == off[i] && syms[j].prefixed == syms[i].prefixed);
 		if (dup)
 			continue;
-		err = attach_one(m, t, path, off[i], syms[i].kind);
+		err = attach_one(m, t, path, off[i] + emulated_skip(fd, off[i]), syms[i].kind);
 		if (err)
 			log_warn("alloc: pid %u: cannot probe %s in %s: %s", t->pid, syms[i].name,
 				 f->path, strerror(-err));
 		else
 			attached++;
 	}
+	close(fd);
 	if (attached) {
 		log_info("alloc: pid %u: %d allocator functions probed in %s", t->pid, attached,
 			 f->path);
