@@ -23,6 +23,8 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+extern bool bpf_session_is_return(void) __ksym __weak;
+
 /* Set by the collector before load. */
 const volatile bool alloc_kwalk = false;
 /* Quantiles of Exp(alloc_rate) in bytes, mean exactly alloc_rate. */
@@ -76,11 +78,11 @@ static __always_inline __s64 draw(void)
 	return (__s64)alloc_draw[i];
 }
 
-SEC("uprobe")
-int alloc_entry(struct pt_regs *ctx)
+/* The entry of an allocation call of this kind. Returns whether its return
+ * must be seen: sampled, or a realloc of a tracked block. */
+static __always_inline bool on_entry(struct pt_regs *ctx, __u32 kind)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 kind = (__u32)bpf_get_attach_cookie(ctx);
 	struct ep_alloc_thread *t;
 	__u64 size = 0, old = 0, ptr = 0;
 
@@ -104,12 +106,12 @@ int alloc_entry(struct pt_regs *ctx)
 		size = PT_REGS_PARM3(ctx);
 		break;
 	default:
-		return 0;
+		return false;
 	}
 	t = bpf_task_storage_get(&alloc_tls, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t) {
 		stat_add(EP_AST_DROP_NO_THREAD, 1);
-		return 0;
+		return false;
 	}
 	if (!t->init) {
 		t->countdown = draw();
@@ -138,6 +140,15 @@ int alloc_entry(struct pt_regs *ctx)
 	} else {
 		t->countdown -= (__s64)size;
 	}
+	if (!t->pend_flags)
+		t->pend_kind = 0;
+	return t->pend_flags != 0;
+}
+
+SEC("uprobe")
+int alloc_entry(struct pt_regs *ctx)
+{
+	on_entry(ctx, (__u32)bpf_get_attach_cookie(ctx));
 	return 0;
 }
 
@@ -244,8 +255,7 @@ static __noinline int take_sample(struct pt_regs *ctx, __u64 addr, __u64 size, _
 	return 0;
 }
 
-SEC("uretprobe")
-int alloc_ret(struct pt_regs *ctx)
+static __always_inline void on_return(struct pt_regs *ctx)
 {
 	struct ep_alloc_thread *t =
 		bpf_task_storage_get(&alloc_tls, bpf_get_current_task_btf(), NULL, 0);
@@ -253,7 +263,7 @@ int alloc_ret(struct pt_regs *ctx)
 	__u32 kind, flags;
 
 	if (!t || !t->pend_kind)
-		return 0;
+		return;
 	kind = t->pend_kind;
 	flags = t->pend_flags;
 	size = t->pend_size;
@@ -270,5 +280,24 @@ int alloc_ret(struct pt_regs *ctx)
 		emit_free(bpf_get_current_pid_tgid() >> 32, t->pend_old);
 	if ((flags & EP_ALLOC_P_SAMPLE) && addr)
 		take_sample(ctx, addr, size, kind);
+}
+
+SEC("uretprobe")
+int alloc_ret(struct pt_regs *ctx)
+{
+	on_return(ctx);
 	return 0;
+}
+
+/* One program for the entry and the return (kernel 6.13+, attached by the
+ * collector as BPF_TRACE_UPROBE_SESSION): a call that is not sampled asks
+ * for no return probe, so it pays one trap instead of two. */
+SEC("uprobe")
+int alloc_session(struct pt_regs *ctx)
+{
+	if (bpf_session_is_return()) {
+		on_return(ctx);
+		return 0;
+	}
+	return on_entry(ctx, (__u32)bpf_get_attach_cookie(ctx)) ? 0 : 1;
 }

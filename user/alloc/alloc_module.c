@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "alloc/alloc_model.h"
@@ -77,6 +78,8 @@ struct atarget {
 	char comm[17];
 	struct bpf_link **links;
 	size_t nlinks, caplinks;
+	int *sess_fds; /* uprobe session links (raw fds: libbpf 1.1 has no API) */
+	size_t nsess, capsess;
 	uint64_t (*seen)[2];
 	size_t nseen, capseen;
 };
@@ -89,6 +92,7 @@ struct alloc_mod {
 	struct atarget *tg;
 	size_t ntg, captg;
 	bool attached, stopped;
+	bool session; /* alloc_session loaded: one program, return on demand */
 	uint64_t next_rescan_ns;
 	uint64_t stats[EP_AST__COUNT];
 	uint64_t bad_events;	  /* records of the wrong size or type */
@@ -232,6 +236,36 @@ static int on_event(void *ctx, void *data, size_t size)
 
 /* ---- attaching ---- */
 
+/* BPF_LINK_CREATE for a uprobe session, in the layout of the kernel's
+ * union bpf_attr (link_create.uprobe_multi), which Debian 12's headers and
+ * libbpf 1.1 predate. */
+#define EP_BPF_TRACE_UPROBE_SESSION 57
+#define EP_BPF_LINK_CREATE	    28
+struct ep_link_create_uprobe_multi {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, mflags, pid;
+	uint8_t zero[128 - 52]; /* the rest of union bpf_attr: zero */
+};
+
+static int attach_session(int prog_fd, uint32_t pid, const char *path, uint64_t off,
+			  uint64_t cookie)
+{
+	struct ep_link_create_uprobe_multi a;
+	long fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_fd = (uint32_t)prog_fd;
+	a.attach_type = EP_BPF_TRACE_UPROBE_SESSION;
+	a.path = (uint64_t)(uintptr_t)path;
+	a.offsets = (uint64_t)(uintptr_t)&off;
+	a.cookies = (uint64_t)(uintptr_t)&cookie;
+	a.cnt = 1;
+	a.pid = pid;
+	fd = syscall(__NR_bpf, EP_BPF_LINK_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : (int)fd;
+}
+
 static int attach_one(struct alloc_mod *m, struct atarget *t, const char *path, uint64_t off,
 		      enum ep_alloc_kind kind)
 {
@@ -245,6 +279,19 @@ static int attach_one(struct alloc_mod *m, struct atarget *t, const char *path, 
 			return -errno;
 		if (push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l)) {
 			bpf_link__destroy(l);
+			return -ENOMEM;
+		}
+		m->nlinks++;
+		return 0;
+	}
+	if (m->session) {
+		int fd = attach_session(bpf_program__fd(m->skel->progs.alloc_session), t->pid, path,
+					off, kind);
+
+		if (fd < 0)
+			return fd;
+		if (push((void **)&t->sess_fds, &t->nsess, &t->capsess, sizeof(fd), &fd)) {
+			close(fd);
 			return -ENOMEM;
 		}
 		m->nlinks++;
@@ -413,7 +460,7 @@ static int am_add_target(void *state, uint32_t pid)
 	return push((void **)&m->tg, &m->ntg, &m->captg, sizeof(t), &t);
 }
 
-static int load_bpf(struct alloc_mod *m)
+static int load_bpf(struct alloc_mod *m, bool session)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = m->ctx->opts->btf_path);
 	const struct cli_opts *o = m->ctx->opts;
@@ -453,6 +500,13 @@ static int load_bpf(struct alloc_mod *m)
 	}
 	if (err)
 		return err;
+	if (session)
+		err = bpf_program__set_expected_attach_type(m->skel->progs.alloc_session,
+							    EP_BPF_TRACE_UPROBE_SESSION);
+	else
+		err = bpf_program__set_autoload(m->skel->progs.alloc_session, false);
+	if (err)
+		return err;
 	err = alloc_bpf__load(m->skel);
 	if (err)
 		return err;
@@ -465,8 +519,24 @@ static int load_bpf(struct alloc_mod *m)
 static int am_attach(void *state)
 {
 	struct alloc_mod *m = state;
-	int err = load_bpf(m);
+	/* EBPF_PROF_FAULT_BPF=alloc_session: as on a kernel without sessions
+	 * (tests of the fallback, as bpf_parts.h's fault injection). */
+	const char *fault = getenv("EBPF_PROF_FAULT_BPF");
+	int err = fault && !strcmp(fault, "alloc_session") ? -EOPNOTSUPP : load_bpf(m, true);
 
+	/* Kernels before 6.13 have no uprobe sessions: entry + return probes. */
+	if (err) {
+		log_info("alloc: no uprobe sessions here (%s): every allocation call takes a "
+			 "return probe",
+			 strerror(-err));
+		ring_buffer__free(m->rb);
+		m->rb = NULL;
+		alloc_bpf__destroy(m->skel);
+		m->skel = NULL;
+		err = load_bpf(m, false);
+	} else {
+		m->session = true;
+	}
 	if (err) {
 		log_error("--alloc: cannot load the allocation probes: %s (-v for the verifier "
 			  "log)",
@@ -514,6 +584,9 @@ static void destroy_links(struct atarget *t)
 	for (size_t i = 0; i < t->nlinks; i++)
 		bpf_link__destroy(t->links[i]);
 	t->nlinks = 0;
+	for (size_t i = 0; i < t->nsess; i++)
+		close(t->sess_fds[i]);
+	t->nsess = 0;
 }
 
 static void am_on_exit(void *state, uint32_t pid, uint64_t ts)
@@ -575,6 +648,7 @@ static int am_report(void *state, cJSON *root)
 		.bad_events = m->bad_events,
 		.collector_drops = m->collector_drops,
 		.kwalk = m->skel && m->skel->rodata->alloc_kwalk,
+		.session = m->session,
 		.cycles = m->ctx->cycles ? cycle_sink_table(m->ctx->cycles) : NULL,
 		.nlinks = m->nlinks,
 	};
@@ -667,6 +741,7 @@ static void am_close(void *state)
 	for (size_t i = 0; i < m->ntg; i++) {
 		destroy_links(&m->tg[i]);
 		free(m->tg[i].links);
+		free(m->tg[i].sess_fds);
 		free(m->tg[i].seen);
 	}
 	free(m->tg);

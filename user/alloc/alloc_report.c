@@ -213,6 +213,10 @@ static int add_cost(const struct alloc_run *run, cJSON *root, cJSON *obj, struct
 			runs += r->valuedouble;
 		}
 	}
+	/* Each trap runs one of our programs once (a session's entry and its
+	 * return are two runs): with BPF statistics the runs are the hits. */
+	if (runs > 0)
+		hits = (uint64_t)runs;
 	res->cost_ns = run_ns + (trap_ns > 0 ? trap_ns * (double)hits : 0);
 	res->per_call_ns = calls + frees ? res->cost_ns / (double)(calls + frees) : 0;
 	res->share = trap_ns > 0 && cpu_ns > 0 ? res->cost_ns / cpu_ns : -1;
@@ -258,6 +262,7 @@ int alloc_report_json(const struct alloc_run *run, cJSON *root, struct alloc_res
 	if (!cJSON_AddNumberToObject(a, "rate_bytes", (double)run->rate) ||
 	    !cJSON_AddNumberToObject(a, "max_live", run->max_live) ||
 	    !cJSON_AddStringToObject(a, "stacks", run->kwalk ? "cfi-kernel" : "frame-pointers") ||
+	    !cJSON_AddStringToObject(a, "return_probes", run->session ? "sampled" : "every_call") ||
 	    !cJSON_AddNumberToObject(a, "probes", (double)run->nlinks) ||
 	    !(pf = cJSON_AddArrayToObject(a, "probed_files")))
 		return -ENOMEM;
@@ -351,8 +356,9 @@ void alloc_print_summary(const struct alloc_results *r, FILE *out)
 		fprintf(out, "  cost: %.0f ns per call, %.2f%% of the targets' CPU%s\n",
 			r->per_call_ns, r->share * 100,
 			r->share > ALLOC_COST_WARN_SHARE
-				? " - WARNING: above 2%; raise --alloc-rate does not help (every "
-				  "call traps), profile a shorter run"
+				? "\n  WARNING: --alloc costs the target more than 2% of its CPU: every "
+				  "allocator call traps into the kernel, whatever --alloc-rate; "
+				  "times measured with --alloc are inflated"
 				: "");
 	else
 		fprintf(out, "  cost: %.0f ns per call of BPF time (trap cost unknown)\n",

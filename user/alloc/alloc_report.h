@@ -25,6 +25,7 @@ struct alloc_run {
 	const uint64_t *stats; /* EP_AST__COUNT counters summed over CPUs */
 	uint64_t bad_events, collector_drops;
 	bool kwalk;
+	bool session; /* uprobe sessions: return probes only for sampled calls */
 	const struct cycle_table *cycles; /* NULL: none */
 	uint64_t nlinks;
 	const char *probed[8];
