@@ -108,6 +108,18 @@ check(A["cost"]["per_call_ns"] > 0, "cost %r" % A["cost"])
 PY
 [ $? -eq 0 ] || ep_fail "main run"
 grep -q "^Allocations (--alloc" "$PROF_OUT" || ep_fail "no allocation lines in the summary"
+# report.html: the leak table names the function (rendered where a browser is).
+if command -v chromium >/dev/null; then
+	timeout 60 chromium --headless --no-sandbox --disable-gpu --dump-dom \
+		"file://$EP_WORK/main/report.html" 2>/dev/null >"$EP_WORK/main.dom" || true
+	python3 - "$EP_WORK/main.dom" <<'PY' || ep_fail "report.html: no allocation section with the leak"
+import re, sys
+d = open(sys.argv[1]).read()
+i = d.find('id="alloc-section"')
+sec = re.sub(r"<[^>]+>", " ", d[i:i + 20000]) if i >= 0 else ""
+sys.exit(0 if 'data-rendered="yes"' in d and "leak_some" in sec and "KiB" in sec and "transient_big" in sec else 1)
+PY
+fi
 grep -q "LEAK leak_some" "$PROF_OUT" || ep_fail "no leak line in the summary"
 
 # Kernels before 6.13 (no uprobe sessions, simulated here): an entry and a
