@@ -12,7 +12,8 @@
 #   - per cycle: 10 rows, bytes kept summing to the leak within 20%;
 #   - pprof and speedscope outputs in bytes.
 # Without uprobe sessions (kernels before 6.13, simulated): the same
-# estimates with a return probe on every call.
+# estimates with a return probe on every call. jemalloc and tcmalloc
+# preloaded in place of glibc's malloc: the same.
 # Bad input: 200,000 live blocks sampled at --alloc-rate 1 with a tracking
 # table of 1,024: the run ends, the table stays bounded, the rest is counted
 # in dropped.
@@ -30,9 +31,9 @@ run()
 		shift
 	done
 	shift
-	ep_start_target alloc_leak "${targs[@]}"
+	LD_PRELOAD=${PRELOAD:-} ep_start_target alloc_leak "${targs[@]}"
 	ep_prof_bg -v --pid "$TARGET_PID" -o "$EP_WORK/$name" --no-gpu --alloc "$@"
-	ep_wait_line "$PROF_ERR" "alloc: pid $TARGET_PID: .* probed in .*libc" 30 "$PROF_PID" ||
+	ep_wait_line "$PROF_ERR" "alloc: pid $TARGET_PID: .* probed in .*${PRELOAD:-libc}" 30 "$PROF_PID" ||
 		ep_fail "$name: allocator not probed: $(tail -n 3 "$PROF_ERR")"
 	ep_wait_line "$PROF_ERR" "cycles: pid $TARGET_PID: cycle marker" 30 "$PROF_PID" ||
 		ep_fail "$name: cycle marker not attached: $(tail -n 3 "$PROF_ERR")"
@@ -139,6 +140,30 @@ check([l["function"] for l in A["leaks"]] == ["leak_some"], "leaks %r" % [l["fun
 PY
 [ $? -eq 0 ] || ep_fail "run without sessions"
 grep -q "no uprobe sessions here" "$PROF_ERR" || ep_fail "no word of the fallback in the log"
+
+# jemalloc and tcmalloc in place of glibc's malloc (LD_PRELOAD): found by
+# their malloc, probed there, the same estimates.
+for lib in libjemalloc.so.2 libtcmalloc_minimal.so.4; do
+	path=/usr/lib/$(gcc -print-multiarch)/$lib
+	[ -e "$path" ] || ep_fail "$path missing (tools/install-deps.sh installs it)"
+	PRELOAD=$path run "${lib%%.*}" 4 1024 500 -- --alloc-rate 16K
+	LIB=$lib TARGET_OUT=$TARGET_OUT ep_py "$EP_WORK/${lib%%.*}" <<'PY'
+own = {}
+for line in open(os.environ["TARGET_OUT"]):
+    f = line.split()
+    if len(f) == 2 and f[1].isdigit():
+        own[f[0]] = int(f[1])
+A = R["memory"]["alloc"]
+check(any(os.environ["LIB"].split(".")[0] in p for p in A["probed_files"]), "probed files %r" % A["probed_files"])
+E = A["estimated"]
+check(abs(E["alloc_bytes"] - own["asked"]) <= 0.2 * own["asked"], "allocated %d, asked %d" % (E["alloc_bytes"], own["asked"]))
+check(abs(E["inuse_bytes"] - own["leaked"]) <= 0.2 * own["leaked"], "live %d, leaked %d" % (E["inuse_bytes"], own["leaked"]))
+check([l["function"] for l in A["leaks"]] == ["leak_some"], "leaks %r" % [l["function"] for l in A["leaks"]])
+UF = load_folded("inuse.folded")
+check(not any("transient_big" in fr for fr, c in UF), "transient_big in inuse.folded")
+PY
+	[ $? -eq 0 ] || ep_fail "$lib run"
+done
 
 run live 2 0 0 200000 -- --alloc-rate 1 --alloc-max-live 1024
 ep_py "$EP_WORK/live" <<'PY'
