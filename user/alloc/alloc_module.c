@@ -23,6 +23,7 @@
 #include "log.h"
 #include "proc/proc_maps.h"
 #include "symbolize/symbolize.h"
+#include "top_live.h"
 #include "uprobe_discovery.h"
 
 /* Libraries mapped later (dlopen of an allocator) are looked for this often. */
@@ -94,6 +95,9 @@ struct alloc_mod {
 	bool attached, stopped;
 	bool session; /* alloc_session loaded: one program, return on demand */
 	uint64_t next_rescan_ns;
+	/* Live view: the last update's time and totals, for rates. */
+	uint64_t live_ns;
+	double live_alloc, live_inuse;
 	uint64_t stats[EP_AST__COUNT];
 	uint64_t bad_events;	  /* records of the wrong size or type */
 	uint64_t collector_drops; /* could not be processed (ENOMEM) */
@@ -562,6 +566,49 @@ static void am_on_held(void *state, uint32_t pid)
 		scan_target(m, t);
 }
 
+static int cmp_live(const void *a, const void *b)
+{
+	const struct alloc_by_stack *x = a, *y = b;
+
+	if (x->inuse_bytes != y->inuse_bytes)
+		return x->inuse_bytes < y->inuse_bytes ? 1 : -1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* The live view's memory pane and the alerts' figures, once a second. */
+static void update_live(struct alloc_mod *m, uint64_t now)
+{
+	struct live_metrics *l = m->ctx->live;
+	struct alloc_by_stack *v;
+	struct alloc_totals t;
+	double dt;
+	size_t n;
+
+	if (!l || !cli_live_wanted(m->ctx->opts) || now < m->live_ns + 1000000000ull)
+		return;
+	alloc_model_totals(&m->model, &t);
+	dt = m->live_ns ? (double)(now - m->live_ns) / 1e9 : 0;
+	l->alloc_on = true;
+	l->alloc_rate_bps = dt > 0 ? (t.alloc_bytes - m->live_alloc) / dt : 0;
+	l->alloc_growth_bps = dt > 0 ? (t.inuse_bytes - m->live_inuse) / dt : 0;
+	l->alloc_live_bytes = t.inuse_bytes;
+	m->live_ns = now;
+	m->live_alloc = t.alloc_bytes;
+	m->live_inuse = t.inuse_bytes;
+	if (alloc_model_by_stack(&m->model, &v, &n))
+		return;
+	qsort(v, n, sizeof(*v), cmp_live);
+	l->nalloc = 0;
+	for (size_t i = 0; i < n && l->nalloc < LIVE_MAX_ALLOC; i++) {
+		struct live_alloc *a = &l->alloc[l->nalloc++];
+
+		snprintf(a->name, sizeof(a->name), "%s", alloc_model_leaf(&m->model, v[i].stack));
+		a->live_bytes = v[i].inuse_bytes;
+		a->alloc_bytes = v[i].alloc_bytes;
+	}
+	free(v);
+}
+
 static int am_poll(void *state, uint64_t now)
 {
 	struct alloc_mod *m = state;
@@ -570,6 +617,7 @@ static int am_poll(void *state, uint64_t now)
 	if (!m->attached || m->stopped)
 		return 0;
 	n = ring_buffer__consume(m->rb);
+	update_live(m, now);
 	if (now >= m->next_rescan_ns) {
 		m->next_rescan_ns = now + RESCAN_PERIOD_NS;
 		for (size_t i = 0; i < m->ntg; i++)
