@@ -5,92 +5,35 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "alloc/alloc_attach.h"
 #include "alloc/alloc_model.h"
 #include "alloc/alloc_report.h"
-#include "alloc/probe_point.h"
 #include "events.h" /* types the skeleton names */
 #include "alloc.skel.h"
 #include "export/pprof.h"
 #include "report.h"
 #include "cycle_sink.h"
 #include "log.h"
-#include "proc/proc_maps.h"
 #include "symbolize/symbolize.h"
 #include "top_live.h"
-#include "uprobe_discovery.h"
 
 /* Libraries mapped later (dlopen of an allocator) are looked for this often. */
 #define RESCAN_PERIOD_NS (500 * 1000000ull)
-#define MAX_MAPS_BYTES	 (16u << 20)
-#define MAX_EXEC_FILES	 1024
 /* Samples kept by the collector (~100 bytes each); at the default rate a
  * run allocating 100 GB stays below it. Beyond: counted, not kept. */
 #define MAX_SAMPLES (1u << 20)
-
-/* The entry points probed in each file that defines them. A file that
- * defines malloc gets the standard names only: its prefixed ones (tcmalloc's
- * tc_malloc is the same function; mimalloc's malloc calls mi_malloc) would
- * count a call twice. */
-struct alloc_sym {
-	const char *name;
-	enum ep_alloc_kind kind; /* EP_AK_NONE: a free */
-	bool prefixed;
-};
-static const struct alloc_sym syms[] = {
-	{ "malloc", EP_AK_MALLOC, false },
-	{ "calloc", EP_AK_CALLOC, false },
-	{ "realloc", EP_AK_REALLOC, false },
-	{ "memalign", EP_AK_MEMALIGN, false },
-	{ "aligned_alloc", EP_AK_MEMALIGN, false },
-	{ "posix_memalign", EP_AK_POSIX_MEMALIGN, false },
-	{ "valloc", EP_AK_VALLOC, false },
-	{ "pvalloc", EP_AK_VALLOC, false },
-	{ "free", EP_AK_NONE, false },
-	/* jemalloc built with a prefix, mimalloc's API, tcmalloc's. */
-	{ "je_malloc", EP_AK_MALLOC, true },
-	{ "je_calloc", EP_AK_CALLOC, true },
-	{ "je_realloc", EP_AK_REALLOC, true },
-	{ "je_aligned_alloc", EP_AK_MEMALIGN, true },
-	{ "je_posix_memalign", EP_AK_POSIX_MEMALIGN, true },
-	{ "je_free", EP_AK_NONE, true },
-	{ "mi_malloc", EP_AK_MALLOC, true },
-	{ "mi_calloc", EP_AK_CALLOC, true },
-	{ "mi_realloc", EP_AK_REALLOC, true },
-	{ "mi_free", EP_AK_NONE, true },
-	{ "tc_malloc", EP_AK_MALLOC, true },
-	{ "tc_calloc", EP_AK_CALLOC, true },
-	{ "tc_realloc", EP_AK_REALLOC, true },
-	{ "tc_memalign", EP_AK_MEMALIGN, true },
-	{ "tc_posix_memalign", EP_AK_POSIX_MEMALIGN, true },
-	{ "tc_free", EP_AK_NONE, true },
-};
-#define NSYMS (sizeof(syms) / sizeof(syms[0]))
-
-struct atarget {
-	uint32_t pid;
-	bool exited;
-	char comm[17];
-	struct bpf_link **links;
-	size_t nlinks, caplinks;
-	int *sess_fds; /* uprobe session links (raw fds: libbpf 1.1 has no API) */
-	size_t nsess, capsess;
-	uint64_t (*seen)[2];
-	size_t nseen, capseen;
-};
 
 struct alloc_mod {
 	const struct rec_ctx *ctx;
 	struct alloc_bpf *skel;
 	struct ring_buffer *rb;
 	struct alloc_model model;
-	struct atarget *tg;
+	struct alloc_target *tg;
 	size_t ntg, captg;
 	bool attached, stopped;
 	bool session; /* alloc_session loaded: one program, return on demand */
@@ -101,9 +44,7 @@ struct alloc_mod {
 	uint64_t stats[EP_AST__COUNT];
 	uint64_t bad_events;	  /* records of the wrong size or type */
 	uint64_t collector_drops; /* could not be processed (ENOMEM) */
-	char probed[8][128];	  /* files probed (the first few), for the report */
-	size_t nprobed;
-	uint64_t nlinks;
+	struct alloc_probes probes;
 	int64_t unavailable_frame;
 	uint32_t frames[EP_ALLOC_MAX_FRAMES + 1];
 	struct alloc_results res;
@@ -133,30 +74,12 @@ static int push(void **arr, size_t *n, size_t *cap, size_t elem, const void *v)
 	return 0;
 }
 
-static struct atarget *find_target(struct alloc_mod *m, uint32_t pid)
+static struct alloc_target *find_target(struct alloc_mod *m, uint32_t pid)
 {
 	for (size_t i = 0; i < m->ntg; i++)
 		if (m->tg[i].pid == pid)
 			return &m->tg[i];
 	return NULL;
-}
-
-static void read_comm(struct alloc_mod *m, struct atarget *t)
-{
-	char path[128];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%u/comm", m->ctx->opts->proc_root, t->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return;
-	n = read(fd, t->comm, sizeof(t->comm) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	t->comm[n] = '\0';
-	t->comm[strcspn(t->comm, "\n")] = '\0';
 }
 
 /* ---- events ---- */
@@ -170,7 +93,7 @@ static int handle_alloc(struct alloc_mod *m, const struct ep_alloc_event *e, siz
 {
 	int n = e->ustack_sz > 0 ? e->ustack_sz / 8 : 0;
 	bool kw = e->flags & EP_ALLOC_F_KWALK;
-	struct atarget *t = find_target(m, e->hdr.pid);
+	struct alloc_target *t = find_target(m, e->hdr.pid);
 	struct sym_result res;
 	uint32_t depth = 0;
 	int64_t fi, st;
@@ -238,197 +161,6 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* ---- attaching ---- */
-
-/* BPF_LINK_CREATE for a uprobe session, in the layout of the kernel's
- * union bpf_attr (link_create.uprobe_multi), which Debian 12's headers and
- * libbpf 1.1 predate. */
-#define EP_BPF_TRACE_UPROBE_SESSION 57
-#define EP_BPF_LINK_CREATE	    28
-struct ep_link_create_uprobe_multi {
-	uint32_t prog_fd, target_fd, attach_type, flags;
-	uint64_t path, offsets, ref_ctr_offsets, cookies;
-	uint32_t cnt, mflags, pid;
-	uint8_t zero[128 - 52]; /* the rest of union bpf_attr: zero */
-};
-
-static int attach_session(int prog_fd, uint32_t pid, const char *path, uint64_t off,
-			  uint64_t cookie)
-{
-	struct ep_link_create_uprobe_multi a;
-	long fd;
-
-	memset(&a, 0, sizeof(a));
-	a.prog_fd = (uint32_t)prog_fd;
-	a.attach_type = EP_BPF_TRACE_UPROBE_SESSION;
-	a.path = (uint64_t)(uintptr_t)path;
-	a.offsets = (uint64_t)(uintptr_t)&off;
-	a.cookies = (uint64_t)(uintptr_t)&cookie;
-	a.cnt = 1;
-	a.pid = pid;
-	fd = syscall(__NR_bpf, EP_BPF_LINK_CREATE, &a, sizeof(a));
-	return fd < 0 ? -errno : (int)fd;
-}
-
-static int attach_one(struct alloc_mod *m, struct atarget *t, const char *path, uint64_t off,
-		      enum ep_alloc_kind kind)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = kind);
-	struct bpf_link *l;
-
-	if (kind == EP_AK_NONE) {
-		l = bpf_program__attach_uprobe_opts(m->skel->progs.alloc_free, (pid_t)t->pid, path,
-						    off, &o);
-		if (!l)
-			return -errno;
-		if (push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l)) {
-			bpf_link__destroy(l);
-			return -ENOMEM;
-		}
-		m->nlinks++;
-		return 0;
-	}
-	if (m->session) {
-		int fd = attach_session(bpf_program__fd(m->skel->progs.alloc_session), t->pid, path,
-					off, kind);
-
-		if (fd < 0)
-			return fd;
-		if (push((void **)&t->sess_fds, &t->nsess, &t->capsess, sizeof(fd), &fd)) {
-			close(fd);
-			return -ENOMEM;
-		}
-		m->nlinks++;
-		return 0;
-	}
-	l = bpf_program__attach_uprobe_opts(m->skel->progs.alloc_entry, (pid_t)t->pid, path, off,
-					    &o);
-	if (!l)
-		return -errno;
-	if (push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l)) {
-		bpf_link__destroy(l);
-		return -ENOMEM;
-	}
-	o.retprobe = true;
-	o.bpf_cookie = 0;
-	l = bpf_program__attach_uprobe_opts(m->skel->progs.alloc_ret, (pid_t)t->pid, path, off, &o);
-	if (!l)
-		return -errno;
-	if (push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l)) {
-		bpf_link__destroy(l);
-		return -ENOMEM;
-	}
-	m->nlinks += 2;
-	return 0;
-}
-
-/* Bytes to move a probe at file offset off so that the kernel emulates the
- * probed instruction (probe_point.h); 0 where it cannot be read. */
-static uint64_t emulated_skip(int fd, uint64_t off)
-{
-#if defined(__x86_64__)
-	uint8_t code[16];
-	ssize_t n = pread(fd, code, sizeof(code), (off_t)off);
-
-	return n > 0 ? alloc_probe_skip_x86(code, (size_t)n) : 0;
-#else
-	(void)fd;
-	(void)off;
-	return 0;
-#endif
-}
-
-static void scan_file(struct alloc_mod *m, struct atarget *t, const struct ud_file *f)
-{
-	const char *names[NSYMS];
-	uint64_t off[NSYMS] = { 0 };
-	char path[512];
-	bool standard;
-	int fd, n, attached = 0;
-
-	/* ld.so's own minimal allocator serves only the loader. */
-	if (!strncmp(proc_maps_basename(f->path), "ld-", 3))
-		return;
-	for (size_t i = 0; i < NSYMS; i++)
-		names[i] = syms[i].name;
-	fd = ud_open_mapped(m->ctx->opts->proc_root, t->pid, f, path, sizeof(path));
-	if (fd < 0)
-		return;
-	n = ud_find_functions(fd, names, NSYMS, off);
-	if (n <= 0) {
-		close(fd);
-		return;
-	}
-	standard = off[0] != 0;
-	for (size_t i = 0; i < NSYMS; i++) {
-		bool dup = false;
-		int err;
-
-		if (!off[i] || syms[i].prefixed == standard)
-			continue;
-		/* Aliases (memalign = aligned_alloc in some builds): once. */
-		for (size_t j = 0; j < i; j++)
-			dup = dup || (off[j] == off[i] && syms[j].prefixed == syms[i].prefixed);
-		if (dup)
-			continue;
-		err = attach_one(m, t, path, off[i] + emulated_skip(fd, off[i]), syms[i].kind);
-		if (err)
-			log_warn("alloc: pid %u: cannot probe %s in %s: %s", t->pid, syms[i].name,
-				 f->path, strerror(-err));
-		else
-			attached++;
-	}
-	close(fd);
-	if (attached) {
-		log_info("alloc: pid %u: %d allocator functions probed in %s", t->pid, attached,
-			 f->path);
-		bool known = false;
-
-		for (size_t i = 0; i < m->nprobed; i++)
-			known = known || !strcmp(m->probed[i], f->path);
-		if (!known && m->nprobed < sizeof(m->probed) / sizeof(m->probed[0]))
-			snprintf(m->probed[m->nprobed++], sizeof(m->probed[0]), "%s", f->path);
-	}
-}
-
-static bool seen_file(struct atarget *t, const struct ud_file *f)
-{
-	uint64_t k[2] = { f->dev, f->inode };
-
-	for (size_t i = 0; i < t->nseen; i++)
-		if (t->seen[i][0] == f->dev && t->seen[i][1] == f->inode)
-			return true;
-	push((void **)&t->seen, &t->nseen, &t->capseen, sizeof(k), k);
-	return false;
-}
-
-static void scan_target(struct alloc_mod *m, struct atarget *t)
-{
-	struct proc_maps pm = { 0 };
-	struct ud_file *files;
-	char path[128], *buf = NULL;
-	size_t len, n;
-
-	snprintf(path, sizeof(path), "%s/%u/maps", m->ctx->opts->proc_root, t->pid);
-	if (proc_maps_read_file(path, MAX_MAPS_BYTES, &buf, &len))
-		return; /* gone: on_exit follows */
-	if (proc_maps_parse_buf(buf, len, 1u << 20, &pm)) {
-		free(buf);
-		return;
-	}
-	free(buf);
-	read_comm(m, t);
-	files = calloc(MAX_EXEC_FILES, sizeof(*files));
-	if (files) {
-		n = ud_exec_files(&pm, files, MAX_EXEC_FILES);
-		for (size_t i = 0; i < n; i++)
-			if (!seen_file(t, &files[i]))
-				scan_file(m, t, &files[i]);
-		free(files);
-	}
-	proc_maps_free(&pm);
-}
-
 /* ---- hooks ---- */
 
 static int am_open(void **state, const struct rec_ctx *ctx)
@@ -456,7 +188,7 @@ static int am_open(void **state, const struct rec_ctx *ctx)
 static int am_add_target(void *state, uint32_t pid)
 {
 	struct alloc_mod *m = state;
-	struct atarget t = { .pid = pid };
+	struct alloc_target t = { .pid = pid };
 
 	if (find_target(m, pid))
 		return 0;
@@ -547,9 +279,14 @@ static int am_attach(void *state)
 			  strerror(-err));
 		return err;
 	}
+	m->probes.entry = m->skel->progs.alloc_entry;
+	m->probes.ret = m->skel->progs.alloc_ret;
+	m->probes.free_prog = m->skel->progs.alloc_free;
+	m->probes.session_fd = m->session ? bpf_program__fd(m->skel->progs.alloc_session) : -1;
+	m->probes.proc_root = m->ctx->opts->proc_root;
 	for (size_t i = 0; i < m->ntg; i++)
-		scan_target(m, &m->tg[i]);
-	if (!m->nlinks)
+		alloc_scan_target(&m->probes, &m->tg[i]);
+	if (!m->probes.nlinks)
 		log_warn("--alloc: no allocator found in the target's maps yet (malloc, free, "
 			 "...); looked for again as libraries are loaded");
 	m->attached = true;
@@ -560,10 +297,10 @@ static int am_attach(void *state)
 static void am_on_held(void *state, uint32_t pid)
 {
 	struct alloc_mod *m = state;
-	struct atarget *t = find_target(m, pid);
+	struct alloc_target *t = find_target(m, pid);
 
 	if (t && m->attached)
-		scan_target(m, t);
+		alloc_scan_target(&m->probes, t);
 }
 
 static int cmp_live(const void *a, const void *b)
@@ -622,25 +359,15 @@ static int am_poll(void *state, uint64_t now)
 		m->next_rescan_ns = now + RESCAN_PERIOD_NS;
 		for (size_t i = 0; i < m->ntg; i++)
 			if (!m->tg[i].exited)
-				scan_target(m, &m->tg[i]);
+				alloc_scan_target(&m->probes, &m->tg[i]);
 	}
 	return n < 0 ? n : 0;
-}
-
-static void destroy_links(struct atarget *t)
-{
-	for (size_t i = 0; i < t->nlinks; i++)
-		bpf_link__destroy(t->links[i]);
-	t->nlinks = 0;
-	for (size_t i = 0; i < t->nsess; i++)
-		close(t->sess_fds[i]);
-	t->nsess = 0;
 }
 
 static void am_on_exit(void *state, uint32_t pid, uint64_t ts)
 {
 	struct alloc_mod *m = state;
-	struct atarget *t = find_target(m, pid);
+	struct alloc_target *t = find_target(m, pid);
 
 	(void)ts;
 	if (!t || !m->attached)
@@ -649,7 +376,7 @@ static void am_on_exit(void *state, uint32_t pid, uint64_t ts)
 	 * still be read from the symbolizer's cache. */
 	ring_buffer__consume(m->rb);
 	t->exited = true;
-	destroy_links(t);
+	alloc_target_detach(t);
 }
 
 static void read_stats(struct alloc_mod *m)
@@ -679,7 +406,7 @@ static void am_stop(void *state)
 	if (!m->attached || m->stopped)
 		return;
 	for (size_t i = 0; i < m->ntg; i++)
-		destroy_links(&m->tg[i]);
+		alloc_target_detach(&m->tg[i]);
 	ring_buffer__consume(m->rb);
 	read_stats(m);
 	m->stopped = true;
@@ -698,14 +425,14 @@ static int am_report(void *state, cJSON *root)
 		.kwalk = m->skel && m->skel->rodata->alloc_kwalk,
 		.session = m->session,
 		.cycles = m->ctx->cycles ? cycle_sink_table(m->ctx->cycles) : NULL,
-		.nlinks = m->nlinks,
+		.nlinks = m->probes.nlinks,
 	};
 
 	if (!m->attached)
 		return 0;
-	for (size_t i = 0; i < m->nprobed; i++)
-		run.probed[i] = m->probed[i];
-	run.nprobed = m->nprobed;
+	for (size_t i = 0; i < m->probes.nprobed; i++)
+		run.probed[i] = m->probes.probed[i];
+	run.nprobed = m->probes.nprobed;
 	return alloc_report_json(&run, root, &m->res);
 }
 
@@ -787,7 +514,7 @@ static void am_close(void *state)
 	if (!m)
 		return;
 	for (size_t i = 0; i < m->ntg; i++) {
-		destroy_links(&m->tg[i]);
+		alloc_target_detach(&m->tg[i]);
 		free(m->tg[i].links);
 		free(m->tg[i].sess_fds);
 		free(m->tg[i].seen);
