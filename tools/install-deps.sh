@@ -16,6 +16,7 @@ pkgs=(
   python3 libsqlite3-dev sqlite3 tmux procps
   systemtap-sdt-dev
   chromium
+  libjemalloc2 libtcmalloc-minimal4 # tests: --alloc where another allocator replaces malloc
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -105,6 +105,15 @@ void cli_usage(FILE *out)
 	      "                           stacks, ~1 us more per switch)\n"
 	      "      --no-offcpu-stacks   scheduler times and counts only, no off-CPU stacks\n"
 	      "      --no-sched           no scheduler accounting (on/off-CPU time, run-queue latency)\n"
+	      "      --alloc              sample memory allocations (malloc, calloc, realloc, free,\n"
+	      "                           memalign family in libc and jemalloc/tcmalloc/mimalloc):\n"
+	      "                           alloc.folded (bytes allocated by stack), inuse.folded\n"
+	      "                           (still live at the end), pprof alloc/inuse, per-cycle\n"
+	      "                           bytes and leaking stacks in report.json; docs/alloc.md\n"
+	      "      --alloc-rate BYTES   one allocation stack per BYTES allocated on average\n"
+	      "                           (default 512K; 1..1G, suffix K, M or G)\n"
+	      "      --alloc-max-live N   sampled blocks tracked until freed (default 65536;\n"
+	      "                           16..4194304); more are counted as dropped\n"
 	      "      --top                show the live view while recording (docs/top.md); without\n"
 	      "                           a terminal, a plain-text snapshot every interval\n"
 	      "      --interval SECONDS   live view refresh period (default 1; 0.1..3600)\n"
@@ -149,6 +158,32 @@ static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
 	if (errno || *end || v < min || v > max)
 		return -EINVAL;
 	*out = (uint32_t)v;
+	return 0;
+}
+
+/* A byte count with an optional binary suffix (K, M, G), 1..max. */
+static int parse_bytes(const char *s, uint32_t max, uint32_t *out)
+{
+	unsigned long long v, mul = 1;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end == 'K' || *end == 'k')
+		mul = 1ull << 10;
+	else if (*end == 'M' || *end == 'm')
+		mul = 1ull << 20;
+	else if (*end == 'G' || *end == 'g')
+		mul = 1ull << 30;
+	if (mul > 1)
+		end++;
+	if (*end || !v || v > max / mul)
+		return -EINVAL;
+	*out = (uint32_t)(v * mul);
 	return 0;
 }
 
@@ -203,7 +238,10 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		OPT_METRICS,
 		OPT_ROTATE,
 		OPT_KEEP,
-		OPT_NO_DEMANGLE
+		OPT_NO_DEMANGLE,
+		OPT_ALLOC,
+		OPT_ALLOC_RATE,
+		OPT_ALLOC_MAX_LIVE
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -240,6 +278,9 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "rotate", required_argument, NULL, OPT_ROTATE },
 		{ "keep", required_argument, NULL, OPT_KEEP },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+		{ "alloc", no_argument, NULL, OPT_ALLOC },
+		{ "alloc-rate", required_argument, NULL, OPT_ALLOC_RATE },
+		{ "alloc-max-live", required_argument, NULL, OPT_ALLOC_MAX_LIVE },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, n, prev_optind = 1;
@@ -255,6 +296,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	o->unwind = CLI_UNWIND_FP;
 #endif
 	o->stack_bytes = CLI_DEFAULT_STACK_BYTES;
+	o->alloc_rate = CLI_DEFAULT_ALLOC_RATE;
+	o->alloc_max_live = CLI_DEFAULT_ALLOC_MAX_LIVE;
 	o->python = CLI_PYTHON_MIXED;
 	o->proc_root = "/proc";
 	o->sysfs_root = "/";
@@ -354,6 +397,28 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 				fprintf(err,
 					"ebpf-prof: invalid --python '%s': expected mixed, only or "
 					"native\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_ALLOC:
+			o->alloc = true;
+			break;
+		case OPT_ALLOC_RATE:
+			if (parse_bytes(optarg, CLI_MAX_ALLOC_RATE, &o->alloc_rate)) {
+				fprintf(err,
+					"ebpf-prof: invalid --alloc-rate '%s': expected 1..1G bytes "
+					"(suffix K, M or G)\n",
+					optarg);
+				return 2;
+			}
+			o->alloc = true;
+			break;
+		case OPT_ALLOC_MAX_LIVE:
+			if (parse_u32(optarg, 16, 4u << 20, &o->alloc_max_live)) {
+				fprintf(err,
+					"ebpf-prof: invalid --alloc-max-live '%s': expected "
+					"16..4194304\n",
 					optarg);
 				return 2;
 			}

@@ -24,6 +24,12 @@
  * has the measurements behind the default). A multiple of 64 bytes. */
 #define CLI_DEFAULT_STACK_BYTES 8192
 #define CLI_MAX_STACK_BYTES	16384 /* EP_MAX_STACK_BYTES */
+/* --alloc: one sampled allocation per this many bytes on average
+ * (docs/alloc.md; tcmalloc's and jemalloc's heap profilers default to
+ * 512 KiB too). */
+#define CLI_DEFAULT_ALLOC_RATE	   (512u << 10)
+#define CLI_MAX_ALLOC_RATE	   (1u << 30)
+#define CLI_DEFAULT_ALLOC_MAX_LIVE 65536 /* EP_ALLOC_MAX_LIVE */
 
 enum cli_unwind {
 	CLI_UNWIND_AUTO = 0, /* CFI where the module has it, frame pointers otherwise */
@@ -81,6 +87,9 @@ struct cli_opts {
 	const char *metrics_addr; /* --metrics ADDR:PORT, validated; NULL: no endpoint */
 	double rotate_s;	  /* --rotate: continuous mode interval; 0: off */
 	int keep;		  /* --keep: rotated intervals kept (default 10) */
+	bool alloc;		  /* --alloc: allocation sampling (docs/alloc.md) */
+	uint32_t alloc_rate;	  /* --alloc-rate BYTES: mean bytes between samples */
+	uint32_t alloc_max_live;  /* --alloc-max-live N: sampled blocks tracked at once */
 };
 
 /* Whether modules keep struct live_metrics (top_live.h) up to date: the

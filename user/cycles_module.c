@@ -15,6 +15,7 @@
  * rebuilt from the report the other modules built (it runs after them).
  */
 #include "cycles_module.h"
+#include "alloc/alloc_report.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -947,6 +948,8 @@ static int cm_report(void *state, cJSON *root)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	fctx.ncpus = ncpu > 0 ? (uint32_t)ncpu : 0;
 	e = findings_evaluate(&s->table, &cfg, &fctx, &s->findings);
+	if (!e)
+		e = alloc_findings_from_report(root, &s->findings);
 	if (e)
 		return e;
 	cJSON *cj = cycles_to_json(&s->table), *fj = findings_to_json(&s->findings);

@@ -71,6 +71,10 @@ struct profile {
 	 * span a pause (a cycle boundary after a sleep: the pprof export
 	 * places a run in the cycle of its first sample). */
 	uint64_t run_gap_ns;
+	/* What a count times period_ns measures in the speedscope export:
+	 * NULL for time ("nanoseconds"), "bytes" for allocation profiles
+	 * (period_ns 1). */
+	const char *unit;
 
 	struct prof_frame *frames;
 	size_t nframes, cap_frames;

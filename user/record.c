@@ -22,6 +22,7 @@
 #include "jetson/jetson_module.h"
 #include "probes.h"
 #include "cycles_module.h"
+#include "alloc/alloc_module.h"
 #include "overhead/overhead_module.h"
 #include "log.h"
 #include "output.h"
@@ -54,6 +55,7 @@ static const struct rec_module *const modules[] = {
 	&sched_rec_module,
 	&probes_rec_module,
 	&overhead_rec_module, /* after the sections it reads, before the findings */
+	&alloc_rec_module,    /* after overhead (its cost), before cycles (findings, HTML) */
 	&cycles_rec_module, /* after the modules whose report sections it reads */
 	&top_rec_module, /* last: shows what the others polled this round */
 };

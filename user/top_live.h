@@ -15,6 +15,8 @@
 #include <stdint.h>
 
 #define LIVE_MAX_PROBES 64
+/* Allocating stacks shown in the live view's memory pane (--alloc). */
+#define LIVE_MAX_ALLOC	5
 #define LIVE_MAX_CYCLES 32
 /* Per-item figures of the metrics endpoint (docs/metrics.md). */
 #define LIVE_MAX_PIDS  32
@@ -67,6 +69,13 @@ struct live_probe {
 	struct live_hist dur;  /* their durations; count 0: count-only */
 };
 
+/* One allocating stack (--alloc), by its allocating function. */
+struct live_alloc {
+	char name[48];
+	double live_bytes;  /* estimated, not freed so far */
+	double alloc_bytes; /* estimated, allocated so far */
+};
+
 struct live_metrics {
 	double rss_bytes; /* sum over live targets */
 	double rss_pct;	  /* of MemTotal */
@@ -78,6 +87,13 @@ struct live_metrics {
 	int64_t drops[LIVE_SRC__COUNT]; /* running totals, -1 unknown */
 	struct live_probe probes[LIVE_MAX_PROBES];
 	size_t nprobes;
+	/* --alloc (estimates from the sampled allocations): off when !alloc_on. */
+	bool alloc_on;
+	double alloc_rate_bps;	 /* bytes allocated per second, last window */
+	double alloc_live_bytes; /* sampled blocks not freed */
+	double alloc_growth_bps; /* change of alloc_live_bytes per second, last window */
+	struct live_alloc alloc[LIVE_MAX_ALLOC]; /* most live bytes first */
+	size_t nalloc;
 	char slowest_sql[160]; /* "" unknown */
 	double slowest_sql_ns;
 	double tokens_per_s;

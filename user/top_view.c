@@ -427,6 +427,37 @@ static void render_probes(const struct top_model *m, struct top_frame *f, int ro
 	}
 }
 
+static int alloc_rows(const struct top_model *m)
+{
+	const struct live_metrics *l = m->live;
+
+	if (!l || !l->alloc_on)
+		return 0;
+	return 2 + (int)(l->nalloc < LIVE_MAX_ALLOC ? l->nalloc : LIVE_MAX_ALLOC);
+}
+
+/* --alloc: the allocation rate, live bytes and their growth, then the
+ * stacks holding the most live bytes, by allocating function. */
+static void render_alloc(const struct top_model *m, struct top_frame *f, int row, int nrows)
+{
+	const struct live_metrics *l = m->live;
+	char a[24], b[24], c[24];
+
+	fmt_bytes(a, sizeof(a), l->alloc_rate_bps);
+	fmt_bytes(b, sizeof(b), l->alloc_live_bytes);
+	fmt_bytes(c, sizeof(c), fabs(l->alloc_growth_bps));
+	put(f, row++, "alloc: %s/s allocated, %s live (%s%s/s)", a, b,
+	    l->alloc_growth_bps < 0 ? "-" : "+", c);
+	if (nrows < 2)
+		return;
+	put(f, row++, "%-36s %12s %12s", "allocated by", "live", "allocated");
+	for (size_t i = 0; i < l->nalloc && i < LIVE_MAX_ALLOC && (int)i + 2 < nrows; i++) {
+		fmt_bytes(a, sizeof(a), l->alloc[i].live_bytes);
+		fmt_bytes(b, sizeof(b), l->alloc[i].alloc_bytes);
+		put(f, row++, "%-36.36s %12s %12s", l->alloc[i].name, a, b);
+	}
+}
+
 static void render_funcs(const struct top_model *m, struct top_frame *f, int row, int nrows)
 {
 	int list = nrows - 1, first;
@@ -591,6 +622,11 @@ void top_render(const struct top_model *m, struct top_frame *f)
 	if (pr && bottom - row - pr >= 5) {
 		bottom -= pr;
 		render_probes(m, f, bottom, pr);
+	}
+	pr = alloc_rows(m);
+	if (pr && bottom - row - pr >= 5) {
+		bottom -= pr;
+		render_alloc(m, f, bottom, pr);
 	}
 	if (row >= bottom)
 		return;

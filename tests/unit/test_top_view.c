@@ -284,6 +284,30 @@ static void test_scroll_and_probes(void)
 	CHECK(strstr(top_frame_line(&f, 17), "2.5ms") != NULL);
 	CHECK_STR_EQ(top_frame_line(&f, 18), "slowest SQL (3.00s): SELECT 1");
 	top_frame_free(&f);
+	/* --alloc: the memory pane above the probes. */
+	l.alloc_on = true;
+	l.alloc_rate_bps = 3 * 1048576.0;
+	l.alloc_live_bytes = 20 * 1048576.0;
+	l.alloc_growth_bps = 2 * 1048576.0;
+	l.nalloc = 2;
+	snprintf(l.alloc[0].name, sizeof(l.alloc[0].name), "leak_some");
+	l.alloc[0].live_bytes = 19 * 1048576.0;
+	l.alloc[0].alloc_bytes = 19 * 1048576.0;
+	snprintf(l.alloc[1].name, sizeof(l.alloc[1].name), "churn");
+	l.alloc[1].live_bytes = 0;
+	l.alloc[1].alloc_bytes = 40 * 1048576.0;
+	CHECK_INT_EQ(top_frame_init(&f, 20, 80), 0);
+	top_render(&m, &f);
+	CHECK_STR_EQ(top_frame_line(&f, 12),
+		     "alloc: 3.0 MiB/s allocated, 20.0 MiB live (+2.0 MiB/s)");
+	CHECK(starts(top_frame_line(&f, 13), "allocated by"));
+	CHECK(starts(top_frame_line(&f, 14), "leak_some"));
+	CHECK(strstr(top_frame_line(&f, 14), "19.0 MiB") != NULL);
+	CHECK(starts(top_frame_line(&f, 15), "churn"));
+	CHECK(strstr(top_frame_line(&f, 15), "40.0 MiB") != NULL);
+	CHECK(starts(top_frame_line(&f, 16), "probe"));
+	top_frame_free(&f);
+	l.alloc_on = false;
 	/* Too small for the probe pane: the functions win. */
 	CHECK_INT_EQ(top_frame_init(&f, 8, 80), 0);
 	top_render(&m, &f);
@@ -310,6 +334,8 @@ static void test_small_sizes(void)
 	live_metrics_init(&l);
 	l.rss_bytes = 1e9;
 	l.nprobes = 2;
+	l.alloc_on = true;
+	l.nalloc = 1;
 	l.ncycles = 2;
 	l.cycle_ms[0] = l.cycle_ms[1] = 5;
 	m.live = &l;

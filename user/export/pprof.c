@@ -449,12 +449,21 @@ static int build_header(struct build *b)
 		b->prof.n_sample_type = 2;
 		b->period_type.type = b->vt[1].type;
 		b->prof.default_sample_type = b->vt[1].type;
-	} else {
+	} else if (b->o->kind == PPROF_OFFCPU) {
 		b->vt[0].type = S(b, "off_cpu");
 		b->vt[0].unit = ns;
 		b->prof.n_sample_type = 1;
 		b->period_type.type = b->vt[0].type;
 		b->prof.default_sample_type = b->vt[0].type;
+	} else {
+		/* pprof's heap profile names (go tool pprof -sample_index). */
+		b->vt[0].type =
+			S(b, b->o->kind == PPROF_ALLOC_SPACE ? "alloc_space" : "inuse_space");
+		b->vt[0].unit = S(b, "bytes");
+		b->prof.n_sample_type = 1;
+		b->period_type.type = b->vt[0].type;
+		b->prof.default_sample_type = b->vt[0].type;
+		ns = b->vt[0].unit;
 	}
 	b->period_type.unit = ns;
 	b->prof.sample_type = b->vtp;

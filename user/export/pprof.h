@@ -16,8 +16,10 @@
 struct pprof_elf_cache;
 
 enum pprof_kind {
-	PPROF_CPU,    /* samples/count, cpu/nanoseconds */
-	PPROF_OFFCPU, /* off_cpu/nanoseconds (a profile whose unit is period_ns) */
+	PPROF_CPU,	   /* samples/count, cpu/nanoseconds */
+	PPROF_OFFCPU,	   /* off_cpu/nanoseconds (a profile whose unit is period_ns) */
+	PPROF_ALLOC_SPACE, /* alloc_space/bytes (period_ns 1: a count is a byte) */
+	PPROF_INUSE_SPACE, /* inuse_space/bytes, likewise */
 };
 
 /* One cycle of the experiment's main loop: a sample taken in

@@ -77,15 +77,16 @@ static void write_thread(FILE *out, const struct profile *p, const struct prof_t
 		snprintf(name, sizeof(name), "%.40s%s%s (tid %" PRIu32 ")", label, lsep, t->comm,
 			 t->tid);
 
-	uint64_t start = t->first_ts_ns > start_ns ? t->first_ts_ns - start_ns : 0;
+	/* A profile of bytes has no time axis: its values start at 0. */
+	uint64_t start = t->first_ts_ns > start_ns && !p->unit ? t->first_ts_ns - start_ns : 0;
 	uint64_t sum = 0;
 	for (size_t r = 0; r < t->nruns; r++)
 		sum += (uint64_t)t->runs[r].count * p->period_ns;
 
 	fputs("{\"type\":\"sampled\",\"name\":", out);
 	json_write_str(out, name);
-	fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64,
-		start, start + sum);
+	fprintf(out, ",\"unit\":\"%s\",\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64,
+		p->unit ? p->unit : "nanoseconds", start, start + sum);
 	fputs(",\n\"samples\":[", out);
 	for (size_t r = 0; r < t->nruns; r++) {
 		const struct prof_stack *s = &p->stacks[t->runs[r].stack];

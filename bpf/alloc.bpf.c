@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: Dual BSD/GPL
+/*
+ * Allocation sampling (--alloc, docs/alloc.md): uprobes on the allocator's
+ * entry points, sampled by bytes as tcmalloc does in-process. Each thread
+ * counts down a distance drawn from an exponential distribution of mean
+ * alloc_rate bytes; an allocation that reaches it is sampled (its stack is
+ * walked at the return, the block is tracked until freed), the others only
+ * subtract their size. Because the draws are memoryless, an allocation of
+ * s bytes is sampled with probability 1 - exp(-s/rate) whatever came
+ * before, which is what lets the collector weight each sample without bias.
+ *
+ * A separate object from the recording modules': it includes the stack
+ * walker (uwalk.h) as sched.bpf.c does, and loads only under --alloc.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "events.h"
+#include "targets.h"
+#include "uwalk.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+/* Set by the collector before load. */
+const volatile bool alloc_kwalk = false;
+/* Quantiles of Exp(alloc_rate) in bytes, mean exactly alloc_rate. */
+const volatile __u64 alloc_draw[EP_ALLOC_DRAWS] = {};
+
+/* Sampled allocations and frees of sampled blocks: at the default rate a
+ * few thousand records per second for a target allocating 1 GB/s. 1 MiB
+ * holds ~7,000 samples of 10 frames (~950 of full depth); the collector
+ * drains every 10 ms. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} alloc_events SEC(".maps");
+
+/* (tgid, address) of every sampled block not yet freed. Sized by the
+ * collector (--alloc-max-live); a full table is counted, not fatal. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EP_ALLOC_MAX_LIVE);
+	__type(key, struct ep_alloc_key);
+	__type(value, struct ep_alloc_block);
+} alloc_live SEC(".maps");
+
+/* The countdown and the call in flight, per thread: task storage is found
+ * from the task pointer (no hash of the tid) and freed with the thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ep_alloc_thread);
+} alloc_tls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EP_AST__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} alloc_stats SEC(".maps");
+
+static __always_inline void stat_add(__u32 i, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&alloc_stats, &i);
+
+	if (v)
+		*v += n;
+}
+
+static __always_inline __s64 draw(void)
+{
+	__u32 i = bpf_get_prandom_u32() & (EP_ALLOC_DRAWS - 1);
+
+	return (__s64)alloc_draw[i];
+}
+
+/* The entry of an allocation call of this kind. Returns whether its return
+ * must be seen: sampled, or a realloc of a tracked block. */
+static __always_inline bool on_entry(struct pt_regs *ctx, __u32 kind)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ep_alloc_thread *t;
+	__u64 size = 0, old = 0, ptr = 0;
+
+	switch (kind) {
+	case EP_AK_MALLOC:
+	case EP_AK_VALLOC:
+		size = PT_REGS_PARM1(ctx);
+		break;
+	case EP_AK_CALLOC:
+		size = PT_REGS_PARM1(ctx) * PT_REGS_PARM2(ctx);
+		break;
+	case EP_AK_REALLOC:
+		old = PT_REGS_PARM1(ctx);
+		size = PT_REGS_PARM2(ctx);
+		break;
+	case EP_AK_MEMALIGN:
+		size = PT_REGS_PARM2(ctx);
+		break;
+	case EP_AK_POSIX_MEMALIGN:
+		ptr = PT_REGS_PARM1(ctx);
+		size = PT_REGS_PARM3(ctx);
+		break;
+	default:
+		return false;
+	}
+	t = bpf_task_storage_get(&alloc_tls, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		stat_add(EP_AST_DROP_NO_THREAD, 1);
+		return false;
+	}
+	if (!t->init) {
+		t->countdown = draw();
+		t->init = 1;
+	}
+	stat_add(EP_AST_CALLS, 1);
+	stat_add(EP_AST_BYTES, size);
+	if (t->pend_kind)
+		stat_add(EP_AST_NESTED, 1);
+	t->pend_kind = kind;
+	t->pend_flags = 0;
+	t->pend_size = size;
+	t->pend_ptr = ptr;
+	if (old) {
+		struct ep_alloc_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .addr = old };
+
+		if (bpf_map_lookup_elem(&alloc_live, &k)) {
+			t->pend_old = old;
+			t->pend_flags = EP_ALLOC_P_FREE_OLD;
+		}
+	}
+	/* size is unsigned: a huge request (calloc overflow) samples. */
+	if (size && (__s64)size >= t->countdown) {
+		t->pend_flags |= EP_ALLOC_P_SAMPLE;
+		t->countdown = draw();
+	} else {
+		t->countdown -= (__s64)size;
+	}
+	if (!t->pend_flags)
+		t->pend_kind = 0;
+	return t->pend_flags != 0;
+}
+
+SEC("uprobe")
+int alloc_entry(struct pt_regs *ctx)
+{
+	on_entry(ctx, (__u32)bpf_get_attach_cookie(ctx));
+	return 0;
+}
+
+static __always_inline void emit_free(__u32 tgid, __u64 addr)
+{
+	struct ep_alloc_key k = { .tgid = tgid, .addr = addr };
+	struct ep_alloc_block *b = bpf_map_lookup_elem(&alloc_live, &k);
+	struct ep_alloc_free *e;
+	__u64 ts;
+
+	if (!b)
+		return;
+	ts = b->ts_ns;
+	/* Only the one that deletes it reports it (two threads freeing the
+	 * same block is the target's bug, not two frees). */
+	if (bpf_map_delete_elem(&alloc_live, &k))
+		return;
+	stat_add(EP_AST_TRACKED_FREES, 1);
+	e = bpf_ringbuf_reserve(&alloc_events, sizeof(*e), 0);
+	if (!e) {
+		stat_add(EP_AST_DROP_RINGBUF, 1);
+		return;
+	}
+	e->hdr.type = EP_EV_FREE;
+	e->hdr.pid = tgid;
+	e->hdr.tid = (__u32)bpf_get_current_pid_tgid();
+	e->hdr.cpu = bpf_get_smp_processor_id();
+	e->hdr.ts_ns = bpf_ktime_get_ns();
+	e->addr = addr;
+	e->alloc_ts_ns = ts;
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("uprobe")
+int alloc_free(struct pt_regs *ctx)
+{
+	__u64 addr = PT_REGS_PARM1(ctx);
+
+	stat_add(EP_AST_FREES, 1);
+	if (addr)
+		emit_free(bpf_get_current_pid_tgid() >> 32, addr);
+	return 0;
+}
+
+/* A sample is built here and only its used frames go into the ring (a
+ * stack of 10 frames is 130 bytes, not the 1 KiB of a full record): the
+ * ring then holds ~7,000 samples, against bursts of a few hundred per
+ * 10 ms drain period when a target allocates 100 MB/s at a small rate. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ep_alloc_event);
+} alloc_scratch SEC(".maps");
+
+/* Out of line: only sampled calls come here. */
+static __noinline int take_sample(struct pt_regs *ctx, __u64 addr, __u64 size, __u32 kind)
+{
+	__u64 id = bpf_get_current_pid_tgid(), t0 = bpf_ktime_get_ns();
+	struct ep_alloc_key k = { .tgid = id >> 32, .addr = addr };
+	struct ep_alloc_block b = { .size = size, .ts_ns = t0 };
+	struct ep_alloc_event *e;
+	bool tracked;
+	__u32 zero = 0;
+	long used;
+
+	e = bpf_map_lookup_elem(&alloc_scratch, &zero);
+	if (!e)
+		return 0;
+	e->hdr.type = EP_EV_ALLOC;
+	e->hdr.pid = id >> 32;
+	e->hdr.tid = (__u32)id;
+	e->hdr.cpu = bpf_get_smp_processor_id();
+	e->hdr.ts_ns = t0;
+	e->addr = addr;
+	e->size = size;
+	e->kind = kind;
+	e->flags = 0;
+	e->_pad = 0;
+	e->ustack_sz = -1;
+#if defined(__TARGET_ARCH_x86)
+	/* At the return probe the registers are the caller's, just after
+	 * the call: the walk starts in the allocating function. */
+	if (alloc_kwalk) {
+		struct uw_walk w = {};
+		__u64 regs[EP_UREG__COUNT];
+		struct uw_out *o;
+		__u32 n;
+		long sz;
+
+		regs[EP_UREG_IP] = PT_REGS_IP(ctx);
+		regs[EP_UREG_SP] = PT_REGS_SP(ctx);
+		regs[EP_UREG_FP] = PT_REGS_FP(ctx);
+		n = uw_walk_user(bpf_get_current_task_btf(), id >> 32, regs, &w);
+		o = bpf_map_lookup_elem(&uw_out_buf, &zero);
+		sz = (long)n * 8;
+		if (sz > (long)sizeof(e->ips))
+			sz = sizeof(e->ips);
+		if (o && sz > 0 && !bpf_probe_read_kernel(e->ips, sz, o->ips)) {
+			e->ustack_sz = sz;
+			e->flags |= EP_ALLOC_F_KWALK;
+		}
+	}
+#endif
+	if (e->ustack_sz <= 0)
+		e->ustack_sz = bpf_get_stack(ctx, e->ips, sizeof(e->ips), BPF_F_USER_STACK);
+	used = e->ustack_sz;
+	if (used < 0)
+		used = 0;
+	if (used > (long)sizeof(e->ips))
+		used = sizeof(e->ips);
+	tracked = !bpf_map_update_elem(&alloc_live, &k, &b, BPF_ANY);
+	if (!tracked)
+		e->flags |= EP_ALLOC_F_UNTRACKED;
+	if (bpf_ringbuf_output(&alloc_events, e, sizeof(*e) - sizeof(e->ips) + used, 0)) {
+		/* Never seen by the collector: its free must not be either. */
+		if (tracked)
+			bpf_map_delete_elem(&alloc_live, &k);
+		stat_add(EP_AST_DROP_RINGBUF, 1);
+		return 0;
+	}
+	if (!tracked)
+		stat_add(EP_AST_DROP_LIVE_FULL, 1);
+	if (e->ustack_sz <= 0)
+		stat_add(EP_AST_STACK_ERR, 1);
+	stat_add(EP_AST_SAMPLED, 1);
+	stat_add(EP_AST_SAMPLE_NS, bpf_ktime_get_ns() - t0);
+	return 0;
+}
+
+static __always_inline void on_return(struct pt_regs *ctx)
+{
+	struct ep_alloc_thread *t =
+		bpf_task_storage_get(&alloc_tls, bpf_get_current_task_btf(), NULL, 0);
+	__u64 addr = PT_REGS_RC(ctx), size;
+	__u32 kind, flags;
+
+	if (!t || !t->pend_kind)
+		return;
+	kind = t->pend_kind;
+	flags = t->pend_flags;
+	size = t->pend_size;
+	t->pend_kind = 0;
+	if (kind == EP_AK_POSIX_MEMALIGN) {
+		/* Returns 0 or an error number; the block is in *ptr. */
+		if (addr || !t->pend_ptr ||
+		    bpf_probe_read_user(&addr, sizeof(addr), (void *)t->pend_ptr))
+			addr = 0;
+	}
+	/* realloc: the old block is gone when a new one came back, or when
+	 * it was freed by a size of 0; a failed realloc keeps it. */
+	if ((flags & EP_ALLOC_P_FREE_OLD) && (addr || !size))
+		emit_free(bpf_get_current_pid_tgid() >> 32, t->pend_old);
+	if ((flags & EP_ALLOC_P_SAMPLE) && addr)
+		take_sample(ctx, addr, size, kind);
+}
+
+SEC("uretprobe")
+int alloc_ret(struct pt_regs *ctx)
+{
+	on_return(ctx);
+	return 0;
+}
+
+/* One program for the entry and the return (kernel 6.13+, attached by the
+ * collector as BPF_TRACE_UPROBE_SESSION): a call that is not sampled asks
+ * for no return probe, so it pays one trap instead of two. */
+SEC("uprobe")
+int alloc_session(struct pt_regs *ctx)
+{
+	if (bpf_session_is_return()) {
+		on_return(ctx);
+		return 0;
+	}
+	return on_entry(ctx, (__u32)bpf_get_attach_cookie(ctx)) ? 0 : 1;
+}

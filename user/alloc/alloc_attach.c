@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "alloc/alloc_attach.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "alloc/probe_point.h"
+#include "events.h"
+#include "log.h"
+#include "proc/proc_maps.h"
+#include "uprobe_discovery.h"
+
+#define MAX_MAPS_BYTES (16u << 20)
+#define MAX_EXEC_FILES 1024
+
+/* The entry points probed in each file that defines them. A file that
+ * defines malloc gets the standard names only: its prefixed ones (tcmalloc's
+ * tc_malloc is the same function; mimalloc's malloc calls mi_malloc) would
+ * count a call twice. */
+struct alloc_sym {
+	const char *name;
+	enum ep_alloc_kind kind; /* EP_AK_NONE: a free */
+	bool prefixed;
+};
+static const struct alloc_sym syms[] = {
+	{ "malloc", EP_AK_MALLOC, false },
+	{ "calloc", EP_AK_CALLOC, false },
+	{ "realloc", EP_AK_REALLOC, false },
+	{ "memalign", EP_AK_MEMALIGN, false },
+	{ "aligned_alloc", EP_AK_MEMALIGN, false },
+	{ "posix_memalign", EP_AK_POSIX_MEMALIGN, false },
+	{ "valloc", EP_AK_VALLOC, false },
+	{ "pvalloc", EP_AK_VALLOC, false },
+	{ "free", EP_AK_NONE, false },
+	/* jemalloc built with a prefix, mimalloc's API, tcmalloc's. */
+	{ "je_malloc", EP_AK_MALLOC, true },
+	{ "je_calloc", EP_AK_CALLOC, true },
+	{ "je_realloc", EP_AK_REALLOC, true },
+	{ "je_aligned_alloc", EP_AK_MEMALIGN, true },
+	{ "je_posix_memalign", EP_AK_POSIX_MEMALIGN, true },
+	{ "je_free", EP_AK_NONE, true },
+	{ "mi_malloc", EP_AK_MALLOC, true },
+	{ "mi_calloc", EP_AK_CALLOC, true },
+	{ "mi_realloc", EP_AK_REALLOC, true },
+	{ "mi_free", EP_AK_NONE, true },
+	{ "tc_malloc", EP_AK_MALLOC, true },
+	{ "tc_calloc", EP_AK_CALLOC, true },
+	{ "tc_realloc", EP_AK_REALLOC, true },
+	{ "tc_memalign", EP_AK_MEMALIGN, true },
+	{ "tc_posix_memalign", EP_AK_POSIX_MEMALIGN, true },
+	{ "tc_free", EP_AK_NONE, true },
+};
+#define NSYMS (sizeof(syms) / sizeof(syms[0]))
+
+static int push(void **arr, size_t *n, size_t *cap, size_t elem, const void *v)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 8;
+		void *p = realloc(*arr, nc * elem);
+
+		if (!p)
+			return -ENOMEM;
+		*arr = p;
+		*cap = nc;
+	}
+	memcpy((char *)*arr + *n * elem, v, elem);
+	(*n)++;
+	return 0;
+}
+
+/* BPF_LINK_CREATE for a uprobe session, in the layout of the kernel's
+ * union bpf_attr (link_create.uprobe_multi), which Debian 12's headers and
+ * libbpf 1.1 predate. */
+#define EP_BPF_LINK_CREATE 28
+struct ep_link_create_uprobe_multi {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, mflags, pid;
+	uint8_t zero[128 - 52]; /* the rest of union bpf_attr: zero */
+};
+
+static int attach_session(int prog_fd, uint32_t pid, const char *path, uint64_t off,
+			  uint64_t cookie)
+{
+	struct ep_link_create_uprobe_multi a;
+	long fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_fd = (uint32_t)prog_fd;
+	a.attach_type = EP_BPF_TRACE_UPROBE_SESSION;
+	a.path = (uint64_t)(uintptr_t)path;
+	a.offsets = (uint64_t)(uintptr_t)&off;
+	a.cookies = (uint64_t)(uintptr_t)&cookie;
+	a.cnt = 1;
+	a.pid = pid;
+	fd = syscall(__NR_bpf, EP_BPF_LINK_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int attach_one(struct alloc_probes *m, struct alloc_target *t, const char *path,
+		      uint64_t off, enum ep_alloc_kind kind)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = kind);
+	struct bpf_link *l;
+
+	if (kind == EP_AK_NONE) {
+		l = bpf_program__attach_uprobe_opts(m->free_prog, (pid_t)t->pid, path, off, &o);
+		if (!l)
+			return -errno;
+		if (push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l)) {
+			bpf_link__destroy(l);
+			return -ENOMEM;
+		}
+		m->nlinks++;
+		return 0;
+	}
+	if (m->session_fd >= 0) {
+		int fd = attach_session(m->session_fd, t->pid, path, off, kind);
+
+		if (fd < 0)
+			return fd;
+		if (push((void **)&t->sess_fds, &t->nsess, &t->capsess, sizeof(fd), &fd)) {
+			close(fd);
+			return -ENOMEM;
+		}
+		m->nlinks++;
+		return 0;
+	}
+	l = bpf_program__attach_uprobe_opts(m->entry, (pid_t)t->pid, path, off, &o);
+	if (!l)
+		return -errno;
+	if (push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l)) {
+		bpf_link__destroy(l);
+		return -ENOMEM;
+	}
+	o.retprobe = true;
+	o.bpf_cookie = 0;
+	l = bpf_program__attach_uprobe_opts(m->ret, (pid_t)t->pid, path, off, &o);
+	if (!l)
+		return -errno;
+	if (push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l)) {
+		bpf_link__destroy(l);
+		return -ENOMEM;
+	}
+	m->nlinks += 2;
+	return 0;
+}
+
+/* Bytes to move a probe at file offset off so that the kernel emulates the
+ * probed instruction (probe_point.h); 0 where it cannot be read. */
+static uint64_t emulated_skip(int fd, uint64_t off)
+{
+#if defined(__x86_64__)
+	uint8_t code[16];
+	ssize_t n = pread(fd, code, sizeof(code), (off_t)off);
+
+	return n > 0 ? alloc_probe_skip_x86(code, (size_t)n) : 0;
+#else
+	(void)fd;
+	(void)off;
+	return 0;
+#endif
+}
+
+static void scan_file(struct alloc_probes *m, struct alloc_target *t, const struct ud_file *f)
+{
+	const char *names[NSYMS];
+	uint64_t off[NSYMS] = { 0 };
+	char path[512];
+	bool standard;
+	int fd, n, attached = 0;
+
+	/* ld.so's own minimal allocator serves only the loader. */
+	if (!strncmp(proc_maps_basename(f->path), "ld-", 3))
+		return;
+	for (size_t i = 0; i < NSYMS; i++)
+		names[i] = syms[i].name;
+	fd = ud_open_mapped(m->proc_root, t->pid, f, path, sizeof(path));
+	if (fd < 0)
+		return;
+	n = ud_find_functions(fd, names, NSYMS, off);
+	if (n <= 0) {
+		close(fd);
+		return;
+	}
+	standard = off[0] != 0;
+	for (size_t i = 0; i < NSYMS; i++) {
+		bool dup = false;
+		int err;
+
+		if (!off[i] || syms[i].prefixed == standard)
+			continue;
+		/* Aliases (memalign = aligned_alloc in some builds): once. */
+		for (size_t j = 0; j < i; j++)
+			dup = dup || (off[j] == off[i] && syms[j].prefixed == syms[i].prefixed);
+		if (dup)
+			continue;
+		err = attach_one(m, t, path, off[i] + emulated_skip(fd, off[i]), syms[i].kind);
+		if (err)
+			log_warn("alloc: pid %u: cannot probe %s in %s: %s", t->pid, syms[i].name,
+				 f->path, strerror(-err));
+		else
+			attached++;
+	}
+	close(fd);
+	if (attached) {
+		log_info("alloc: pid %u: %d allocator functions probed in %s", t->pid, attached,
+			 f->path);
+		bool known = false;
+
+		for (size_t i = 0; i < m->nprobed; i++)
+			known = known || !strcmp(m->probed[i], f->path);
+		if (!known && m->nprobed < sizeof(m->probed) / sizeof(m->probed[0]))
+			snprintf(m->probed[m->nprobed++], sizeof(m->probed[0]), "%s", f->path);
+	}
+}
+
+static void read_comm(struct alloc_probes *m, struct alloc_target *t)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u/comm", m->proc_root, t->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	n = read(fd, t->comm, sizeof(t->comm) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	t->comm[n] = '\0';
+	t->comm[strcspn(t->comm, "\n")] = '\0';
+}
+
+static bool seen_file(struct alloc_target *t, const struct ud_file *f)
+{
+	uint64_t k[2] = { f->dev, f->inode };
+
+	for (size_t i = 0; i < t->nseen; i++)
+		if (t->seen[i][0] == f->dev && t->seen[i][1] == f->inode)
+			return true;
+	push((void **)&t->seen, &t->nseen, &t->capseen, sizeof(k), k);
+	return false;
+}
+
+void alloc_scan_target(struct alloc_probes *m, struct alloc_target *t)
+{
+	struct proc_maps pm = { 0 };
+	struct ud_file *files;
+	char path[128], *buf = NULL;
+	size_t len, n;
+
+	snprintf(path, sizeof(path), "%s/%u/maps", m->proc_root, t->pid);
+	if (proc_maps_read_file(path, MAX_MAPS_BYTES, &buf, &len))
+		return; /* gone: on_exit follows */
+	if (proc_maps_parse_buf(buf, len, 1u << 20, &pm)) {
+		free(buf);
+		return;
+	}
+	free(buf);
+	read_comm(m, t);
+	files = calloc(MAX_EXEC_FILES, sizeof(*files));
+	if (files) {
+		n = ud_exec_files(&pm, files, MAX_EXEC_FILES);
+		for (size_t i = 0; i < n; i++)
+			if (!seen_file(t, &files[i]))
+				scan_file(m, t, &files[i]);
+		free(files);
+	}
+	proc_maps_free(&pm);
+}
+
+void alloc_target_detach(struct alloc_target *t)
+{
+	for (size_t i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	t->nlinks = 0;
+	for (size_t i = 0; i < t->nsess; i++)
+		close(t->sess_fds[i]);
+	t->nsess = 0;
+}

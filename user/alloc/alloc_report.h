@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * report.json memory.alloc, the summary lines of --alloc and its leak
+ * finding (docs/report-schema.md, docs/alloc.md).
+ */
+#ifndef EP_ALLOC_REPORT_H
+#define EP_ALLOC_REPORT_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "alloc/alloc_model.h"
+#include "cycles.h"
+#include "findings.h"
+
+/* Above this share of the targets' CPU the summary warns about our cost. */
+#define ALLOC_COST_WARN_SHARE 0.02
+
+struct alloc_run {
+	const struct alloc_model *model;
+	uint64_t rate;
+	uint32_t max_live;
+	const uint64_t *stats; /* EP_AST__COUNT counters summed over CPUs */
+	uint64_t bad_events, collector_drops;
+	bool kwalk;
+	bool session; /* uprobe sessions: return probes only for sampled calls */
+	const struct cycle_table *cycles; /* NULL: none */
+	uint64_t nlinks;
+	const char *probed[8];
+	size_t nprobed;
+};
+
+/* What the summary prints, kept from report time. */
+struct alloc_results {
+	bool have;
+	uint64_t calls, frees, bytes, samples, rate, dropped;
+	struct alloc_totals t;
+	double cost_ns, per_call_ns, share; /* share < 0: unknown */
+	char top[3][160];
+	double top_bytes[3];
+	size_t ntop;
+	char leak[3][200];
+	size_t nleak;
+};
+
+/* Adds memory.alloc to root (reading root.overhead for the cost, so the
+ * overhead module reports first) and fills res. Returns 0 or -ENOMEM. */
+int alloc_report_json(const struct alloc_run *run, cJSON *root, struct alloc_results *res);
+void alloc_print_summary(const struct alloc_results *res, FILE *out);
+void alloc_results_free(struct alloc_results *res);
+
+/* Appends the "alloc_leak" findings that memory.alloc.leaks in root
+ * describes (nothing when absent). Returns 0 or -ENOMEM. */
+int alloc_findings_from_report(const cJSON *root, struct findings *f);
+
+#endif
