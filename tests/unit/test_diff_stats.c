@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Statistics of `ebpf-prof diff`: known values (SciPy's mannwhitneyu,
  * method="asymptotic", and the textbook formulas, computed once with
- * python3 and written here), then the verdict rule on simulated runs:
- * false alarms and power at the default threshold. */
+ * python3 and written here), then the verdict rule on simulated runs with
+ * run-to-run noise: false alarms and power at the default threshold, for
+ * per-cycle times and for function samples. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -96,18 +97,19 @@ static void test_bootstrap(void)
 	const double y[] = { 150, 151, 149, 152, 148, 150, 153, 147 };
 	struct ds_effect e1, e2;
 
-	CHECK_INT_EQ(ds_bootstrap_median_change(x, 8, y, 8, 1, 2000, 42, &e1), 0);
+	CHECK_INT_EQ(ds_bootstrap_median_change(x, 8, y, 8, 1, 1, 2000, 42, &e1), 0);
 	CHECK_NEAR(e1.est, 0.5, 1e-12);
 	CHECK(e1.lo <= e1.est && e1.est <= e1.hi);
 	CHECK(e1.lo > 0.4 && e1.hi < 0.6);
 	/* Same seed, same interval: a verdict does not change on a re-run. */
-	CHECK_INT_EQ(ds_bootstrap_median_change(x, 8, y, 8, 1, 2000, 42, &e2), 0);
+	CHECK_INT_EQ(ds_bootstrap_median_change(x, 8, y, 8, 1, 1, 2000, 42, &e2), 0);
 	CHECK(e1.lo == e2.lo && e1.hi == e2.hi);
 	/* The floor keeps a change from a zero median finite. */
 	const double z[] = { 0, 0, 0, 0 }, w[] = { 5, 5, 5, 5 };
-	CHECK_INT_EQ(ds_bootstrap_median_change(z, 4, w, 4, 10, 100, 1, &e1), 0);
+	CHECK_INT_EQ(ds_bootstrap_median_change(z, 4, w, 4, 10, 1, 100, 1, &e1), 0);
 	CHECK_NEAR(e1.est, 0.5, 1e-12);
-	CHECK_INT_EQ(ds_bootstrap_median_change(z, 4, w, 4, 0, 100, 1, &e1), -EINVAL);
+	CHECK_INT_EQ(ds_bootstrap_median_change(z, 4, w, 4, 0, 1, 100, 1, &e1), -EINVAL);
+	CHECK_INT_EQ(ds_bootstrap_median_change(z, 4, w, 4, 10, 0, 100, 1, &e1), -EINVAL);
 	/* Selection agrees with sorting, duplicates and sorted input included. */
 	struct ds_rng rng = { 7 };
 	for (int t = 0; t < 500; t++) {
@@ -146,41 +148,204 @@ static double gauss(struct ds_rng *r)
 	return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
 }
 
-/* 1,000 simulated comparisons of 20 cycles against 20, each cycle's time
- * with 15% noise: with equal means, flagged (either way) in fewer than 5%;
- * with a 25% slower NEW, flagged as a regression in at least 90%. */
+static void test_run_floor(void)
+{
+	/* +30% in [+10%, +50%], p 0.001, 5% per run: on the log scale the
+	 * lower side's sd 0.0852 and the floor's 0.0707 add up to 0.1107, the
+	 * upper side's 0.0730 to 0.1016 (python3, math.log1p / expm1 / erfc). */
+	struct ds_count_test t = { .est = 0.3, .lo = 0.1, .hi = 0.5, .p = 0.001 };
+	ds_run_floor(&t, 0.05);
+	CHECK_NEAR(t.est, 0.3, 0);
+	CHECK_NEAR(t.lo, 0.04634782196174413, 1e-12);
+	CHECK_NEAR(t.hi, 0.5865717768306026, 1e-12);
+	CHECK_NEAR(t.z, 2.3690603178101277, 1e-12);
+	CHECK_NEAR(t.p, 0.017833344822204333, 1e-12);
+	/* A decrease: the upper side (towards 0) gives z. */
+	t = (struct ds_count_test){ .est = -0.3, .lo = -0.5, .hi = -0.1, .p = 0.001 };
+	ds_run_floor(&t, 0.05);
+	CHECK_NEAR(t.lo, -0.5135259481596791, 1e-12);
+	CHECK_NEAR(t.hi, -0.0673075418942852, 1e-12);
+	CHECK_NEAR(t.z, -2.435824996012736, 1e-12);
+	CHECK_NEAR(t.p, 0.014857870871003431, 1e-12);
+	/* A skewed interval (cycles now and then much slower): its long side
+	 * does not drag the short one across 0. */
+	t = (struct ds_count_test){ .est = 1.0, .lo = 0.85, .hi = 20, .p = 1e-6 };
+	ds_run_floor(&t, 0.02);
+	CHECK(t.lo > 0.7 && t.p < 1e-4 && t.hi > 20);
+	/* The test's own p stays when it is the larger. */
+	t = (struct ds_count_test){ .est = 0.3, .lo = 0.1, .hi = 0.5, .p = 0.5 };
+	ds_run_floor(&t, 0.05);
+	CHECK_NEAR(t.p, 0.5, 0);
+	/* A change from about 0 (1 + lo <= 0): on the relative scale. */
+	t = (struct ds_count_test){ .est = 0.5, .lo = -1.5, .hi = 2.5, .p = 0.2 };
+	ds_run_floor(&t, 0.05);
+	CHECK_NEAR(t.lo, -1.5047960729469394, 1e-12);
+	CHECK_NEAR(t.hi, 2.5047960729469394, 1e-12);
+	CHECK_NEAR(t.p, 0.6249699934015767, 1e-12);
+	/* No floor, or nothing to widen: unchanged. */
+	t = (struct ds_count_test){ .est = 0.3, .lo = 0.1, .hi = 0.5, .p = 0.001 };
+	ds_run_floor(&t, 0);
+	CHECK(t.lo == 0.1 && t.hi == 0.5 && t.p == 0.001);
+	t = (struct ds_count_test){ .est = 0.3, .lo = NAN, .hi = 0.5, .p = 0.001 };
+	ds_run_floor(&t, 0.05);
+	CHECK(isnan(t.lo) && t.p == 0.001);
+
+	/* Dispersion of two runs: the larger (4.848684210526316, as above). */
+	const double v[] = { 10, 12, 9, 15, 30 }, flat[] = { 10, 10, 10 };
+	CHECK_NEAR(dm_dispersion(flat, 3, v, 5), 4.848684210526316, 1e-12);
+	CHECK_NEAR(dm_dispersion(NULL, 0, flat, 3), 1, 0);
+	CHECK_INT_EQ((int)ds_block_len(20), 5);
+	CHECK_INT_EQ((int)ds_block_len(1), 1);
+	CHECK_INT_EQ((int)ds_block_len(0), 1);
+
+	/* Cycles that drift together (AR(1), 0.9 from one cycle to the next):
+	 * blocks of cycles widen the interval against drawing cycles one by
+	 * one, which takes 20 correlated cycles for 20 independent ones. */
+	struct ds_rng rng = { 99 };
+	double w1 = 0, wb = 0;
+	for (int s = 0; s < 50; s++) {
+		double x[20], y[20], ax = 0, ay = 0;
+		struct ds_effect e;
+
+		for (int i = 0; i < 20; i++) {
+			ax = 0.9 * ax + 0.05 * gauss(&rng);
+			ay = 0.9 * ay + 0.05 * gauss(&rng);
+			x[i] = 100 * (1 + ax);
+			y[i] = 100 * (1 + ay);
+		}
+		CHECK_INT_EQ(ds_bootstrap_median_change(x, 20, y, 20, 1, 1, 200, 7, &e), 0);
+		w1 += e.hi - e.lo;
+		CHECK_INT_EQ(ds_bootstrap_median_change(x, 20, y, 20, 1, 5, 200, 7, &e), 0);
+		wb += e.hi - e.lo;
+	}
+	fprintf(stderr,
+		"drifting cycles: mean interval width %.3f drawn one by one, %.3f in blocks\n",
+		w1 / 50, wb / 50);
+	CHECK(wb > 1.3 * w1);
+}
+
+/* One run of n cycles, time per cycle: mean 100 * scale, 15% noise of which
+ * run_sd is one factor for the whole run (the machine's state during that
+ * run) and the rest per cycle. */
+static void sim_run(struct ds_rng *r, double *v, size_t n, double scale, double run_sd)
+{
+	double cyc_sd = sqrt(0.15 * 0.15 - run_sd * run_sd), f = 1 + run_sd * gauss(r);
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = 100 * scale * f * (1 + cyc_sd * gauss(r));
+}
+
+/* 1,000 simulated comparisons of 20 cycles against 20 with 15% noise, 2% of
+ * it per run: with equal means, flagged (either way) in fewer than 5%; with
+ * a 25% slower NEW, flagged as a regression in at least 90%. The same
+ * equal runs without the run-level floor raise more false alarms. */
 static void test_simulated(void)
 {
-	struct dm_opts o;
+	struct dm_opts o, nofloor;
 	struct ds_rng rng = { 12345 };
 	double x[20], y[20];
-	int false_alarms = 0, found = 0;
+	int false_alarms = 0, found = 0, no_floor_alarms = 0;
 	const int sims = 1000;
 
 	dm_default_opts(&o);
-	/* The verdict uses the point estimate and p, not the interval: few
-	 * resamples keep 2,000 comparisons fast (also under qemu in CI). */
-	o.boot_iters = 10;
+	/* The interval decides now: 200 resamples give the verdicts of 2,000
+	 * here (checked: 3.4% and 92.4% both ways), 10 times faster. */
+	o.boot_iters = 200;
+	nofloor = o;
+	nofloor.run_noise = 0;
 	for (int s = 0; s < sims; s++) {
 		double est, lo, hi, p;
 
-		for (int i = 0; i < 20; i++) {
-			x[i] = 100 * (1 + 0.15 * gauss(&rng));
-			y[i] = 100 * (1 + 0.15 * gauss(&rng));
-		}
+		sim_run(&rng, x, 20, 1, 0.02);
+		sim_run(&rng, y, 20, 1, 0.02);
 		CHECK_INT_EQ(dm_compare_dist(x, 20, y, 20, 1, &o, &est, &lo, &hi, &p), 0);
 		false_alarms += dm_decide(est, p, o.alpha, o.threshold, DM_LOWER, true) != DM_SAME;
-		for (int i = 0; i < 20; i++) {
-			x[i] = 100 * (1 + 0.15 * gauss(&rng));
-			y[i] = 125 * (1 + 0.15 * gauss(&rng));
-		}
+		CHECK_INT_EQ(dm_compare_dist(x, 20, y, 20, 1, &nofloor, &est, &lo, &hi, &p), 0);
+		no_floor_alarms += dm_decide(est, p, o.alpha, o.threshold, DM_LOWER, true) !=
+				   DM_SAME;
+		sim_run(&rng, x, 20, 1, 0.02);
+		sim_run(&rng, y, 20, 1.25, 0.02);
 		CHECK_INT_EQ(dm_compare_dist(x, 20, y, 20, 1, &o, &est, &lo, &hi, &p), 0);
 		found += dm_decide(est, p, o.alpha, o.threshold, DM_LOWER, true) == DM_REGRESSION;
 	}
-	fprintf(stderr, "simulated: false alarms %d/%d, power %d/%d\n", false_alarms, sims, found,
-		sims);
+	fprintf(stderr,
+		"simulated cycles: false alarms %d/%d (%d without the run-level floor), power %d/%d\n",
+		false_alarms, sims, no_floor_alarms, found, sims);
 	CHECK(false_alarms < sims * 5 / 100);
 	CHECK(found >= sims * 90 / 100);
+	CHECK(no_floor_alarms > false_alarms);
+}
+
+/* Poisson count with mean m (Knuth's product for small m, normal beyond). */
+static uint64_t poisson(struct ds_rng *r, double m)
+{
+	if (m > 30) {
+		double v = m + sqrt(m) * gauss(r);
+		return v > 0 ? (uint64_t)llround(v) : 0;
+	}
+	double l = exp(-m), p = 1;
+	uint64_t k = 0;
+	do {
+		k++;
+		p *= ((double)(ds_rng_next(r) >> 11) + 0.5) / 9007199254740992.0;
+	} while (p > l);
+	return k - 1;
+}
+
+/* Function samples the way the model tests them: a function of 100 ms of
+ * CPU per cycle at 1 ms per sample, time per cycle as in sim_run, samples
+ * Poisson on top (so more spread than Poisson: the rate test scales its
+ * variance by the dispersion of the per-cycle totals, which hold 100 ms
+ * of other code too). 1,000 comparisons of 20 cycles: equal runs flagged
+ * < 5%, 25% more CPU found >= 90%; without the dispersion (phi 1) the
+ * same equal runs raise many more false alarms. */
+static void test_simulated_samples(void)
+{
+	struct dm_opts o;
+	struct ds_rng rng = { 54321 };
+	int false_alarms = 0, found = 0, poisson_alarms = 0;
+	const int sims = 1000;
+
+	dm_default_opts(&o);
+	for (int s = 0; s < sims; s++) {
+		for (int k = 0; k < 2; k++) {
+			double tf[2][20], to[2][20], tot[2][20];
+			uint64_t n[2] = { 0, 0 };
+			struct ds_count_test t;
+
+			sim_run(&rng, tf[0], 20, 1, 0.02);
+			sim_run(&rng, tf[1], 20, k ? 1.25 : 1, 0.02);
+			sim_run(&rng, to[0], 20, 1, 0.02);
+			sim_run(&rng, to[1], 20, 1, 0.02);
+			for (int side = 0; side < 2; side++)
+				for (int i = 0; i < 20; i++) {
+					uint64_t c = poisson(&rng, fmax(tf[side][i], 0));
+
+					n[side] += c;
+					tot[side][i] =
+						(double)(c + poisson(&rng, fmax(to[side][i], 0)));
+				}
+			double phi = dm_dispersion(tot[0], 20, tot[1], 20);
+			/* Exposure: cycles / period, as in the model. */
+			CHECK_INT_EQ(dm_compare_rate(n[0], 20, n[1], 20, phi, &o, &t), 0);
+			enum dm_status st =
+				dm_decide(t.est, t.p, o.alpha, o.threshold, DM_LOWER, true);
+			if (k) {
+				found += st == DM_REGRESSION;
+				continue;
+			}
+			false_alarms += st != DM_SAME;
+			CHECK_INT_EQ(dm_compare_rate(n[0], 20, n[1], 20, 1, &o, &t), 0);
+			poisson_alarms += dm_decide(t.est, t.p, o.alpha, o.threshold, DM_LOWER,
+						    true) != DM_SAME;
+		}
+	}
+	fprintf(stderr,
+		"simulated samples: false alarms %d/%d (%d taking counts as Poisson), power %d/%d\n",
+		false_alarms, sims, poisson_alarms, found, sims);
+	CHECK(false_alarms < sims * 5 / 100);
+	CHECK(found >= sims * 90 / 100);
+	CHECK(poisson_alarms > 2 * false_alarms);
 }
 
 int main(void)
@@ -189,6 +354,8 @@ int main(void)
 	test_counts_known();
 	test_bootstrap();
 	test_decide();
+	test_run_floor();
 	test_simulated();
+	test_simulated_samples();
 	return check_report("test_diff_stats");
 }

@@ -22,12 +22,18 @@ void diff_cmd_usage(FILE *f)
 	      "  slower or faster in NEW: per-cycle times (wall, inference, SQL, GC, off-CPU,\n"
 	      "  unattributed), tokens/s, memory, throttling, Jetson power, functions (self and\n"
 	      "  total CPU, matched by name and module), probes and SQL statements. A change is a\n"
-	      "  regression only when it is beyond the threshold and statistically significant\n"
-	      "  (Mann-Whitney U and bootstrap intervals on per-cycle values, rate/share tests\n"
-	      "  on function samples). Writes diff.html (differential flame graph) too.\n"
+	      "  regression only when it moved the wrong way by more than the threshold and\n"
+	      "  is significant beyond run-to-run noise: per-cycle values by Mann-Whitney U\n"
+	      "  and a block-bootstrap interval (cycles that drift together count as one),\n"
+	      "  function samples by a rate/share test scaled by their dispersion, and every\n"
+	      "  change's interval widened by --run-noise for what no single run shows.\n"
+	      "  Writes diff.html (differential flame graph) too.\n"
 	      "\n"
 	      "Options:\n"
 	      "      --threshold PCT   smallest change that counts, in percent (default 10)\n"
+	      "      --run-noise PCT   run-to-run noise assumed per run, in percent of a\n"
+	      "                        figure (default 2); raise it on a machine whose runs\n"
+	      "                        differ more (tools/bench/diff_null.sh measures it)\n"
 	      "      --min-share PCT   compare functions with at least PCT%% of the samples in\n"
 	      "                        either run (default 1)\n"
 	      "      --json            print the comparison as JSON (docs/report-schema.md)\n"
@@ -73,10 +79,11 @@ static int write_html(FILE *f, void *p)
 
 int diff_cmd_main(int argc, char **argv)
 {
-	enum { OPT_THRESHOLD = 256, OPT_JSON, OPT_NO_HTML, OPT_MIN_SHARE };
+	enum { OPT_THRESHOLD = 256, OPT_JSON, OPT_NO_HTML, OPT_MIN_SHARE, OPT_RUN_NOISE };
 	static const struct option longopts[] = {
 		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 		{ "min-share", required_argument, NULL, OPT_MIN_SHARE },
+		{ "run-noise", required_argument, NULL, OPT_RUN_NOISE },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-html", no_argument, NULL, OPT_NO_HTML },
@@ -106,6 +113,15 @@ int diff_cmd_main(int argc, char **argv)
 			if (parse_pct(optarg, 0, 100, &opts.min_share)) {
 				fprintf(stderr,
 					"ebpf-prof diff: invalid --min-share '%s': expected a percentage "
+					"0..100\n",
+					optarg);
+				return DIFF_EXIT_USAGE;
+			}
+			break;
+		case OPT_RUN_NOISE:
+			if (parse_pct(optarg, 0, 100, &opts.run_noise)) {
+				fprintf(stderr,
+					"ebpf-prof diff: invalid --run-noise '%s': expected a percentage "
 					"0..100\n",
 					optarg);
 				return DIFF_EXIT_USAGE;

@@ -11,8 +11,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "diff/diff_load.h"
+#include "diff/diff_stats.h"
 
 enum dm_section {
 	DM_S_CYCLE,    /* per-cycle distributions */
@@ -58,6 +60,11 @@ struct dm_row {
 	enum dm_better better;
 	enum dm_status status;
 	bool gating; /* may count as a regression */
+	/* Wall-clock per-cycle figures: the change and p of the same values
+	 * at equal CPU share (each cycle's value times the share of its
+	 * runnable time it ran); a status other than "same" needs both. */
+	bool has_eq;
+	double est_eq, p_eq;
 	size_t n_base, n_new;
 };
 
@@ -65,6 +72,7 @@ struct dm_opts {
 	double threshold; /* 0.10 = 10% */
 	double alpha;	  /* family-wise, split over the tests of a section */
 	double min_share; /* functions below this share on both sides are left out */
+	double run_noise; /* relative sd per run not visible within a run (ds_run_floor) */
 	unsigned boot_iters;
 	unsigned long long seed;
 };
@@ -74,7 +82,8 @@ void dm_default_opts(struct dm_opts *o);
 struct dm_result {
 	struct dm_row *rows;
 	size_t nrows, cap;
-	bool per_cycle; /* both runs have cycles: figures are per cycle */
+	bool per_cycle;		      /* both runs have cycles: figures are per cycle */
+	double share_base, share_new; /* median CPU share per cycle, NAN unknown */
 	size_t regressions, improvements;
 	char **warnings;
 	size_t nwarnings;
@@ -91,11 +100,21 @@ void dm_result_free(struct dm_result *r);
 enum dm_status dm_decide(double est, double p, double alpha, double threshold,
 			 enum dm_better better, bool gating);
 
-/* Compares two per-cycle samples: Mann-Whitney p and the bootstrap change of
- * the medians (denominator at least denom). -EINVAL with fewer than 3
- * values on a side. */
+/* Compares two per-cycle samples in time order: the change of the medians
+ * (denominator at least denom) with its block-bootstrap interval widened by
+ * o->run_noise (ds_run_floor), p the larger of the Mann-Whitney p and that
+ * of the widened change. -EINVAL with fewer than 3 values on a side. */
 int dm_compare_dist(const double *x, size_t nx, const double *y, size_t ny, double denom,
 		    const struct dm_opts *o, double *est, double *lo, double *hi, double *p);
+
+/* Counts a over exposure ta (base) and b over tb (new), e.g. a function's
+ * samples over cycles / period: the rate ratio test with dispersion phi,
+ * widened by o->run_noise (ds_run_floor). */
+int dm_compare_rate(uint64_t a, double ta, uint64_t b, double tb, double phi,
+		    const struct dm_opts *o, struct ds_count_test *t);
+/* Dispersion for dm_compare_rate from the per-cycle sample counts of both
+ * runs (NULL: a run without cycles): the larger of the two indexes. */
+double dm_dispersion(const double *vb, size_t nb, const double *vn, size_t nn);
 
 const char *dm_status_name(enum dm_status s);
 const char *dm_section_name(enum dm_section s);

@@ -3,6 +3,7 @@
 #include "diff/diff_stats.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,21 +164,34 @@ static double change(double mx, double my, double denom_floor)
 	return (my - mx) / d;
 }
 
-static void resample(const double *src, size_t n, double *dst, struct ds_rng *r)
+/* Circular block bootstrap: blocks of `block` values from random starts,
+ * wrapping at the end so that every value is drawn as often. */
+static void resample(const double *src, size_t n, size_t block, double *dst, struct ds_rng *r)
 {
-	for (size_t i = 0; i < n; i++)
-		dst[i] = src[ds_rng_next(r) % n];
+	for (size_t i = 0; i < n;) {
+		size_t start = (size_t)(ds_rng_next(r) % n);
+
+		for (size_t k = 0; k < block && i < n; k++, i++)
+			dst[i] = src[(start + k) % n];
+	}
+}
+
+size_t ds_block_len(size_t n)
+{
+	size_t b = (size_t)ceil(sqrt((double)n));
+
+	return b ? b : 1;
 }
 
 int ds_bootstrap_median_change(const double *x, size_t nx, const double *y, size_t ny,
-			       double denom_floor, unsigned iters, uint64_t seed,
+			       double denom_floor, size_t block, unsigned iters, uint64_t seed,
 			       struct ds_effect *out)
 {
 	struct ds_rng rng = { seed };
 	double *bx, *by, *est;
 
 	memset(out, 0, sizeof(*out));
-	if (!nx || !ny || !(denom_floor > 0) || iters < 10)
+	if (!nx || !ny || !(denom_floor > 0) || iters < 10 || !block)
 		return -EINVAL;
 	bx = malloc(nx * sizeof(*bx));
 	by = malloc(ny * sizeof(*by));
@@ -192,8 +206,8 @@ int ds_bootstrap_median_change(const double *x, size_t nx, const double *y, size
 	memcpy(by, y, ny * sizeof(*by));
 	out->est = change(ds_median_sort(bx, nx), ds_median_sort(by, ny), denom_floor);
 	for (unsigned i = 0; i < iters; i++) {
-		resample(x, nx, bx, &rng);
-		resample(y, ny, by, &rng);
+		resample(x, nx, block < nx ? block : nx, bx, &rng);
+		resample(y, ny, block < ny ? block : ny, by, &rng);
 		est[i] = change(ds_median_select(bx, nx), ds_median_select(by, ny), denom_floor);
 	}
 	qsort(est, iters, sizeof(*est), cmp_dbl);
@@ -266,4 +280,28 @@ double ds_dispersion(const double *v, size_t n)
 		ss += (v[i] - mean) * (v[i] - mean);
 	double d = ss / (double)(n - 1) / mean;
 	return d > 1 && isfinite(d) ? d : 1;
+}
+
+void ds_run_floor(struct ds_count_test *t, double run_sd)
+{
+	if (!(run_sd > 0) || !isfinite(t->est) || !isfinite(t->lo) || !isfinite(t->hi))
+		return;
+	double floor_var = 2 * run_sd * run_sd;
+	bool log_scale = 1 + t->lo > 0 && 1 + t->est > 0;
+	double c = log_scale ? log1p(t->est) : t->est, l = log_scale ? log1p(t->lo) : t->lo,
+	       h = log_scale ? log1p(t->hi) : t->hi;
+	/* Each side of the interval on its own: a bootstrap interval of
+	 * skewed cycles is far from symmetric. */
+	double sd_lo = sqrt(pow((c - l) / DS_Z95, 2) + floor_var),
+	       sd_hi = sqrt(pow((h - c) / DS_Z95, 2) + floor_var);
+
+	l = c - DS_Z95 * sd_lo;
+	h = c + DS_Z95 * sd_hi;
+	t->lo = log_scale ? expm1(l) : l;
+	t->hi = log_scale ? expm1(h) : h;
+	/* Against no change: the side of the interval towards 0. */
+	t->z = c / (c >= 0 ? sd_lo : sd_hi);
+	double p = 2 * (1 - ds_norm_cdf(fabs(t->z)));
+	if (!(t->p >= p))
+		t->p = p;
 }

@@ -41,14 +41,20 @@ double ds_median_select(double *v, size_t n);
 
 /* Relative change of the medians, (med(y) - med(x)) / max(|med(x)|, floor),
  * and its 95% percentile-bootstrap interval from iters resamples of both
- * sides (each resampled with replacement), seeded with seed. floor > 0
- * keeps a change from a median of 0 finite. */
+ * sides, seeded with seed. floor > 0 keeps a change from a median of 0
+ * finite. Each side is resampled in blocks of `block` consecutive values
+ * (circular block bootstrap; 1: values drawn one by one), so that values
+ * in time order that drift together (cycles of one run on a machine whose
+ * state changes) widen the interval as they should. */
 struct ds_effect {
 	double est, lo, hi;
 };
 int ds_bootstrap_median_change(const double *x, size_t nx, const double *y, size_t ny,
-			       double denom_floor, unsigned iters, uint64_t seed,
+			       double denom_floor, size_t block, unsigned iters, uint64_t seed,
 			       struct ds_effect *out);
+
+/* Block length for n values in time order: ceil(sqrt(n)), at least 1. */
+size_t ds_block_len(size_t n);
 
 /* Shares a/n1 (base) and b/n2 (new) of samples: two-proportion z-test
  * (pooled variance) and the relative change of the share, b/n2 / (a/n1) - 1,
@@ -72,5 +78,17 @@ int ds_rate_ratio(uint64_t a, double ta, uint64_t b, double tb, double phi,
 /* Dispersion index (variance / mean, at least 1) of per-cycle counts, for
  * ds_rate_ratio's phi; 1 with fewer than 3 values or a zero mean. */
 double ds_dispersion(const double *v, size_t n);
+
+/* Run-to-run noise that no figure of one run can show: a machine that runs a
+ * whole run some percent faster or slower. Widens a change t (est, lo, hi
+ * from the spread within the runs, p from its test) by a relative standard
+ * deviation run_sd per run, on the log scale of the ratio 1 + est, each
+ * side of the interval on its own (a bootstrap interval may be skewed):
+ * sd_side = sqrt(((est - bound) / 1.96)^2 + 2 * run_sd^2), the bound moved
+ * to 1.96 * sd_side from est; z = log(1 + est) / sd of the side towards 0,
+ * p the larger of the test's p and that z's two-sided p. When 1 + lo <= 0
+ * (a change from about 0) the same on the relative scale. run_sd <= 0 or a
+ * non-finite est, lo or hi: t unchanged. */
+void ds_run_floor(struct ds_count_test *t, double run_sd);
 
 #endif

@@ -162,9 +162,14 @@ void diff_print_summary(FILE *f, const struct dl_run *b, const struct dl_run *n,
 	print_run_line(f, "New: ", n);
 	fprintf(f,
 		"Compared %s; a regression is worse by more than %.1f%% and significant (95%% "
-		"intervals, alpha %.2f per section).\n",
+		"intervals, alpha %.2f per section, run-to-run noise %.1f%%).\n",
 		r->per_cycle ? "per cycle" : "per run (CPU time and shares of samples)",
-		100 * r->opts.threshold, r->opts.alpha);
+		100 * r->opts.threshold, r->opts.alpha, 100 * r->opts.run_noise);
+	if (isfinite(r->share_base) && isfinite(r->share_new))
+		fprintf(f,
+			"CPU share of the runnable time per cycle (median): base %.0f%%, new %.0f%%; "
+			"a wall-clock change counts only if it holds at equal share too.\n",
+			100 * r->share_base, 100 * r->share_new);
 	for (size_t i = 0; i < r->nwarnings; i++)
 		fprintf(f, "warning: %s\n", r->warnings[i]);
 	print_list(f, "Regressions", r, DM_REGRESSION, max_lines);
@@ -272,6 +277,12 @@ static cJSON *row_json(const struct dm_row *w)
 	    !cJSON_AddItemToArray(ci, num_or_null(w->hi)) || !add(o, "ci95", ci))
 		goto fail_ci;
 	ci = NULL;
+	if (w->section == DM_S_CYCLE &&
+	    (!add(o, "change_at_equal_cpu_share",
+		  w->has_eq ? num_or_null(w->est_eq) : cJSON_CreateNull()) ||
+	     !add(o, "p_at_equal_cpu_share",
+		  w->has_eq ? num_or_null(w->p_eq) : cJSON_CreateNull())))
+		goto fail;
 	if (!add(o, "p", num_or_null(w->p)) ||
 	    !add(o, "test", cJSON_CreateString(dm_test_name(w->test))) ||
 	    !add(o, "better", cJSON_CreateString(better_name(w->better))) ||
@@ -290,7 +301,7 @@ fail:
 
 cJSON *diff_to_json(const struct dl_run *b, const struct dl_run *n, const struct dm_result *r)
 {
-	cJSON *o = cJSON_CreateObject(), *rows, *warn, *boot;
+	cJSON *o = cJSON_CreateObject(), *rows, *warn, *boot, *share;
 
 	if (!o || !add(o, "schema", cJSON_CreateString("ebpf-prof-diff/1")) ||
 	    !add(o, "version", cJSON_CreateString(EBPF_PROF_VERSION)) ||
@@ -299,6 +310,10 @@ cJSON *diff_to_json(const struct dl_run *b, const struct dl_run *n, const struct
 	    !add(o, "threshold", cJSON_CreateNumber(r->opts.threshold)) ||
 	    !add(o, "alpha", cJSON_CreateNumber(r->opts.alpha)) ||
 	    !add(o, "min_share", cJSON_CreateNumber(r->opts.min_share)) ||
+	    !add(o, "run_noise", cJSON_CreateNumber(r->opts.run_noise)) ||
+	    !(share = cJSON_AddObjectToObject(o, "cpu_share")) ||
+	    !add(share, "base", num_or_null(r->share_base)) ||
+	    !add(share, "new", num_or_null(r->share_new)) ||
 	    !(boot = cJSON_AddObjectToObject(o, "bootstrap")) ||
 	    !add(boot, "iterations", cJSON_CreateNumber(r->opts.boot_iters)) ||
 	    !add(boot, "seed", cJSON_CreateNumber((double)r->opts.seed)) ||
