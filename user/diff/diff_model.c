@@ -719,6 +719,18 @@ int dm_compare(const struct dl_run *b, const struct dl_run *n, const struct dm_o
 			    "figures are less exact");
 	if (!e && r->per_cycle)
 		e = cycle_rows(b, n, o, r);
+	/* Wall-clock figures are compared at equal share too, but off-CPU
+	 * waits also lengthen on a busy machine (a wake-up waits for a CPU)
+	 * and have no such check: say when the machines differed that much. */
+	if (!e && r->share_base > 0 && r->share_new > 0 &&
+	    fmax(r->share_base / r->share_new, r->share_new / r->share_base) > 1.5)
+		e = warn(
+			r,
+			"the machine was much busier in %s (CPU share per cycle %.0f%% vs %.0f%%): "
+			"wall-clock figures are judged at equal share, off-CPU waits are not",
+			r->share_base < r->share_new ? b->dir : n->dir,
+			100 * fmin(r->share_base, r->share_new),
+			100 * fmax(r->share_base, r->share_new));
 	if (!e)
 		e = run_rows(b, n, r);
 	if (!e)
