@@ -30,6 +30,7 @@ struct spec {
 	const char *sym_name; /* name of the hot function */
 	double tps;	      /* tokens/s per cycle (0: no tokens) */
 	double energy_mj;     /* Jetson GPU energy per cycle (0: no gpu) */
+	double on_ms;	      /* on-CPU per cycle (0: 90% of the wall time) */
 };
 
 /* A report.json with 20 cycles, a flame of main -> {hot, cold, unknown},
@@ -55,8 +56,10 @@ static char *make_report(const struct spec *s)
 			"\"on_cpu_ns\":%.0f,\"inference_ns\":%.0f,\"sql_ns\":%d,\"gc_ns\":0,"
 			"\"other_ns\":1000000,\"off_cpu_by_reason\":{\"sleep\":%d},"
 			"\"rss_delta_bytes\":0,\"throttled_share\":0,",
-			i ? "," : "", i, w, total / 20 + (i % 3) - 1, w * 0.9, 50e6 + (i % 4) * 1e5,
-			s->sql_rows * 10000 + (i % 3) * 100, 2000000 + (i % 2) * 1000);
+			i ? "," : "", i, w, total / 20 + (i % 3) - 1,
+			s->on_ms > 0 ? s->on_ms * 1e6 + (i % 3) * 1e6 : w * 0.9,
+			50e6 + (i % 4) * 1e5, s->sql_rows * 10000 + (i % 3) * 100,
+			2000000 + (i % 2) * 1000);
 		fprintf(f, "\"tokens\":%d,\"tokens_per_s\":%.3f,", s->tps > 0 ? 32 : 0,
 			s->tps > 0 ? s->tps + (i % 3) : 0);
 		if (s->energy_mj > 0)
@@ -143,6 +146,56 @@ static void test_tokens_and_power(void)
 	dm_result_free(&r);
 	dl_free(&b);
 	dl_free(&n);
+}
+
+/* Wall time doubled with the same CPU work: a machine twice as busy (the
+ * CPU share halved), not a regression, and a warning says so; the same
+ * wall time with the CPU share kept (twice the work per cycle) is one. */
+static void test_cpu_share(void)
+{
+	struct spec bs = BASE, busy = BASE, slow = BASE;
+	struct dl_run b, n, m;
+	struct dm_opts o;
+	struct dm_result r;
+	const struct dm_row *w;
+
+	bs.on_ms = 60;	    /* of 98 ms runnable: share 0.61 */
+	busy.wall_ms = 200; /* same 60 ms on a CPU: share 0.31 */
+	busy.on_ms = 60;
+	slow.wall_ms = 200; /* 120 ms on a CPU: share 0.61 */
+	slow.on_ms = 120;
+	if (load(&bs, "base", &b) || load(&busy, "busy", &n) || load(&slow, "slow", &m)) {
+		CHECK(0);
+		return;
+	}
+	dm_default_opts(&o);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	CHECK_NEAR(r.share_base, 61e6 / 98e6, 0.02);
+	CHECK_NEAR(r.share_new, 61e6 / 198e6, 0.02);
+	w = row(&r, DM_S_CYCLE, "wall time", "median per cycle");
+	CHECK(w && w->est > 0.9 && w->p < 1e-4); /* +100% raw, significant */
+	CHECK(w && w->has_eq && fabs(w->est_eq) < 0.05 && w->status == DM_SAME);
+	w = row(&r, DM_S_CYCLE, "unattributed", "median per cycle");
+	CHECK(w && w->has_eq && w->status == DM_SAME);
+	w = row(&r, DM_S_CYCLE, "on-CPU time", "median per cycle");
+	CHECK(w && !w->has_eq && w->status == DM_SAME);
+	CHECK_INT_EQ(r.regressions, 0);
+	bool warned = false;
+	for (size_t i = 0; i < r.nwarnings; i++)
+		warned |= strstr(r.warnings[i], "much busier in busy (CPU share per cycle") != NULL;
+	CHECK(warned);
+	dm_result_free(&r);
+
+	CHECK_INT_EQ(dm_compare(&b, &m, &o, &r), 0);
+	w = row(&r, DM_S_CYCLE, "wall time", "median per cycle");
+	CHECK(w && w->has_eq && w->est_eq > 0.9 && w->status == DM_REGRESSION);
+	w = row(&r, DM_S_CYCLE, "on-CPU time", "median per cycle");
+	CHECK(w && w->status == DM_REGRESSION);
+	CHECK_INT_EQ(r.nwarnings, 0);
+	dm_result_free(&r);
+	dl_free(&b);
+	dl_free(&n);
+	dl_free(&m);
 }
 
 static void test_regression(void)
@@ -596,6 +649,7 @@ int main(void)
 	test_quiet_and_warnings();
 	test_old_report_without_modules();
 	test_tokens_and_power();
+	test_cpu_share();
 	test_large();
 	test_bad_text();
 	test_bad_files();
