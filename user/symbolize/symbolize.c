@@ -13,6 +13,7 @@
  * read from its note once per file identity (dev, inode, size, mtime, ctime).
  */
 #include "symbolize/symbolize.h"
+#include "symbolize/symidx.h"
 
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -229,6 +230,10 @@ struct mod_ctx {
 	uint64_t inode;
 	bool deleted, vdso;
 	char *path;
+	/* The module's symbols sorted (symidx.h), built at its first lookup;
+	 * NULL after a failed build: libdwfl's own scan then. */
+	struct symidx *idx;
+	bool idx_tried;
 	struct mod_ctx *next;
 };
 
@@ -945,6 +950,7 @@ static void pid_state_free(struct pid_state *ps)
 		struct mod_ctx *n = ps->mods->next;
 
 		free(ps->mods->path);
+		symidx_free(ps->mods->idx);
 		free(ps->mods);
 		ps->mods = n;
 	}
@@ -1136,7 +1142,10 @@ static int set_unknown(struct symbolizer *s, struct sym_result *out, const char 
 static const char *dwfl_name(struct pid_state *ps, uint64_t addr, uint64_t *sym_off, bool *have_elf)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(ps->dwfl, addr);
-	GElf_Off off = 0;
+	struct mod_ctx *mc;
+	void **ud = NULL;
+	int found;
+	uint64_t off = 0;
 	GElf_Addr bias;
 	GElf_Sym sym;
 	const char *name;
@@ -1144,7 +1153,17 @@ static const char *dwfl_name(struct pid_state *ps, uint64_t addr, uint64_t *sym_
 	*have_elf = false;
 	if (!mod)
 		return NULL;
-	name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	mc = ud ? *ud : NULL;
+	if (mc && !mc->idx_tried) {
+		mc->idx_tried = true;
+		if (symidx_build(mod, &mc->idx) == 0)
+			ps->s->st.symidx_builds++;
+	}
+	name = NULL;
+	found = mc && mc->idx ? symidx_lookup(mc->idx, addr, &name, &off, &sym) : -ENOENT;
+	if (found < 0)
+		name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
 	/* Already loaded by addrinfo: this does not open anything. */
 	*have_elf = dwfl_module_getelf(mod, &bias) != NULL;
 	if (!name || !*name)

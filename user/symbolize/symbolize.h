@@ -90,6 +90,7 @@ struct symbolizer_stats {
 	uint64_t buildid_reads;	 /* build-id notes read (file identity not seen before) */
 	uint64_t buildid_resets; /* times it reached its bound and was emptied */
 	uint64_t elf_opens;	 /* ELF files opened for libdwfl, each loading its symbols */
+	uint64_t symidx_builds;	 /* modules whose symbols were indexed (symidx.h) */
 };
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *st);
 
