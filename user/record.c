@@ -1171,6 +1171,17 @@ static int resolve_pids(const struct cli_opts *o, uint32_t *pids, int *npids)
 			log_error("process %u has exited (zombie): nothing to profile", pid);
 			return -ESRCH;
 		}
+		/* It has no user space: no user stacks, maps, probes or memory,
+		 * and the run ended with "0 samples" and no word why (issue 17). */
+		if (proc_is_kernel_thread(o->proc_root, pid) == 1) {
+			char comm[32] = "?";
+
+			proc_read_comm(o->proc_root, pid, comm, sizeof(comm));
+			log_error("%u (%s) is a kernel thread: ebpf-prof profiles user-space "
+				  "processes (for kernel threads: perf record -g -p %u)",
+				  pid, comm, pid);
+			return -EINVAL;
+		}
 		for (int j = 0; j < *npids; j++)
 			dup |= pids[j] == pid;
 		if (!dup)
@@ -1243,8 +1254,9 @@ int record_main(const struct cli_opts *o)
 
 	if (check_environment())
 		return 1;
-	if (resolve_pids(o, pids, &npids))
-		return 1;
+	err = resolve_pids(o, pids, &npids);
+	if (err)
+		return err == -EINVAL ? 2 : 1; /* a kernel thread: a usage error */
 	ensure_tracefs();
 	/* Before any thread or child is started: they inherit it. */
 	collector_priority_raise(&prio);
