@@ -215,19 +215,31 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-static bool have_bpf_privileges(void)
+/* Capabilities bpf() and perf_event_open() check (CAP_SYS_ADMIN stands for
+ * both). Checked for root too: root in a container or under
+ * `capsh --drop` lacks them, and the load failed with "Operation not
+ * permitted (rerun with -v for the verifier log)" (issue 17). Returns the
+ * names of the missing ones in buf, empty when none is missing. */
+static const char *missing_bpf_caps(char *buf, size_t len)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = {};
+	bool sys_admin, bpf, perfmon;
 
-	if (geteuid() == 0)
-		return true;
-	if (syscall(SYS_capget, &hdr, data))
-		return false;
+	buf[0] = '\0';
+	if (syscall(SYS_capget, &hdr, data)) {
+		if (geteuid() != 0)
+			snprintf(buf, len, "CAP_BPF and CAP_PERFMON");
+		return buf;
+	}
+	sys_admin = data[0].effective & (1u << 21);
 	/* CAP_PERFMON (38) and CAP_BPF (39) live in the second word. */
-	uint32_t hi = data[1].effective;
-
-	return (hi & (1u << (38 - 32))) && (hi & (1u << (39 - 32)));
+	perfmon = sys_admin || (data[1].effective & (1u << (38 - 32)));
+	bpf = sys_admin || (data[1].effective & (1u << (39 - 32)));
+	if (!bpf || !perfmon)
+		snprintf(buf, len, "%s%s%s", bpf ? "" : "CAP_BPF", !bpf && !perfmon ? " and " : "",
+			 perfmon ? "" : "CAP_PERFMON");
+	return buf;
 }
 
 /* Tracepoints attached through perf need tracefs; some boots leave it
@@ -758,9 +770,19 @@ static void check_liveness(struct recorder *r, uint64_t now)
 
 static int check_environment(void)
 {
-	if (!have_bpf_privileges()) {
-		log_error("permission denied: run as root (sudo ebpf-prof ...) or grant "
-			  "CAP_BPF and CAP_PERFMON");
+	char caps[64];
+
+	if (*missing_bpf_caps(caps, sizeof(caps))) {
+		if (geteuid() == 0)
+			log_error(
+				"permission denied: running as root but without %s (a container, "
+				"capsh --drop or a systemd CapabilityBoundingSet?): grant them, or "
+				"run from a root shell with full capabilities",
+				caps);
+		else
+			log_error("permission denied: run as root (sudo ebpf-prof ...) or grant "
+				  "%s",
+				  caps);
 		return -EPERM;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
