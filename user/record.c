@@ -1634,6 +1634,11 @@ int record_main(const struct cli_opts *o)
 		log_info("symbolizer: %llu lookups, %llu cache hits, %llu unresolved, %llu reloads",
 			 (unsigned long long)st.lookups, (unsigned long long)st.cache_hits,
 			 (unsigned long long)st.unresolved, (unsigned long long)st.reloads);
+		if (st.perfmaps_cut)
+			log_warn("%llu perf map(s) cut at their size limit: %.1f MiB not read, JIT "
+				 "frames named there show as [unknown]",
+				 (unsigned long long)st.perfmaps_cut,
+				 (double)st.perfmap_unread_bytes / (1 << 20));
 	}
 out:
 	if (l.go_fd >= 0) {
