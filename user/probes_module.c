@@ -55,7 +55,6 @@
 #define RESCAN_PERIOD_NS   (500 * 1000000ull)
 #define MAX_MAPS_BYTES	   (64u << 20)
 #define MAX_EXEC_FILES	   4096
-#define MAX_TRACE_SPANS	   (1u << 20) /* ~48 MiB of spans kept for trace.json */
 #define MAX_SQL_STATEMENTS 2048
 
 #define LDSO_SYMBOL "_dl_debug_state"
@@ -701,7 +700,7 @@ static int pm_open(void **state, const struct rec_ctx *ctx)
 		goto fail;
 	}
 	rc = -ENOMEM;
-	m->st = probe_stats_new(MAX_TRACE_SPANS, MAX_SQL_STATEMENTS);
+	m->st = probe_stats_new(o->trace_max_spans, MAX_SQL_STATEMENTS);
 	if (!m->st)
 		goto fail;
 	/* The BPF side loads after every module's open hook (bpf_parts.h),
