@@ -1381,6 +1381,11 @@ int record_main(const struct cli_opts *o)
 	 * after the run lost the recording (issue 17). */
 	if (!outdir || output_dir_open(&od, outdir) || output_dir_check(&od, OUTPUT_MIN_FREE))
 		goto out;
+	err = output_dir_guard(&od);
+	if (err)
+		log_warn("cannot start the helper that removes %s if this run is killed before "
+			 "writing: %s",
+			 od.path, strerror(-err));
 	r.ri.output_dir = od.path;
 
 	/* CPU sampling starts before the other modules load (each load parses
