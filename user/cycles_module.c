@@ -14,12 +14,14 @@
  * cycles.csv and the summary. Without boundaries the run is one cycle,
  * rebuilt from the report the other modules built (it runs after them).
  */
+#include "proc/pid_index.h"
 #include "cycles_module.h"
 #include "alloc/alloc_report.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -95,6 +97,7 @@ struct cycles_state {
 	struct ring_buffer *rb;
 	struct ctarget *tg;
 	size_t ntg, captg;
+	struct pid_index tgidx;
 	uint64_t next_rescan, prev_poll;
 	uint32_t main_pid; /* first target: the trace's cycle track */
 	size_t nboundary_links, ngc_links;
@@ -461,10 +464,9 @@ static void scan_target(struct cycles_state *s, struct ctarget *t)
 
 static struct ctarget *find_target(struct cycles_state *s, uint32_t pid)
 {
-	for (size_t i = 0; i < s->ntg; i++)
-		if (s->tg[i].pid == pid)
-			return &s->tg[i];
-	return NULL;
+	int64_t i = pid_index_find(&s->tgidx, s->tg, pid);
+
+	return i >= 0 ? &s->tg[i] : NULL;
 }
 
 static int cm_add_target(void *state, uint32_t pid)
@@ -476,9 +478,17 @@ static int cm_add_target(void *state, uint32_t pid)
 		cycle_sink_set_main_pid(s->ctx->cycles, pid);
 		s->main_pid = pid;
 	}
+	if (!s->tgidx.stride)
+		pid_index_init(&s->tgidx, sizeof(t), offsetof(struct ctarget, pid));
 	if (!s->skel || find_target(s, pid))
 		return 0;
-	return push((void **)&s->tg, &s->ntg, &s->captg, sizeof(t), &t);
+	if (push((void **)&s->tg, &s->ntg, &s->captg, sizeof(t), &t))
+		return -ENOMEM;
+	if (pid_index_add(&s->tgidx, pid, (uint32_t)(s->ntg - 1))) {
+		s->ntg--;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 static int cm_attach(void *state)
@@ -1015,6 +1025,7 @@ static void cm_close(void *state)
 		free(s->tg[i].bound_path);
 	}
 	free(s->tg);
+	pid_index_free(&s->tgidx);
 	ring_buffer__free(s->rb);
 	cycle_spec_free(&s->spec);
 	cycle_table_free(&s->table);

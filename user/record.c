@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "proc/pid_index.h"
 #include "record.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <malloc.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -102,6 +104,7 @@ struct recorder {
 	void *mstate[8];		/* per module in `modules`, NULL when off */
 	struct bpf_parts_objs bpf_objs; /* the modules' BPF object(s) */
 	size_t cap_targets;
+	struct pid_index tgidx; /* pid -> ri.targets[] */
 	size_t nalive;
 	pid_t child;
 	bool child_reaped;
@@ -262,17 +265,17 @@ static void ensure_tracefs(void)
 
 static struct report_target *find_target(struct recorder *r, uint32_t pid)
 {
-	/* Newest first: a fork storm's events are about the latest children. */
-	for (size_t i = r->ri.ntargets; i-- > 0;)
-		if (r->ri.targets[i].pid == pid)
-			return &r->ri.targets[i];
-	return NULL;
+	int64_t i = pid_index_find(&r->tgidx, r->ri.targets, pid);
+
+	return i >= 0 ? &r->ri.targets[i] : NULL;
 }
 
 static int add_target(struct recorder *r, uint32_t pid, uint32_t parent, const char *comm)
 {
 	struct report_target *t;
 
+	if (!r->tgidx.stride)
+		pid_index_init(&r->tgidx, sizeof(*t), offsetof(struct report_target, pid));
 	if (find_target(r, pid))
 		return 0;
 	if (r->ri.ntargets == r->cap_targets) {
@@ -284,6 +287,8 @@ static int add_target(struct recorder *r, uint32_t pid, uint32_t parent, const c
 		r->ri.targets = p;
 		r->cap_targets = cap;
 	}
+	if (pid_index_add(&r->tgidx, pid, (uint32_t)r->ri.ntargets))
+		return -ENOMEM;
 	t = &r->ri.targets[r->ri.ntargets++];
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
@@ -1681,6 +1686,7 @@ out:
 	for (size_t i = 0; i < r.ri.ntargets; i++)
 		free(r.ri.targets[i].cmdline);
 	free(r.ri.targets);
+	pid_index_free(&r.tgidx);
 	free(r.ri.command);
 	free(outdir);
 	if (sfd >= 0) {
