@@ -94,6 +94,9 @@ void cli_usage(FILE *out)
 	      "                           whole run is one cycle\n"
 	      "      --cycle-every PROBE  a new cycle at each entry of PROBE (LIB:SYMBOL,\n"
 	      "                           SYMBOL, py:FUNCTION or usdt:PATH:PROVIDER:NAME)\n"
+	      "      --trace-max-spans N  probe calls drawn in trace.json: the first N (default\n"
+	      "                           200000, about 27 MB; 0..4000000); the rest are counted,\n"
+	      "                           and marked in the file; statistics count every call\n"
 	      "      --offcpu-min-us US   report off-CPU episodes (blocked at least US us) with their\n"
 	      "                           stacks in offcpu.folded and the speedscope file\n"
 	      "                           (default 1000)\n"
@@ -241,7 +244,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		OPT_NO_DEMANGLE,
 		OPT_ALLOC,
 		OPT_ALLOC_RATE,
-		OPT_ALLOC_MAX_LIVE
+		OPT_ALLOC_MAX_LIVE,
+		OPT_TRACE_MAX_SPANS
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -281,6 +285,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "alloc", no_argument, NULL, OPT_ALLOC },
 		{ "alloc-rate", required_argument, NULL, OPT_ALLOC_RATE },
 		{ "alloc-max-live", required_argument, NULL, OPT_ALLOC_MAX_LIVE },
+		{ "trace-max-spans", required_argument, NULL, OPT_TRACE_MAX_SPANS },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, n, prev_optind = 1;
@@ -303,6 +308,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	o->sysfs_root = "/";
 	o->gpu_interval_ms = CLI_DEFAULT_GPU_INTERVAL_MS;
 	o->offcpu_min_us = CLI_DEFAULT_OFFCPU_MIN_US;
+	o->trace_max_spans = CLI_DEFAULT_TRACE_MAX_SPANS;
 	o->offcpu_ustack_every = CLI_DEFAULT_OFFCPU_USTACK_EVERY;
 	o->interval_s = 1.0;
 	/* "ebpf-prof top ARGS" is "ebpf-prof --top ARGS". */
@@ -475,6 +481,14 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			break;
 		case OPT_NO_OFFCPU_STACKS:
 			o->no_offcpu_stacks = true;
+			break;
+		case OPT_TRACE_MAX_SPANS:
+			if (parse_u32(optarg, 0, CLI_MAX_TRACE_MAX_SPANS, &o->trace_max_spans)) {
+				fprintf(err,
+					"ebpf-prof: invalid --trace-max-spans '%s': expected 0..%d\n",
+					optarg, CLI_MAX_TRACE_MAX_SPANS);
+				return 2;
+			}
 			break;
 		case OPT_OFFCPU_MIN_US:
 			if (parse_u32(optarg, 1, CLI_MAX_OFFCPU_MIN_US, &o->offcpu_min_us)) {

@@ -47,6 +47,12 @@ enum cli_python {
 /* --alert may be repeated this many times (docs/top.md). */
 #define CLI_MAX_ALERTS 16
 
+/* Probe spans kept for trace.json: ~140 bytes of JSON and 48 of memory
+ * each, so 27 MB of file by default, which Perfetto and chrome://tracing
+ * open; a hot probe makes a million in seconds (issue 17: 134 MB in 8 s). */
+#define CLI_DEFAULT_TRACE_MAX_SPANS 200000
+#define CLI_MAX_TRACE_MAX_SPANS	    4000000
+
 struct cli_opts {
 	uint32_t pids[CLI_MAX_PIDS];
 	int npids;
@@ -67,13 +73,14 @@ struct cli_opts {
 	const char *sysfs_root;	  /* --sysfs-root: read sysfs (Jetson) under DIR */
 	uint32_t gpu_interval_ms; /* Jetson sampler period */
 	bool no_gpu;
-	const char *btf_path;	/* --btf: kernel BTF for kernels without /sys/kernel/btf/vmlinux */
-	bool no_sched;		/* no scheduler accounting (sched_switch) */
-	bool no_offcpu_stacks;	/* sched accounting without off-CPU stacks */
-	uint32_t offcpu_min_us; /* shortest off-CPU episode reported with its stack */
-	uint32_t offcpu_ustack_every;		 /* user stack walked at 1 in N blocking switch-outs
+	const char *btf_path;  /* --btf: kernel BTF for kernels without /sys/kernel/btf/vmlinux */
+	bool no_sched;	       /* no scheduler accounting (sched_switch) */
+	bool no_offcpu_stacks; /* sched accounting without off-CPU stacks */
+	uint32_t trace_max_spans;     /* --trace-max-spans */
+	uint32_t offcpu_min_us;	      /* shortest off-CPU episode reported with its stack */
+	uint32_t offcpu_ustack_every; /* user stack walked at 1 in N blocking switch-outs
 				       * besides the predicted ones (0..255; 0: none) */
-	const char *probe_presets;		 /* --probes; NULL: llama,sqlite */
+	const char *probe_presets;    /* --probes; NULL: llama,sqlite */
 	const char *probe_specs[CLI_MAX_PROBES]; /* --probe, in order */
 	int nprobe_specs;
 	const char *probe_count_only;	    /* --probe-count-only SYM[,SYM...] */

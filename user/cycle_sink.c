@@ -74,6 +74,12 @@ struct cycle_sink {
 	VEC(struct cycle_closed) taken;
 	struct cycle_table table;
 	size_t table_cap;
+	/* Every cycle goes into agg; the table keeps the first max_rows / 2
+	 * rows and, past max_rows, the last ones in a ring from position
+	 * head (ring_next: the oldest, the next replaced). */
+	struct cycle_agg *agg;
+	uint64_t seen; /* rows attributed: the next row's index */
+	size_t head, ring_next;
 	/* Reused batch after batch: its vectors stay allocated (no page
 	 * faults for each batch) and its names interned. */
 	struct cycles_input *in;
@@ -114,6 +120,13 @@ struct cycle_sink *cycle_sink_new(const struct cycle_sink_cfg *cfg)
 		s->cfg.max_facts = 1;
 	if (!s->cfg.max_rows)
 		s->cfg.max_rows = SIZE_MAX;
+	s->agg = malloc(sizeof(*s->agg));
+	if (!s->agg) {
+		free(s);
+		return NULL;
+	}
+	cycle_agg_init(s->agg, cfg->over_share);
+	s->head = s->cfg.max_rows / 2;
 	ep_hashmap_init(&s->strmap);
 	s->first_start = UINT64_MAX;
 	s->table.period_ns = cfg->period_ns;
@@ -142,6 +155,8 @@ void cycle_sink_free(struct cycle_sink *s)
 	free(s->taken.v);
 	cycles_input_free(s->in);
 	cycle_table_free(&s->table);
+	cycle_agg_free(s->agg);
+	free(s->agg);
 	free(s);
 }
 
@@ -519,16 +534,6 @@ static int attribute(struct cycle_sink *s, struct cycle_closed *c, size_t n)
 	uint64_t lo = UINT64_MAX, hi = 0;
 	int err = 0;
 
-	/* A full table: the cycles are counted, their facts dropped by the
-	 * pruning that follows. */
-	if (s->table.n + n > s->cfg.max_rows) {
-		size_t room = s->table.n < s->cfg.max_rows ? s->cfg.max_rows - s->table.n : 0;
-
-		s->st.dropped_cycles += n - room;
-		n = room;
-		if (!n)
-			return 0;
-	}
 	if (!s->in && !(s->in = cycles_input_new()))
 		return -ENOMEM;
 	in = s->in;
@@ -552,7 +557,7 @@ static int attribute(struct cycle_sink *s, struct cycle_closed *c, size_t n)
 	cycles_input_clear(in);
 	if (err)
 		return err;
-	while (s->table_cap < s->table.n + t.n) {
+	while (s->table_cap < s->table.n + t.n && s->table_cap < s->cfg.max_rows) {
 		size_t c = s->table_cap ? s->table_cap * 2 : 64;
 		void *p = realloc(s->table.rows, c * sizeof(*t.rows));
 
@@ -564,15 +569,25 @@ static int attribute(struct cycle_sink *s, struct cycle_closed *c, size_t n)
 		s->table_cap = c;
 	}
 	for (size_t i = 0, cur = 0; i < t.n; i++) {
-		struct cycle_row *r = &s->table.rows[s->table.n];
+		struct cycle_row *r = &s->table.rows[s->table.n], one;
 
+		/* A full table: the row replaces the oldest of the ring. */
+		if (s->table.n >= s->cfg.max_rows) {
+			struct cycle_table old = { .rows = &one, .n = 1 };
+
+			r = &s->table.rows[s->head + s->ring_next];
+			one = *r;
+			cycle_table_free_rows(&old);
+			s->ring_next = (s->ring_next + 1) % (s->cfg.max_rows - s->head);
+			s->st.rows_not_kept++;
+		}
 		*r = t.rows[i];
 		/* The rows own their strings now. */
 		t.rows[i].sql_slowest = NULL;
 		for (uint32_t k = 0; k < t.rows[i].n_top; k++)
 			t.rows[i].top[k].name = NULL;
 		t.rows[i].n_top = 0;
-		r->index = (uint32_t)s->table.n;
+		r->index = (uint32_t)s->seen++;
 		/* Pairs were closed here; the truncation is known only here.
 		 * Both lists are in (start, thread) order: a forward cursor. */
 		for (size_t k = cur; k < n; k++)
@@ -585,9 +600,12 @@ static int attribute(struct cycle_sink *s, struct cycle_closed *c, size_t n)
 			}
 		if (r->start_ns < s->first_start)
 			s->first_start = r->start_ns;
-		s->table.n++;
+		if (cycle_agg_add(s->agg, r))
+			s->st.agg_errors++;
+		if (s->table.n < s->cfg.max_rows)
+			s->table.n++;
 	}
-	s->st.attributed = s->table.n;
+	s->st.attributed = s->seen;
 	cycle_table_free(&t);
 	return (int)n;
 }
@@ -634,6 +652,30 @@ static void prune(struct cycle_sink *s)
 		if (i == best || s->gpu.v[i].ts_ns >= h)
 			s->gpu.v[j++] = s->gpu.v[i];
 	s->gpu.n = j;
+}
+
+static void reverse_rows(struct cycle_row *v, size_t n)
+{
+	for (size_t i = 0; i < n / 2; i++) {
+		struct cycle_row t = v[i];
+
+		v[i] = v[n - 1 - i];
+		v[n - 1 - i] = t;
+	}
+}
+
+/* The ring in index order again (rotated left by ring_next). */
+static void order_rows(struct cycle_sink *s)
+{
+	struct cycle_row *ring = s->table.rows + s->head;
+	size_t n = s->table.n - s->head, k = s->ring_next;
+
+	if (!s->st.rows_not_kept || !k)
+		return;
+	reverse_rows(ring, k);
+	reverse_rows(ring + k, n - k);
+	reverse_rows(ring, n);
+	s->ring_next = 0;
 }
 
 int cycle_sink_flush(struct cycle_sink *s, uint64_t now, bool final)
@@ -685,6 +727,8 @@ int cycle_sink_flush(struct cycle_sink *s, uint64_t now, bool final)
 		s->last_prune = now;
 	}
 	s->st.held_facts = held(s);
+	if (final)
+		order_rows(s);
 	return ret;
 }
 
@@ -710,13 +754,21 @@ const struct cycle_table *cycle_sink_table(const struct cycle_sink *s)
 	return s ? &s->table : NULL;
 }
 
+const struct cycle_agg *cycle_sink_agg(const struct cycle_sink *s)
+{
+	return s ? s->agg : NULL;
+}
+
 void cycle_sink_take_table(struct cycle_sink *s, struct cycle_table *out)
 {
+	order_rows(s);
 	s->table.unmatched_ends = s->st.unmatched_ends;
 	*out = s->table;
 	memset(&s->table, 0, sizeof(s->table));
 	s->table.period_ns = out->period_ns;
 	s->table_cap = 0;
+	s->head = 0;
+	s->cfg.max_rows = SIZE_MAX; /* the ring went with the table */
 }
 
 const struct cycle_sink_stats *cycle_sink_stats(const struct cycle_sink *s)

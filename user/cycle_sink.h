@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "cycles.h"
+#include "cycles/cycle_agg.h"
 
 enum cycle_mode {
 	CYCLE_MODE_PAIRS = 0, /* begin/end per thread: --cycle, marker, py: */
@@ -32,7 +33,11 @@ struct cycle_sink_cfg {
 	uint64_t lag_ns;    /* attribute a cycle this long after its end */
 	uint64_t period_ns; /* CPU time one sample stands for */
 	size_t max_facts;   /* per kind (spans, samples, off-CPU, readings) */
-	size_t max_rows;    /* cycles kept in the table; later ones are counted */
+	/* Rows kept in the table: the first max_rows / 2 and the last ones;
+	 * every cycle is in the aggregates (cycle_sink_agg) either way. */
+	size_t max_rows;
+	/* Shares over which the aggregates list a cycle (findings_agg_init's). */
+	double over_share[CA__COUNT];
 	/* Pairs mode: an end with no open cycle on its thread closes a cycle
 	 * that started at that thread's previous end (CPython 3.11 fires no
 	 * function__entry for calls from Python code, gh-98894, but every
@@ -49,9 +54,10 @@ struct cycle_sink_stats {
 	/* Facts that came after the cycles they overlap had been attributed
 	 * (the lag was too short): not in those rows. */
 	uint64_t late_facts;
-	uint64_t dropped_facts;	 /* over max_facts: not kept */
-	uint64_t dropped_names;	 /* over the name table's cap: kept without name */
-	uint64_t dropped_cycles; /* closed after the table was full (max_rows) */
+	uint64_t dropped_facts; /* over max_facts: not kept */
+	uint64_t dropped_names; /* over the name table's cap: kept without name */
+	uint64_t rows_not_kept; /* attributed, in the aggregates, row replaced (max_rows) */
+	uint64_t agg_errors;	/* rows the aggregates could not take whole (ENOMEM) */
 	size_t held_facts, peak_held_facts;
 };
 
@@ -107,10 +113,14 @@ int cycle_sink_flush(struct cycle_sink *s, uint64_t now_ns, bool final);
  * array stays valid until the next call. */
 const struct cycle_closed *cycle_sink_take_closed(struct cycle_sink *s, size_t *n);
 
-/* The rows attributed so far, in attribution order (index = position).
- * The sink keeps ownership. */
+/* The rows kept so far. Index = position until max_rows rows; past it,
+ * the last rows replace each other in a ring, put back in index order by
+ * the final flush and by cycle_sink_take_table. The sink keeps ownership. */
 const struct cycle_table *cycle_sink_table(const struct cycle_sink *s);
-/* Moves the table out (the sink's becomes empty). */
+/* Aggregates over every row attributed (the table keeps only part of
+ * them past max_rows). The sink keeps ownership. */
+const struct cycle_agg *cycle_sink_agg(const struct cycle_sink *s);
+/* Moves the table out (the sink's becomes empty), rows in index order. */
 void cycle_sink_take_table(struct cycle_sink *s, struct cycle_table *out);
 const struct cycle_sink_stats *cycle_sink_stats(const struct cycle_sink *s);
 

@@ -807,15 +807,22 @@ static void free_ctx(struct ctx *c)
 	free(c->func_touched);
 }
 
+void cycle_table_free_rows(struct cycle_table *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->rows[i].sql_slowest);
+		t->rows[i].sql_slowest = NULL;
+		for (uint32_t k = 0; k < t->rows[i].n_top; k++)
+			free(t->rows[i].top[k].name);
+		t->rows[i].n_top = 0;
+	}
+}
+
 void cycle_table_free(struct cycle_table *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->n; i++) {
-		free(t->rows[i].sql_slowest);
-		for (uint32_t k = 0; k < t->rows[i].n_top; k++)
-			free(t->rows[i].top[k].name);
-	}
+	cycle_table_free_rows(t);
 	free(t->rows);
 	memset(t, 0, sizeof(*t));
 }

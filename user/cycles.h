@@ -175,6 +175,8 @@ int cycles_add_gpu(struct cycles_input *in, const struct cyc_gpu_sample *g);
 int cycles_compute(const struct cycles_input *in, const struct cycles_cfg *cfg,
 		   struct cycle_table *out);
 void cycle_table_free(struct cycle_table *t);
+/* Frees the rows' strings only (rows stays). */
+void cycle_table_free_rows(struct cycle_table *t);
 
 /* Nearest-rank percentile (0..100) of the complete (not partial) cycles'
  * wall times; 0 if none. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cycles/cycle_agg.h"
 #include "json_write.h"
 #include "profile.h"
 
@@ -539,4 +540,22 @@ int findings_from_json(const cJSON *arr, struct findings *out, char *err, size_t
 	if (e)
 		findings_free(out);
 	return e;
+}
+
+int cycles_agg_to_json(const struct cycle_agg *a, cJSON *meta)
+{
+	cJSON *o = cJSON_AddObjectToObject(meta, "all_cycles");
+	const struct histogram *h = a->hist[CA_WALL].count ? &a->hist[CA_WALL]
+							   : &a->hist_tr[CA_WALL];
+
+	if (!o || !cJSON_AddNumberToObject(o, "count", (double)a->n) ||
+	    !cJSON_AddNumberToObject(o, "truncated", (double)a->n_truncated) ||
+	    !cJSON_AddNumberToObject(o, "wall_ns_sum", (double)a->sum[CA_WALL]) ||
+	    !cJSON_AddNumberToObject(o, "wall_ns_median", (double)cycle_agg_median(a, CA_WALL)) ||
+	    !cJSON_AddNumberToObject(o, "wall_ns_p95", (double)hist_quantile(h, 0.95)) ||
+	    !cJSON_AddNumberToObject(o, "wall_ns_max", (double)h->max) ||
+	    (a->nslowest &&
+	     !cJSON_AddNumberToObject(o, "slowest_index", (double)a->slowest[0].index)))
+		return -ENOMEM;
+	return 0;
 }

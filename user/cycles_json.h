@@ -18,6 +18,10 @@
 struct profile;
 
 cJSON *cycles_to_json(const struct cycle_table *t);
+/* cycles_meta.all_cycles: wall-time statistics over every cycle of the run
+ * (the table may keep only part of them). Returns 0 or -ENOMEM. */
+struct cycle_agg;
+int cycles_agg_to_json(const struct cycle_agg *a, cJSON *meta);
 cJSON *findings_to_json(const struct findings *f);
 /* The heaviest max_stacks stacks of p: { "unit": "samples", "total": N,
  * "frames": [name...], "stacks": [ { "f": [frame index, root first], "n": count } ] }. */

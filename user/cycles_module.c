@@ -14,12 +14,14 @@
  * cycles.csv and the summary. Without boundaries the run is one cycle,
  * rebuilt from the report the other modules built (it runs after them).
  */
+#include "proc/pid_index.h"
 #include "cycles_module.h"
 #include "alloc/alloc_report.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -95,6 +97,7 @@ struct cycles_state {
 	struct ring_buffer *rb;
 	struct ctarget *tg;
 	size_t ntg, captg;
+	struct pid_index tgidx;
 	uint64_t next_rescan, prev_poll;
 	uint32_t main_pid; /* first target: the trace's cycle track */
 	size_t nboundary_links, ngc_links;
@@ -114,6 +117,7 @@ struct cycles_state {
 	size_t live_rows; /* table rows already shown as breakdowns */
 	/* end of run */
 	struct cycle_table table;
+	const struct cycle_agg *run; /* every cycle's aggregates (the sink's), or NULL */
 	struct findings findings;
 	bool have;
 };
@@ -144,7 +148,10 @@ struct cycle_sink *cycles_sink_new(const struct cli_opts *o, uint64_t period_ns)
 		.max_facts = CYCLE_MAX_FACTS,
 		.max_rows = CYCLE_MAX_ROWS,
 	};
+	struct findings_cfg fc;
 
+	findings_default_cfg(&fc);
+	findings_over_shares(&fc, cfg.over_share);
 	return cycle_sink_new(&cfg);
 }
 
@@ -457,10 +464,9 @@ static void scan_target(struct cycles_state *s, struct ctarget *t)
 
 static struct ctarget *find_target(struct cycles_state *s, uint32_t pid)
 {
-	for (size_t i = 0; i < s->ntg; i++)
-		if (s->tg[i].pid == pid)
-			return &s->tg[i];
-	return NULL;
+	int64_t i = pid_index_find(&s->tgidx, s->tg, pid);
+
+	return i >= 0 ? &s->tg[i] : NULL;
 }
 
 static int cm_add_target(void *state, uint32_t pid)
@@ -472,9 +478,17 @@ static int cm_add_target(void *state, uint32_t pid)
 		cycle_sink_set_main_pid(s->ctx->cycles, pid);
 		s->main_pid = pid;
 	}
+	if (!s->tgidx.stride)
+		pid_index_init(&s->tgidx, sizeof(t), offsetof(struct ctarget, pid));
 	if (!s->skel || find_target(s, pid))
 		return 0;
-	return push((void **)&s->tg, &s->ntg, &s->captg, sizeof(t), &t);
+	if (push((void **)&s->tg, &s->ntg, &s->captg, sizeof(t), &t))
+		return -ENOMEM;
+	if (pid_index_add(&s->tgidx, pid, (uint32_t)(s->ntg - 1))) {
+		s->ntg--;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 static int cm_attach(void *state)
@@ -758,12 +772,14 @@ static void cm_stop(void *state)
 			 : s->spec.every	     ? "--cycle-every "
 						     : "--cycle ",
 			 s->spec.src == CYC_SRC_AUTO ? "" : s->spec.text, "", s->problem);
-	if (st->dropped_cycles)
-		log_warn("cycles: %" PRIu64
-			 " cycle(s) after the first %d were counted, not kept: a "
-			 "function called that often is an inner step, not the experiment's loop "
-			 "(choose an outer one)",
-			 st->dropped_cycles, CYCLE_MAX_ROWS);
+	/* Bounded by aggregation (issue 17): the statistics and findings
+	 * cover every cycle, the table the first and last ones. */
+	if (st->rows_not_kept)
+		log_info("cycles: %" PRIu64 " cycles: statistics and findings cover all of them; "
+			 "the per-cycle table keeps the first %d and the last %d rows (%" PRIu64
+			 " not kept)",
+			 st->attributed, CYCLE_MAX_ROWS / 2, CYCLE_MAX_ROWS - CYCLE_MAX_ROWS / 2,
+			 st->rows_not_kept);
 	if (st->chained)
 		log_warn("cycles: %s: this CPython fired function__return but not function__entry "
 			 "(3.11, CPython gh-98894): %" PRIu64
@@ -896,7 +912,12 @@ static int add_meta(struct cycles_state *s, cJSON *root)
 	    !cJSON_AddNumberToObject(m, "unmatched_ends", st ? (double)st->unmatched_ends : 0) ||
 	    !cJSON_AddNumberToObject(m, "return_to_return", st ? (double)st->chained : 0) ||
 	    !cJSON_AddNumberToObject(m, "gc_unpaired", (double)s->gc_unpaired) ||
-	    !cJSON_AddNumberToObject(m, "peak_held_facts", st ? (double)st->peak_held_facts : 0))
+	    !cJSON_AddNumberToObject(m, "peak_held_facts", st ? (double)st->peak_held_facts : 0) ||
+	    !cJSON_AddNumberToObject(m, "rows_kept", (double)s->table.n) ||
+	    !cJSON_AddNumberToObject(m, "rows_not_kept", st ? (double)st->rows_not_kept : 0) ||
+	    !cJSON_AddNumberToObject(m, "rows_max", CYCLE_MAX_ROWS))
+		return -ENOMEM;
+	if (s->run && s->run->n && cycles_agg_to_json(s->run, m))
 		return -ENOMEM;
 	d = cJSON_AddObjectToObject(m, "dropped");
 	if (!d ||
@@ -907,7 +928,7 @@ static int add_meta(struct cycles_state *s, cJSON *root)
 	    !cJSON_AddNumberToObject(d, "late_facts", st ? (double)st->late_facts : 0) ||
 	    !cJSON_AddNumberToObject(d, "over_cap_facts", st ? (double)st->dropped_facts : 0) ||
 	    !cJSON_AddNumberToObject(d, "names", st ? (double)st->dropped_names : 0) ||
-	    !cJSON_AddNumberToObject(d, "cycles_over_cap", st ? (double)st->dropped_cycles : 0) ||
+
 	    !cJSON_AddNumberToObject(d, "reordered_entries", st ? (double)st->reordered : 0) ||
 	    !cJSON_AddNumberToObject(d, "bad_events", (double)s->bad_events) ||
 	    !cJSON_AddNumberToObject(m, "boundaries_after_end", (double)s->after_end))
@@ -947,7 +968,12 @@ static int cm_report(void *state, cJSON *root)
 	fctx.cycle_problem = s->problem[0] ? s->problem : NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	fctx.ncpus = ncpu > 0 ? (uint32_t)ncpu : 0;
-	e = findings_evaluate(&s->table, &cfg, &fctx, &s->findings);
+	/* Past the table's cap, the findings read the aggregates of every
+	 * cycle; the rows kept supply per-cycle throttling. */
+	s->run = s->ctx->cycles && s->table.n && !s->table.whole_run
+			 ? cycle_sink_agg(s->ctx->cycles)
+			 : NULL;
+	e = findings_evaluate_agg(&s->table, s->run, &cfg, &fctx, &s->findings);
 	if (!e)
 		e = alloc_findings_from_report(root, &s->findings);
 	if (e)
@@ -982,7 +1008,7 @@ static void cm_summary(void *state, FILE *out)
 	struct cycles_state *s = state;
 
 	if (s->have)
-		cycles_print_summary(out, &s->table, &s->findings, 3);
+		cycles_print_summary(out, &s->table, s->run, &s->findings, 3);
 }
 
 static void cm_close(void *state)
@@ -999,6 +1025,7 @@ static void cm_close(void *state)
 		free(s->tg[i].bound_path);
 	}
 	free(s->tg);
+	pid_index_free(&s->tgidx);
 	ring_buffer__free(s->rb);
 	cycle_spec_free(&s->spec);
 	cycle_table_free(&s->table);

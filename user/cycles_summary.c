@@ -95,15 +95,27 @@ static void print_parts(FILE *out, const struct cycle_table *t, const struct cyc
 	free(v);
 }
 
-void cycles_print_summary(FILE *out, const struct cycle_table *all, const struct findings *f,
-			  size_t max_findings)
+void cycles_print_summary(FILE *out, const struct cycle_table *all, const struct cycle_agg *run,
+			  const struct findings *f, size_t max_findings)
 {
 	struct cycle_table view, *t = &view;
 	int npartial = all ? cycles_complete_view(all, &view) : 0;
 
 	if (npartial < 0)
 		return;
-	if (all && t->n) {
+	if (all && t->n && run && run->n > t->n) {
+		/* The table keeps part of the cycles: the figures of all. */
+		fprintf(out,
+			"Cycles: %llu  median %.1f ms  p95 %.1f ms  mean %.1f ms  slowest #%u %.1f ms "
+			"(table: %zu rows kept, the first and the last)\n",
+			(unsigned long long)run->n, msd(cycle_agg_median(run, CA_WALL)),
+			msd(hist_quantile(run->hist[CA_WALL].count ? &run->hist[CA_WALL]
+								   : &run->hist_tr[CA_WALL],
+					  0.95)),
+			msd(run->sum[CA_WALL]) / (double)run->n,
+			run->nslowest ? run->slowest[0].index : 0,
+			run->nslowest ? msd(run->slowest[0].part[CA_WALL]) : 0.0, t->n);
+	} else if (all && t->n) {
 		const struct cycle_row *slow = &t->rows[0];
 		uint64_t total = 0;
 		for (size_t i = 0; i < t->n; i++) {

@@ -9,7 +9,9 @@
 #include "findings.h"
 
 /* "Cycles: N median p95 mean slowest" and up to max_findings findings. */
-void cycles_print_summary(FILE *out, const struct cycle_table *t, const struct findings *f,
-			  size_t max_findings);
+/* run: aggregates of every cycle when the table keeps only part (NULL:
+ * the table has them all). */
+void cycles_print_summary(FILE *out, const struct cycle_table *t, const struct cycle_agg *run,
+			  const struct findings *f, size_t max_findings);
 
 #endif

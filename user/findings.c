@@ -173,131 +173,69 @@ static double ms(uint64_t ns)
 
 typedef uint64_t (*row_get)(const struct cycle_row *r);
 
-static uint64_t sum_of(const struct cycle_table *t, row_get g)
-{
-	uint64_t s = 0;
-	for (size_t i = 0; i < t->n; i++)
-		s += g(&t->rows[i]);
-	return s;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
 }
 
-/* Median (lower middle for even counts); 0 for an empty table. complete:
- * over the cycles that are not truncated (their wall time is a cut, not a
- * cycle time), unless all are. */
-static int median_sel(const struct cycle_table *t, row_get g, bool complete, uint64_t *med)
-{
-	size_t n = 0;
-
-	*med = 0;
-	if (!t->n)
-		return 0;
-	uint64_t *v = malloc(t->n * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n; i++)
-		if (!complete || !t->rows[i].truncated)
-			v[n++] = g(&t->rows[i]);
-	if (!n)
-		for (size_t i = 0; i < t->n; i++)
-			v[n++] = g(&t->rows[i]);
-	qsort(v, n, sizeof(*v), cmp_u64);
-	*med = v[(n - 1) / 2];
-	free(v);
-	return 0;
-}
-
-static uint64_t g_wall(const struct cycle_row *r)
-{
-	return r->wall_ns;
-}
-static uint64_t g_inf(const struct cycle_row *r)
-{
-	return r->part_inference_ns;
-}
-static uint64_t g_sql(const struct cycle_row *r)
-{
-	return r->part_sql_ns;
-}
-static uint64_t g_gc(const struct cycle_row *r)
-{
-	return r->part_gc_ns;
-}
-static uint64_t g_probe(const struct cycle_row *r)
-{
-	return r->part_probe_ns;
-}
-static uint64_t g_other(const struct cycle_row *r)
-{
-	return r->other_ns;
-}
-static uint64_t g_io(const struct cycle_row *r)
-{
-	return r->part_off_cpu_ns[CYC_OFF_BLOCKED];
-}
-static uint64_t g_sleep(const struct cycle_row *r)
-{
-	return r->part_off_cpu_ns[CYC_OFF_SLEEP] + r->part_off_cpu_ns[CYC_OFF_OTHER];
-}
-static uint64_t g_runq(const struct cycle_row *r)
-{
-	return r->part_off_cpu_ns[CYC_OFF_RUNQ] + r->part_off_cpu_ns[CYC_OFF_PREEMPTED];
-}
-static uint64_t g_runq_all(const struct cycle_row *r)
-{
-	return r->off_cpu_ns[CYC_OFF_RUNQ] + r->off_cpu_ns[CYC_OFF_PREEMPTED];
-}
 static uint64_t g_throttled(const struct cycle_row *r)
 {
-	return (uint64_t)(r->throttled_share * (double)r->wall_ns);
+	return cycle_agg_part(r, CA_THROTTLED);
 }
 
-/* Cycles where g / wall exceeds share. */
-static uint32_t *cycles_over(const struct cycle_table *t, row_get g, double share, size_t *n)
+/* A copy of a list's kept ids (NULL with *n 0 when empty). */
+static uint32_t *ids_copy(struct flist *fl, const struct cycle_agg_ids *l, size_t *n)
 {
-	uint32_t *c = malloc((t->n ? t->n : 1) * sizeof(*c));
+	uint32_t *c = malloc((l->kept ? l->kept : 1) * sizeof(*c));
+
 	*n = 0;
-	if (!c)
+	if (!c) {
+		fl->err = -ENOMEM;
 		return NULL;
-	for (size_t i = 0; i < t->n; i++)
-		if (t->rows[i].wall_ns &&
-		    (double)g(&t->rows[i]) > share * (double)t->rows[i].wall_ns)
-			c[(*n)++] = t->rows[i].index;
+	}
+	memcpy(c, l->v, l->kept * sizeof(*c));
+	*n = l->kept;
 	return c;
 }
 
-/* A "share of wall time" rule over the whole table. */
-static void share_rule(struct flist *fl, const struct cycle_table *t, uint64_t wall, row_get g,
+/* "#1, #2 and N more": N counts the ids not kept too. */
+static void list_ids(struct sbuf *b, const uint32_t *c, size_t kept, uint64_t n, uint32_t max)
+{
+	for (size_t i = 0; i < kept && i < max; i++)
+		sb_printf(b, "%s#%u", i ? ", " : "", c[i]);
+	if (n > max)
+		sb_printf(b, " and %llu more", (unsigned long long)(n - max));
+}
+
+/* A "share of wall time" rule over every cycle. */
+static void share_rule(struct flist *fl, const struct cycle_agg *ag, enum cyc_agg_part p,
 		       double thr, const char *rule, const char *what, const char *rec,
 		       const struct findings_cfg *cfg, struct sbuf *extra)
 {
-	uint64_t part = sum_of(t, g);
+	uint64_t part = ag->sum[p], wall = ag->sum[CA_WALL];
 	double share = wall ? (double)part / (double)wall : 0;
 	if (!(share > thr) || !part) {
 		free(extra->s);
 		return;
 	}
 	size_t n;
-	uint32_t *c = cycles_over(t, g, thr, &n);
+	uint64_t nover = ag->over[p].n;
+	uint32_t *c = ids_copy(fl, &ag->over[p], &n);
 	if (!c) {
 		free(extra->s);
-		fl->err = -ENOMEM;
 		return;
 	}
 	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
 	sb_printf(&ti, "%s takes %.0f%% of cycle time", what, share * 100);
 	sb_printf(&ev,
-		  "%s: %.1f ms of %.1f ms wall over %zu cycle(s) (%.1f%%, threshold %.0f%%); "
-		  "above the threshold in %zu cycle(s)",
-		  what, ms(part), ms(wall), t->n, share * 100, thr * 100, n);
-	if (n) {
+		  "%s: %.1f ms of %.1f ms wall over %llu cycle(s) (%.1f%%, threshold %.0f%%); "
+		  "above the threshold in %llu cycle(s)",
+		  what, ms(part), ms(wall), (unsigned long long)ag->n, share * 100, thr * 100,
+		  (unsigned long long)nover);
+	if (nover) {
 		sb_printf(&ev, ": ");
-		list_cycles(&ev, c, n, cfg->max_listed);
+		list_ids(&ev, c, n, nover, cfg->max_listed);
 	}
 	if (extra->s)
 		sb_printf(&ev, "%s", extra->s);
@@ -309,78 +247,53 @@ static void share_rule(struct flist *fl, const struct cycle_table *t, uint64_t w
 
 /* ---- rules ---- */
 
-static void rule_inference(struct flist *fl, const struct cycle_table *t, uint64_t wall,
+static void rule_inference(struct flist *fl, const struct cycle_agg *ag,
 			   const struct findings_cfg *cfg)
 {
 	struct sbuf x = { 0 };
-	uint64_t tok = 0, inf = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		tok += t->rows[i].tokens;
-		inf += t->rows[i].inference_ns;
-	}
+	uint64_t tok = ag->tokens, inf = ag->inference_ns;
 	if (tok && inf)
 		sb_printf(&x, "; %llu tokens, %.1f per second of inference",
 			  (unsigned long long)tok, (double)tok * 1e9 / (double)inf);
-	share_rule(fl, t, wall, g_inf, cfg->inference_share, "inference_dominates", "Inference",
+	share_rule(fl, ag, CA_INF, cfg->inference_share, "inference_dominates", "Inference",
 		   "Inference dominates the cycle: use a smaller context (n_ctx), a more "
 		   "aggressive quantization (e.g. Q4_K_M), offload more layers to the GPU "
 		   "(n_gpu_layers), or lower the maximum number of generated tokens.",
 		   cfg, &x);
 }
 
-struct stmt {
-	const char *text;
-	uint64_t ns;
-	uint32_t cycle;
-};
-
 static int cmp_stmt(const void *a, const void *b)
 {
-	const struct stmt *x = a, *y = b;
+	const struct cycle_agg_stmt *x = a, *y = b;
 	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
 }
 
-static void rule_sql(struct flist *fl, const struct cycle_table *t, uint64_t wall,
-		     const struct findings_cfg *cfg)
+static void rule_sql(struct flist *fl, const struct cycle_agg *ag, const struct findings_cfg *cfg)
 {
 	struct sbuf x = { 0 };
-	struct stmt *s = malloc((t->n ? t->n : 1) * sizeof(*s));
+	size_t ns = ag->nstmts;
+	uint64_t count = ag->sql_count;
+	struct cycle_agg_stmt *s = malloc((ns ? ns : 1) * sizeof(*s));
 	if (!s) {
 		fl->err = -ENOMEM;
 		return;
 	}
-	size_t ns = 0;
-	uint64_t count = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		count += t->rows[i].sql_count;
-		if (!t->rows[i].sql_slowest)
-			continue;
-		/* One entry per distinct statement: its slowest run. */
-		size_t k = 0;
-		while (k < ns && strcmp(s[k].text, t->rows[i].sql_slowest) != 0)
-			k++;
-		if (k == ns)
-			s[ns++] = (struct stmt){ t->rows[i].sql_slowest, 0, 0 };
-		if (t->rows[i].sql_slowest_ns > s[k].ns) {
-			s[k].ns = t->rows[i].sql_slowest_ns;
-			s[k].cycle = t->rows[i].index;
-		}
-	}
+	memcpy(s, ag->stmts, ns * sizeof(*s));
 	qsort(s, ns, sizeof(*s), cmp_stmt);
 	sb_printf(&x, "; %llu statements", (unsigned long long)count);
 	for (size_t k = 0; k < ns && k < 3; k++)
 		sb_printf(&x, "%s\"%.120s\" took %.1f ms (cycle %u)",
 			  k ? "; " : "; slowest: ", s[k].text, ms(s[k].ns), s[k].cycle);
 	free(s);
-	share_rule(fl, t, wall, g_sql, cfg->sql_share, "database_overhead", "Database (SQL)",
+	share_rule(fl, ag, CA_SQL, cfg->sql_share, "database_overhead", "Database (SQL)",
 		   "Batch the writes (executemany / one multi-row INSERT), wrap each cycle's "
 		   "writes in one transaction, add indexes for the slow queries named in the "
 		   "evidence, and consider PRAGMA journal_mode=WAL with synchronous=NORMAL.",
 		   cfg, &x);
 }
 
-static void rule_other(struct flist *fl, const struct cycle_table *t, uint64_t wall,
-		       const struct findings_cfg *cfg, const struct findings_ctx *ctx)
+static void rule_other(struct flist *fl, const struct cycle_agg *ag, const struct findings_cfg *cfg,
+		       const struct findings_ctx *ctx)
 {
 	struct sbuf x = { 0 };
 	/* Time in our own probes is in no probed call: say so rather than
@@ -390,7 +303,7 @@ static void rule_other(struct flist *fl, const struct cycle_table *t, uint64_t w
 			  "; %.0f%% of the target's CPU went into the profiler's own probes "
 			  "(probe_overhead)",
 			  ctx->probe_share * 100);
-	share_rule(fl, t, wall, g_other, cfg->other_share, "unattributed_time", "Unattributed time",
+	share_rule(fl, ag, CA_OTHER, cfg->other_share, "unattributed_time", "Unattributed time",
 		   "Part of the cycle is not covered by any probe or off-CPU wait: time the "
 		   "remaining native steps with --probe LIB:SYMBOL (or --probe "
 		   "usdt:PATH:PROVIDER:NAME), and look at the top functions of the slow cycles "
@@ -400,94 +313,134 @@ static void rule_other(struct flist *fl, const struct cycle_table *t, uint64_t w
 
 struct comp {
 	const char *name;
-	row_get g;
+	enum cyc_agg_part p;
 	const char *advice;
 };
 
 static const struct comp comps[] = {
-	{ "SQL", g_sql, "batch writes and add indexes" },
-	{ "GC", g_gc, "reduce allocations or tune gc thresholds (gc.freeze / gc.set_threshold)" },
-	{ "off-CPU I/O", g_io, "move I/O off the cycle path or make it asynchronous" },
-	{ "throttling", g_throttled, "improve cooling or cap the power mode" },
-	{ "run-queue wait", g_runq, "reduce the number of busy threads" },
-	{ "inference", g_inf, "check the prompt length and generated tokens of that cycle" },
-	{ "other probes", g_probe, "look at the probe table for that cycle" },
-	{ "sleep", g_sleep, "check timers, locks and waits on other threads" },
-	{ "unattributed", g_other, "add probes around the remaining steps" },
+	{ "SQL", CA_SQL, "batch writes and add indexes" },
+	{ "GC", CA_GC, "reduce allocations or tune gc thresholds (gc.freeze / gc.set_threshold)" },
+	{ "off-CPU I/O", CA_IO, "move I/O off the cycle path or make it asynchronous" },
+	{ "throttling", CA_THROTTLED, "improve cooling or cap the power mode" },
+	{ "run-queue wait", CA_RUNQ, "reduce the number of busy threads" },
+	{ "inference", CA_INF, "check the prompt length and generated tokens of that cycle" },
+	{ "other probes", CA_PROBE, "look at the probe table for that cycle" },
+	{ "sleep", CA_SLEEP, "check timers, locks and waits on other threads" },
+	{ "unattributed", CA_OTHER, "add probes around the remaining steps" },
 };
 #define NCOMP (sizeof(comps) / sizeof(comps[0]))
 
 static int by_wall_desc(const void *a, const void *b)
 {
-	const struct cycle_row *x = *(const struct cycle_row *const *)a;
-	const struct cycle_row *y = *(const struct cycle_row *const *)b;
+	const struct cycle_agg_slow *x = a, *y = b;
 
-	if (x->wall_ns != y->wall_ns)
-		return x->wall_ns > y->wall_ns ? -1 : 1;
+	if (x->part[CA_WALL] != y->part[CA_WALL])
+		return x->part[CA_WALL] > y->part[CA_WALL] ? -1 : 1;
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-static void rule_slow(struct flist *fl, const struct cycle_table *t, const struct findings_cfg *cfg)
+/* Median of a part over the table's rows (exact). */
+static int median_part(const struct cycle_table *t, enum cyc_agg_part p, uint64_t *med)
 {
-	if (t->n < cfg->slow_min_cycles || t->n < 2)
+	size_t n = 0;
+
+	*med = 0;
+	if (!t->n)
+		return 0;
+	uint64_t *v = malloc(t->n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++)
+		if (!t->rows[i].truncated)
+			v[n++] = cycle_agg_part(&t->rows[i], p);
+	if (!n)
+		for (size_t i = 0; i < t->n; i++)
+			v[n++] = cycle_agg_part(&t->rows[i], p);
+	qsort(v, n, sizeof(*v), cmp_u64);
+	*med = v[(n - 1) / 2];
+	free(v);
+	return 0;
+}
+
+/* Slow cycles: over slow_factor x the median wall time. With every cycle
+ * in t (exact) the medians and the slow cycles come from its rows; else
+ * the medians come from the aggregate's histograms, the count of slow
+ * cycles too, and the listing and explanations from its slowest cycles. */
+static void rule_slow(struct flist *fl, const struct cycle_table *t, const struct cycle_agg *ag,
+		      bool exact, const struct findings_cfg *cfg)
+{
+	if (ag->n < cfg->slow_min_cycles || ag->n < 2)
 		return;
-	uint64_t med, cmed[NCOMP];
-	if (median_sel(t, g_wall, true, &med)) {
-		fl->err = -ENOMEM;
-		return;
-	}
-	for (size_t k = 0; k < NCOMP; k++)
-		if (median_sel(t, comps[k].g, true, &cmed[k])) {
+	uint64_t med, cmed[NCOMP], nslow = 0;
+	if (exact) {
+		if (median_part(t, CA_WALL, &med)) {
 			fl->err = -ENOMEM;
 			return;
 		}
-	size_t n;
-	/* cycles_over compares g/wall with a share; here it is wall vs median. */
-	uint32_t *c = malloc(t->n * sizeof(*c));
-	if (!c) {
-		fl->err = -ENOMEM;
-		return;
+		for (size_t k = 0; k < NCOMP; k++)
+			if (median_part(t, comps[k].p, &cmed[k])) {
+				fl->err = -ENOMEM;
+				return;
+			}
+	} else {
+		med = cycle_agg_median(ag, CA_WALL);
+		for (size_t k = 0; k < NCOMP; k++)
+			cmed[k] = cycle_agg_median(ag, comps[k].p);
 	}
-	n = 0;
-	for (size_t i = 0; i < t->n; i++)
-		/* A truncated cycle's end is the run's end or a missed return:
-		 * its wall time is not a cycle time. */
-		if (med && !t->rows[i].truncated &&
-		    (double)t->rows[i].wall_ns > cfg->slow_factor * (double)med)
-			c[n++] = t->rows[i].index;
-	if (!n) {
-		free(c);
+	if (!med)
 		return;
-	}
-	/* rows[] of the slow cycles, worst first: the listing (capped at
-	 * max_listed) names the cycles a user should look at first. */
-	const struct cycle_row **sr = malloc(n * sizeof(*sr));
+	double lim = cfg->slow_factor * (double)med;
+	size_t m = 0, cap = exact ? t->n : ag->nslowest;
+	struct cycle_agg_slow *sr = malloc((cap ? cap : 1) * sizeof(*sr));
 	if (!sr) {
-		free(c);
 		fl->err = -ENOMEM;
 		return;
 	}
-	size_t m = 0;
-	for (size_t i = 0; i < t->n && m < n; i++)
-		if (med && !t->rows[i].truncated &&
-		    (double)t->rows[i].wall_ns > cfg->slow_factor * (double)med)
-			sr[m++] = &t->rows[i];
+	/* A truncated cycle's end is the run's end or a missed return: its
+	 * wall time is not a cycle time. */
+	if (exact) {
+		for (size_t i = 0; i < t->n; i++)
+			if (!t->rows[i].truncated && (double)t->rows[i].wall_ns > lim) {
+				sr[m].index = t->rows[i].index;
+				for (int p = 0; p < CA__COUNT; p++)
+					sr[m].part[p] =
+						cycle_agg_part(&t->rows[i], (enum cyc_agg_part)p);
+				m++;
+			}
+		nslow = m;
+	} else {
+		for (size_t i = 0; i < ag->nslowest; i++)
+			if ((double)ag->slowest[i].part[CA_WALL] > lim)
+				sr[m++] = ag->slowest[i];
+		nslow = cycle_agg_count_over(ag, (uint64_t)lim);
+		if (nslow < m)
+			nslow = m;
+	}
+	if (!m) {
+		free(sr);
+		return;
+	}
+	uint32_t *c = malloc(m * sizeof(*c));
+	if (!c) {
+		free(sr);
+		fl->err = -ENOMEM;
+		return;
+	}
+	/* The ids in table order; the listing worst first. */
+	for (size_t j = 0; j < m; j++)
+		c[j] = sr[j].index;
 	qsort(sr, m, sizeof(*sr), by_wall_desc);
 	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
-	sb_printf(&ti, "%zu slow cycle(s) (over %.0f%% of the median %.1f ms)", n,
-		  cfg->slow_factor * 100, ms(med));
+	sb_printf(&ti, "%llu slow cycle(s) (over %.0f%% of the median %.1f ms)",
+		  (unsigned long long)nslow, cfg->slow_factor * 100, ms(med));
 	/* The component that grew the most over its own median explains a
-	 * cycle; how many each explains comes first, over all slow cycles. */
-	size_t best_of[NCOMP + 1] = { 0 }, *expl = calloc(m ? m : 1, sizeof(*expl));
-	if (!expl) {
-		free(sr);
-		free(c);
-		fl->err = -ENOMEM;
-		return;
-	}
-	int64_t *grew = calloc(m ? m : 1, sizeof(*grew));
-	if (!grew) {
+	 * cycle; how many each explains comes first, over the slow cycles
+	 * (the slowest CYC_AGG_SLOWEST when not every row is kept). */
+	size_t best_of[NCOMP + 1] = { 0 }, *expl = calloc(m, sizeof(*expl));
+	int64_t *grew = calloc(m, sizeof(*grew));
+	if (!expl || !grew) {
 		free(expl);
+		free(grew);
 		free(sr);
 		free(c);
 		fl->err = -ENOMEM;
@@ -496,7 +449,7 @@ static void rule_slow(struct flist *fl, const struct cycle_table *t, const struc
 	for (size_t j = 0; j < m; j++) {
 		expl[j] = NCOMP;
 		for (size_t k = 0; k < NCOMP; k++) {
-			int64_t d = (int64_t)comps[k].g(sr[j]) - (int64_t)cmed[k];
+			int64_t d = (int64_t)sr[j].part[comps[k].p] - (int64_t)cmed[k];
 			if (d > grew[j]) {
 				grew[j] = d;
 				expl[j] = k;
@@ -504,6 +457,11 @@ static void rule_slow(struct flist *fl, const struct cycle_table *t, const struc
 		}
 		best_of[expl[j]]++;
 	}
+	if (m < nslow)
+		sb_printf(&ev,
+			  "of the %zu slowest (medians and count from all %llu cycles within "
+			  "%.0f%%), ",
+			  m, (unsigned long long)ag->n, HIST_MAX_REL_ERROR * 100);
 	sb_printf(&ev, "explained by");
 	bool done[NCOMP + 1] = { false };
 	for (size_t r = 0; r <= NCOMP; r++) {
@@ -520,18 +478,18 @@ static void rule_slow(struct flist *fl, const struct cycle_table *t, const struc
 	}
 	sb_printf(&ev, "; worst first: ");
 	for (size_t j = 0; j < m && j < cfg->max_listed; j++) {
-		const struct cycle_row *r = sr[j];
+		const struct cycle_agg_slow *r = &sr[j];
 
 		sb_printf(&ev, "%scycle %u: %.1f ms (%.1fx median)", j ? "; " : "", r->index,
-			  ms(r->wall_ns), (double)r->wall_ns / (double)med);
+			  ms(r->part[CA_WALL]), (double)r->part[CA_WALL] / (double)med);
 		if (expl[j] < NCOMP)
 			sb_printf(&ev, ", %s +%.1f ms over its median (%.1f -> %.1f ms)",
 				  comps[expl[j]].name, ms((uint64_t)grew[j]), ms(cmed[expl[j]]),
-				  ms(comps[expl[j]].g(r)));
+				  ms(r->part[comps[expl[j]].p]));
 	}
-	if (m > cfg->max_listed)
-		sb_printf(&ev, "; and %zu more", m - cfg->max_listed);
-	uint64_t worst = m ? sr[0]->wall_ns : 0;
+	if (nslow > cfg->max_listed)
+		sb_printf(&ev, "; and %llu more", (unsigned long long)(nslow - cfg->max_listed));
+	uint64_t worst = sr[0].part[CA_WALL];
 	sb_printf(&re, "Slow cycles are explained by the component that grew:");
 	for (size_t k = 0; k < NCOMP; k++)
 		if (best_of[k])
@@ -544,23 +502,14 @@ static void rule_slow(struct flist *fl, const struct cycle_table *t, const struc
 	free(sr);
 	add(fl, "slow_cycles",
 	    (double)worst > 2 * cfg->slow_factor * (double)med ? FIND_CRITICAL : FIND_WARNING, &ti,
-	    &ev, &re, (double)worst / (double)med, cfg->slow_factor, c, n);
+	    &ev, &re, (double)worst / (double)med, cfg->slow_factor, c, m);
 }
 
-static void rule_memory(struct flist *fl, const struct cycle_table *t,
+static void rule_memory(struct flist *fl, const struct cycle_agg *ag,
 			const struct findings_cfg *cfg, const struct findings_ctx *ctx)
 {
-	size_t nr = 0;
-	uint64_t peak = 0;
-	uint32_t peak_cycle = 0;
-	for (size_t i = 0; i < t->n; i++)
-		if (t->rows[i].has_rss) {
-			nr++;
-			if (t->rows[i].rss_end_bytes > peak) {
-				peak = t->rows[i].rss_end_bytes;
-				peak_cycle = t->rows[i].index;
-			}
-		}
+	uint64_t nr = ag->nrss, peak = ag->rss_peak;
+	uint32_t peak_cycle = ag->rss_peak_cycle;
 	if (!nr)
 		return;
 	if (ctx && ctx->mem_total_bytes &&
@@ -586,36 +535,19 @@ static void rule_memory(struct flist *fl, const struct cycle_table *t,
 	}
 	if (nr < cfg->leak_min_cycles || nr < 2)
 		return;
-	double *x = malloc(nr * sizeof(*x)), *y = malloc(nr * sizeof(*y));
-	if (!x || !y) {
-		free(x);
-		free(y);
-		fl->err = -ENOMEM;
-		return;
-	}
-	size_t k = 0;
-	uint32_t first = 0, last = 0;
-	for (size_t i = 0; i < t->n; i++)
-		if (t->rows[i].has_rss) {
-			if (!k)
-				first = t->rows[i].index;
-			last = t->rows[i].index;
-			x[k] = t->rows[i].index;
-			y[k++] = (double)t->rows[i].rss_end_bytes / MB_D;
-		}
-	double r2, slope = findings_fit_slope(x, y, nr, &r2);
-	double y0 = y[0], y1 = y[nr - 1];
-	free(x);
-	free(y);
+	uint32_t first = ag->rss_first, last = ag->rss_last;
+	double r2, slope = cycle_agg_rss_slope(ag, &r2);
+	double y0 = ag->rss_y0, y1 = ag->rss_y1;
 	if (!(slope >= cfg->leak_mb_per_cycle) || !(r2 >= cfg->leak_min_r2))
 		return;
 	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
 	sb_printf(&ti, "Memory grows %.2f MB per cycle", slope);
 	sb_printf(&ev,
-		  "least-squares fit of RSS at cycle end over %zu cycles (%u..%u): %.2f "
+		  "least-squares fit of RSS at cycle end over %llu cycles (%u..%u): %.2f "
 		  "MB/cycle, r^2 %.2f (threshold %.2f MB/cycle, r^2 >= %.2f); RSS %.1f -> %.1f "
 		  "MB",
-		  nr, first, last, slope, r2, cfg->leak_mb_per_cycle, cfg->leak_min_r2, y0, y1);
+		  (unsigned long long)nr, first, last, slope, r2, cfg->leak_mb_per_cycle,
+		  cfg->leak_min_r2, y0, y1);
 	if (ctx && ctx->mem_total_bytes && slope > 0) {
 		double left = ((double)ctx->mem_total_bytes / MB_D - y1) / slope;
 		if (left > 0)
@@ -687,10 +619,10 @@ static void rule_throttle(struct flist *fl, const struct cycle_table *t,
 	    &re, (double)thr_ns / 1e6, cfg->throttle_share, c, n);
 }
 
-static void rule_oversub(struct flist *fl, const struct cycle_table *t, uint64_t wall,
+static void rule_oversub(struct flist *fl, const struct cycle_agg *ag,
 			 const struct findings_cfg *cfg, const struct findings_ctx *ctx)
 {
-	uint64_t rq = sum_of(t, g_runq_all);
+	uint64_t rq = ag->sum[CA_RUNQ_ALL], wall = ag->sum[CA_WALL];
 	double share = wall ? (double)rq / (double)wall : 0;
 	bool by_share = share > cfg->runq_share;
 	bool by_p99 = ctx && ctx->runq_p99_ns && ctx->runq_p99_ns > cfg->runq_p99_ns;
@@ -698,11 +630,9 @@ static void rule_oversub(struct flist *fl, const struct cycle_table *t, uint64_t
 	if (!by_share && !by_p99 && !by_threads)
 		return;
 	size_t n = 0;
-	uint32_t *c = cycles_over(t, g_runq_all, cfg->runq_share, &n);
-	if (!c) {
-		fl->err = -ENOMEM;
+	uint32_t *c = ids_copy(fl, &ag->over[CA_RUNQ_ALL], &n);
+	if (!c)
 		return;
-	}
 	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
 	sb_printf(&ti, "CPU oversubscription: threads wait for a CPU");
 	sb_printf(&ev,
@@ -715,9 +645,9 @@ static void rule_oversub(struct flist *fl, const struct cycle_table *t, uint64_t
 	if (by_threads)
 		sb_printf(&ev, "; up to %u runnable threads on %u CPUs", ctx->max_runnable,
 			  ctx->ncpus);
-	if (n) {
+	if (ag->over[CA_RUNQ_ALL].n) {
 		sb_printf(&ev, "; cycles above the threshold: ");
-		list_cycles(&ev, c, n, cfg->max_listed);
+		list_ids(&ev, c, n, ag->over[CA_RUNQ_ALL].n, cfg->max_listed);
 	}
 	sb_printf(&re, "More threads want to run than there are CPUs: set the inference thread "
 		       "count to the number of performance cores (e.g. llama.cpp -t), limit "
@@ -801,8 +731,33 @@ void findings_free(struct findings *f)
 	f->n = 0;
 }
 
+void findings_over_shares(const struct findings_cfg *cfg, double over[CA__COUNT])
+{
+	for (int p = 0; p < CA__COUNT; p++)
+		over[p] = 0;
+	over[CA_INF] = cfg->inference_share;
+	over[CA_SQL] = cfg->sql_share;
+	over[CA_OTHER] = cfg->other_share;
+	over[CA_RUNQ_ALL] = cfg->runq_share;
+}
+
+void findings_agg_init(struct cycle_agg *ag, const struct findings_cfg *cfg)
+{
+	double over[CA__COUNT];
+
+	findings_over_shares(cfg, over);
+	cycle_agg_init(ag, over);
+}
+
 int findings_evaluate(const struct cycle_table *all, const struct findings_cfg *cfg,
 		      const struct findings_ctx *ctx, struct findings *out)
+{
+	return findings_evaluate_agg(all, NULL, cfg, ctx, out);
+}
+
+int findings_evaluate_agg(const struct cycle_table *all, const struct cycle_agg *run,
+			  const struct findings_cfg *cfg, const struct findings_ctx *ctx,
+			  struct findings *out)
 {
 	out->v = NULL;
 	out->n = 0;
@@ -813,16 +768,31 @@ int findings_evaluate(const struct cycle_table *all, const struct findings_cfg *
 	struct cycle_table view, *t = &view;
 	if (cycles_complete_view(all, &view) < 0)
 		return -ENOMEM;
+	/* The table's own aggregate when it holds every cycle (then the slow
+	 * cycles are exact), else the run's. */
+	struct cycle_agg *own = NULL;
+	const struct cycle_agg *ag = run;
+	bool exact = !run || run->n == t->n;
+	if (exact) {
+		own = malloc(sizeof(*own));
+		if (!own) {
+			cycles_view_free(&view);
+			return -ENOMEM;
+		}
+		findings_agg_init(own, cfg);
+		for (size_t i = 0; i < t->n; i++)
+			cycle_agg_add(own, &t->rows[i]);
+		ag = own;
+	}
 	struct flist fl = { .out = out };
-	uint64_t wall = sum_of(t, g_wall);
 	/* Numbers that cannot be are not a basis for advice: the check says
 	 * what failed, the share rules stay silent. */
 	char why[200];
-	size_t bad = cycles_self_check(t, ctx ? ctx->nthreads : 0, why, sizeof(why));
+	uint64_t bad = cycle_agg_bad(ag, ctx ? ctx->nthreads : 0, why, sizeof(why));
 	if (bad) {
 		struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
 		sb_printf(&ti, "Self-check failed: the per-cycle figures are not consistent");
-		sb_printf(&ev, "%zu cycle(s) fail; first: %s", bad, why);
+		sb_printf(&ev, "%llu cycle(s) fail; first: %s", (unsigned long long)bad, why);
 		sb_printf(&re, "Do not trust the breakdown of this run; please report it with "
 			       "report.json (the time-share findings are withheld).");
 		add(&fl, "self_check", FIND_CRITICAL, &ti, &ev, &re, (double)bad, 0, NULL, 0);
@@ -830,15 +800,21 @@ int findings_evaluate(const struct cycle_table *all, const struct findings_cfg *
 	rule_no_cycles(&fl, t, ctx);
 	rule_overhead(&fl, cfg, ctx);
 	if (!bad) {
-		rule_inference(&fl, t, wall, cfg);
-		rule_sql(&fl, t, wall, cfg);
-		rule_other(&fl, t, wall, cfg, ctx);
+		rule_inference(&fl, ag, cfg);
+		rule_sql(&fl, ag, cfg);
+		rule_other(&fl, ag, cfg, ctx);
 	}
-	rule_slow(&fl, t, cfg);
-	rule_memory(&fl, t, cfg, ctx);
+	rule_slow(&fl, t, ag, exact, cfg);
+	rule_memory(&fl, ag, cfg, ctx);
+	/* Per-cycle throttling is known only at the end of the run, for the
+	 * rows kept. */
 	rule_throttle(&fl, t, cfg);
-	rule_oversub(&fl, t, wall, cfg, ctx);
+	rule_oversub(&fl, ag, cfg, ctx);
 	cycles_view_free(&view);
+	if (own) {
+		cycle_agg_free(own);
+		free(own);
+	}
 	if (fl.err) {
 		findings_free(out);
 		return fl.err;

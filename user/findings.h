@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "cycles.h"
+#include "cycles/cycle_agg.h"
 
 enum finding_severity { FIND_INFO = 0, FIND_WARNING = 1, FIND_CRITICAL = 2 };
 
@@ -77,6 +78,17 @@ void findings_default_cfg(struct findings_cfg *cfg);
  * then rule order. Returns 0 or -ENOMEM / -EINVAL. */
 int findings_evaluate(const struct cycle_table *t, const struct findings_cfg *cfg,
 		      const struct findings_ctx *ctx, struct findings *out);
+/* The same over a run whose table keeps only part of its cycles: run
+ * aggregates every cycle (built with findings_agg_init and the same cfg),
+ * t supplies the rows kept (per-cycle throttling, the partial cycles).
+ * run NULL, or holding as many cycles as t: findings_evaluate. */
+int findings_evaluate_agg(const struct cycle_table *t, const struct cycle_agg *run,
+			  const struct findings_cfg *cfg, const struct findings_ctx *ctx,
+			  struct findings *out);
+/* The shares cfg lists cycles over, per aggregate part. */
+void findings_over_shares(const struct findings_cfg *cfg, double over[CA__COUNT]);
+/* An aggregate whose cycle lists match cfg's shares. */
+void findings_agg_init(struct cycle_agg *ag, const struct findings_cfg *cfg);
 void findings_free(struct findings *f);
 
 const char *finding_severity_name(enum finding_severity s);

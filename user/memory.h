@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "proc/pid_index.h"
+
 /* Timeline points kept; when full, every second point is dropped (the peak
  * is tracked apart, so it survives). */
 #define MEM_TIMELINE_CAP 4096
@@ -57,6 +59,7 @@ struct mem_oom {
 struct memstate {
 	struct mem_proc *procs;
 	size_t nprocs, cap_procs;
+	struct pid_index pidx; /* pid -> procs[] */
 	struct mem_sample *tl;
 	size_t ntl, tl_cap;
 	unsigned stride, skip; /* keep every stride-th point after halving */

@@ -7,9 +7,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -92,6 +95,7 @@ int output_dir_open(struct output_dir *od, const char *path)
 {
 	memset(od, 0, sizeof(*od));
 	od->dirfd = -1;
+	od->guard_fd = -1;
 	if (!path || !*path) {
 		log_error("output directory path is empty");
 		return -EINVAL;
@@ -175,11 +179,91 @@ void output_dir_remove_if_unused(struct output_dir *od)
 		log_info("removed the empty output directory %s", od->path);
 }
 
+/* The helper: async-signal-safe calls only (forked from a threaded
+ * process). Nothing of the recorder stays open in it, so it keeps no BPF
+ * program, perf event or output pipe alive after the recorder is gone. */
+_Noreturn static void guard_main(int rfd, int parentfd, const char *name, const struct stat *dir)
+{
+	struct sched_param sp = { 0 };
+	struct stat st;
+	char c;
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	/* A Ctrl-C reaches the whole foreground group: only EOF ends it. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	sched_setscheduler(0, SCHED_OTHER, &sp);
+	for (int fd = 0; fd < 3 && nul >= 0; fd++)
+		if (fd != rfd && fd != parentfd)
+			dup2(nul, fd);
+	{
+		int hi = rfd > parentfd ? rfd : parentfd;
+
+		for (int fd = 3; fd < hi; fd++)
+			if (fd != rfd && fd != parentfd)
+				close(fd);
+		if (syscall(SYS_close_range, hi + 1, ~0u, 0))
+			for (int fd = hi + 1; fd < 65536; fd++)
+				close(fd);
+	}
+	for (;;) {
+		ssize_t r = read(rfd, &c, 1);
+
+		if (r == 0 || (r < 0 && errno != EINTR))
+			break;
+	}
+	if (fstatat(parentfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == dir->st_dev &&
+	    st.st_ino == dir->st_ino)
+		unlinkat(parentfd, name, AT_REMOVEDIR); /* fails unless empty */
+	_exit(0);
+}
+
+int output_dir_guard(struct output_dir *od)
+{
+	const char *name;
+	struct stat st;
+	int p[2], parentfd, err;
+	pid_t pid;
+
+	if (od->dirfd < 0 || !od->created || od->guard_fd >= 0)
+		return 0;
+	name = strrchr(od->path, '/');
+	name = name ? name + 1 : od->path;
+	if (fstat(od->dirfd, &st))
+		return -errno;
+	parentfd = openat(od->dirfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (parentfd < 0)
+		return -errno;
+	if (pipe2(p, O_CLOEXEC)) {
+		err = -errno;
+		close(parentfd);
+		return err;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		guard_main(p[0], parentfd, name, &st);
+	}
+	err = pid < 0 ? -errno : 0;
+	close(p[0]);
+	close(parentfd);
+	if (err) {
+		close(p[1]);
+		return err;
+	}
+	od->guard_fd = p[1];
+	return 0;
+}
+
 void output_dir_close(struct output_dir *od)
 {
 	if (od->dirfd >= 0)
 		close(od->dirfd);
 	od->dirfd = -1;
+	if (od->guard_fd > 0) /* 0: a zeroed struct that output_dir_open never set */
+		close(od->guard_fd);
+	od->guard_fd = -1;
 	free(od->path);
 	od->path = NULL;
 	for (size_t i = 0; i < od->nwritten; i++)

@@ -19,6 +19,7 @@ struct output_dir {
 	char *path;
 	bool chown_to_user; /* SUDO_UID/SUDO_GID were valid */
 	bool created;	    /* the directory itself was made by output_dir_open */
+	int guard_fd;	    /* output_dir_guard's pipe (write end), or -1 */
 	uid_t uid;
 	gid_t gid;
 	char **written; /* names written so far, in order (for the report) */
@@ -36,6 +37,13 @@ void output_dir_close(struct output_dir *od);
 /* Removes the directory if output_dir_open created it and nothing was
  * written into it: a failed start leaves no empty directory (issue 17). */
 void output_dir_remove_if_unused(struct output_dir *od);
+/* After output_dir_open created the directory: a helper process removes it
+ * when this process ends, however it ends (SIGKILL included), if it is then
+ * still empty and still the same directory (issue 17: a killed run left an
+ * empty directory behind). The helper waits on a pipe only this process
+ * holds (close-on-exec); output_dir_close closes it. No-op (0) when the
+ * directory existed before. Returns 0 or -errno. */
+int output_dir_guard(struct output_dir *od);
 /* Before a run, so that a recording is not made for nothing: creates,
  * writes, syncs and removes a probe file in the directory, and checks that
  * its filesystem has at least min_free bytes available (warns below 16

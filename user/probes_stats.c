@@ -53,6 +53,7 @@ struct probe_stats {
 	struct probe_span_rec *spans;
 	size_t nspans, capspans, max_spans;
 	uint64_t spans_not_kept;
+	struct probe_span_rec first_not_kept; /* where trace.json stops */
 
 	struct thread_ent *threads;
 	size_t nthreads, capthreads;
@@ -437,7 +438,11 @@ static void keep_span(struct probe_stats *st, const struct ep_span *sp, int32_t 
 
 	if (st->nspans >= st->max_spans ||
 	    grow((void **)&st->spans, &st->capspans, st->nspans + 1, sizeof(*st->spans))) {
-		st->spans_not_kept++;
+		if (!st->spans_not_kept++) {
+			st->first_not_kept.start_ns = sp->hdr.ts_ns;
+			st->first_not_kept.pid = sp->hdr.pid;
+			st->first_not_kept.tid = sp->hdr.tid;
+		}
 		return;
 	}
 	r = &st->spans[st->nspans++];
@@ -800,6 +805,7 @@ int probe_stats_report_json(const struct probe_stats *st, cJSON *root)
 	dt += st->module_lost;
 	add_num(d, "total", (double)dt);
 	add_num(pr, "trace_spans_not_kept", (double)st->spans_not_kept);
+	add_num(pr, "trace_max_spans", (double)st->max_spans);
 	{
 		static const char *const cls_names[PROBE_NEST_CLASSES] = { "inference", "sql",
 									   "other" };
@@ -869,7 +875,7 @@ int probe_stats_report_json(const struct probe_stats *st, cJSON *root)
 
 bool probe_stats_has_trace(const struct probe_stats *st)
 {
-	return st->nspans > 0;
+	return st->nspans > 0 || st->spans_not_kept > 0;
 }
 
 static void sep(FILE *out, bool *first)
@@ -916,6 +922,22 @@ int probe_stats_trace_events(const struct probe_stats *st, FILE *out, bool *firs
 			json_write_str(out, st->sql[r->sql].text);
 		}
 		fputs("}}\n", out);
+	}
+	/* The timeline ends here for probes: said in the file, at the point in
+	 * time it happens, so that an empty stretch is not read as idle. */
+	if (st->spans_not_kept) {
+		const struct probe_span_rec *r = &st->first_not_kept;
+
+		sep(out, first);
+		fprintf(out,
+			"{\"name\":\"probe spans not kept from here: %" PRIu64
+			" (trace.json keeps the first %zu, --trace-max-spans; report.json counts "
+			"every call)\",\"cat\":\"probe,cap\",\"ph\":\"i\",\"s\":\"g\",\"ts\":%" PRIu64
+			".%03u,\"pid\":%u,\"tid\":%u,\"args\":{\"spans_not_kept\":%" PRIu64
+			",\"max_spans\":%zu}}\n",
+			st->spans_not_kept, st->max_spans, r->start_ns / 1000,
+			(unsigned)(r->start_ns % 1000), r->pid, r->tid, st->spans_not_kept,
+			st->max_spans);
 	}
 	return ferror(out) ? -EIO : 0;
 }
@@ -1014,6 +1036,11 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 		fprintf(out,
 			"  probe events dropped: %" PRIu64 " (see report.json probes.dropped)\n",
 			drops);
+	if (st->spans_not_kept)
+		fprintf(out,
+			"  trace.json: the first %zu probe spans kept, %" PRIu64
+			" later ones not (--trace-max-spans; statistics count every call)\n",
+			st->max_spans, st->spans_not_kept);
 	for (size_t i = 0; i < st->nnf; i++)
 		fprintf(out, "  not probed: %s: %s\n", st->nf[2 * i], st->nf[2 * i + 1]);
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "proc/pid_index.h"
 #include "record.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <malloc.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -102,6 +104,7 @@ struct recorder {
 	void *mstate[8];		/* per module in `modules`, NULL when off */
 	struct bpf_parts_objs bpf_objs; /* the modules' BPF object(s) */
 	size_t cap_targets;
+	struct pid_index tgidx; /* pid -> ri.targets[] */
 	size_t nalive;
 	pid_t child;
 	bool child_reaped;
@@ -215,19 +218,31 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-static bool have_bpf_privileges(void)
+/* Capabilities bpf() and perf_event_open() check (CAP_SYS_ADMIN stands for
+ * both). Checked for root too: root in a container or under
+ * `capsh --drop` lacks them, and the load failed with "Operation not
+ * permitted (rerun with -v for the verifier log)" (issue 17). Returns the
+ * names of the missing ones in buf, empty when none is missing. */
+static const char *missing_bpf_caps(char *buf, size_t len)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = {};
+	bool sys_admin, bpf, perfmon;
 
-	if (geteuid() == 0)
-		return true;
-	if (syscall(SYS_capget, &hdr, data))
-		return false;
+	buf[0] = '\0';
+	if (syscall(SYS_capget, &hdr, data)) {
+		if (geteuid() != 0)
+			snprintf(buf, len, "CAP_BPF and CAP_PERFMON");
+		return buf;
+	}
+	sys_admin = data[0].effective & (1u << 21);
 	/* CAP_PERFMON (38) and CAP_BPF (39) live in the second word. */
-	uint32_t hi = data[1].effective;
-
-	return (hi & (1u << (38 - 32))) && (hi & (1u << (39 - 32)));
+	perfmon = sys_admin || (data[1].effective & (1u << (38 - 32)));
+	bpf = sys_admin || (data[1].effective & (1u << (39 - 32)));
+	if (!bpf || !perfmon)
+		snprintf(buf, len, "%s%s%s", bpf ? "" : "CAP_BPF", !bpf && !perfmon ? " and " : "",
+			 perfmon ? "" : "CAP_PERFMON");
+	return buf;
 }
 
 /* Tracepoints attached through perf need tracefs; some boots leave it
@@ -250,17 +265,17 @@ static void ensure_tracefs(void)
 
 static struct report_target *find_target(struct recorder *r, uint32_t pid)
 {
-	/* Newest first: a fork storm's events are about the latest children. */
-	for (size_t i = r->ri.ntargets; i-- > 0;)
-		if (r->ri.targets[i].pid == pid)
-			return &r->ri.targets[i];
-	return NULL;
+	int64_t i = pid_index_find(&r->tgidx, r->ri.targets, pid);
+
+	return i >= 0 ? &r->ri.targets[i] : NULL;
 }
 
 static int add_target(struct recorder *r, uint32_t pid, uint32_t parent, const char *comm)
 {
 	struct report_target *t;
 
+	if (!r->tgidx.stride)
+		pid_index_init(&r->tgidx, sizeof(*t), offsetof(struct report_target, pid));
 	if (find_target(r, pid))
 		return 0;
 	if (r->ri.ntargets == r->cap_targets) {
@@ -272,6 +287,8 @@ static int add_target(struct recorder *r, uint32_t pid, uint32_t parent, const c
 		r->ri.targets = p;
 		r->cap_targets = cap;
 	}
+	if (pid_index_add(&r->tgidx, pid, (uint32_t)r->ri.ntargets))
+		return -ENOMEM;
 	t = &r->ri.targets[r->ri.ntargets++];
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
@@ -758,9 +775,19 @@ static void check_liveness(struct recorder *r, uint64_t now)
 
 static int check_environment(void)
 {
-	if (!have_bpf_privileges()) {
-		log_error("permission denied: run as root (sudo ebpf-prof ...) or grant "
-			  "CAP_BPF and CAP_PERFMON");
+	char caps[64];
+
+	if (*missing_bpf_caps(caps, sizeof(caps))) {
+		if (geteuid() == 0)
+			log_error(
+				"permission denied: running as root but without %s (a container, "
+				"capsh --drop or a systemd CapabilityBoundingSet?): grant them, or "
+				"run from a root shell with full capabilities",
+				caps);
+		else
+			log_error("permission denied: run as root (sudo ebpf-prof ...) or grant "
+				  "%s",
+				  caps);
 		return -EPERM;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
@@ -1171,6 +1198,17 @@ static int resolve_pids(const struct cli_opts *o, uint32_t *pids, int *npids)
 			log_error("process %u has exited (zombie): nothing to profile", pid);
 			return -ESRCH;
 		}
+		/* It has no user space: no user stacks, maps, probes or memory,
+		 * and the run ended with "0 samples" and no word why (issue 17). */
+		if (proc_is_kernel_thread(o->proc_root, pid) == 1) {
+			char comm[32] = "?";
+
+			proc_read_comm(o->proc_root, pid, comm, sizeof(comm));
+			log_error("%u (%s) is a kernel thread: ebpf-prof profiles user-space "
+				  "processes (for kernel threads: perf record -g -p %u)",
+				  pid, comm, pid);
+			return -EINVAL;
+		}
 		for (int j = 0; j < *npids; j++)
 			dup |= pids[j] == pid;
 		if (!dup)
@@ -1243,8 +1281,9 @@ int record_main(const struct cli_opts *o)
 
 	if (check_environment())
 		return 1;
-	if (resolve_pids(o, pids, &npids))
-		return 1;
+	err = resolve_pids(o, pids, &npids);
+	if (err)
+		return err == -EINVAL ? 2 : 1; /* a kernel thread: a usage error */
 	ensure_tracefs();
 	/* Before any thread or child is started: they inherit it. */
 	collector_priority_raise(&prio);
@@ -1347,6 +1386,11 @@ int record_main(const struct cli_opts *o)
 	 * after the run lost the recording (issue 17). */
 	if (!outdir || output_dir_open(&od, outdir) || output_dir_check(&od, OUTPUT_MIN_FREE))
 		goto out;
+	err = output_dir_guard(&od);
+	if (err)
+		log_warn("cannot start the helper that removes %s if this run is killed before "
+			 "writing: %s",
+			 od.path, strerror(-err));
 	r.ri.output_dir = od.path;
 
 	/* CPU sampling starts before the other modules load (each load parses
@@ -1600,6 +1644,11 @@ int record_main(const struct cli_opts *o)
 		log_info("symbolizer: %llu lookups, %llu cache hits, %llu unresolved, %llu reloads",
 			 (unsigned long long)st.lookups, (unsigned long long)st.cache_hits,
 			 (unsigned long long)st.unresolved, (unsigned long long)st.reloads);
+		if (st.perfmaps_cut)
+			log_warn("%llu perf map(s) cut at their size limit: %.1f MiB not read, JIT "
+				 "frames named there show as [unknown]",
+				 (unsigned long long)st.perfmaps_cut,
+				 (double)st.perfmap_unread_bytes / (1 << 20));
 	}
 out:
 	if (l.go_fd >= 0) {
@@ -1637,6 +1686,7 @@ out:
 	for (size_t i = 0; i < r.ri.ntargets; i++)
 		free(r.ri.targets[i].cmdline);
 	free(r.ri.targets);
+	pid_index_free(&r.tgidx);
 	free(r.ri.command);
 	free(outdir);
 	if (sfd >= 0) {

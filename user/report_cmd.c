@@ -191,7 +191,7 @@ int report_cmd_main(int argc, char **argv)
 		output_dir_close(&od);
 	}
 	if (!e) {
-		cycles_print_summary(stdout, &d.cycles, &d.findings, 5);
+		cycles_print_summary(stdout, &d.cycles, NULL, &d.findings, 5);
 		printf("Wrote %s/report.html%s\n", dir, d.cycles.n ? " and cycles.csv" : "");
 	}
 	report_data_free(&d);

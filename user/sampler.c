@@ -162,6 +162,16 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 			  strerror(-err));
 		goto fail;
 	}
+	/* The verifier answers EACCES or EINVAL; EPERM is bpf() itself denied
+	 * with the capabilities present: a seccomp profile (containers), an LSM
+	 * or kernel lockdown. Its verifier log is empty. */
+	if (err == -EPERM) {
+		log_error("cannot load BPF programs: permission denied although the capabilities "
+			  "are there: bpf() is refused by a seccomp profile (container: "
+			  "--privileged or a profile allowing bpf and perf_event_open), an LSM "
+			  "(SELinux/AppArmor) or kernel lockdown (/sys/kernel/security/lockdown)");
+		goto fail;
+	}
 	if (err) {
 		log_error(
 			"cannot load BPF programs%s%s: %s%s", opts->btf_path ? " with --btf " : "",

@@ -172,7 +172,9 @@ ep_prof_run()
 	PROF_ERR="${PROF_OUT%.out}.err"
 	t0=$(ep_now_ms)
 	PROF_RC=0
-	timeout -k 5 "$timeout" "$EP_BIN" "$@" >"$PROF_OUT" 2>"$PROF_ERR" </dev/null || PROF_RC=$?
+	# EP_PROF_WRAP: a command run in front (setpriv ...), word-split.
+	# shellcheck disable=SC2086
+	timeout -k 5 "$timeout" ${EP_PROF_WRAP:-} "$EP_BIN" "$@" >"$PROF_OUT" 2>"$PROF_ERR" </dev/null || PROF_RC=$?
 	PROF_MS=$(($(ep_now_ms) - t0))
 	if [ "$PROF_RC" -eq 124 ] || [ "$PROF_RC" -eq 137 ]; then
 		ep_fail "ebpf-prof $* did not finish within ${timeout}s (stderr: $(tail -n 5 "$PROF_ERR"))"

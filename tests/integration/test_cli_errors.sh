@@ -84,4 +84,27 @@ ep_prof_run 30 --pid "$TARGET_PID" -d 1 -o "$EP_WORK/out-planted"
 # (exit 1), not a usage error: the user gave a well-formed number.
 expect_rc 1 "nonexistent pid 999999999" --pid 999999999 -d 1 -o "$EP_WORK/nopid2"
 grep -qi 'no such process' "$PROF_ERR" || ep_fail "--pid 999999999: stderr lacks 'no such process': $(head -c 300 "$PROF_ERR")"
+# Root without CAP_BPF (a container, capsh --drop): a permission message
+# naming the capability, not "rerun with -v for the verifier log"
+# (issue 17). Dropped from the bounding set, root's exec loses it.
+if command -v setpriv >/dev/null; then
+	EP_PROF_WRAP="setpriv --bounding-set -bpf,-sys_admin" \
+		expect_rc 1 "root without CAP_BPF" --pid "$TARGET_PID" -d 1 -o "$EP_WORK/nocap"
+	grep -q "permission denied: running as root but without CAP_BPF" "$PROF_ERR" ||
+		ep_fail "root without CAP_BPF: $(head -c 300 "$PROF_ERR")"
+	! grep -q "verifier log" "$PROF_ERR" || ep_fail "root without CAP_BPF: verifier hint: $(head -c 300 "$PROF_ERR")"
+	[ ! -e "$EP_WORK/nocap" ] || ep_fail "root without CAP_BPF created its output directory"
+fi
+
+# A kernel thread has no user space: a usage error naming it, not a run
+# that ends with "0 samples" and no reason (issue 17).
+KT=$(ps -eo pid=,comm= | awk '$2 == "kthreadd" { print $1; exit }')
+if [ -n "$KT" ]; then
+	expect_rc 2 "kernel thread $KT" --pid "$KT" -d 1 -o "$EP_WORK/kthread"
+	grep -q "$KT (kthreadd) is a kernel thread" "$PROF_ERR" ||
+		ep_fail "--pid $KT: $(head -c 300 "$PROF_ERR")"
+	[ ! -e "$EP_WORK/kthread" ] || ep_fail "--pid $KT created its output directory"
+else
+	ep_log "no kthreadd in this pid namespace: kernel-thread check not run"
+fi
 ep_log "ok"

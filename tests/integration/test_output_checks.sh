@@ -59,5 +59,34 @@ grep -q "NOT WRITTEN: report.json" "$PROF_OUT" ||
 while read -r f; do
 	[ -e "$MNT/run/$f" ] || ep_fail "summary lists $f, which is not in $MNT/run"
 done < <(sed -n '/^output:/,/^[a-z]/p' "$PROF_OUT" | grep -E '^ {10}[a-z]' | grep -v 'NOT WRITTEN' | awk '{print $1}')
+umount "$MNT"
+
+# SIGKILL before anything is written: the directory ebpf-prof created goes
+# too (its helper process sees the recorder's end), and a directory that
+# existed before stays.
+for PRE in new existing; do
+	D="$EP_WORK/killed-$PRE"
+	[ "$PRE" = existing ] && mkdir "$D"
+	ep_prof_bg --pid "$TARGET_PID" -F 99 -d 60 -o "$D"
+	ep_wait_attached "$PROF_PID" 30
+	[ -d "$D" ] || ep_fail "SIGKILL ($PRE): no output directory while recording"
+	kill -KILL "$PROF_PID"
+	ep_wait_exit "$PROF_PID" 30 || ep_fail "SIGKILL ($PRE): still running"
+	# The kernel releases a killed recorder's BPF programs and perf events
+	# before its pipe reaches the helper: ~0.5 s.
+	deadline=$(($(ep_now_ms) + 10000))
+	while [ "$PRE" = new ] && [ -e "$D" ] && [ "$(ep_now_ms)" -lt "$deadline" ]; do
+		sleep 0.05
+	done
+	if [ "$PRE" = new ]; then
+		[ ! -e "$D" ] || ep_fail "SIGKILL: empty output directory $D left behind"
+	else
+		# The helper is started only for a directory ebpf-prof created.
+		[ -d "$D" ] || ep_fail "SIGKILL: the existing directory $D was removed"
+	fi
+done
+# The helper never outlives the run (it would hold nothing, but it is a
+# process the user did not ask for).
+! pgrep -f -- "-o $EP_WORK/killed-" >/dev/null || ep_fail "a helper process is still running"
 ep_stop_pid "$TARGET_PID"
 ep_log "ok"

@@ -15,7 +15,9 @@
 #    are mostly under the 1 ms stack threshold: its stacks must exist and
 #    stay within its off-CPU time, no more.
 #  - spinner: never blocks: sleep + uninterruptible < 2% of its time.
-#  - per thread, on + off covers the run: within 10% of the traced window.
+#  - per thread, on-CPU time = the thread's own CPU clock (printed by the
+#    target) within 2% + 5 ms, whatever the machine's load; on + off covers
+#    the run: within 10% of the traced window.
 #  - stacks: the off-CPU profile of sleep_phase() holds >= 85% of the
 #    sleeper's blocked time (episodes are >= 10 ms, all above the 1 ms
 #    threshold; the part below is the run-queue wait after each wakeup and
@@ -30,9 +32,15 @@ ep_prof_run 60 -o "$EP_WORK/out" -- "$EP_TARGETS_DIR/offcpu_mix" --seconds "$SEC
 grep -q "scheduler view off" "$PROF_ERR" && ep_fail "sched module did not run: $(grep 'scheduler view' "$PROF_ERR")"
 grep -q '^Scheduler:' "$PROF_OUT" || ep_fail "summary has no Scheduler line"
 
-SECS=$SECS ep_py "$EP_WORK/out" <<'PY'
+SECS=$SECS PROF_OUT=$PROF_OUT ep_py "$EP_WORK/out" <<'PY'
 validate_all()
 secs = float(os.environ["SECS"])
+# Each thread's own CPU clock at its end, printed by the target.
+own = {}
+for line in open(os.environ["PROF_OUT"]):
+    w = line.split()
+    if len(w) == 3 and w[0] == "cpu":
+        own[w[1]] = int(w[2])
 sc = R.get("sched")
 if not check(isinstance(sc, dict), "report.sched missing"):
     sys.exit(1)
@@ -83,7 +91,21 @@ check(dr["uninterruptible"] >= 0.1 * not_waiting,
       "disker: uninterruptible %.3f of its time not waiting for a CPU, < 0.1" % (dr["uninterruptible"] / not_waiting))
 sp = th["spinner"]
 check(blocked(sp) < 0.02 * span(sp), "spinner blocked: %r" % sp["off_cpu_by_reason"])
-check(sp["on_cpu_ns"] >= 0.25 * span(sp), "spinner on-CPU only %.3f of its time" % (sp["on_cpu_ns"] / span(sp)))
+# On-CPU time against the thread's own CPU clock, not against the run:
+# under a loaded ctest the spinner gets what the machine leaves it (15% of
+# its time with three busy loops beside it), and the share said nothing of
+# the accounting (issue 17). Tolerance 2% + 5 ms (the clock is read before
+# the thread's last instructions and exit) + 10 us per context switch: the
+# tracepoint edges are not the kernel's own runtime edges, and threads that
+# block often measure 1.5-3.5 us per switch below their clock, quiet or
+# loaded (docs/performance.md); a lost interval is milliseconds or more.
+for name in ("sleeper", "piper", "feeder", "disker", "spinner"):
+    if check(name in own, "the target printed no CPU time for %s" % name):
+        on, cs = th[name]["on_cpu_ns"], th[name]["context_switches"]
+        info("%-8s on-CPU %.4f s, own clock %.4f s, %d switches" % (name, on / 1e9, own[name] / 1e9, cs))
+        check(abs(on - own[name]) <= 0.02 * own[name] + 5e6 + 1e4 * cs,
+              "%s: on-CPU %.4f s, its own CPU clock %.4f s (%d switches)" % (name, on / 1e9, own[name] / 1e9, cs))
+check(sp["on_cpu_ns"] >= 0.05 * span(sp), "spinner on-CPU only %.3f of its time" % (sp["on_cpu_ns"] / span(sp)))
 # ~100 sleeps/s of 10 ms: about secs*100 voluntary switches
 check(0.5 * secs * 100 <= th["sleeper"]["voluntary_switches"] <= 1.2 * secs * 100,
       "sleeper voluntary switches %d, expected ~%d" % (th["sleeper"]["voluntary_switches"], secs * 100))

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,16 @@ struct mix {
 };
 
 #define NTHREADS 5
+
+/* The thread's own CPU time, as its return value: the test compares the
+ * scheduler view's on-CPU time with it (a load-independent truth). */
+static void *own_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (void *)(uintptr_t)((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+}
 
 /* The blocking system calls are issued right here, not through libc:
  * Debian's libc has no frame pointers, so a frame-pointer unwind from
@@ -73,7 +84,7 @@ static void *sleeper(void *arg)
 	pthread_barrier_wait(&m->start);
 	while (!m->stop)
 		sleep_phase();
-	return NULL;
+	return own_cpu();
 }
 
 static int __attribute__((noinline)) pipe_wait(int fd)
@@ -94,7 +105,7 @@ static void *piper(void *arg)
 	/* EOF (feeder closed the write end) ends the loop. */
 	while (pipe_wait(m->pipe_fd[0]) > 0)
 		;
-	return NULL;
+	return own_cpu();
 }
 
 static void *feeder(void *arg)
@@ -110,7 +121,7 @@ static void *feeder(void *arg)
 			break;
 	}
 	close(m->pipe_fd[1]);
-	return NULL;
+	return own_cpu();
 }
 
 static void __attribute__((noinline)) disk_phase(int fd, const char *buf, size_t len)
@@ -135,7 +146,7 @@ static void *disker(void *arg)
 		memset(buf, (int)(k++ & 0xff), sizeof(buf));
 		disk_phase(m->disk_fd, buf, sizeof(buf));
 	}
-	return NULL;
+	return own_cpu();
 }
 
 static unsigned long __attribute__((noinline)) spin_phase(unsigned long x)
@@ -154,7 +165,7 @@ static void *spinner(void *arg)
 	pthread_barrier_wait(&m->start);
 	while (!m->stop)
 		sink = spin_phase(sink);
-	return NULL;
+	return own_cpu();
 }
 
 int main(int argc, char **argv)
@@ -202,8 +213,14 @@ int main(int argc, char **argv)
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 	m.stop = 1;
-	for (int i = 0; i < NTHREADS; i++)
-		pthread_join(th[i], NULL);
+	static const char *const names[NTHREADS] = { "sleeper", "piper", "feeder", "disker",
+						     "spinner" };
+	for (int i = 0; i < NTHREADS; i++) {
+		void *cpu = NULL;
+
+		pthread_join(th[i], &cpu);
+		printf("cpu %s %llu\n", names[i], (unsigned long long)(uintptr_t)cpu);
+	}
 	close(m.disk_fd);
 	printf("done\n");
 	return 0;

@@ -8,6 +8,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
+/* The shared test data (EP_SHARED_DIR, ../shared from the source tree).
+ * Missing: under CI=true a failure that says so, else a skip (exit 77)
+ * that says so; never a crash on the paths built from it. */
+static inline const char *ep_shared_dir(const char *test)
+{
+	const char *d = getenv("EP_SHARED_DIR");
+	const char *ci = getenv("CI");
+	struct stat st;
+
+	if (d && stat(d, &st) == 0 && S_ISDIR(st.st_mode))
+		return d;
+	fprintf(stderr,
+		"%s: the shared test data %s%s is missing (EP_SHARED_DIR; ../shared next to "
+		"the source tree)%s\n",
+		test, d ? d : "", d ? "" : "(EP_SHARED_DIR unset)",
+		ci && !strcmp(ci, "true") ? "" : ": skipped");
+	exit(ci && !strcmp(ci, "true") ? 1 : 77);
+}
+
 static int ep_check_failures;
 static int ep_check_count;
 

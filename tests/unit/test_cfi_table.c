@@ -8,6 +8,7 @@
  * truncated .eh_frame, no CFI, wrong machine) and uw_table_find's edges.
  */
 #include "check.h"
+#include "unwind/cfi_program.h"
 #include "unwind/cfi_table.h"
 
 #include <errno.h>
@@ -643,6 +644,53 @@ static void test_find_edges(void)
 	uw_table_free(NULL);
 }
 
+/* Register offsets and CFA offsets are operand x data alignment factor:
+ * products that do not fit in 64 bits are malformed CFI, the FDE is not
+ * followed past them, and nothing overflows (issue 17: found by
+ * fuzz_cfi_table, a DW_CFA_offset of 2^63-1 with a factor of -8, signed
+ * overflow under UBSan). */
+static void test_scaled_overflow(void)
+{
+	static const uint8_t big_uleb[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f };
+	static const uint8_t min_sleb[] = { 0x80, 0x80, 0x80, 0x80, 0x80,
+					    0x80, 0x80, 0x80, 0x80, 0x7f };
+	const struct cfi_arch a = { UW_ARCH_X86_64, 7, 6 };
+	const struct cfi_section sec = { 0 };
+	struct {
+		uint8_t op, reg;
+		bool has_reg;
+		const uint8_t *arg;
+		size_t len;
+		int64_t daf;
+	} cases[] = {
+		{ 0x80 | 16, 0, false, big_uleb, sizeof(big_uleb), -8 },   /* DW_CFA_offset */
+		{ 0x05, 16, true, big_uleb, sizeof(big_uleb), -8 },	   /* offset_extended */
+		{ 0x11, 16, true, min_sleb, sizeof(min_sleb), -1 },	   /* offset_extended_sf */
+		{ 0x13, 0, false, min_sleb, sizeof(min_sleb), -1 },	   /* def_cfa_offset_sf */
+		{ 0x12, 7, true, min_sleb, sizeof(min_sleb), -1 },	   /* def_cfa_sf */
+		{ 0x2f, 16, true, big_uleb, sizeof(big_uleb), INT64_MIN }, /* GNU negative */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t prog[32];
+		size_t n = 0;
+		struct cfi_cie cie = { .caf = 1, .daf = cases[i].daf, .ra_reg = 16, .ok = true };
+		struct cfi_fde f = { .lo = 0x1000, .hi = 0x1100, .cie = &cie };
+		struct cfi_rows rows = { 0 };
+
+		prog[n++] = cases[i].op;
+		if (cases[i].has_reg)
+			prog[n++] = cases[i].reg;
+		memcpy(prog + n, cases[i].arg, cases[i].len);
+		n += cases[i].len;
+		prog[n++] = 0x40 | 4; /* DW_CFA_advance_loc 4 */
+		f.ins = prog;
+		f.ins_end = prog + n;
+		CHECK_INT_EQ(cfi_compile_fde(&a, &sec, &f, f.hi, &rows), 1);
+		free(rows.rows);
+	}
+}
+
 int main(void)
 {
 	char cpp[4096], dbg[4096], arm[4096], ibt[4096], ggml[4096], llama[4096], lldir[2048];
@@ -664,6 +712,7 @@ int main(void)
 	snprintf(llama, sizeof(llama), "%s/libllama.v0.5.0.so", lldir);
 
 	test_find_edges();
+	test_scaled_overflow();
 	compare_with_readelf(libc, false, 20000);
 	compare_with_readelf(sqlite, false, 20000);
 	compare_with_readelf(cpp, false, 50);

@@ -97,6 +97,11 @@ int main(void)
 	CHECK_INT_EQ(parse(&o, ARGS("--no-sched", "--pid", "1")), 0);
 	CHECK(o.no_sched);
 	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-min-us", "0", "--pid", "1")), 2);
+	CHECK_INT_EQ(o.trace_max_spans, CLI_DEFAULT_TRACE_MAX_SPANS);
+	CHECK_INT_EQ(parse(&o, ARGS("--trace-max-spans", "0", "--pid", "1")), 0);
+	CHECK_INT_EQ(o.trace_max_spans, 0);
+	CHECK_INT_EQ(parse(&o, ARGS("--trace-max-spans", "4000001", "--pid", "1")), 2);
+	CHECK_INT_EQ(parse(&o, ARGS("--trace-max-spans", "-1", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-min-us", "60000001", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-min-us", "1ms", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--pid", "1")), 0);

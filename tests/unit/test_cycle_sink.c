@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "cycle_sink.h"
+#include "cycles/cycle_agg.h"
 #include "cycle_spec.h"
 
 #define MS    1000000ull
@@ -296,22 +297,72 @@ static void test_caps_and_bad_input(void)
 	CHECK_INT_EQ(cycle_sink_table(s)->rows[0].rss_end_bytes, 5);
 	cycle_sink_free(s);
 
-	/* A full table: later cycles are counted, not kept. */
+	/* A full table (issue 17): the first max_rows / 2 rows stay, the last
+	 * ones replace each other in a ring, and every cycle is in the
+	 * aggregates, so statistics and findings cover the whole run. */
 	{
 		struct cycle_sink_cfg cfg = { .mode = CYCLE_MODE_EVERY,
 					      .lag_ns = LAG,
 					      .period_ns = MS,
 					      .max_facts = 10,
 					      .max_rows = 2 };
+		const struct cycle_agg *ag;
 
 		s = cycle_sink_new(&cfg);
 		cycle_sink_set_active(s, true);
 		for (int i = 0; i < 5; i++)
 			cycle_sink_entry(s, T(i * 10), 1);
-		CHECK_INT_EQ(cycle_sink_flush(s, T(50), true), 2);
+		CHECK_INT_EQ(cycle_sink_flush(s, T(50), true), 5);
 		CHECK_INT_EQ(cycle_sink_table(s)->n, 2);
-		CHECK_INT_EQ(cycle_sink_stats(s)->dropped_cycles, 3);
+		CHECK_INT_EQ(cycle_sink_table(s)->rows[0].index, 0);
+		CHECK_INT_EQ(cycle_sink_table(s)->rows[1].index, 4);
+		CHECK(cycle_sink_table(s)->rows[1].partial);
+		CHECK_INT_EQ(cycle_sink_stats(s)->rows_not_kept, 3);
+		CHECK_INT_EQ(cycle_sink_stats(s)->attributed, 5);
 		CHECK_INT_EQ(cycle_sink_stats(s)->closed, 5);
+		ag = cycle_sink_agg(s);
+		/* The partial last cycle is not a cycle time. */
+		CHECK_INT_EQ(ag->n, 4);
+		CHECK_INT_EQ(ag->sum[CA_WALL], 40 * MS);
+		cycle_sink_free(s);
+	}
+	/* Many cycles through a small ring, flushed as the run goes: the rows
+	 * kept are the first 5 and the last 5, in index order; the aggregates
+	 * hold all 1000, the slowest among them too. */
+	{
+		struct cycle_sink_cfg cfg = { .mode = CYCLE_MODE_EVERY,
+					      .lag_ns = LAG,
+					      .period_ns = MS,
+					      .max_facts = 10,
+					      .max_rows = 10 };
+		const struct cycle_table *t;
+		const struct cycle_agg *ag;
+		uint64_t at = 0, sum = 0;
+
+		s = cycle_sink_new(&cfg);
+		cycle_sink_set_active(s, true);
+		for (int i = 0; i <= 1000; i++) {
+			/* Cycle 500 takes 50 ms, the others 1 to 3 ms. */
+			uint64_t w = i == 500 ? 50 : 1 + (uint64_t)(i % 3);
+
+			cycle_sink_entry(s, T(at), 1);
+			if (i < 1000)
+				sum += w * MS;
+			at += w;
+			CHECK(cycle_sink_flush(s, T(at), false) >= 0);
+		}
+		CHECK(cycle_sink_flush(s, T(at + 1), true) >= 0);
+		t = cycle_sink_table(s);
+		CHECK_INT_EQ(t->n, 10);
+		for (size_t i = 0; i < 5 && t->n == 10; i++) {
+			CHECK_INT_EQ(t->rows[i].index, i);
+			CHECK_INT_EQ(t->rows[5 + i].index, 996 + i);
+		}
+		ag = cycle_sink_agg(s);
+		CHECK_INT_EQ(ag->n, 1000);
+		CHECK_INT_EQ(ag->sum[CA_WALL], sum);
+		CHECK_INT_EQ(ag->slowest[0].index, 500);
+		CHECK_INT_EQ(ag->slowest[0].part[CA_WALL], 50 * MS);
 		cycle_sink_free(s);
 	}
 

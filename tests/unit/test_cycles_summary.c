@@ -32,7 +32,7 @@ int main(void)
 	CHECK(f != NULL);
 	if (!f)
 		return 1;
-	cycles_print_summary(f, &t, NULL, 3);
+	cycles_print_summary(f, &t, NULL, NULL, 3);
 	fclose(f);
 	CHECK_STR_EQ(
 		buf,
@@ -59,7 +59,7 @@ int main(void)
 					    .partial = true };
 		buf = NULL;
 		f = open_memstream(&buf, &len);
-		cycles_print_summary(f, &t4, NULL, 3);
+		cycles_print_summary(f, &t4, NULL, NULL, 3);
 		fclose(f);
 		CHECK(strncmp(buf,
 			      "Cycles: 3  median 120.0 ms  p95 300.0 ms  mean 173.3 ms  slowest #1 "
@@ -75,7 +75,7 @@ int main(void)
 	t.whole_run = true;
 	buf = NULL;
 	f = open_memstream(&buf, &len);
-	cycles_print_summary(f, &t, NULL, 3);
+	cycles_print_summary(f, &t, NULL, NULL, 3);
 	fclose(f);
 	CHECK_STR_EQ(buf,
 		     "Cycles: 1 (whole run, no cycles defined)  median 100.0 ms  p95 100.0 ms  "

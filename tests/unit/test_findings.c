@@ -528,8 +528,70 @@ static void test_no_cycles_and_empty(void)
 	CHECK_STR_EQ(finding_severity_name(FIND_WARNING), "warning");
 }
 
+/* A run past the table's cap (issue 17): 10000 cycles, the table keeps
+ * the first and last 5; the aggregates of all of them make the findings.
+ * Cycle 6000 (not in the table) is the slow one, SQL grows from cycle
+ * 5000 on, RSS grows 1 MB a cycle: each is found over the whole run. */
+static void test_whole_run_from_aggregates(void)
+{
+	struct cycle_table all = mk(10000), kept = mk(10);
+	struct findings_cfg cfg;
+	struct cycle_agg *ag = malloc(sizeof(*ag));
+	struct findings f;
+	const struct finding *x;
+
+	findings_default_cfg(&cfg);
+	if (!ag) {
+		CHECK(!"malloc");
+		return;
+	}
+	findings_agg_init(ag, &cfg);
+	for (size_t i = 0; i < all.n; i++) {
+		struct cycle_row *r = &all.rows[i];
+
+		if (i >= 5000)
+			set_part(r, &r->part_sql_ns, 40 * MS);
+		r->has_rss = true;
+		r->rss_end_bytes = (100 + i) * MB;
+		if (i == 6000) {
+			r->wall_ns = 400 * MS;
+			r->other_ns += 300 * MS;
+		}
+		CHECK_INT_EQ(cycle_agg_add(ag, r), 0);
+	}
+	for (size_t i = 0; i < 10; i++)
+		kept.rows[i] = all.rows[i < 5 ? i : 9990 + i];
+	CHECK_INT_EQ(findings_evaluate_agg(&kept, ag, &cfg, NULL, &f), 0);
+	x = find(&f, "slow_cycles");
+	CHECK(x != NULL);
+	CHECK(has_cycle(x, 6000));
+	CHECK(x && strstr(x->title, "1 slow cycle(s)") != NULL);
+	x = find(&f, "database_overhead");
+	CHECK(x != NULL);
+	/* 5000 x 40 ms of 10000 x 100 ms + 300 ms: 19.99%. */
+	CHECK(x && strstr(x->evidence, "over 10000 cycle(s) (20.0%") != NULL);
+	/* Not cycle 6000: 40 of its 400 ms. */
+	CHECK(x && strstr(x->evidence, "above the threshold in 4999 cycle(s): #5000") != NULL);
+	CHECK(x && strstr(x->evidence, "and 4989 more") != NULL);
+	CHECK(x && x->ncycles == CYC_AGG_IDS);
+	x = find(&f, "memory_growth");
+	CHECK(x != NULL);
+	CHECK(x && strstr(x->evidence, "over 10000 cycles (0..9999): 1.00 MB/cycle") != NULL);
+	findings_free(&f);
+	/* The kept rows alone say none of it. */
+	f = eval(&kept, NULL);
+	CHECK(find(&f, "slow_cycles") == NULL);
+	CHECK(find(&f, "memory_growth") != NULL); /* 10 kept rows fit too */
+	findings_free(&f);
+	cycle_agg_free(ag);
+	free(ag);
+	free(kept.rows);
+	free_table(&all);
+}
+
 int main(void)
 {
+	test_whole_run_from_aggregates();
 	test_inference();
 	test_sql();
 	test_other();

@@ -215,7 +215,7 @@ static void check_tree(const char *shared, const char *tree, struct jetson_snaps
 
 int main(void)
 {
-	const char *shared = getenv("EP_SHARED_DIR");
+	const char *shared = ep_shared_dir("test_jetson_fixtures");
 	struct jetson_snapshot *s = calloc(1, sizeof(*s));
 	struct jetson_board b;
 

@@ -57,7 +57,7 @@ static cJSON *parse(const char *shared, const char *file, int lineno)
 
 int main(void)
 {
-	const char *sh = getenv("EP_SHARED_DIR");
+	const char *sh = ep_shared_dir("test_jetson_tegrastats");
 	cJSON *o;
 
 	if (!sh)

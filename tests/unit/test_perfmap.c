@@ -177,9 +177,52 @@ static void test_bounds(void)
 	if (pm) {
 		CHECK_INT_EQ(perfmap_count(pm), PERFMAP_MAX_ENTRIES);
 		CHECK(perfmap_truncated(pm));
+		/* The 10 lines after the cap, "200001 1 f\n" to "20000a 1 f\n". */
+		CHECK_INT_EQ(perfmap_unread_bytes(pm), 10 * 11);
 		perfmap_free(pm);
 	}
 	free(buf);
+}
+
+/* A map over PERFMAP_MAX_BYTES is read up to it and says how much was left
+ * (issue 17: it was cut silently). 256-byte lines: the cut falls between
+ * two lines. */
+static void test_big_file(void)
+{
+	char path[] = "/tmp/ep-pm-big-XXXXXX", line[257];
+	size_t nlines = (PERFMAP_MAX_BYTES >> 8) + 100;
+	struct perfmap *pm = NULL;
+	const size_t blk = 4096;
+	char *buf = malloc(blk * 256);
+	int fd = mkstemp(path);
+
+	if (fd < 0 || !buf) {
+		CHECK(!"mkstemp/malloc");
+		free(buf);
+		return;
+	}
+	for (size_t i = 0; i < nlines; i += blk) {
+		size_t n = nlines - i < blk ? nlines - i : blk;
+
+		for (size_t j = 0; j < n; j++) {
+			int w = snprintf(line, sizeof(line), "%08zx 10 f", (i + j + 1) * 16);
+
+			memset(line + w, 'x', 255 - (size_t)w);
+			line[255] = '\n';
+			memcpy(buf + j * 256, line, 256);
+		}
+		CHECK(write(fd, buf, n * 256) == (ssize_t)(n * 256));
+	}
+	close(fd);
+	free(buf);
+	CHECK_INT_EQ(perfmap_load(path, (uid_t)-1, &pm), 0);
+	if (pm) {
+		CHECK(perfmap_truncated(pm));
+		CHECK_INT_EQ(perfmap_count(pm), PERFMAP_MAX_BYTES >> 8);
+		CHECK_INT_EQ(perfmap_unread_bytes(pm), 100 * 256);
+		perfmap_free(pm);
+	}
+	unlink(path);
 }
 
 /* Buffers whose last byte is the last readable one (a PROT_NONE page
@@ -233,5 +276,6 @@ int main(void)
 	test_parse();
 	test_load();
 	test_bounds();
+	test_big_file();
 	return check_report("test_perfmap");
 }

@@ -552,8 +552,65 @@ static void test_stats(void)
 	probe_specs_free(&ps);
 }
 
+/* trace.json keeps the first max spans; the rest are counted, and the file
+ * and summary say where and how many (issue 17: 134 MB for 8 s of a hot
+ * probe). Statistics still count every call. */
+static void test_trace_cap(void)
+{
+	struct probe_specs ps;
+	char err[128], *buf = NULL;
+	size_t len = 0, nx = 0;
+	struct probe_stats *st = probe_stats_new(5, 3);
+	const struct probe_def *step = NULL;
+	FILE *f;
+	bool first = true;
+	cJSON *root, *pr;
+
+	CHECK(st != NULL);
+	CHECK_INT_EQ(probe_specs_build(&ps, PROBE_PRESET_ALL, NULL, 0, NULL, err, sizeof(err)), 0);
+	for (size_t i = 0; i < ps.n; i++)
+		step = !strcmp(ps.defs[i].symbol, "sqlite3_step") ? &ps.defs[i] : step;
+	if (!st || !step) {
+		CHECK(!"setup");
+		return;
+	}
+	CHECK_INT_EQ(probe_stats_set_probe(st, 0, step, "/lib/libsqlite3.so.0"), 0);
+	for (int i = 0; i < 12; i++) {
+		struct ep_span e = span(0, 11, 1000000 + (uint64_t)i * 1000, 10, 101, 0xabc, 0);
+
+		CHECK_INT_EQ(probe_stats_add_event(st, &e, sizeof(e)), 0);
+	}
+	CHECK_INT_EQ(probe_stats_get(st, 0)->spans, 12);
+	f = open_memstream(&buf, &len);
+	CHECK_INT_EQ(probe_stats_trace_events(st, f, &first), 0);
+	fclose(f);
+	for (const char *p = buf; (p = strstr(p, "\"ph\":\"X\"")); p++)
+		nx++;
+	CHECK_INT_EQ(nx, 5);
+	/* The note sits at the first span not kept: the 6th, at 1005 us. */
+	CHECK(strstr(buf, "\"name\":\"probe spans not kept from here: 7 (trace.json keeps the "
+			  "first 5") != NULL);
+	CHECK(strstr(buf, "\"ph\":\"i\",\"s\":\"g\",\"ts\":1005.000,\"pid\":10,\"tid\":11") !=
+	      NULL);
+	free(buf);
+	root = cJSON_CreateObject();
+	CHECK_INT_EQ(probe_stats_report_json(st, root), 0);
+	pr = cJSON_GetObjectItem(root, "probes");
+	CHECK_INT_EQ(cJSON_GetObjectItem(pr, "trace_spans_not_kept")->valuedouble, 7);
+	CHECK_INT_EQ(cJSON_GetObjectItem(pr, "trace_max_spans")->valuedouble, 5);
+	cJSON_Delete(root);
+	f = open_memstream(&buf, &len);
+	probe_stats_summary(st, f);
+	fclose(f);
+	CHECK(strstr(buf, "trace.json: the first 5 probe spans kept, 7 later ones not") != NULL);
+	free(buf);
+	probe_stats_free(st);
+	probe_specs_free(&ps);
+}
+
 int main(void)
 {
+	test_trace_cap();
 	test_presets();
 	test_pair_names();
 	test_specs();

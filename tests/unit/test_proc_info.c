@@ -142,6 +142,21 @@ int main(void)
 	CHECK_INT_EQ(proc_read_tgid("/proc", (uint32_t)getpid(), &tgid), 0);
 	CHECK_INT_EQ(tgid, (uint32_t)getpid());
 
+	/* Kernel threads (--pid 2, issue 17): PF_KTHREAD in the flags field. */
+	{
+		const char kt[] = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 3\n";
+		const char ut[] = "7 (a b) S 1 7 7 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 3\n";
+
+		put(root, "42/stat", kt, sizeof(kt) - 1);
+		CHECK_INT_EQ(proc_is_kernel_thread(root, 42), 1);
+		put(root, "42/stat", ut, sizeof(ut) - 1);
+		CHECK_INT_EQ(proc_is_kernel_thread(root, 42), 0);
+		put(root, "42/stat", "42 (x) S 1", 10);
+		CHECK_INT_EQ(proc_is_kernel_thread(root, 42), -EINVAL);
+		CHECK_INT_EQ(proc_is_kernel_thread(root, 43), -ENOENT);
+		CHECK_INT_EQ(proc_is_kernel_thread("/proc", (uint32_t)getpid()), 0);
+	}
+
 	/* pid lists */
 	CHECK_INT_EQ(proc_parse_pid_list("1,22,333", pids, 4), 3);
 	CHECK_INT_EQ(pids[1], 22);

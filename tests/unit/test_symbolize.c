@@ -22,6 +22,7 @@
 
 #include "check.h"
 #include "sym_target.h"
+#include "symbolize/perfmap.h"
 #include "symbolize/symbolize.h"
 
 /* kallsyms loaded on its own thread (symbolizer_preload_kernel): the first
@@ -480,6 +481,38 @@ int main(void)
 	check_name(s, t.pid, a + 0x23f, "Interpreter::call(int, float)");
 	sym(s, t.pid, a + 0x240, &r);
 	CHECK(starts_with(r.name, "[unknown] [anon]+0x"));
+	symbolizer_get_stats(s, &st0);
+	CHECK_INT_EQ(st0.perfmaps_cut, 0);
+
+	/* A map over the size cap: its head is used, the cut is counted (issue
+	 * 17: it was silent). 256-byte padding lines of far-away symbols. */
+	{
+		FILE *pm = fopen(pmpath, "w");
+		char pad[256];
+
+		CHECK(pm != NULL);
+		if (pm) {
+			fprintf(pm, "%" PRIx64 " 80 jit_head\n", a + 0x100);
+			for (size_t i = 0; i < (PERFMAP_MAX_BYTES >> 8) + 10; i++) {
+				int w = snprintf(pad, sizeof(pad), "%016zx 10 p", (i + 1) << 8);
+
+				memset(pad + w, 'x', 255 - (size_t)w);
+				fwrite(pad, 1, 255, pm);
+				fputc('\n', pm);
+			}
+			fprintf(pm, "%" PRIx64 " 40 jit_tail\n", a + 0x300);
+			fclose(pm);
+		}
+	}
+	sym(s, t.pid, a + 0x310, &r); /* a miss: maps and map re-read */
+	CHECK(starts_with(r.name, "[unknown] [anon]+0x"));
+	check_name(s, t.pid, a + 0x130, "jit_head"); /* not cached yet */
+	symbolizer_get_stats(s, &st0);
+	CHECK_INT_EQ(st0.perfmaps_cut, 1);
+	/* 11 lines of 256 bytes beyond 64 MiB, minus the first one's length
+	 * (its line shifts the rest), plus the tail line. */
+	CHECK(st0.perfmap_unread_bytes > 9 * 256 && st0.perfmap_unread_bytes < 12 * 256);
+	unlink(pmpath);
 
 	/* Strings survive forgetting the pid; a new session gives the same answers. */
 	sym(s, t.pid, alpha, &r);

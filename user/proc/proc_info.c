@@ -187,6 +187,19 @@ int proc_read_stat_field(const char *proc_root, uint32_t pid, unsigned n, uint64
 	return proc_parse_stat_field(buf, (size_t)len, n, out);
 }
 
+/* include/linux/sched.h; part of the ABI since /proc/PID/stat shows it. */
+#define EP_PF_KTHREAD 0x00200000u
+
+int proc_is_kernel_thread(const char *proc_root, uint32_t pid)
+{
+	uint64_t flags;
+	int err = proc_read_stat_field(proc_root, pid, 9, &flags);
+
+	if (err)
+		return err;
+	return (flags & EP_PF_KTHREAD) != 0;
+}
+
 enum proc_state proc_get_state(const char *proc_root, uint32_t pid)
 {
 	char buf[1024];

@@ -39,6 +39,10 @@ int proc_parse_stat_field(const char *stat_line, size_t len, unsigned n, uint64_
 /* Field n of /proc/PID/stat: 0 or a negative errno (-ENOENT: gone). */
 int proc_read_stat_field(const char *proc_root, uint32_t pid, unsigned n, uint64_t *out);
 
+/* 1 when PID is a kernel thread (PF_KTHREAD in field 9 of /proc/PID/stat),
+ * 0 when it is not, -errno when stat cannot be read or parsed. */
+int proc_is_kernel_thread(const char *proc_root, uint32_t pid);
+
 /* Strict pid list parser for "--pid 12,34": decimal, 1..INT32_MAX, no
  * duplicates, at most max entries. Returns count or -EINVAL. */
 int proc_parse_pid_list(const char *s, uint32_t *pids, size_t max);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "proc/pid_index.h"
 #include "python/pyframes.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -93,7 +95,8 @@ struct pyframes {
 	bool stop; /* under lock */
 	struct py_pid *pids;
 	size_t npids, cap_pids;
-	struct stash *stash; /* per CPU, allocated at first use */
+	struct pid_index pidx; /* pid -> pids[] */
+	struct stash *stash;   /* per CPU, allocated at first use */
 	size_t nstash;
 	uint8_t *cls; /* per profile frame id: 0 unknown, else py_ncls + 1 */
 	size_t ncls;
@@ -158,6 +161,7 @@ void pyframes_free(struct pyframes *pf)
 	for (size_t i = 0; i < pf->npids; i++)
 		pid_reset(&pf->pids[i]);
 	free(pf->pids);
+	pid_index_free(&pf->pidx);
 	free(pf->stash);
 	free(pf->cls);
 	free(pf->cls_module);
@@ -166,9 +170,13 @@ void pyframes_free(struct pyframes *pf)
 
 static struct py_pid *find_pid(struct pyframes *pf, uint32_t pid, bool create)
 {
-	for (size_t i = 0; i < pf->npids; i++)
-		if (pf->pids[i].pid == pid)
-			return &pf->pids[i];
+	int64_t i;
+
+	if (!pf->pidx.stride)
+		pid_index_init(&pf->pidx, sizeof(*pf->pids), offsetof(struct py_pid, pid));
+	i = pid_index_find(&pf->pidx, pf->pids, pid);
+	if (i >= 0)
+		return &pf->pids[i];
 	if (!create)
 		return NULL;
 	if (pf->npids == pf->cap_pids) {
@@ -180,6 +188,8 @@ static struct py_pid *find_pid(struct pyframes *pf, uint32_t pid, bool create)
 		pf->pids = p;
 		pf->cap_pids = cap;
 	}
+	if (pid_index_add(&pf->pidx, pid, (uint32_t)pf->npids))
+		return NULL;
 	struct py_pid *p = &pf->pids[pf->npids++];
 
 	memset(p, 0, sizeof(*p));

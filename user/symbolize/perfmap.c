@@ -25,6 +25,7 @@ struct perfmap {
 	char *names;
 	size_t bad_lines;
 	bool truncated;
+	uint64_t unread_bytes;
 };
 
 /* Reads no further than end: the last line of a buffer need not end in a
@@ -77,7 +78,7 @@ int perfmap_parse(const char *buf, size_t len, struct perfmap **out)
 		return -ENOMEM;
 	while (p < endp) {
 		const char *nl = memchr(p, '\n', (size_t)(endp - p));
-		const char *le = nl ? nl : endp, *q = p, *name;
+		const char *le = nl ? nl : endp, *q = p, *line = p, *name;
 		uint64_t start, size;
 		size_t nlen;
 
@@ -104,6 +105,7 @@ int perfmap_parse(const char *buf, size_t len, struct perfmap **out)
 		}
 		if (pm->n >= PERFMAP_MAX_ENTRIES) {
 			pm->truncated = true;
+			pm->unread_bytes = (uint64_t)(endp - line);
 			break;
 		}
 		if (pm->n == cap) {
@@ -242,6 +244,7 @@ int perfmap_load_at(int dirfd, const char *path, uid_t owner_uid, struct perfmap
 	size_t len = 0, cap;
 	char *buf;
 	bool truncated = false;
+	uint64_t unread = 0;
 	int fd, err;
 
 	*out = NULL;
@@ -298,14 +301,22 @@ int perfmap_load_at(int dirfd, const char *path, uid_t owner_uid, struct perfmap
 			break;
 		len += (size_t)r;
 	}
+	/* What the cap left unread, counted from the file's size now (the JIT
+	 * may still be appending). */
+	if (truncated && fstat(fd, &st) == 0 && (uint64_t)st.st_size > len)
+		unread = (uint64_t)st.st_size - len;
 	close(fd);
 	/* A partially written last line (the JIT is appending) is not a symbol. */
-	while (len && buf[len - 1] != '\n')
+	while (len && buf[len - 1] != '\n') {
 		len--;
+		unread += truncated;
+	}
 	err = perfmap_parse(buf, len, out);
 	free(buf);
-	if (!err && truncated)
+	if (!err && truncated) {
 		(*out)->truncated = true;
+		(*out)->unread_bytes += unread;
+	}
 	return err;
 }
 
@@ -357,4 +368,9 @@ size_t perfmap_bad_lines(const struct perfmap *pm)
 bool perfmap_truncated(const struct perfmap *pm)
 {
 	return pm->truncated;
+}
+
+uint64_t perfmap_unread_bytes(const struct perfmap *pm)
+{
+	return pm->unread_bytes;
 }

@@ -39,6 +39,10 @@ const char *perfmap_lookup(const struct perfmap *pm, uint64_t addr, uint64_t *sy
 
 size_t perfmap_count(const struct perfmap *pm);
 size_t perfmap_bad_lines(const struct perfmap *pm);
+/* Cut at PERFMAP_MAX_BYTES or PERFMAP_MAX_ENTRIES; the bytes of the file
+ * left unparsed then (those beyond the cut, as the file's size was after
+ * reading). */
 bool perfmap_truncated(const struct perfmap *pm);
+uint64_t perfmap_unread_bytes(const struct perfmap *pm);
 
 #endif

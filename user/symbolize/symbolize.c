@@ -251,6 +251,7 @@ struct pid_state {
 	bool same_root; /* /proc/PID/root is our own root: plain paths work */
 	struct perfmap *pm;
 	bool pm_tried;
+	uint64_t pm_unread; /* bytes its perf map's cut left unread (largest seen) */
 	struct timespec pm_mtime;
 	off_t pm_size;
 	struct pid_state *next;
@@ -1096,9 +1097,24 @@ static void load_perfmap(struct pid_state *ps)
 			  strerror(-err));
 		goto out;
 	}
-	if (perfmap_bad_lines(pm) || perfmap_truncated(pm))
-		log_debug("symbolize: %s: %zu bad lines%s", path, perfmap_bad_lines(pm),
-			  perfmap_truncated(pm) ? ", truncated" : "");
+	if (perfmap_bad_lines(pm))
+		log_debug("symbolize: %s: %zu bad lines", path, perfmap_bad_lines(pm));
+	/* A cut map names JIT code of the part read only: the rest shows as
+	 * [unknown]. Said once per process, counted (issue 17: it was silent). */
+	if (perfmap_truncated(pm) && perfmap_unread_bytes(pm) > ps->pm_unread) {
+		if (!ps->pm_unread) {
+			s->st.perfmaps_cut++;
+			log_warn(
+				"perf map %s of pid %u is larger than %u MiB (or %u symbols): only "
+				"that much is read, JIT code named in the rest (%.1f MiB) shows as "
+				"[unknown]; node: --perf-basic-prof-only-functions writes a "
+				"smaller map",
+				path, ps->pid, PERFMAP_MAX_BYTES >> 20, PERFMAP_MAX_ENTRIES,
+				(double)perfmap_unread_bytes(pm) / (1 << 20));
+		}
+		s->st.perfmap_unread_bytes += perfmap_unread_bytes(pm) - ps->pm_unread;
+		ps->pm_unread = perfmap_unread_bytes(pm);
+	}
 	perfmap_free(ps->pm);
 	ps->pm = pm;
 out:

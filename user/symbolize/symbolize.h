@@ -91,6 +91,10 @@ struct symbolizer_stats {
 	uint64_t buildid_resets; /* times it reached its bound and was emptied */
 	uint64_t elf_opens;	 /* ELF files opened for libdwfl, each loading its symbols */
 	uint64_t symidx_builds;	 /* modules whose symbols were indexed (symidx.h) */
+	/* Perf maps cut at PERFMAP_MAX_BYTES/ENTRIES (processes), and the bytes
+	 * of them left unread. */
+	uint64_t perfmaps_cut;
+	uint64_t perfmap_unread_bytes;
 };
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *st);
 

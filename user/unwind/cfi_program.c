@@ -329,6 +329,21 @@ static void restore_rule(struct interp *in, uint64_t reg)
 		*r = r == &in->st.fp ? in->init.fp : in->init.ra;
 }
 
+/* An operand times the CIE's data alignment factor. The CFI is outside
+ * input: a product that does not fit is a malformed program (the reader
+ * marked bad, the FDE dropped), not signed overflow (found by fuzzing,
+ * issue 17). */
+static int64_t scaled(struct cfi_rd *r, int64_t v, int64_t f)
+{
+	int64_t out;
+
+	if (__builtin_mul_overflow(v, f, &out)) {
+		r->bad = true;
+		return 0;
+	}
+	return out;
+}
+
 /*
  * Runs the CFA program [p, end). For an FDE (b != NULL), the state in force
  * is emitted at each advance of *loc; it stops at limit. Returns 0, -EINVAL
@@ -354,7 +369,7 @@ static int run(struct interp *in, const uint8_t *p, const uint8_t *end, uint64_t
 			break;
 		case DW_CFA_offset:
 			reg = op & 0x3f;
-			off = (int64_t)cfi_rd_uleb(&r) * c->daf;
+			off = scaled(&r, (int64_t)cfi_rd_uleb(&r), c->daf);
 			set_rule(in, reg, RK_OFFSET, off);
 			break;
 		case DW_CFA_restore:
@@ -390,7 +405,8 @@ static int run(struct interp *in, const uint8_t *p, const uint8_t *end, uint64_t
 				break;
 			case DW_CFA_offset_extended:
 				reg = cfi_rd_uleb(&r);
-				set_rule(in, reg, RK_OFFSET, (int64_t)cfi_rd_uleb(&r) * c->daf);
+				set_rule(in, reg, RK_OFFSET,
+					 scaled(&r, (int64_t)cfi_rd_uleb(&r), c->daf));
 				break;
 			case DW_CFA_restore_extended:
 				restore_rule(in, cfi_rd_uleb(&r));
@@ -424,7 +440,7 @@ static int run(struct interp *in, const uint8_t *p, const uint8_t *end, uint64_t
 			case DW_CFA_def_cfa_sf:
 				in->st.cfa_kind = CK_REG;
 				in->st.cfa_reg = cfi_rd_uleb(&r);
-				in->st.cfa_off = cfi_rd_sleb(&r) * c->daf;
+				in->st.cfa_off = scaled(&r, cfi_rd_sleb(&r), c->daf);
 				break;
 			case DW_CFA_def_cfa_register:
 				/* Only meaningful after a register rule; an
@@ -435,7 +451,7 @@ static int run(struct interp *in, const uint8_t *p, const uint8_t *end, uint64_t
 				in->st.cfa_off = (int64_t)cfi_rd_uleb(&r);
 				break;
 			case DW_CFA_def_cfa_offset_sf:
-				in->st.cfa_off = cfi_rd_sleb(&r) * c->daf;
+				in->st.cfa_off = scaled(&r, cfi_rd_sleb(&r), c->daf);
 				break;
 			case DW_CFA_def_cfa_expression: {
 				uint64_t len = cfi_rd_uleb(&r);
@@ -463,7 +479,7 @@ static int run(struct interp *in, const uint8_t *p, const uint8_t *end, uint64_t
 			}
 			case DW_CFA_offset_extended_sf:
 				reg = cfi_rd_uleb(&r);
-				set_rule(in, reg, RK_OFFSET, cfi_rd_sleb(&r) * c->daf);
+				set_rule(in, reg, RK_OFFSET, scaled(&r, cfi_rd_sleb(&r), c->daf));
 				break;
 			case DW_CFA_val_offset:
 				reg = cfi_rd_uleb(&r);
@@ -485,7 +501,9 @@ static int run(struct interp *in, const uint8_t *p, const uint8_t *end, uint64_t
 				break;
 			case DW_CFA_GNU_negative_offset_extended:
 				reg = cfi_rd_uleb(&r);
-				set_rule(in, reg, RK_OFFSET, -(int64_t)cfi_rd_uleb(&r) * c->daf);
+				set_rule(in, reg, RK_OFFSET,
+					 scaled(&r, scaled(&r, (int64_t)cfi_rd_uleb(&r), c->daf),
+						-1));
 				break;
 			default:
 				return -EINVAL;
