@@ -379,6 +379,7 @@ static __always_inline void fix_uprobe_regs(struct ep_sample *s)
 		s->uregs[EP_UREG_IP] = BPF_CORE_READ(task, utask, vaddr) + (ip - xol);
 }
 
+#define PYFRAMES_RING events
 #include "pyframes.bpf.h"
 
 SEC("perf_event")

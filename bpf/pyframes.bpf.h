@@ -7,8 +7,10 @@
  * an EP_EV_PYSTACK record; the collector names the frames and merges them
  * into the native stack (user/python/).
  *
- * Included by profile.bpf.c after `events`, so it shares that ring and the
- * record reaches the collector right before its sample.
+ * Included by profile.bpf.c after `events` with PYFRAMES_RING defined to
+ * it, so the record shares that ring and reaches the collector right
+ * before its sample. sched.bpf.c includes it without a ring: it walks
+ * into its own per-thread slot at a blocking switch-out (py_walk_into).
  */
 #ifndef EBPF_PROF_PYFRAMES_BPF_H
 #define EBPF_PROF_PYFRAMES_BPF_H
@@ -116,6 +118,7 @@ static __always_inline __u8 py_buf8(const __u8 *buf, __u32 off)
 
 struct py_walk {
 	struct py_scratch *sc;
+	struct ep_pystack *ps; /* frames go to ps->frames */
 	const struct ep_py_proc *cfg;
 	__u64 frame;  /* next frame to read */
 	__u64 tstate; /* list scan: next thread state */
@@ -144,6 +147,7 @@ static long py_frame_step(__u32 i, struct py_walk *w)
 {
 	const struct ep_py_proc *c = w->cfg;
 	struct py_scratch *sc = w->sc;
+	struct ep_pystack *ps = w->ps;
 	__u64 f = w->frame, code, instr;
 	__u32 n = w->n;
 
@@ -160,7 +164,7 @@ static long py_frame_step(__u32 i, struct py_walk *w)
 	 * one _PyEval_EvalFrameDefault call: the frame before it is an entry. */
 	if (c->cstack_owner != 0xff && py_buf8(sc->buf, c->frame_owner) == c->cstack_owner) {
 		if (n > 0 && n <= EP_PY_MAX_FRAMES)
-			sc->ps.frames[(n - 1) & (EP_PY_MAX_FRAMES - 1)].code |= EP_PY_F_ENTRY;
+			ps->frames[(n - 1) & (EP_PY_MAX_FRAMES - 1)].code |= EP_PY_F_ENTRY;
 		return 0;
 	}
 	code = py_buf64(sc->buf, c->frame_code);
@@ -173,7 +177,7 @@ static long py_frame_step(__u32 i, struct py_walk *w)
 	} else {
 		instr = (__u32)py_buf64(sc->buf, c->frame_instr);
 	}
-	struct ep_py_frame *pf = &sc->ps.frames[n & (EP_PY_MAX_FRAMES - 1)];
+	struct ep_py_frame *pf = &ps->frames[n & (EP_PY_MAX_FRAMES - 1)];
 
 	pf->code = code & ~EP_PY_F_ENTRY;
 	if (c->every_entry ||
@@ -226,56 +230,114 @@ static __always_inline __u64 py_find_tstate(struct py_walk *w, __u32 tid)
 	return w->found;
 }
 
-static __always_inline void py_walk_emit(const struct ep_event_hdr *hdr)
+/* Walks the frames of the current thread (of process pid, thread tid)
+ * into ps: ps->nframes and ps->flags set, nothing else. The number of
+ * frames, 0 when the thread runs no Python or pid is not registered. */
+static __always_inline __u32 py_walk_into(__u32 pid, __u32 tid, struct ep_pystack *ps)
 {
 	struct py_walk w = {};
-	__u32 zero = 0, pid = hdr->pid;
-	__u64 tstate, frame, size;
+	__u32 zero = 0;
+	__u64 tstate, frame;
 
+	ps->nframes = 0;
+	ps->flags = 0;
 	w.cfg = bpf_map_lookup_elem(&py_procs, &pid);
 	if (!w.cfg)
-		return;
+		return 0;
 	w.sc = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!w.sc)
-		return;
+		return 0;
+	w.ps = ps;
 	w.now = bpf_ktime_get_ns();
-	tstate = py_find_tstate(&w, hdr->tid);
+	tstate = py_find_tstate(&w, tid);
 	if (!tstate) {
 		py_stat(EP_PY_ST_NO_TSTATE, 1);
-		return;
+		return 0;
 	}
 	frame = py_rd64(tstate + w.cfg->tstate_frame);
 	if (frame && w.cfg->cframe_frame != EP_PY_NO_OFF)
 		frame = py_rd64(frame + w.cfg->cframe_frame);
 	if (!frame) {
 		py_stat(EP_PY_ST_IDLE, 1);
-		return;
+		return 0;
 	}
 	w.frame = frame;
 	/* Shim frames take iterations too: room for one per Python frame. */
 	bpf_loop(2 * EP_PY_MAX_FRAMES, py_frame_step, &w, 0);
 	if (w.err)
 		py_stat(EP_PY_ST_READ_ERR, 1);
-	w.sc->ps.flags = 0;
 	if (w.frame && w.n >= EP_PY_MAX_FRAMES) {
-		w.sc->ps.flags |= EP_PYSTACK_F_TRUNCATED;
+		ps->flags |= EP_PYSTACK_F_TRUNCATED;
 		py_stat(EP_PY_ST_TRUNCATED, 1);
 	}
-	if (!w.n)
+	ps->nframes = w.n;
+	return w.n;
+}
+
+/* Where the current thread is in Python, in one word, with a short walk:
+ * its PY_WHERE_DEPTH innermost frames' addresses, code objects and
+ * instructions hashed (0 when it runs none). The off-CPU side mixes it
+ * into the wait site's key (sched_acct.h), so a thread blocking at the
+ * same native call from another Python caller is walked again instead of
+ * taking the previous caller's stack (3.11+ calls Python from Python
+ * without a C frame: the native site alone cannot tell them apart). */
+#define PY_WHERE_DEPTH 4
+
+static __always_inline __u64 py_where(__u32 pid, __u32 tid)
+{
+	struct py_walk w = {};
+	__u32 zero = 0;
+	__u64 tstate, frame, h = 0;
+
+	w.cfg = bpf_map_lookup_elem(&py_procs, &pid);
+	if (!w.cfg)
+		return 0;
+	w.sc = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!w.sc)
+		return 0;
+	w.now = bpf_ktime_get_ns();
+	tstate = py_find_tstate(&w, tid);
+	if (!tstate)
+		return 0;
+	frame = py_rd64(tstate + w.cfg->tstate_frame);
+	if (frame && w.cfg->cframe_frame != EP_PY_NO_OFF)
+		frame = py_rd64(frame + w.cfg->cframe_frame);
+	for (int i = 0; i < PY_WHERE_DEPTH && frame; i++) {
+		if (bpf_probe_read_user(w.sc->buf, sizeof(w.sc->buf), (void *)frame))
+			break;
+		h = (h ^ frame ^ py_buf64(w.sc->buf, w.cfg->frame_code) ^
+		     (py_buf64(w.sc->buf, w.cfg->frame_instr) << 17)) *
+		    0x9e3779b97f4a7c15ull;
+		frame = py_buf64(w.sc->buf, w.cfg->frame_back);
+	}
+	return h;
+}
+
+#ifdef PYFRAMES_RING
+static __always_inline void py_walk_emit(const struct ep_event_hdr *hdr)
+{
+	struct py_scratch *sc;
+	__u32 zero = 0, n;
+	__u64 size;
+
+	sc = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!sc)
 		return;
-	w.sc->ps.hdr = *hdr;
-	w.sc->ps.hdr.type = EP_EV_PYSTACK;
-	w.sc->ps.nframes = w.n;
-	size = EP_PYSTACK_HDR_SIZE + (__u64)w.n * sizeof(struct ep_py_frame);
-	if (size > sizeof(w.sc->ps))
-		size = sizeof(w.sc->ps);
+	n = py_walk_into(hdr->pid, hdr->tid, &sc->ps);
+	if (!n)
+		return;
+	sc->ps.hdr = *hdr;
+	sc->ps.hdr.type = EP_EV_PYSTACK;
+	size = EP_PYSTACK_HDR_SIZE + (__u64)n * sizeof(struct ep_py_frame);
+	if (size > sizeof(sc->ps))
+		size = sizeof(sc->ps);
 	/* No wakeup of its own: the sample right after it decides. */
-	if (bpf_ringbuf_output(&events, &w.sc->ps, size, BPF_RB_NO_WAKEUP)) {
+	if (bpf_ringbuf_output(&PYFRAMES_RING, &sc->ps, size, BPF_RB_NO_WAKEUP)) {
 		py_stat(EP_PY_ST_RINGBUF_FULL, 1);
 		return;
 	}
 	py_stat(EP_PY_ST_STACKS, 1);
-	py_stat(EP_PY_ST_FRAMES, w.n);
+	py_stat(EP_PY_ST_FRAMES, n);
 }
 
 /* The hook: called with the header of the sample about to be sent. Its
@@ -294,5 +356,6 @@ static __always_inline void pyframes_emit(const struct ep_event_hdr *hdr)
 	py_walk_emit(hdr);
 	py_stat(EP_PY_ST_WALK_NS, bpf_ktime_get_ns() - t0);
 }
+#endif
 
 #endif

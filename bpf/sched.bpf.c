@@ -93,6 +93,26 @@ struct {
 	__uint(max_entries, 256 << 10);
 } sched_offcpu_events SEC(".maps");
 
+/* Python frames of the traced Python threads (bpf/pyframes.bpf.h, maps
+ * shared with the CPU sampler), walked beside the native user stack at a
+ * blocking switch-out. */
+#include "pyframes.bpf.h"
+
+/* Zeroed template for new sched_pystacks entries. */
+const struct ep_pystack zero_pystack = {};
+
+/* One Python stack per Python thread, walked with its sched_ustacks slot
+ * (and reused with it). Not preallocated: only Python threads take an
+ * entry (2 KiB each); a thread beyond them is reported with its native
+ * frames only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct ep_pystack);
+} sched_pystacks SEC(".maps");
+
 /* Where an episode is put together before it is copied to the ring at its
  * used size (a ring reservation must have a constant size). */
 struct {
@@ -171,6 +191,23 @@ static __always_inline struct ep_sched_thread *get_thread(struct task_struct *ta
 	return t;
 }
 
+/* The thread's Python frames into its sched_pystacks slot (no Python: an
+ * empty slot, or none for a process that is not registered). */
+static __always_inline void save_py_stack(__u32 tid, __u32 pid)
+{
+	struct ep_pystack *ps = bpf_map_lookup_elem(&sched_pystacks, &tid);
+
+	if (!ps) {
+		if (!bpf_map_lookup_elem(&py_procs, &pid))
+			return;
+		bpf_map_update_elem(&sched_pystacks, &tid, &zero_pystack, BPF_NOEXIST);
+		ps = bpf_map_lookup_elem(&sched_pystacks, &tid);
+		if (!ps)
+			return;
+	}
+	py_walk_into(pid, tid, ps);
+}
+
 static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thread *t)
 {
 	struct ep_sched_ustack *s = bpf_map_lookup_elem(&sched_ustacks, &tid);
@@ -216,6 +253,8 @@ static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thr
 	 * frame pointers, as without tables. */
 	if (!s->kwalk)
 		s->size = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
+	if (py_enabled)
+		save_py_stack(tid, t->pid);
 	t->ustack_ok = 1;
 	count_drop(EP_SSTAT_USTACK_WALKS);
 	/* A failed walk is not taken again as is. */
@@ -236,6 +275,10 @@ static __always_inline void plan_user_stack(void *ctx, struct task_struct *prev,
 		return;
 	ip = PT_REGS_IP(regs);
 	sp = PT_REGS_SP(regs);
+	/* The same native site from another Python function is another stack
+	 * (3.11+ calls Python from Python without a C frame). */
+	if (py_enabled)
+		sp ^= py_where(t->pid, tid);
 	if (ep_ustack_plan(t, ep_ustack_key(ip, sp), ustack_sample_every) == EP_USTACK_WALK) {
 		save_user_stack(ctx, tid, t);
 		if (!t->ustack_ok)
@@ -248,6 +291,25 @@ static __always_inline __u64 submit_flags(void)
 	if (bpf_ringbuf_query(&sched_offcpu_events, BPF_RB_AVAIL_DATA) >= sched_wakeup_watermark)
 		return BPF_RB_FORCE_WAKEUP;
 	return BPF_RB_NO_WAKEUP;
+}
+
+/* The Python frames taken with the episode's user stack, as an
+ * EP_EV_PYSTACK record right before the episode (same hdr: the collector
+ * pairs them). */
+static __always_inline void emit_py_stack(__u32 tid, const struct ep_event_hdr *hdr)
+{
+	struct ep_pystack *ps = bpf_map_lookup_elem(&sched_pystacks, &tid);
+	__u64 size;
+
+	if (!ps || !ps->nframes)
+		return;
+	ps->hdr = *hdr;
+	ps->hdr.type = EP_EV_PYSTACK;
+	size = EP_PYSTACK_HDR_SIZE + (__u64)ps->nframes * sizeof(struct ep_py_frame);
+	if (size > sizeof(*ps))
+		size = sizeof(*ps);
+	if (bpf_ringbuf_output(&sched_offcpu_events, ps, size, BPF_RB_NO_WAKEUP))
+		count_drop(EP_SDROP_RINGBUF_FULL);
 }
 
 /* Out of line, as save_user_stack: they run for few switches, and keeping
@@ -310,6 +372,8 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct 
 		if (e->ustack_sz < 0)
 			count_drop(EP_SDROP_USER_STACK);
 	}
+	if (py_enabled && e->ustack_sz >= 0)
+		emit_py_stack(tid, &e->hdr);
 	e->kstack_sz = e->kstack_sz < 0 ? e->kstack_sz : (__s32)kbytes;
 	e->ustack_sz = e->ustack_sz < 0 ? e->ustack_sz : (__s32)ubytes;
 	if (bpf_ringbuf_output(&sched_offcpu_events, e,

@@ -15,13 +15,14 @@ static bool has_prefix(const char *name, const char *prefix)
 }
 
 /* Maps every part may use: the traced-process set, libbpf's USDT spec
- * maps ("__bpf_usdt_*"), global data. */
+ * maps ("__bpf_usdt_*"), global data, the stack walker's and the Python
+ * walk's ("uw_*", "py_*"). */
 static bool shared_map(const struct bpf_map *m)
 {
 	const char *name = bpf_map__name(m);
 
 	return bpf_map__is_internal(m) || !strcmp(name, "targets") || !strncmp(name, "__", 2) ||
-	       !strncmp(name, "uw_", 3);
+	       !strncmp(name, "uw_", 3) || !strncmp(name, "py_", 3);
 }
 
 /* Opens a copy of the object with every part off. */
@@ -50,6 +51,10 @@ static int open_obj(struct modules_bpf **out, int targets_fd, const char *btf_pa
 		if (!strncmp(bpf_map__name(m), "uw_", 3))
 			bpf_map__set_max_entries(m, 1);
 	}
+	/* Likewise the Python walk's process and thread maps (the arrays keep
+	 * their size: a few KiB). */
+	bpf_map__set_max_entries(skel->maps.py_procs, 1);
+	bpf_map__set_max_entries(skel->maps.py_tstates, 1);
 	err = bpf_map__reuse_fd(skel->maps.targets, targets_fd);
 	if (err) {
 		modules_bpf__destroy(skel);

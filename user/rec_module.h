@@ -33,6 +33,7 @@ struct live_metrics;
 struct probe_bus;
 struct cycle_sink;
 struct modules_bpf;
+struct pyframes;
 
 struct rec_ctx {
 	const struct cli_opts *opts;
@@ -44,6 +45,11 @@ struct rec_ctx {
 	/* The in-kernel walker's maps (bpf/uwalk.h) of the CPU sampler, for
 	 * modules that walk user stacks; -1 without --unwind cfi-kernel. */
 	int uw_objs_fd, uw_blk_pc_fd, uw_procs_fd;
+	/* The Python walk's maps (bpf/pyframes.bpf.h) of the CPU sampler, and
+	 * the collector side that names its frames: -1 and NULL without
+	 * Python frames (--python native, no bpf_loop). */
+	int py_procs_fd, py_tstates_fd;
+	struct pyframes *py;
 	struct symbolizer *sym;	   /* shared symbolizer (user + kernel frames) */
 	const struct run_info *ri; /* targets, times; complete by report time */
 	/* Throttling evidence from sampler threads (Jetson) to the detector

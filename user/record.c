@@ -498,7 +498,7 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 	const __u64 *kstack = s->stack, *ustack;
 	int maxu = s->flags & EP_SAMPLE_F_KWALK ? EP_UW_MAX_FRAMES : EP_MAX_STACK_DEPTH;
 	struct sym_result res;
-	int64_t thread, fi, *marker;
+	int64_t thread, fi, *marker, user_leaf = -1;
 	bool truncated;
 	int nu;
 
@@ -576,11 +576,15 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 		r->frames[depth++] = (uint32_t)fi;
 	}
 	if (r->py) {
-		size_t n = depth;
+		size_t n = depth, leaf = SIZE_MAX;
 
 		if (!pyframes_merge(r->py, &s->hdr, r->frames, &n,
-				    sizeof(r->frames) / sizeof(r->frames[0]) - (size_t)nkern))
+				    sizeof(r->frames) / sizeof(r->frames[0]) - (size_t)nkern,
+				    &leaf)) {
 			depth = (uint32_t)n;
+			if (leaf < n)
+				user_leaf = (int64_t)leaf;
+		}
 	}
 	for (int i = nkern - 1; i >= 0; i--) {
 		uint64_t addr = kstack[i];
@@ -610,9 +614,14 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 				     nkernel, !(s->flags & EP_SAMPLE_F_USER_MODE));
 
 	/* Per-cycle top functions: the innermost user frame (the user's
-	 * code), the kernel leaf for kernel-only stacks. */
+	 * code; in a Python process the innermost one that is not the
+	 * interpreter's C code: the Python function, or the library it
+	 * called), the kernel leaf for kernel-only stacks. */
 	if (!err && r->mctx.cycles) {
-		uint32_t leaf = r->frames[depth > nkernel ? depth - nkernel - 1 : depth - 1];
+		uint32_t leaf = r->frames[user_leaf >= 0 && (uint32_t)user_leaf < depth
+						  ? (uint32_t)user_leaf
+					  : depth > nkernel ? depth - nkernel - 1
+							    : depth - 1];
 
 		cycle_sink_sample(r->mctx.cycles, s->hdr.ts_ns, s->hdr.tid,
 				  r->prof.frames[leaf].name);
@@ -1156,6 +1165,10 @@ static void log_python_stats(struct pyframes *py)
 		 (unsigned long long)st.bpf[EP_PY_ST_READ_ERR],
 		 (unsigned long long)st.bpf[EP_PY_ST_TRUNCATED],
 		 (unsigned long long)st.bpf[EP_PY_ST_RINGBUF_FULL]);
+	if (st.offcpu_with_python)
+		log_info("python: %llu off-CPU episodes with Python frames (%llu frames)",
+			 (unsigned long long)st.offcpu_with_python,
+			 (unsigned long long)st.offcpu_frames);
 	if (st.bpf[EP_PY_ST_WALKS])
 		log_info("python: walk cost %.0f ns per sample, %.1f frames per sample",
 			 (double)st.bpf[EP_PY_ST_WALK_NS] / (double)st.bpf[EP_PY_ST_WALKS],
@@ -1420,6 +1433,9 @@ int record_main(const struct cli_opts *o)
 		r.mctx.uw_blk_pc_fd = fds.blk_pc;
 		r.mctx.uw_procs_fd = fds.procs;
 	}
+	r.mctx.py = r.py;
+	r.mctx.py_procs_fd = r.py ? sampler_py_procs_fd(r.sampler) : -1;
+	r.mctx.py_tstates_fd = r.py ? sampler_py_tstates_fd(r.sampler) : -1;
 	r.mctx.sym = r.sym;
 	r.mctx.ri = &r.ri;
 	r.mctx.prof = &r.prof;

@@ -217,6 +217,11 @@ int sampler_py_procs_fd(const struct sampler *s)
 	return s->skel->rodata->py_enabled ? bpf_map__fd(s->skel->maps.py_procs) : -1;
 }
 
+int sampler_py_tstates_fd(const struct sampler *s)
+{
+	return s->skel->rodata->py_enabled ? bpf_map__fd(s->skel->maps.py_tstates) : -1;
+}
+
 int sampler_py_stats_fd(const struct sampler *s)
 {
 	return s->skel->rodata->py_enabled ? bpf_map__fd(s->skel->maps.py_stats) : -1;

@@ -69,6 +69,7 @@ int sampler_read_drops(struct sampler *s, uint64_t out[EP_DROP__COUNT]);
 /* The Python walk's maps (bpf/pyframes.bpf.h): per-process layouts,
  * per-CPU counters (EP_PY_ST__COUNT). -1 when the walk is off. */
 int sampler_py_procs_fd(const struct sampler *s);
+int sampler_py_tstates_fd(const struct sampler *s);
 int sampler_py_stats_fd(const struct sampler *s);
 void sampler_close(struct sampler *s);
 /* The in-kernel walker's time (ns), walks and frames, summed over CPUs. */

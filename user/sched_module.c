@@ -15,6 +15,7 @@
 #include "cycle_sink.h"
 #include "log.h"
 #include "proc/proc_info.h"
+#include "python/pyframes.h"
 #include "report.h"
 #include "sched_view.h"
 #include "sched_acct.h"
@@ -49,8 +50,20 @@ struct sched_mod {
 	struct sched_stats st;
 	uint64_t next_harvest_ns;
 	int64_t unavailable_frame;
-	uint32_t frames[2 * EP_MAX_STACK_DEPTH + 1];
+	/* Python frames (EP_EV_PYSTACK) waiting for their episode, per CPU:
+	 * both come from one program run on that CPU, the record first. */
+	struct py_stash *py_stash;
+	size_t npy_stash;
+	uint32_t frames[2 * EP_MAX_STACK_DEPTH + 1 + EP_PY_MAX_FRAMES];
 };
+
+struct py_stash {
+	size_t size; /* 0: empty */
+	struct ep_pystack ps;
+};
+
+/* Records keep their CPU's slot; a CPU number past this is not believed. */
+#define MAX_CPUS 4096
 
 static uint64_t mono_ns(void)
 {
@@ -106,6 +119,18 @@ static int handle_episode(struct sched_mod *m, const struct ep_offcpu *e)
 			return (int)fi;
 		m->frames[depth++] = (uint32_t)fi;
 	}
+	if (m->ctx->py && e->hdr.cpu < m->npy_stash && m->py_stash[e->hdr.cpu].size) {
+		struct py_stash *ps = &m->py_stash[e->hdr.cpu];
+		size_t n = depth;
+
+		/* Only the record right before the episode is its own. */
+		if (ps->ps.hdr.tid == e->hdr.tid && ps->ps.hdr.ts_ns == e->hdr.ts_ns &&
+		    ps->ps.hdr.pid == e->hdr.pid &&
+		    !pyframes_merge_stack(m->ctx->py, &m->off, &ps->ps, ps->size, m->frames, &n,
+					  sizeof(m->frames) / sizeof(m->frames[0]) - (size_t)nkern))
+			depth = (uint32_t)n;
+		ps->size = 0;
+	}
 	for (int i = nkern - 1; i >= 0; i--) {
 		uint64_t addr = kstack[i];
 
@@ -132,11 +157,38 @@ static int handle_episode(struct sched_mod *m, const struct ep_offcpu *e)
 				    nkernel, sched_episode_weight_us(e->dur_ns));
 }
 
+/* An EP_EV_PYSTACK record: kept until its episode, the next record of its
+ * CPU. */
+static void stash_py(struct sched_mod *m, const struct ep_pystack *ps, size_t size)
+{
+	if (!m->ctx->py || size < EP_PYSTACK_HDR_SIZE || size > sizeof(*ps) ||
+	    ps->hdr.cpu >= MAX_CPUS) {
+		m->st.collector_drops++;
+		return;
+	}
+	if (ps->hdr.cpu >= m->npy_stash) {
+		size_t want = ps->hdr.cpu + 1;
+		void *p = realloc(m->py_stash, want * sizeof(*m->py_stash));
+
+		if (!p)
+			return;
+		m->py_stash = p;
+		memset(m->py_stash + m->npy_stash, 0, (want - m->npy_stash) * sizeof(*m->py_stash));
+		m->npy_stash = want;
+	}
+	memcpy(&m->py_stash[ps->hdr.cpu].ps, ps, size);
+	m->py_stash[ps->hdr.cpu].size = size;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct sched_mod *m = ctx;
 	const struct ep_offcpu *e = data;
 
+	if (size >= sizeof(e->hdr) && e->hdr.type == EP_EV_PYSTACK) {
+		stash_py(m, data, size);
+		return 0;
+	}
 	if (!sched_offcpu_record_ok(e, size)) {
 		m->st.collector_drops++;
 		return 0;
@@ -190,6 +242,19 @@ static int sm_bpf_setup(void *state, struct modules_bpf *skel)
 	skel->rodata->ustack_sample_every = (uint8_t)o->offcpu_ustack_every;
 	if (!m->stacks)
 		bpf_map__set_max_entries(skel->maps.sched_ustacks, 1);
+	/* Python frames beside the user stacks, with the CPU sampler's
+	 * process and thread-state maps (bpf/pyframes.bpf.h). */
+	if (m->stacks && m->ctx->py_procs_fd >= 0 && m->ctx->py_tstates_fd >= 0) {
+		int err = bpf_map__reuse_fd(skel->maps.py_procs, m->ctx->py_procs_fd);
+
+		if (!err)
+			err = bpf_map__reuse_fd(skel->maps.py_tstates, m->ctx->py_tstates_fd);
+		if (err)
+			return err;
+		skel->rodata->py_enabled = true;
+	} else {
+		bpf_map__set_max_entries(skel->maps.sched_pystacks, 1);
+	}
 	/* The in-kernel walker reads the sampler's tables (bpf/uwalk.h). */
 	if (m->stacks && m->ctx->uw_procs_fd >= 0) {
 		int nc = libbpf_num_possible_cpus(), err;
@@ -596,6 +661,7 @@ static void sm_close(void *state)
 	profile_free(&m->off);
 	free(m->pids);
 	free(m->recs);
+	free(m->py_stash);
 	free(m);
 }
 

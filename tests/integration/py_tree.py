@@ -1,5 +1,5 @@
 # A Python program with a known call tree, for test_python_frames.sh.
-# Usage: py_tree.py SECONDS tree|ctypes LIB|threads|gen
+# Usage: py_tree.py SECONDS tree|ctypes LIB|threads|gen|sleep
 # tree: leaf_hot (under outer -> middle), side and tail do the same loop
 # 5:3:2 times per round, so they hold about 50/30/20% of the Python work;
 # the CPU time each took is written to $PY_TREE_OUT.
@@ -8,6 +8,10 @@
 # waiting for them.
 # gen: a generator (consume -> sum -> gen_body) and a coroutine
 # (asyncio.run -> ... -> coro_outer -> coro_leaf).
+# sleep: nap_long (30 ms) and nap_short (10 ms) call time.sleep from the
+# same line of nap, alternately: the same native wait site under two
+# Python callers, 3:1 of the off-CPU time; burn between them (~5 ms of
+# CPU each) is the CPU part. The time each slept is written to $PY_TREE_OUT.
 import os
 import sys
 import time
@@ -69,6 +73,28 @@ def consume(n):
     return sum(gen_body(n))
 
 
+def nap(secs):
+    t0 = time.monotonic()
+    time.sleep(secs)
+    return time.monotonic() - t0
+
+
+def nap_long():
+    return nap(0.030)
+
+
+def nap_short():
+    return nap(0.010)
+
+
+def burn(n):
+    # Most of it in the interpreter's C code (int to str), under burn.
+    s = 0
+    for i in range(n):
+        s += len(str(i))
+    return s
+
+
 async def coro_leaf(n):
     s = 0
     for i in range(n):
@@ -117,6 +143,16 @@ def main():
         while time.monotonic() < end:
             consume(50)
             asyncio.run(coro_outer(100000))
+    elif mode == "sleep":
+        slept = [0.0, 0.0]
+        while time.monotonic() < end:
+            slept[0] += nap_long()
+            burn(150000)
+            slept[1] += nap_short()
+            burn(150000)
+        if os.environ.get("PY_TREE_OUT"):
+            with open(os.environ["PY_TREE_OUT"], "w") as f:
+                f.write("%f %f\n" % tuple(slept))
     elif mode == "threads":
         from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(max_workers=2) as ex:

@@ -76,6 +76,15 @@ struct py_pid {
 	struct hashmap code_idx;
 };
 
+/* Per profile frame id: 0 unknown, else py_ncls + 1, for the interpreter
+ * module `module`. */
+struct cls_cache {
+	const struct profile *prof;
+	uint8_t *cls;
+	size_t ncls;
+	char *module;
+};
+
 struct stash {
 	bool valid;
 	struct ep_pystack ps;
@@ -98,9 +107,8 @@ struct pyframes {
 	struct pid_index pidx; /* pid -> pids[] */
 	struct stash *stash;   /* per CPU, allocated at first use */
 	size_t nstash;
-	uint8_t *cls; /* per profile frame id: 0 unknown, else py_ncls + 1 */
-	size_t ncls;
-	char *cls_module; /* the interpreter module cls was computed for */
+	/* Frame classes of the CPU profile and of one other (off-CPU) one. */
+	struct cls_cache cls[2];
 	uint32_t nat[2 * EP_MAX_STACK_DEPTH + 8];
 	uint8_t ncl[2 * EP_MAX_STACK_DEPTH + 8];
 	uint32_t py[EP_PY_MAX_FRAMES];
@@ -163,8 +171,10 @@ void pyframes_free(struct pyframes *pf)
 	free(pf->pids);
 	pid_index_free(&pf->pidx);
 	free(pf->stash);
-	free(pf->cls);
-	free(pf->cls_module);
+	for (size_t i = 0; i < 2; i++) {
+		free(pf->cls[i].cls);
+		free(pf->cls[i].module);
+	}
 	free(pf);
 }
 
@@ -492,7 +502,8 @@ static struct code_ent *get_code(struct pyframes *pf, struct py_pid *p, uint64_t
 	return e;
 }
 
-static int64_t intern_py_frame(struct pyframes *pf, struct py_pid *p, const struct ep_py_frame *f)
+static int64_t intern_py_frame(struct pyframes *pf, struct profile *prof, struct py_pid *p,
+			       const struct ep_py_frame *f)
 {
 	struct code_ent *e = get_code(pf, p, f->code & ~EP_PY_F_ENTRY, f->csum);
 	char name[2 * PY_NAME_MAX + 32];
@@ -509,71 +520,82 @@ static int64_t intern_py_frame(struct pyframes *pf, struct py_pid *p, const stru
 		snprintf(name, sizeof(name), "%s (%s:%d)", e->code.name, base, line);
 	else
 		snprintf(name, sizeof(name), "%s (%s)", e->code.name, base);
-	return profile_intern_frame(pf->o.prof, name, e->code.filename, false);
+	return profile_intern_frame(prof, name, e->code.filename, false);
 }
 
-static uint8_t classify(struct pyframes *pf, const struct py_pid *p, uint32_t id)
+static uint8_t classify(struct cls_cache *cc, const struct py_pid *p, uint32_t id)
 {
 	const struct prof_frame *fr;
 	uint8_t c;
 
-	if (!pf->cls_module || strcmp(pf->cls_module, p->info.module)) {
+	if (!cc->module || strcmp(cc->module, p->info.module)) {
 		/* Another interpreter file: the interpreter-frame class differs. */
 		char *m = strdup(p->info.module);
 
 		if (!m)
 			return PY_N_OTHER;
-		free(pf->cls_module);
-		pf->cls_module = m;
-		if (pf->cls)
-			memset(pf->cls, 0, pf->ncls);
+		free(cc->module);
+		cc->module = m;
+		if (cc->cls)
+			memset(cc->cls, 0, cc->ncls);
 	}
-	if (id >= pf->ncls) {
+	if (id >= cc->ncls) {
 		size_t want = (size_t)id + 1024;
-		void *n = realloc(pf->cls, want);
+		void *n = realloc(cc->cls, want);
 
 		if (!n)
 			return PY_N_OTHER;
-		pf->cls = n;
-		memset(pf->cls + pf->ncls, 0, want - pf->ncls);
-		pf->ncls = want;
+		cc->cls = n;
+		memset(cc->cls + cc->ncls, 0, want - cc->ncls);
+		cc->ncls = want;
 	}
-	if (pf->cls[id])
-		return pf->cls[id] - 1;
-	if (id >= pf->o.prof->nframes)
+	if (cc->cls[id])
+		return cc->cls[id] - 1;
+	if (id >= cc->prof->nframes)
 		return PY_N_OTHER;
-	fr = &pf->o.prof->frames[id];
+	fr = &cc->prof->frames[id];
 	if (!strncmp(fr->name, "_PyEval_EvalFrameDefault", 24))
 		c = PY_N_EVAL;
 	else if (fr->module && p->info.module && !strcmp(fr->module, p->info.module))
 		c = PY_N_INTERP;
 	else
 		c = PY_N_OTHER;
-	pf->cls[id] = c + 1;
+	cc->cls[id] = c + 1;
 	return c;
 }
 
-int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t *frames, size_t *n,
-		   size_t cap)
+/* The class cache of prof: the CPU profile's, or the other slot (emptied
+ * when another profile takes it). */
+static struct cls_cache *cls_cache_of(struct pyframes *pf, const struct profile *prof)
 {
-	const struct ep_pystack *ps;
+	struct cls_cache *cc = &pf->cls[prof == pf->o.prof ? 0 : 1];
+
+	if (cc->prof != prof) {
+		cc->prof = prof;
+		if (cc->cls)
+			memset(cc->cls, 0, cc->ncls);
+	}
+	return cc;
+}
+
+/* Watches pid and returns it when its frames are walked (under the lock
+ * only to look: only the recorder thread moves an active pid, or the
+ * array). A sample with a frame in an interpreter hints at one. */
+static struct py_pid *active_pid(struct pyframes *pf, struct profile *prof, uint32_t pid,
+				 const uint32_t *frames, size_t nnat)
+{
 	enum pid_state state;
 	struct py_pid *p;
-	struct stash *s;
-	size_t npy, nnat = *n, nout;
-	int err;
 
-	err = pyframes_watch(pf, hdr->pid);
-	if (err)
-		return err;
+	if (pyframes_watch(pf, pid))
+		return NULL;
 	pthread_mutex_lock(&pf->lock);
-	p = find_pid(pf, hdr->pid, false);
+	p = find_pid(pf, pid, false);
 	state = p ? p->state : PS_NONE;
 	if (p && state == PS_NONE && !p->hinted) {
 		for (size_t i = 0; i < nnat; i++) {
-			const struct prof_frame *fr = frames[i] < pf->o.prof->nframes
-							      ? &pf->o.prof->frames[frames[i]]
-							      : NULL;
+			const struct prof_frame *fr =
+				frames[i] < prof->nframes ? &prof->frames[frames[i]] : NULL;
 
 			if (fr && fr->module && name_is_python(fr->module)) {
 				p->hinted = true;
@@ -583,20 +605,20 @@ int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t
 		}
 	}
 	pthread_mutex_unlock(&pf->lock);
-	/* Only this thread moves an active pid (or the array), so p stays. */
-	if (state != PS_ACTIVE)
-		return 0;
-	pf->st.samples++;
-	if (hdr->cpu >= pf->nstash)
-		return 0;
-	s = &pf->stash[hdr->cpu];
-	ps = &s->ps;
-	if (!s->valid || ps->hdr.tid != hdr->tid || ps->hdr.ts_ns != hdr->ts_ns ||
-	    ps->hdr.pid != hdr->pid)
-		return 0;
-	s->valid = false;
-	npy = ps->nframes;
-	if (!npy || nnat > sizeof(pf->nat) / sizeof(pf->nat[0]))
+	return state == PS_ACTIVE ? p : NULL;
+}
+
+/* Merges the walked frames ps into frames[0..*n) (ids in prof); *leaf: the
+ * innermost frame that is not the interpreter's own C code. The Python
+ * frames merged in (0: frames unchanged), or a negative errno. */
+static int merge_walk(struct pyframes *pf, struct profile *prof, struct py_pid *p,
+		      const struct ep_pystack *ps, uint32_t *frames, size_t *n, size_t cap,
+		      size_t *leaf)
+{
+	size_t npy = ps->nframes, nnat = *n, nout;
+	struct cls_cache *cc;
+
+	if (!npy || npy > EP_PY_MAX_FRAMES || nnat > sizeof(pf->nat) / sizeof(pf->nat[0]))
 		return 0;
 	/* Leaf first from the walk, root first here. A frame whose code
 	 * object is gone (freed since the walk, or a frame caught while being
@@ -609,7 +631,7 @@ int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t
 	for (size_t i = 0; i < npy; i++) {
 		const struct ep_py_frame *f = &ps->frames[npy - 1 - i];
 		bool entry = i == 0 || (f->code & EP_PY_F_ENTRY);
-		int64_t id = intern_py_frame(pf, p, f);
+		int64_t id = intern_py_frame(pf, prof, p, f);
 
 		if (id == -ENOENT) {
 			bool alone = entry && (i + 1 == npy ||
@@ -620,8 +642,7 @@ int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t
 				carry |= entry;
 				continue;
 			}
-			id = profile_intern_frame(pf->o.prof, "[python: code object gone]", NULL,
-						  false);
+			id = profile_intern_frame(prof, "[python: code object gone]", NULL, false);
 		}
 		if (id < 0)
 			return (int)id;
@@ -633,9 +654,10 @@ int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t
 	npy = k;
 	if (!npy)
 		return 0;
+	cc = cls_cache_of(pf, prof);
 	for (size_t i = 0; i < nnat; i++) {
 		pf->nat[i] = frames[i];
-		pf->ncl[i] = classify(pf, p, frames[i]);
+		pf->ncl[i] = classify(cc, p, frames[i]);
 	}
 	nout = py_merge(pf->nat, pf->ncl, nnat, pf->py, pf->entry, npy, pf->o.mode == PY_MODE_ONLY,
 			pf->out);
@@ -643,8 +665,58 @@ int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t
 		return -ENOSPC;
 	memcpy(frames, pf->out, nout * sizeof(*frames));
 	*n = nout;
+	if (leaf) {
+		size_t i = nout;
+
+		while (i > 1 && classify(cc, p, frames[i - 1]) != PY_N_OTHER)
+			i--;
+		*leaf = i - 1;
+	}
+	return (int)npy;
+}
+
+int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t *frames, size_t *n,
+		   size_t cap, size_t *leaf)
+{
+	struct py_pid *p = active_pid(pf, pf->o.prof, hdr->pid, frames, *n);
+	struct stash *s;
+	int err;
+
+	if (!p)
+		return 0;
+	pf->st.samples++;
+	if (hdr->cpu >= pf->nstash)
+		return 0;
+	s = &pf->stash[hdr->cpu];
+	if (!s->valid || s->ps.hdr.tid != hdr->tid || s->ps.hdr.ts_ns != hdr->ts_ns ||
+	    s->ps.hdr.pid != hdr->pid)
+		return 0;
+	s->valid = false;
+	err = merge_walk(pf, pf->o.prof, p, &s->ps, frames, n, cap, leaf);
+	if (err <= 0)
+		return err;
 	pf->st.with_python++;
-	pf->st.frames += npy;
+	pf->st.frames += (uint64_t)err;
+	return 0;
+}
+
+int pyframes_merge_stack(struct pyframes *pf, struct profile *prof, const struct ep_pystack *ps,
+			 size_t size, uint32_t *frames, size_t *n, size_t cap)
+{
+	struct py_pid *p;
+	int err;
+
+	if (size < EP_PYSTACK_HDR_SIZE || ps->nframes > EP_PY_MAX_FRAMES ||
+	    EP_PYSTACK_HDR_SIZE + ps->nframes * sizeof(ps->frames[0]) > size)
+		return -EINVAL;
+	p = active_pid(pf, prof, ps->hdr.pid, frames, *n);
+	if (!p)
+		return 0;
+	err = merge_walk(pf, prof, p, ps, frames, n, cap, NULL);
+	if (err <= 0)
+		return err;
+	pf->st.offcpu_with_python++;
+	pf->st.offcpu_frames += (uint64_t)err;
 	return 0;
 }
 

@@ -33,13 +33,15 @@ struct pyframes_opts {
 };
 
 struct pyframes_stats {
-	uint64_t samples;	 /* samples of processes with a known interpreter */
-	uint64_t with_python;	 /* ... that got Python frames */
-	uint64_t frames;	 /* Python frames named */
-	uint64_t frames_skipped; /* left out: their code object could not be read */
-	uint64_t code_reads;	 /* code objects read from the process */
-	uint64_t code_errors;	 /* ... that could not be read or were not code */
-	uint64_t unpaired;	 /* Python stacks whose sample never came */
+	uint64_t samples;	     /* samples of processes with a known interpreter */
+	uint64_t with_python;	     /* ... that got Python frames */
+	uint64_t frames;	     /* Python frames named */
+	uint64_t frames_skipped;     /* left out: their code object could not be read */
+	uint64_t code_reads;	     /* code objects read from the process */
+	uint64_t code_errors;	     /* ... that could not be read or were not code */
+	uint64_t unpaired;	     /* Python stacks whose sample never came */
+	uint64_t offcpu_with_python; /* off-CPU episodes that got Python frames */
+	uint64_t offcpu_frames;	     /* ... and their Python frames */
 	uint64_t bpf[EP_PY_ST__COUNT];
 };
 
@@ -56,10 +58,19 @@ void pyframes_on_event(struct pyframes *pf, const void *data, size_t size);
 
 /* The sample hdr has user frames frames[0..*n) (root first, ids in
  * opts.prof); merges its Python frames in, within cap entries. Watches a
- * process it has not seen (pyframes_watch). 0 or a negative errno (*n
- * unchanged). */
+ * process it has not seen (pyframes_watch). leaf (may be NULL), set only
+ * when Python frames went in: the index of the innermost frame that is
+ * not the interpreter's own C code (a Python function, or the native
+ * library it called): the user's code, for per-cycle top functions. 0 or
+ * a negative errno (*n unchanged). */
 int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t *frames, size_t *n,
-		   size_t cap);
+		   size_t cap, size_t *leaf);
+
+/* The same for a walk that came with its stack (an off-CPU episode: ps of
+ * size bytes, from another ring) into frames of prof, which is opts.prof
+ * or one other profile. -EINVAL for a malformed record. */
+int pyframes_merge_stack(struct pyframes *pf, struct profile *prof, const struct ep_pystack *ps,
+			 size_t size, uint32_t *frames, size_t *n, size_t cap);
 
 /* The process exited or exec'ed at ts_ns (CLOCK_MONOTONIC): forget it
  * (exec: look again, unless it was registered after the exec). */
