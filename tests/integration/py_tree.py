@@ -1,6 +1,7 @@
 # A Python program with a known call tree, for test_python_frames.sh.
 # Usage: py_tree.py SECONDS tree|ctypes LIB|threads|gen|sleep
-# tree: leaf_hot (under outer -> middle), side and tail do the same loop
+# tree: for SECONDS of CPU time, leaf_hot (under outer -> middle), side
+# and tail do the same loop
 # 5:3:2 times per round, so they hold about 50/30/20% of the Python work;
 # the CPU time each took is written to $PY_TREE_OUT.
 # ctypes: outer_c -> via_ctypes -> the C library's c_burn -> c_inner.
@@ -114,10 +115,13 @@ def main():
         # The program's own CPU time per branch is the truth the profile is
         # compared with (PY_TREE_OUT): on a shared CPU the 5:3:2 iteration
         # counts need not give exactly 50/30/20% of the time.
+        # SECONDS of the program's own CPU time here, not wall time: the
+        # samples it gets then do not depend on how busy the host is.
         k = 4000
         spent = [0.0, 0.0, 0.0]
         clock = time.thread_time
-        while time.monotonic() < end:
+        cend = clock() + secs
+        while clock() < cend:
             t0 = clock()
             outer(5 * k)
             t1 = clock()
