@@ -102,8 +102,9 @@ struct cycles_state {
 	uint32_t main_pid; /* first target: the trace's cycle track */
 	size_t nboundary_links, ngc_links;
 	bool marker_found;
+	bool py_warned;	      /* the line below said once, during the run */
 	char py_missing[256]; /* a Python without USDT probes, for the warning */
-	char problem[384];    /* why the asked-for boundaries gave no cycle */
+	char problem[512];    /* why the asked-for boundaries gave no cycle */
 	struct gc_open gc[MAX_GC_THREADS];
 	size_t ngc;
 	uint64_t gc_unpaired, bad_events;
@@ -418,6 +419,37 @@ static bool seen_file(struct ctarget *t, const struct ud_file *f)
 	return false;
 }
 
+/* --cycle py: on an interpreter without the USDT probes (pyenv's and most
+ * self-built ones: no --with-dtrace) can give no cycle: said as soon as it
+ * is known, naming the interpreter and the marker, so the user does not
+ * find out at the end of a long run. Known: the process's libpython has
+ * none, or its python executable has none and the start-up libraries are
+ * mapped (libc) without a libpython (a static interpreter). */
+static void warn_py_missing(struct cycles_state *s, const struct ctarget *t,
+			    const struct ud_file *files, size_t n)
+{
+	const char *lib = NULL;
+	bool libc = false;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *b = proc_maps_basename(files[i].path);
+
+		if (!strncmp(b, "libpython3", 10))
+			lib = files[i].path;
+		else if (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5))
+			libc = true;
+	}
+	if (lib ? strcmp(lib, s->py_missing) != 0 : !libc)
+		return;
+	s->py_warned = true;
+	log_warn("cycles: --cycle%s %s: pid %u runs %s, a CPython without the USDT probes "
+		 "(built without --with-dtrace) that py:FUNCTION needs: no cycles from it; "
+		 "bracket the loop with the cycle marker instead (tools/cycle_marker/"
+		 "ebpf_prof_cycle.py: `with cycle(i): ...`, docs/cycles.md), or run an "
+		 "interpreter that has the probes (Debian's /usr/bin/python3)",
+		 s->spec.every ? "-every" : "", s->spec.text, t->pid, s->py_missing);
+}
+
 static void scan_target(struct cycles_state *s, struct ctarget *t)
 {
 	struct proc_maps pm = { 0 };
@@ -445,8 +477,10 @@ static void scan_target(struct cycles_state *s, struct ctarget *t)
 		for (size_t i = 0; i < n; i++)
 			if (!seen_file(t, &files[i]))
 				scan_file(s, t, &files[i], exe[0] ? exe : NULL);
-		free(files);
 		t->bound = t->bound || s->nboundary_links > before;
+		if (s->spec.src == CYC_SRC_PY && !t->bound && s->py_missing[0] && !s->py_warned)
+			warn_py_missing(s, t, files, n);
+		free(files);
 	}
 	proc_maps_free(&pm);
 	for (size_t i = 0; s->marker_found && i < s->ntg; i++)
@@ -751,7 +785,8 @@ static void cm_stop(void *state)
 	if (s->spec.src == CYC_SRC_PY && !s->nboundary_links && s->py_missing[0])
 		snprintf(s->problem, sizeof(s->problem),
 			 "%s has no CPython USDT probes (built without --with-dtrace; Debian's "
-			 "/usr/bin/python3 has them)",
+			 "/usr/bin/python3 has them; or use the cycle marker, "
+			 "tools/cycle_marker)",
 			 s->py_missing);
 	else if (s->spec.src != CYC_SRC_AUTO && !s->nboundary_links)
 		snprintf(s->problem, sizeof(s->problem),
@@ -766,7 +801,8 @@ static void cm_stop(void *state)
 			s->spec.text);
 	else if (s->nboundary_links && !st->attributed)
 		snprintf(s->problem, sizeof(s->problem), "attached, but no call was seen");
-	if (s->problem[0])
+	/* An interpreter without probes was said during the run already. */
+	if (s->problem[0] && !(s->py_warned && !s->nboundary_links))
 		log_warn("cycles: %s%s%s: %s; the whole run is one cycle",
 			 s->spec.src == CYC_SRC_AUTO ? "the cycle marker"
 			 : s->spec.every	     ? "--cycle-every "
