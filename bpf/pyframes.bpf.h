@@ -62,9 +62,25 @@ struct py_csum_ent {
 	__u32 _pad;
 };
 
+/* 3.11+ keeps a thread's frames in its data stack, contiguous, the newest
+ * at the highest address: one read of PY_WIN bytes ending at the current
+ * frame holds it and most of its callers, walked from the copy without a
+ * read per frame (a frame outside it, in a generator or an older chunk,
+ * is read alone). A read costs ~60 ns plus the copy, so 4 KiB (about 30
+ * frames of small functions) costs what two frame reads do. */
+#define PY_WIN 4096
+
 struct py_scratch {
 	struct ep_pystack ps;
-	__u8 buf[EP_PY_FRAME_READ];
+	/* [0, PY_WIN): the window; [PY_WIN, +EP_PY_FRAME_READ): a frame read
+	 * alone. Frames are parsed at an offset into `mem` either way. */
+	__u8 mem[PY_WIN + EP_PY_FRAME_READ];
+	/* The window holds [win_lo, win_lo + win_len). Here, not in the
+	 * walk's stack state: the verifier would follow each way it was set
+	 * through the whole walk. */
+	__u64 win_lo;
+	__u64 win_len;
+	__u64 base; /* the frame being parsed, in `mem` */
 	__u64 csum[4];
 	struct py_csum_ent cc[PY_CSUM_SLOTS];
 };
@@ -100,20 +116,24 @@ static __always_inline __u64 py_rd64(__u64 addr)
 	return v;
 }
 
-/* Field loads from the frame copy; the offsets come from a map, so they
- * are bounded here for the verifier (and a bad table reads zeros). */
-static __always_inline __u64 py_buf64(const __u8 *buf, __u32 off)
+#define PY_ALONE PY_WIN /* where a frame read alone goes in `mem` */
+
+/* Field loads from the frame copy at base in sc->mem; the offsets come
+ * from a map, so they are bounded here for the verifier (and a bad table
+ * reads zeros). The caller has checked base <= PY_WIN once: one check per
+ * load, not three (each is a fork the verifier follows). */
+static __always_inline __u64 py_buf64(const struct py_scratch *sc, __u64 base, __u32 off)
 {
 	if (off > EP_PY_FRAME_READ - 8)
 		return 0;
-	return *(const __u64 *)(buf + off);
+	return *(const __u64 *)(sc->mem + base + off);
 }
 
-static __always_inline __u8 py_buf8(const __u8 *buf, __u32 off)
+static __always_inline __u8 py_buf8(const struct py_scratch *sc, __u64 base, __u32 off)
 {
 	if (off > EP_PY_FRAME_READ - 1)
 		return 0;
-	return buf[off];
+	return sc->mem[base + off];
 }
 
 struct py_walk {
@@ -155,33 +175,48 @@ static long py_frame_step(__u32 i, struct py_walk *w)
 		return 1;
 	if (n >= EP_PY_MAX_FRAMES)
 		return 1;
-	if (bpf_probe_read_user(sc->buf, sizeof(sc->buf), (void *)f)) {
+	__u64 b;
+
+	if (f >= sc->win_lo && f - sc->win_lo + EP_PY_FRAME_READ <= sc->win_len) {
+		sc->base = f - sc->win_lo;
+	} else if (bpf_probe_read_user(sc->mem + PY_ALONE, EP_PY_FRAME_READ, (void *)f)) {
 		w->err = 1;
 		return 1;
+	} else {
+		sc->base = PY_ALONE;
 	}
-	w->frame = py_buf64(sc->buf, c->frame_back);
+	/* Through the map: one unknown value from here on for the verifier,
+	 * not a constant on one way and a range on the other (each field
+	 * load below would be followed both ways: 46x the instructions). */
+	b = *(volatile __u64 *)&sc->base;
+	/* One register for the check and the loads (else clang checks one
+	 * copy and indexes with another, unbounded one). */
+	__asm__ volatile("" : "+r"(b));
+	if (b > PY_WIN)
+		return 1;
+	w->frame = py_buf64(sc, b, c->frame_back);
 	/* 3.12+: the evaluator's shim frame on the C stack ends the frames of
 	 * one _PyEval_EvalFrameDefault call: the frame before it is an entry. */
-	if (c->cstack_owner != 0xff && py_buf8(sc->buf, c->frame_owner) == c->cstack_owner) {
+	if (c->cstack_owner != 0xff && py_buf8(sc, b, c->frame_owner) == c->cstack_owner) {
 		if (n > 0 && n <= EP_PY_MAX_FRAMES)
 			ps->frames[(n - 1) & (EP_PY_MAX_FRAMES - 1)].code |= EP_PY_F_ENTRY;
 		return 0;
 	}
-	code = py_buf64(sc->buf, c->frame_code);
+	code = py_buf64(sc, b, c->frame_code);
 	if (!code)
 		return 0;
 	if (c->instr_is_ptr) {
-		instr = py_buf64(sc->buf, c->frame_instr) - code;
+		instr = py_buf64(sc, b, c->frame_instr) - code;
 		if (instr > 0xffffffffull)
 			instr = 0;
 	} else {
-		instr = (__u32)py_buf64(sc->buf, c->frame_instr);
+		instr = (__u32)py_buf64(sc, b, c->frame_instr);
 	}
 	struct ep_py_frame *pf = &ps->frames[n & (EP_PY_MAX_FRAMES - 1)];
 
 	pf->code = code & ~EP_PY_F_ENTRY;
 	if (c->every_entry ||
-	    (c->frame_is_entry != EP_PY_NO_OFF && py_buf8(sc->buf, c->frame_is_entry)))
+	    (c->frame_is_entry != EP_PY_NO_OFF && py_buf8(sc, b, c->frame_is_entry)))
 		pf->code |= EP_PY_F_ENTRY;
 	pf->instr = (__u32)instr;
 	pf->csum = 0;
@@ -262,6 +297,29 @@ static __always_inline __u32 py_walk_into(__u32 pid, __u32 tid, struct ep_pystac
 		return 0;
 	}
 	w.frame = frame;
+	/* 3.11+ (frames in the data stack): the window ending past the
+	 * current frame; where PY_WIN bytes below it are not all mapped (the
+	 * data stack's first chunk), from its page. */
+	w.sc->win_lo = 0;
+	w.sc->win_len = 0;
+	if (!w.cfg->every_entry) {
+		__u64 hi = frame + EP_PY_FRAME_READ;
+
+		if (hi > PY_WIN && !bpf_probe_read_user(w.sc->mem, PY_WIN, (void *)(hi - PY_WIN))) {
+			w.sc->win_lo = hi - PY_WIN;
+			w.sc->win_len = PY_WIN;
+		} else {
+			__u64 lo = frame & ~4095ull;
+			/* hi - lo < 8 KiB: the mask changes nothing but bounds
+			 * the register the call gets, for the verifier. */
+			__u64 len = (hi - lo) & (2 * PY_WIN - 1);
+
+			if (len <= PY_WIN && !bpf_probe_read_user(w.sc->mem, len, (void *)lo)) {
+				w.sc->win_lo = lo;
+				w.sc->win_len = len;
+			}
+		}
+	}
 	/* Shim frames take iterations too: room for one per Python frame. */
 	bpf_loop(2 * EP_PY_MAX_FRAMES, py_frame_step, &w, 0);
 	if (w.err)
@@ -303,12 +361,12 @@ static __always_inline __u64 py_where(__u32 pid, __u32 tid)
 	if (frame && w.cfg->cframe_frame != EP_PY_NO_OFF)
 		frame = py_rd64(frame + w.cfg->cframe_frame);
 	for (int i = 0; i < PY_WHERE_DEPTH && frame; i++) {
-		if (bpf_probe_read_user(w.sc->buf, sizeof(w.sc->buf), (void *)frame))
+		if (bpf_probe_read_user(w.sc->mem + PY_ALONE, EP_PY_FRAME_READ, (void *)frame))
 			break;
-		h = (h ^ frame ^ py_buf64(w.sc->buf, w.cfg->frame_code) ^
-		     (py_buf64(w.sc->buf, w.cfg->frame_instr) << 17)) *
+		h = (h ^ frame ^ py_buf64(w.sc, PY_ALONE, w.cfg->frame_code) ^
+		     (py_buf64(w.sc, PY_ALONE, w.cfg->frame_instr) << 17)) *
 		    0x9e3779b97f4a7c15ull;
-		frame = py_buf64(w.sc->buf, w.cfg->frame_back);
+		frame = py_buf64(w.sc, PY_ALONE, w.cfg->frame_back);
 	}
 	return h;
 }
