@@ -27,6 +27,8 @@ extern bool bpf_session_is_return(void) __ksym __weak;
 
 /* Set by the collector before load. */
 const volatile bool alloc_kwalk = false;
+/* No uprobe sessions: every allocation call takes a return probe. */
+const volatile bool alloc_every_return = false;
 /* Quantiles of Exp(alloc_rate) in bytes, mean exactly alloc_rate. */
 const volatile __u64 alloc_draw[EP_ALLOC_DRAWS] = {};
 
@@ -118,6 +120,12 @@ static __always_inline bool on_entry(struct pt_regs *ctx, __u32 kind)
 		t->countdown = draw();
 		t->init = 1;
 	}
+	/* Where this call returns to: an mmap made below this frame while the
+	 * return address is still there is the allocator's own (on_mmap_enter).
+	 * The slot was just written by the call: the read does not fault. */
+	t->alloc_sp = PT_REGS_SP(ctx);
+	if (bpf_probe_read_user(&t->alloc_ra, sizeof(t->alloc_ra), (void *)t->alloc_sp))
+		t->alloc_ra = 0;
 	stat_add(EP_AST_CALLS, 1);
 	stat_add(EP_AST_BYTES, size);
 	if (t->pend_kind)
@@ -143,6 +151,8 @@ static __always_inline bool on_entry(struct pt_regs *ctx, __u32 kind)
 	}
 	if (!t->pend_flags)
 		t->pend_kind = 0;
+	if (alloc_every_return || t->pend_flags)
+		t->depth++;
 	return t->pend_flags != 0;
 }
 
@@ -163,6 +173,9 @@ static __always_inline void emit_free(__u32 tgid, __u64 addr)
 	if (!b)
 		return;
 	ts = b->ts_ns;
+	/* A mapping whose head was unmapped is known by its first start. */
+	if (b->addr0)
+		addr = b->addr0;
 	/* Only the one that deletes it reports it (two threads freeing the
 	 * same block is the target's bug, not two frees). */
 	if (bpf_map_delete_elem(&alloc_live, &k))
@@ -205,8 +218,9 @@ struct {
 	__type(value, struct ep_alloc_event);
 } alloc_scratch SEC(".maps");
 
-/* Out of line: only sampled calls come here. */
-static __noinline int take_sample(struct pt_regs *ctx, __u64 addr, __u64 size, __u32 kind)
+/* Out of line: only sampled calls come here. ctx is the program's (for
+ * bpf_get_stack), regs (EP_UREG_*) the user registers the walk starts from. */
+static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size, __u32 kind)
 {
 	__u64 id = bpf_get_current_pid_tgid(), t0 = bpf_ktime_get_ns();
 	struct ep_alloc_key k = { .tgid = id >> 32, .addr = addr };
@@ -231,18 +245,12 @@ static __noinline int take_sample(struct pt_regs *ctx, __u64 addr, __u64 size, _
 	e->_pad = 0;
 	e->ustack_sz = -1;
 #if defined(__TARGET_ARCH_x86)
-	/* At the return probe the registers are the caller's, just after
-	 * the call: the walk starts in the allocating function. */
 	if (alloc_kwalk) {
 		struct uw_walk w = {};
-		__u64 regs[EP_UREG__COUNT];
 		struct uw_out *o;
 		__u32 n;
 		long sz;
 
-		regs[EP_UREG_IP] = PT_REGS_IP(ctx);
-		regs[EP_UREG_SP] = PT_REGS_SP(ctx);
-		regs[EP_UREG_FP] = PT_REGS_FP(ctx);
 		n = uw_walk_user(bpf_get_current_task_btf(), id >> 32, regs, &w);
 		o = bpf_map_lookup_elem(&uw_out_buf, &zero);
 		sz = (long)n * 8;
@@ -287,6 +295,8 @@ static __always_inline void on_return(struct pt_regs *ctx)
 	__u64 addr = PT_REGS_RC(ctx), size;
 	__u32 kind, flags;
 
+	if (t && t->depth)
+		t->depth--;
 	if (!t || !t->pend_kind)
 		return;
 	kind = t->pend_kind;
@@ -303,8 +313,16 @@ static __always_inline void on_return(struct pt_regs *ctx)
 	 * it was freed by a size of 0; a failed realloc keeps it. */
 	if ((flags & EP_ALLOC_P_FREE_OLD) && (addr || !size))
 		emit_free(bpf_get_current_pid_tgid() >> 32, t->pend_old);
-	if ((flags & EP_ALLOC_P_SAMPLE) && addr)
-		take_sample(ctx, addr, size, kind);
+	if ((flags & EP_ALLOC_P_SAMPLE) && addr) {
+		__u64 regs[EP_UREG__COUNT] = {};
+
+		/* At the return probe the registers are the caller's, just
+		 * after the call: the walk starts in the allocating function. */
+		regs[EP_UREG_IP] = PT_REGS_IP(ctx);
+		regs[EP_UREG_SP] = PT_REGS_SP(ctx);
+		regs[EP_UREG_FP] = PT_REGS_FP(ctx);
+		take_sample(ctx, regs, addr, size, kind);
+	}
 }
 
 SEC("uretprobe")
@@ -325,4 +343,137 @@ int alloc_session(struct pt_regs *ctx)
 		return 0;
 	}
 	return on_entry(ctx, (__u32)bpf_get_attach_cookie(ctx)) ? 0 : 1;
+}
+
+/* ---- anonymous mappings made by the program (docs/alloc.md) ---- */
+
+#define EP_PROT_NONE	   0
+#define EP_MAP_SHARED_MASK 0x03 /* MAP_SHARED, MAP_PRIVATE, MAP_SHARED_VALIDATE */
+#define EP_MAP_PRIVATE	   0x02
+#define EP_MAP_FIXED	   0x10
+#define EP_MAP_ANONYMOUS   0x20
+#define EP_MAP_STACK	   0x20000
+#define EP_PAGE		   4096ull
+
+/* Whether the thread is inside a probed allocator call: its last entry's
+ * frame is still on the stack (sp below it, its return address in place).
+ * Without a return probe on every call this is what can be known; a call
+ * site that called malloc and then, from the same instruction, mmap would
+ * be taken for the allocator (a function pointer, not seen in practice). */
+static __always_inline bool in_allocator(struct ep_alloc_thread *t, __u64 sp)
+{
+	__u64 ra;
+
+	/* A call whose return is awaited: the kernel has replaced its return
+	 * address by its trampoline, and the return probe says when it ends. */
+	if (t->depth)
+		return true;
+	if (!t->alloc_sp || sp >= t->alloc_sp)
+		return false;
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)t->alloc_sp))
+		return false;
+	return ra == t->alloc_ra;
+}
+
+/* mmap(addr, len, prot, flags, fd, off): sampled by bytes with the same
+ * countdown as the allocator's calls, so each sample gets the same weight
+ * (1 - exp(-len/rate)); a mapping of several times the rate is always
+ * sampled. Shared, file-backed, MAP_FIXED (it replaces part of a mapping
+ * already there), PROT_NONE (address space reserved, no memory) and thread
+ * stacks are not allocations of this kind. */
+SEC("tracepoint/syscalls/sys_enter_mmap")
+int alloc_mmap_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 len = ctx->args[1], prot = ctx->args[2], flags = ctx->args[3];
+	struct ep_alloc_thread *t;
+	struct pt_regs *regs;
+
+	if ((flags & EP_MAP_SHARED_MASK) != EP_MAP_PRIVATE || !(flags & EP_MAP_ANONYMOUS) ||
+	    (flags & (EP_MAP_FIXED | EP_MAP_STACK)) || prot == EP_PROT_NONE || !len)
+		return 0;
+	if (!bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	t = bpf_task_storage_get(&alloc_tls, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		stat_add(EP_AST_DROP_NO_THREAD, 1);
+		return 0;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (in_allocator(t, PT_REGS_SP_CORE(regs))) {
+		stat_add(EP_AST_MMAP_IN_ALLOC, 1);
+		return 0;
+	}
+	if (!t->init) {
+		t->countdown = draw();
+		t->init = 1;
+	}
+	len = (len + EP_PAGE - 1) & ~(EP_PAGE - 1);
+	stat_add(EP_AST_MMAPS, 1);
+	stat_add(EP_AST_MMAP_BYTES, len);
+	t->mmap_len = len;
+	if ((__s64)len >= t->countdown) {
+		t->mmap_sample = 1;
+		t->countdown = draw();
+	} else {
+		t->mmap_sample = 0;
+		t->countdown -= (__s64)len;
+	}
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int alloc_mmap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ep_alloc_thread *t = bpf_task_storage_get(&alloc_tls, task, NULL, 0);
+	__u64 ur[EP_UREG__COUNT] = {};
+	struct pt_regs *regs;
+
+	if (!t || !t->mmap_sample)
+		return 0;
+	t->mmap_sample = 0;
+	if (ctx->ret < 0 && ctx->ret > -4096)
+		return 0;
+	/* The walk starts in the syscall's wrapper (libc's mmap); the
+	 * collector drops it from the stack. */
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	ur[EP_UREG_IP] = PT_REGS_IP_CORE(regs);
+	ur[EP_UREG_SP] = PT_REGS_SP_CORE(regs);
+	ur[EP_UREG_FP] = PT_REGS_FP_CORE(regs);
+	take_sample(ctx, ur, (__u64)ctx->ret, t->mmap_len, EP_AK_MMAP);
+	return 0;
+}
+
+/* munmap(addr, len) of a tracked mapping, matched by its start: the whole
+ * of it ends it; its head only (trimming a mapping made larger to align
+ * it) moves its start, and the mapping stays counted whole until the rest
+ * goes. A munmap starting inside or before a tracked mapping is not matched
+ * (docs/alloc.md, "Limits"). */
+SEC("tracepoint/syscalls/sys_enter_munmap")
+int alloc_munmap_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 addr = ctx->args[0], len = (ctx->args[1] + EP_PAGE - 1) & ~(EP_PAGE - 1);
+	struct ep_alloc_key k = { .tgid = tgid, .addr = addr };
+	struct ep_alloc_block *b, nb;
+
+	b = bpf_map_lookup_elem(&alloc_live, &k);
+	if (!b)
+		return 0;
+	if (len >= b->size) {
+		emit_free(tgid, addr);
+		return 0;
+	}
+	nb.size = b->size - len;
+	nb.ts_ns = b->ts_ns;
+	nb.addr0 = b->addr0 ? b->addr0 : addr;
+	k.addr = addr + len;
+	if (bpf_map_update_elem(&alloc_live, &k, &nb, BPF_NOEXIST))
+		return 0;
+	k.addr = addr;
+	bpf_map_delete_elem(&alloc_live, &k);
+	stat_add(EP_AST_MUNMAP_PART, 1);
+	return 0;
 }

@@ -664,6 +664,7 @@ enum ep_alloc_kind {
 	EP_AK_MEMALIGN = 4,	  /* memalign/aligned_alloc(align, size) */
 	EP_AK_POSIX_MEMALIGN = 5, /* posix_memalign(&ptr, align, size) */
 	EP_AK_VALLOC = 6,	  /* valloc/pvalloc(size) */
+	EP_AK_MMAP = 7,		  /* an anonymous private mmap by the program (syscall) */
 	EP_AK__COUNT
 };
 
@@ -703,6 +704,7 @@ struct ep_alloc_key {
 struct ep_alloc_block {
 	__u64 size;
 	__u64 ts_ns;
+	__u64 addr0; /* a mapping whose head was unmapped: its start when sampled, else 0 */
 };
 
 /* Per-thread state (task storage). */
@@ -714,7 +716,12 @@ struct ep_alloc_thread {
 	__u32 pend_kind;  /* enum ep_alloc_kind, 0: none in flight */
 	__u32 pend_flags; /* EP_ALLOC_P_* */
 	__u32 init;
-	__u32 _pad;
+	__u32 mmap_sample; /* the mmap in flight was sampled */
+	__u64 mmap_len;	   /* its length, pages rounded */
+	__u64 alloc_sp;	   /* user SP at the last allocator entry, */
+	__u64 alloc_ra;	   /* and the return address found there */
+	__u32 depth;	   /* allocation calls in flight whose return is awaited */
+	__u32 _pad2;
 };
 #define EP_ALLOC_P_SAMPLE   1u
 #define EP_ALLOC_P_FREE_OLD 2u
@@ -732,6 +739,10 @@ enum ep_alloc_stat {
 	EP_AST_STACK_ERR = 8,	   /* sample delivered without user frames */
 	EP_AST_SAMPLE_NS = 9,	   /* time in the sampled path (stack, map, ring) */
 	EP_AST_NESTED = 10,	   /* an entry while a call was in flight */
+	EP_AST_MMAPS = 11,	   /* anonymous private mmaps by the program */
+	EP_AST_MMAP_BYTES = 12,	   /* their bytes (pages rounded) */
+	EP_AST_MMAP_IN_ALLOC = 13, /* anonymous mmaps inside a probed allocator: left out */
+	EP_AST_MUNMAP_PART = 14,   /* munmap of a tracked mapping's head only */
 	EP_AST__COUNT
 };
 

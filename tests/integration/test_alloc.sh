@@ -14,6 +14,15 @@
 # Without uprobe sessions (kernels before 6.13, simulated): the same
 # estimates with a return probe on every call. jemalloc and tcmalloc
 # preloaded in place of glibc's malloc: the same.
+# Anonymous mappings made by the program with mmap (6 cycles: 2 MiB per
+# cycle left mapped by map_leak, half of it trimmed to a 64 KiB boundary by
+# unmapping head and tail, and a 4 MiB map_transient unmapped at once):
+#   - every mapping counted (mmaps, mmap_bytes exact), glibc's own mmap of
+#     the 8 MiB malloc block left out (mmaps_in_allocator) and that block in
+#     alloc.folded once, at its size: no double counting;
+#   - map_leak in inuse.folded within 20% of what is still mapped (the
+#     trimmed tails stay counted: 3% here), map_transient in alloc.folded
+#     only; leaks: leak_some and map_leak.
 # Bad input: 200,000 live blocks sampled at --alloc-rate 1 with a tracking
 # table of 1,024: the run ends, the table stays bounded, the rest is counted
 # in dropped.
@@ -122,6 +131,43 @@ sys.exit(0 if 'data-rendered="yes"' in d and "leak_some" in sec and "KiB" in sec
 PY
 fi
 grep -q "LEAK leak_some" "$PROF_OUT" || ep_fail "no leak line in the summary"
+
+run mmap 6 512 500 0 2048 -- --alloc-rate 32K
+TARGET_OUT=$TARGET_OUT ep_py "$EP_WORK/mmap" <<'PY'
+own = {}
+for line in open(os.environ["TARGET_OUT"]):
+    f = line.split()
+    if len(f) == 2 and f[1].isdigit():
+        own[f[0]] = int(f[1])
+MiB = 1 << 20
+A = R["memory"]["alloc"]
+E = A["estimated"]
+def near(x, want, tol, what):
+    check(abs(x - want) <= tol * want, "%s %.2f MiB, truth %.2f MiB (tolerance %d%%)" % (what, x / MiB, want / MiB, tol * 100))
+# Per cycle: two 1 MiB mappings (one made 64 KiB larger) and one of 4 MiB.
+check(A["mmaps"] == 3 * 6, "mmaps %d, want 18" % A["mmaps"])
+check(A["mmap_bytes"] == own["mapped"], "mmap bytes %d, target mapped %d" % (A["mmap_bytes"], own["mapped"]))
+check(A["mmaps_in_allocator"] >= 1, "glibc's mmap of the 8 MiB block not seen inside malloc: %d" % A["mmaps_in_allocator"])
+check(A["munmaps_of_head"] <= 3, "head unmaps %d" % A["munmaps_of_head"])
+near(E["alloc_bytes"], own["asked"] + own["mapped"], 0.2, "estimated allocated (malloc + mmap)")
+near(E["inuse_bytes"], own["leaked"] + own["map_leaked"], 0.2, "estimated live (malloc + mmap)")
+check(A["dropped"]["total"] == 0, "dropped %r" % A["dropped"])
+AF = load_folded("alloc.folded")
+UF = load_folded("inuse.folded")
+big = [c for fr, c in AF if fr[-1] == "transient_big"]
+check(len(big) == 1 and abs(big[0] - own["big"]) <= own["big"] * 0.001, "transient_big in alloc.folded: %r, want %d once" % (big, own["big"]))
+mt = [(fr, c) for fr, c in AF if fr[-1] == "map_transient"]
+check(len(mt) == 1 and abs(mt[0][1] - 6 * own["map_big"]) <= 0.2 * 6 * own["map_big"], "map_transient in alloc.folded: %r" % [c for fr, c in mt])
+check(mt and has_seq(mt[0][0], ["main", "run_cycle", "map_transient"]), "map_transient stack %r" % (mt[0][0] if mt else None))
+check(not any("map_transient" in fr or "transient_big" in fr for fr, c in UF), "a transient block in inuse.folded")
+near(sum(c for fr, c in UF if fr[-1] == "map_leak"), own["map_leaked"], 0.2, "map_leak in inuse.folded")
+check(not any(fr[-1] in ("mmap", "mmap64", "__mmap64") for fr, c in AF), "the syscall wrapper as a leaf")
+check(sorted(l["function"] for l in A["leaks"]) == ["leak_some", "map_leak"], "leaks %r" % [l["function"] for l in A["leaks"]])
+for l in A["leaks"]:
+    if l["function"] == "map_leak":
+        near(l["bytes_per_cycle"], own["map_leaked"] / 6, 0.2, "map_leak per cycle")
+PY
+[ $? -eq 0 ] || ep_fail "mmap run"
 
 # Kernels before 6.13 (no uprobe sessions, simulated here): an entry and a
 # return probe on every call, the same estimates.

@@ -13,6 +13,7 @@
 #include "alloc/alloc_attach.h"
 #include "alloc/alloc_model.h"
 #include "alloc/alloc_report.h"
+#include "alloc/alloc_syms.h"
 #include "events.h" /* types the skeleton names */
 #include "alloc.skel.h"
 #include "export/pprof.h"
@@ -45,6 +46,7 @@ struct alloc_mod {
 	uint64_t bad_events;	  /* records of the wrong size or type */
 	uint64_t collector_drops; /* could not be processed (ENOMEM) */
 	struct alloc_probes probes;
+	struct bpf_link *map_links[3]; /* mmap enter, exit, munmap */
 	int64_t unavailable_frame;
 	uint32_t frames[EP_ALLOC_MAX_FRAMES + 1];
 	struct alloc_results res;
@@ -97,15 +99,23 @@ static int handle_alloc(struct alloc_mod *m, const struct ep_alloc_event *e, siz
 	struct sym_result res;
 	uint32_t depth = 0;
 	int64_t fi, st;
+	int lo = 0;
 
 	if (n > EP_ALLOC_MAX_FRAMES)
 		n = EP_ALLOC_MAX_FRAMES;
 	if (offsetof(struct ep_alloc_event, ips) + (size_t)n * 8 > size)
 		return -EINVAL;
+	/* A mapping's walk starts in the syscall's wrapper: the function
+	 * that mapped is its caller. */
+	if (e->kind == EP_AK_MMAP && n > 1 && e->ips[0] &&
+	    !symbolizer_user(m->ctx->sym, e->hdr.pid, e->ips[0] - 1, &res) &&
+	    alloc_is_mmap_wrapper(res.name)) {
+		lo = 1;
+	}
 	/* Leaf first from the kernel; root first in the model. Every frame
 	 * is a return address (the leaf too: the registers are the caller's
 	 * after the call), looked up at address - 1 unless the walker did. */
-	for (int i = n - 1; i >= 0; i--) {
+	for (int i = n - 1; i >= lo; i--) {
 		uint64_t a = e->ips[i];
 
 		if (!a)
@@ -210,6 +220,7 @@ static int load_bpf(struct alloc_mod *m, bool session)
 	if (!draws)
 		return -ENOMEM;
 	alloc_draw_table(o->alloc_rate, draws, EP_ALLOC_DRAWS);
+	m->skel->rodata->alloc_every_return = !session;
 	memcpy((void *)m->skel->rodata->alloc_draw, draws, EP_ALLOC_DRAWS * sizeof(*draws));
 	free(draws);
 	err = bpf_map__set_max_entries(m->skel->maps.alloc_live, o->alloc_max_live);
@@ -252,6 +263,32 @@ static int load_bpf(struct alloc_mod *m, bool session)
 	return 0;
 }
 
+static void detach_mmap(struct alloc_mod *m)
+{
+	for (size_t i = 0; i < 3; i++) {
+		bpf_link__destroy(m->map_links[i]);
+		m->map_links[i] = NULL;
+	}
+}
+
+/* The program's own anonymous mappings; without them --alloc still runs. */
+static void attach_mmap(struct alloc_mod *m)
+{
+	struct bpf_program *p[3] = { m->skel->progs.alloc_mmap_enter,
+				     m->skel->progs.alloc_mmap_exit,
+				     m->skel->progs.alloc_munmap_enter };
+
+	for (size_t i = 0; i < 3; i++) {
+		m->map_links[i] = bpf_program__attach(p[i]);
+		if (!m->map_links[i]) {
+			log_warn("alloc: cannot attach %s (%s): mmap/munmap not seen",
+				 bpf_program__name(p[i]), strerror(errno));
+			detach_mmap(m);
+			return;
+		}
+	}
+}
+
 static int am_attach(void *state)
 {
 	struct alloc_mod *m = state;
@@ -284,6 +321,7 @@ static int am_attach(void *state)
 	m->probes.free_prog = m->skel->progs.alloc_free;
 	m->probes.session_fd = m->session ? bpf_program__fd(m->skel->progs.alloc_session) : -1;
 	m->probes.proc_root = m->ctx->opts->proc_root;
+	attach_mmap(m);
 	for (size_t i = 0; i < m->ntg; i++)
 		alloc_scan_target(&m->probes, &m->tg[i]);
 	if (!m->probes.nlinks)
@@ -407,6 +445,7 @@ static void am_stop(void *state)
 		return;
 	for (size_t i = 0; i < m->ntg; i++)
 		alloc_target_detach(&m->tg[i]);
+	detach_mmap(m);
 	ring_buffer__consume(m->rb);
 	read_stats(m);
 	m->stopped = true;
@@ -520,6 +559,7 @@ static void am_close(void *state)
 		free(m->tg[i].seen);
 	}
 	free(m->tg);
+	detach_mmap(m);
 	ring_buffer__free(m->rb);
 	alloc_bpf__destroy(m->skel);
 	alloc_model_free(&m->model);

@@ -195,7 +195,8 @@ static int add_cost(const struct alloc_run *run, cJSON *root, cJSON *obj, struct
 	const cJSON *progs = cJSON_GetObjectItemCaseSensitive(ov, "programs"), *p;
 	uint64_t calls = run->stats[EP_AST_CALLS], frees = run->stats[EP_AST_FREES];
 	uint64_t hits = 2 * calls + frees;
-	double run_ns = 0, runs = 0, trap_ns = cJSON_IsNumber(trap) ? trap->valuedouble : -1;
+	double run_ns = 0, runs = 0, tp_ns = 0, tp_runs = 0,
+	       trap_ns = cJSON_IsNumber(trap) ? trap->valuedouble : -1;
 	double cpu_ns = cJSON_IsNumber(cpu) ? cpu->valuedouble : 0;
 	cJSON *c = cJSON_AddObjectToObject(obj, "cost");
 
@@ -207,11 +208,19 @@ static int add_cost(const struct alloc_run *run, cJSON *root, cJSON *obj, struct
 		const cJSON *rn = cJSON_GetObjectItemCaseSensitive(p, "run_ns");
 		const cJSON *r = cJSON_GetObjectItemCaseSensitive(p, "runs");
 
-		if (cJSON_IsString(name) && !strncmp(name->valuestring, "alloc_", 6) &&
-		    cJSON_IsNumber(rn) && cJSON_IsNumber(r)) {
-			run_ns += rn->valuedouble;
-			runs += r->valuedouble;
+		if (!cJSON_IsString(name) || strncmp(name->valuestring, "alloc_", 6) ||
+		    !cJSON_IsNumber(rn) || !cJSON_IsNumber(r))
+			continue;
+		/* The mmap/munmap tracepoints run in every process's mmap
+		 * syscall, trap-free: their time is counted apart. */
+		if (!strncmp(name->valuestring, "alloc_mmap", 10) ||
+		    !strncmp(name->valuestring, "alloc_munmap", 12)) {
+			tp_ns += rn->valuedouble;
+			tp_runs += r->valuedouble;
+			continue;
 		}
+		run_ns += rn->valuedouble;
+		runs += r->valuedouble;
 	}
 	/* Each trap runs one of our programs once (a session's entry and its
 	 * return are two runs): with BPF statistics the runs are the hits. */
@@ -223,6 +232,8 @@ static int add_cost(const struct alloc_run *run, cJSON *root, cJSON *obj, struct
 	if (!cJSON_AddNumberToObject(c, "probe_hits", (double)hits) ||
 	    !cJSON_AddNumberToObject(c, "bpf_runs", runs) ||
 	    !cJSON_AddNumberToObject(c, "bpf_ns", run_ns) ||
+	    !cJSON_AddNumberToObject(c, "mmap_tracepoint_runs", tp_runs) ||
+	    !cJSON_AddNumberToObject(c, "mmap_tracepoint_ns", tp_ns) ||
 	    !cJSON_AddNumberToObject(c, "sampled_path_ns", (double)run->stats[EP_AST_SAMPLE_NS]) ||
 	    !(trap_ns > 0 ? cJSON_AddNumberToObject(c, "trap_ns", trap_ns)
 			  : cJSON_AddNullToObject(c, "trap_ns")) ||
@@ -282,6 +293,10 @@ int alloc_report_json(const struct alloc_run *run, cJSON *root, struct alloc_res
 	    !cJSON_AddNumberToObject(a, "frees_of_samples", (double)st[EP_AST_TRACKED_FREES]) ||
 	    !cJSON_AddNumberToObject(a, "stack_errors", (double)st[EP_AST_STACK_ERR]) ||
 	    !cJSON_AddNumberToObject(a, "nested_calls", (double)st[EP_AST_NESTED]) ||
+	    !cJSON_AddNumberToObject(a, "mmaps", (double)st[EP_AST_MMAPS]) ||
+	    !cJSON_AddNumberToObject(a, "mmap_bytes", (double)st[EP_AST_MMAP_BYTES]) ||
+	    !cJSON_AddNumberToObject(a, "mmaps_in_allocator", (double)st[EP_AST_MMAP_IN_ALLOC]) ||
+	    !cJSON_AddNumberToObject(a, "munmaps_of_head", (double)st[EP_AST_MUNMAP_PART]) ||
 	    !(e = cJSON_AddObjectToObject(a, "estimated")) ||
 	    !cJSON_AddNumberToObject(e, "alloc_bytes", round(res->t.alloc_bytes)) ||
 	    !cJSON_AddNumberToObject(e, "alloc_count", round(res->t.alloc_count)) ||
