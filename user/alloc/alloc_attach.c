@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "alloc/alloc_syms.h"
 #include "alloc/probe_point.h"
 #include "events.h"
 #include "log.h"
@@ -18,45 +19,6 @@
 
 #define MAX_MAPS_BYTES (16u << 20)
 #define MAX_EXEC_FILES 1024
-
-/* The entry points probed in each file that defines them. A file that
- * defines malloc gets the standard names only: its prefixed ones (tcmalloc's
- * tc_malloc is the same function; mimalloc's malloc calls mi_malloc) would
- * count a call twice. */
-struct alloc_sym {
-	const char *name;
-	enum ep_alloc_kind kind; /* EP_AK_NONE: a free */
-	bool prefixed;
-};
-static const struct alloc_sym syms[] = {
-	{ "malloc", EP_AK_MALLOC, false },
-	{ "calloc", EP_AK_CALLOC, false },
-	{ "realloc", EP_AK_REALLOC, false },
-	{ "memalign", EP_AK_MEMALIGN, false },
-	{ "aligned_alloc", EP_AK_MEMALIGN, false },
-	{ "posix_memalign", EP_AK_POSIX_MEMALIGN, false },
-	{ "valloc", EP_AK_VALLOC, false },
-	{ "pvalloc", EP_AK_VALLOC, false },
-	{ "free", EP_AK_NONE, false },
-	/* jemalloc built with a prefix, mimalloc's API, tcmalloc's. */
-	{ "je_malloc", EP_AK_MALLOC, true },
-	{ "je_calloc", EP_AK_CALLOC, true },
-	{ "je_realloc", EP_AK_REALLOC, true },
-	{ "je_aligned_alloc", EP_AK_MEMALIGN, true },
-	{ "je_posix_memalign", EP_AK_POSIX_MEMALIGN, true },
-	{ "je_free", EP_AK_NONE, true },
-	{ "mi_malloc", EP_AK_MALLOC, true },
-	{ "mi_calloc", EP_AK_CALLOC, true },
-	{ "mi_realloc", EP_AK_REALLOC, true },
-	{ "mi_free", EP_AK_NONE, true },
-	{ "tc_malloc", EP_AK_MALLOC, true },
-	{ "tc_calloc", EP_AK_CALLOC, true },
-	{ "tc_realloc", EP_AK_REALLOC, true },
-	{ "tc_memalign", EP_AK_MEMALIGN, true },
-	{ "tc_posix_memalign", EP_AK_POSIX_MEMALIGN, true },
-	{ "tc_free", EP_AK_NONE, true },
-};
-#define NSYMS (sizeof(syms) / sizeof(syms[0]))
 
 static int push(void **arr, size_t *n, size_t *cap, size_t elem, const void *v)
 {
@@ -168,43 +130,55 @@ static uint64_t emulated_skip(int fd, uint64_t off)
 #endif
 }
 
+/* Where the function at file offset off jumps first (a tail call), or 0. */
+static uint64_t tail_jump(int fd, uint64_t off)
+{
+#if defined(__x86_64__)
+	uint8_t code[8];
+	ssize_t n = pread(fd, code, sizeof(code), (off_t)off);
+
+	return n > 0 ? alloc_tail_jump_x86(code, (size_t)n, off) : 0;
+#else
+	(void)fd;
+	(void)off;
+	return 0;
+#endif
+}
+
 static void scan_file(struct alloc_probes *m, struct alloc_target *t, const struct ud_file *f)
 {
-	const char *names[NSYMS];
-	uint64_t off[NSYMS] = { 0 };
+	const char *names[64];
+	uint64_t off[64] = { 0 }, jump[64];
+	bool probe[64];
 	char path[512];
-	bool standard;
 	int fd, n, attached = 0;
 
 	/* ld.so's own minimal allocator serves only the loader. */
-	if (!strncmp(proc_maps_basename(f->path), "ld-", 3))
+	if (!strncmp(proc_maps_basename(f->path), "ld-", 3) || alloc_nsyms > 64)
 		return;
-	for (size_t i = 0; i < NSYMS; i++)
-		names[i] = syms[i].name;
+	for (size_t i = 0; i < alloc_nsyms; i++)
+		names[i] = alloc_syms[i].name;
 	fd = ud_open_mapped(m->proc_root, t->pid, f, path, sizeof(path));
 	if (fd < 0)
 		return;
-	n = ud_find_functions(fd, names, NSYMS, off);
-	if (n <= 0) {
+	n = ud_find_functions(fd, names, alloc_nsyms, off);
+	if (n <= 0 || !alloc_pick_syms(off, probe)) {
 		close(fd);
 		return;
 	}
-	standard = off[0] != 0;
-	for (size_t i = 0; i < NSYMS; i++) {
-		bool dup = false;
+	for (size_t i = 0; i < alloc_nsyms; i++)
+		jump[i] = probe[i] ? tail_jump(fd, off[i]) : 0;
+	alloc_drop_tail_wrappers(off, jump, probe);
+	for (size_t i = 0; i < alloc_nsyms; i++) {
 		int err;
 
-		if (!off[i] || syms[i].prefixed == standard)
+		if (!probe[i])
 			continue;
-		/* Aliases (memalign = aligned_alloc in some builds): once. */
-		for (size_t j = 0; j < i; j++)
-			dup = dup || (off[j] == off[i] && syms[j].prefixed == syms[i].prefixed);
-		if (dup)
-			continue;
-		err = attach_one(m, t, path, off[i] + emulated_skip(fd, off[i]), syms[i].kind);
+		err = attach_one(m, t, path, off[i] + emulated_skip(fd, off[i]),
+				 alloc_syms[i].kind);
 		if (err)
-			log_warn("alloc: pid %u: cannot probe %s in %s: %s", t->pid, syms[i].name,
-				 f->path, strerror(-err));
+			log_warn("alloc: pid %u: cannot probe %s in %s: %s", t->pid,
+				 alloc_syms[i].name, f->path, strerror(-err));
 		else
 			attached++;
 	}
