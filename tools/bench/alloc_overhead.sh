@@ -6,12 +6,15 @@
 #
 # tools/bench/alloc_bench.c runs cycles of 2,000 malloc/free pairs (16..4096
 # bytes) and times them, then times 20,000 malloc(64) and 20,000 free in a
-# row. Modes, RUNS interleaved rounds each, medians printed:
+# row, then 2,000 mmap/touch/munmap of 64 KiB anonymous mappings. Modes,
+# RUNS interleaved rounds each, medians printed:
 #   bare     no profiler
 #   prof     ebpf-prof without --alloc (the CPU sampler, scheduler, ...)
 #   alloc    ebpf-prof --alloc (default rate 512 KiB)
 #   nosess   the same as on a kernel without uprobe sessions (before 6.13:
 #            a return probe on every call; EBPF_PROF_FAULT_BPF=alloc_session)
+#   base     --alloc with another build, BASE_BIN=path/ebpf-prof (optional:
+#            a before/after comparison within the same rounds)
 # and the same three with 10 ms of arithmetic per cycle after the pairs
 # (the ratio depends on what else a cycle does: the pairs alone are the
 # worst case). The ratios are against the same script's bare runs on this
@@ -46,11 +49,12 @@ one()
 	pid=$!
 	wait_for '^ready ' "$out.target" 10
 	case $mode in
-	prof | alloc | nosess)
-		local extra=() fault=
+	prof | alloc | nosess | base)
+		local extra=() fault= bin=$BIN
 		[ "$mode" != prof ] && extra=(--alloc)
 		[ "$mode" = nosess ] && fault=alloc_session
-		EBPF_PROF_FAULT_BPF=$fault "$BIN" -v --pid "$pid" -o "$out.dir" --no-gpu "${extra[@]}" >"$out.prof" 2>&1 &
+		[ "$mode" = base ] && bin=$BASE_BIN
+		EBPF_PROF_FAULT_BPF=$fault "$bin" -v --pid "$pid" -o "$out.dir" --no-gpu "${extra[@]}" >"$out.prof" 2>&1 &
 		ppid=$!
 		wait_for 'sampling 1 process' "$out.prof" 30
 		[ "$mode" != prof ] && wait_for 'alloc: pid .* probed' "$out.prof" 5
@@ -67,8 +71,10 @@ print("%.0f" % (a["cost"]["sampled_path_ns"] / max(a["samples"], 1)))' "$out.dir
 	echo "$mode $work $(awk '$1 != "ready" {print $2}' "$out.target" | paste -sd' ') $s" >>"$WORK/results"
 }
 
+MODES="bare prof alloc nosess"
+[ -n "${BASE_BIN:-}" ] && MODES="$MODES base"
 for run in $(seq "$RUNS"); do
-	for mode in bare prof alloc nosess; do
+	for mode in $MODES; do
 		one $mode 0 50 "$run"
 		one $mode 10000 20 "$run"
 	done
@@ -77,16 +83,24 @@ python3 - "$WORK/results" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 def med(mode, work, col):
-    return statistics.median(float(r[col]) for r in rows if r[0] == mode and r[1] == work and len(r) > col)
+    v = [float(r[col]) for r in rows if r[0] == mode and r[1] == work and len(r) > col]
+    return statistics.median(v) if v else float("nan")
+has_base = any(r[0] == "base" for r in rows)
 for work in ("0", "10000"):
     b, p, a, n = (med(m, work, 2) for m in ("bare", "prof", "alloc", "nosess"))
     print("cycle of 2,000 pairs + %s us work: bare %.2f ms, profiled %.2f ms, --alloc %.2f ms "
           "(x%.2f vs bare, x%.2f vs profiled, +%.2f ms); without sessions %.2f ms (x%.2f vs bare)"
           % (work, b / 1e6, p / 1e6, a / 1e6, a / b, a / p, (a - p) / 1e6, n / 1e6, n / b))
-for col, name in ((3, "malloc"), (4, "free")):
+    if has_base:
+        o = med("base", work, 2)
+        print("  base build --alloc %.2f ms (x%.2f vs bare); this build / base x%.3f" % (o / 1e6, o / b, a / o))
+for col, name in ((3, "malloc"), (4, "free"), (5, "mmap+munmap 64 KiB")):
     b, p, a, n = (med(m, "0", col) for m in ("bare", "prof", "alloc", "nosess"))
     print("%s: bare %.0f ns, profiled %.0f ns, --alloc %.0f ns per call (+%.0f ns); without "
           "sessions %.0f ns (+%.0f ns)" % (name, b, p, a, a - p, n, n - p))
+    if has_base:
+        o = med("base", "0", col)
+        print("  base build --alloc %.0f ns (+%.0f ns vs profiled); this build - base %+.0f ns" % (o, o - p, a - o))
 print("sampled path in BPF (stack walk, live table, ring): %.0f ns per sample (median of runs)"
-      % med("alloc", "0", 5))
+      % med("alloc", "0", 6))
 PY
