@@ -122,6 +122,12 @@ static void test_elf(void)
 	}
 	snprintf(path, sizeof(path), "%s/prefixed_alloc_lib", dir);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Cross builds (qemu-user) build no targets: the library is read in
+	 * the native run. */
+	if (fd < 0 && getenv("EP_EMULATED")) {
+		fprintf(stderr, "test_alloc_syms: no %s in a cross build: skipped\n", path);
+		return;
+	}
 	CHECK(fd >= 0);
 	if (fd < 0)
 		return;
