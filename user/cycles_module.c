@@ -14,6 +14,7 @@
  * cycles.csv and the summary. Without boundaries the run is one cycle,
  * rebuilt from the report the other modules built (it runs after them).
  */
+#include "util/vec.h"
 #include "proc/pid_index.h"
 #include "cycles_module.h"
 #include "alloc/alloc_report.h"
@@ -123,22 +124,6 @@ struct cycles_state {
 	bool have;
 };
 
-static int push(void **arr, size_t *n, size_t *cap, size_t elem, const void *v)
-{
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 8;
-		void *p = realloc(*arr, c * elem);
-
-		if (!p)
-			return -ENOMEM;
-		*arr = p;
-		*cap = c;
-	}
-	memcpy((char *)*arr + *n * elem, v, elem);
-	(*n)++;
-	return 0;
-}
-
 struct cycle_sink *cycles_sink_new(const struct cli_opts *o, uint64_t period_ns)
 {
 	struct cycle_sink_cfg cfg = {
@@ -225,7 +210,7 @@ static int cm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
 
 static int keep_link(struct ctarget *t, struct bpf_link *l)
 {
-	int err = push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l);
+	int err = ep_vec_push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l);
 
 	if (err)
 		bpf_link__destroy(l);
@@ -415,7 +400,7 @@ static bool seen_file(struct ctarget *t, const struct ud_file *f)
 	for (size_t i = 0; i < t->nseen; i++)
 		if (t->seen[i][0] == f->dev && t->seen[i][1] == f->inode)
 			return true;
-	push((void **)&t->seen, &t->nseen, &t->capseen, sizeof(k), k);
+	ep_vec_push((void **)&t->seen, &t->nseen, &t->capseen, sizeof(k), k);
 	return false;
 }
 
@@ -516,7 +501,7 @@ static int cm_add_target(void *state, uint32_t pid)
 		pid_index_init(&s->tgidx, sizeof(t), offsetof(struct ctarget, pid));
 	if (!s->skel || find_target(s, pid))
 		return 0;
-	if (push((void **)&s->tg, &s->ntg, &s->captg, sizeof(t), &t))
+	if (ep_vec_push((void **)&s->tg, &s->ntg, &s->captg, sizeof(t), &t))
 		return -ENOMEM;
 	if (pid_index_add(&s->tgidx, pid, (uint32_t)(s->ntg - 1))) {
 		s->ntg--;

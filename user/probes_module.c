@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/vec.h"
 #include "overload/links.h"
 #include "proc/pid_index.h"
 #include "cycle_sink.h"
@@ -153,22 +154,6 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int push(void **arr, size_t *n, size_t *cap, size_t elem, const void *v)
-{
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 8;
-		void *p = realloc(*arr, c * elem);
-
-		if (!p)
-			return -ENOMEM;
-		*arr = p;
-		*cap = c;
-	}
-	memcpy((char *)*arr + *n * elem, v, elem);
-	(*n)++;
-	return 0;
-}
-
 static int add_name(struct probes_mod *m, const char *name, size_t *idx)
 {
 	const char **p;
@@ -234,7 +219,7 @@ static struct file_cache *file_lookup(struct probes_mod *m, uint32_t pid, const 
 		}
 	}
 	close(fd);
-	if (push((void **)&m->fc, &m->nfc, &cap, sizeof(nf), &nf)) {
+	if (ep_vec_push((void **)&m->fc, &m->nfc, &cap, sizeof(nf), &nf)) {
 		free(nf.offsets);
 		return NULL;
 	}
@@ -257,7 +242,7 @@ static int probe_id_for(struct probes_mod *m, size_t d, const struct ud_file *f,
 	err = probe_stats_set_probe(m->st, e.id, &m->specs.defs[d], f->path);
 	if (err)
 		return err;
-	err = push((void **)&m->ids, &m->nids, &cap, sizeof(e), &e);
+	err = ep_vec_push((void **)&m->ids, &m->nids, &cap, sizeof(e), &e);
 	if (err)
 		return err;
 	m->id_req[e.id] = m->def_req[d];
@@ -267,7 +252,7 @@ static int probe_id_for(struct probes_mod *m, size_t d, const struct ud_file *f,
 
 static int keep_link(struct ptarget *t, struct bpf_link *l)
 {
-	return push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l);
+	return ep_vec_push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l);
 }
 
 static int attach_uprobe(struct ptarget *t, const struct bpf_program *prog, const char *path,
@@ -467,7 +452,7 @@ static bool seen_file(struct ptarget *t, const struct ud_file *f)
 	for (size_t i = 0; i < t->nseen; i++)
 		if (t->seen[i][0] == f->dev && t->seen[i][1] == f->inode)
 			return true;
-	push((void **)&t->seen, &t->nseen, &t->capseen, sizeof(k), k);
+	ep_vec_push((void **)&t->seen, &t->nseen, &t->capseen, sizeof(k), k);
 	return false;
 }
 
@@ -546,7 +531,7 @@ static void queue_bus_span(struct probes_mod *m, const struct ep_span *sp, size_
 	};
 
 	if (m->npending >= MAX_PENDING_BUS_SPANS ||
-	    push((void **)&m->pending, &m->npending, &m->cappending, sizeof(b), &b))
+	    ep_vec_push((void **)&m->pending, &m->npending, &m->cappending, sizeof(b), &b))
 		m->bus_lost++;
 }
 
@@ -559,7 +544,7 @@ static void queue_cycle_fact(struct probes_mod *m, const void *data, size_t size
 	if (!probes_cycle_span(m->st, data, size, &c))
 		return;
 	if (m->ncyc >= MAX_PENDING_BUS_SPANS ||
-	    push((void **)&m->cyc, &m->ncyc, &m->capcyc, sizeof(c), &c))
+	    ep_vec_push((void **)&m->cyc, &m->ncyc, &m->capcyc, sizeof(c), &c))
 		m->bus_lost++;
 }
 
@@ -830,7 +815,7 @@ static int pm_add_target(void *state, uint32_t pid)
 	if (!m->tgidx.stride)
 		pid_index_init(&m->tgidx, sizeof(t), offsetof(struct ptarget, pid));
 	if (!find_target(m, pid)) {
-		err = push((void **)&m->tg, &m->ntg, &m->captg, sizeof(t), &t);
+		err = ep_vec_push((void **)&m->tg, &m->ntg, &m->captg, sizeof(t), &t);
 		if (!err && (err = pid_index_add(&m->tgidx, pid, (uint32_t)(m->ntg - 1))))
 			m->ntg--;
 	}

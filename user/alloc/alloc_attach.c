@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "util/vec.h"
 #include "alloc/alloc_attach.h"
 
 #include <bpf/libbpf.h>
@@ -19,22 +20,6 @@
 
 #define MAX_MAPS_BYTES (16u << 20)
 #define MAX_EXEC_FILES 1024
-
-static int push(void **arr, size_t *n, size_t *cap, size_t elem, const void *v)
-{
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 8;
-		void *p = realloc(*arr, nc * elem);
-
-		if (!p)
-			return -ENOMEM;
-		*arr = p;
-		*cap = nc;
-	}
-	memcpy((char *)*arr + *n * elem, v, elem);
-	(*n)++;
-	return 0;
-}
 
 /* BPF_LINK_CREATE for a uprobe session, in the layout of the kernel's
  * union bpf_attr (link_create.uprobe_multi), which Debian 12's headers and
@@ -75,7 +60,7 @@ static int attach_one(struct alloc_probes *m, struct alloc_target *t, const char
 		l = bpf_program__attach_uprobe_opts(m->free_prog, (pid_t)t->pid, path, off, &o);
 		if (!l)
 			return -errno;
-		if (push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l)) {
+		if (ep_vec_push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l)) {
 			bpf_link__destroy(l);
 			return -ENOMEM;
 		}
@@ -87,7 +72,7 @@ static int attach_one(struct alloc_probes *m, struct alloc_target *t, const char
 
 		if (fd < 0)
 			return fd;
-		if (push((void **)&t->sess_fds, &t->nsess, &t->capsess, sizeof(fd), &fd)) {
+		if (ep_vec_push((void **)&t->sess_fds, &t->nsess, &t->capsess, sizeof(fd), &fd)) {
 			close(fd);
 			return -ENOMEM;
 		}
@@ -97,7 +82,7 @@ static int attach_one(struct alloc_probes *m, struct alloc_target *t, const char
 	l = bpf_program__attach_uprobe_opts(m->entry, (pid_t)t->pid, path, off, &o);
 	if (!l)
 		return -errno;
-	if (push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l)) {
+	if (ep_vec_push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l)) {
 		bpf_link__destroy(l);
 		return -ENOMEM;
 	}
@@ -106,7 +91,7 @@ static int attach_one(struct alloc_probes *m, struct alloc_target *t, const char
 	l = bpf_program__attach_uprobe_opts(m->ret, (pid_t)t->pid, path, off, &o);
 	if (!l)
 		return -errno;
-	if (push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l)) {
+	if (ep_vec_push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l)) {
 		bpf_link__destroy(l);
 		return -ENOMEM;
 	}
@@ -220,7 +205,7 @@ static bool seen_file(struct alloc_target *t, const struct ud_file *f)
 	for (size_t i = 0; i < t->nseen; i++)
 		if (t->seen[i][0] == f->dev && t->seen[i][1] == f->inode)
 			return true;
-	push((void **)&t->seen, &t->nseen, &t->capseen, sizeof(k), k);
+	ep_vec_push((void **)&t->seen, &t->nseen, &t->capseen, sizeof(k), k);
 	return false;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Runs bpf/alloc.bpf.c as a recording module (--alloc, docs/alloc.md). */
+#include "util/vec.h"
 #include "alloc/alloc_module.h"
 
 #include <bpf/bpf.h>
@@ -58,22 +59,6 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int push(void **arr, size_t *n, size_t *cap, size_t elem, const void *v)
-{
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 8;
-		void *p = realloc(*arr, nc * elem);
-
-		if (!p)
-			return -ENOMEM;
-		*arr = p;
-		*cap = nc;
-	}
-	memcpy((char *)*arr + *n * elem, v, elem);
-	(*n)++;
-	return 0;
 }
 
 static struct alloc_target *find_target(struct alloc_mod *m, uint32_t pid)
@@ -203,7 +188,7 @@ static int am_add_target(void *state, uint32_t pid)
 	if (find_target(m, pid))
 		return 0;
 	/* Scanned at attach, or at the next rescan when forked later. */
-	return push((void **)&m->tg, &m->ntg, &m->captg, sizeof(t), &t);
+	return ep_vec_push((void **)&m->tg, &m->ntg, &m->captg, sizeof(t), &t);
 }
 
 static int load_bpf(struct alloc_mod *m, bool session)
