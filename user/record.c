@@ -37,6 +37,7 @@
 #include "cycle_sink.h"
 #include "export/metrics.h"
 #include "export/pprof.h"
+#include "export/pprof_elf.h"
 #include "export/rotate.h"
 #include "sampler.h"
 #include "sched_view.h"
@@ -340,7 +341,7 @@ static void refresh_target_after_exec(struct recorder *r, uint32_t pid, const ch
 
 static int64_t intern_symbol(struct recorder *r, const struct sym_result *res, bool kernel)
 {
-	return profile_intern_frame(&r->prof, res->name, res->module, kernel);
+	return profile_intern_frame_stable(&r->prof, res->name, res->module, kernel);
 }
 
 /* The user stack of a sample, leaf first, into r->uaddrs as addresses ready
@@ -1068,6 +1069,9 @@ static int write_outputs(struct recorder *r, struct output_dir *od)
 	bool trace = false;
 	int err = 0;
 
+	const struct profile *pp[2] = { &r->prof, offcpu_profile(r) };
+
+	pprof_elf_prefetch(r->ri.elf_cache, pp, 2);
 	/* Write every file even if one fails, so one bad exporter cannot take
 	 * the others' data with it. report.json goes last: it lists the rest. */
 	if (output_write(od, "profile.speedscope.json", write_speedscope, &x))
@@ -1297,6 +1301,8 @@ int record_main(const struct cli_opts *o)
 	err = resolve_pids(o, pids, &npids);
 	if (err)
 		return err == -EINVAL ? 2 : 1; /* a kernel thread: a usage error */
+	if (pprof_elf_cache_new(&r.ri.elf_cache))
+		r.ri.elf_cache = NULL; /* each pprof file reads the DWARF itself */
 	ensure_tracefs();
 	/* Before any thread or child is started: they inherit it. */
 	collector_priority_raise(&prio);
@@ -1702,6 +1708,7 @@ out:
 	for (size_t i = 0; i < r.ri.ntargets; i++)
 		free(r.ri.targets[i].cmdline);
 	free(r.ri.targets);
+	pprof_elf_cache_free(r.ri.elf_cache);
 	pid_index_free(&r.tgidx);
 	free(r.ri.command);
 	free(outdir);

@@ -53,6 +53,8 @@ struct run_unwind {
 	struct ktables_stats kt;
 };
 
+struct pprof_elf_cache;
+
 struct run_info {
 	struct report_target *targets;
 	size_t ntargets;
@@ -76,6 +78,9 @@ struct run_info {
 	/* Lets the recorder's modules add their sections to report.json. */
 	int (*extend_report)(void *ctx, cJSON *root);
 	void *extend_ctx;
+	/* Shared by the run's pprof files (CPU, off-CPU, allocations) so that
+	 * each module's DWARF is read once; NULL: each reads afresh. */
+	struct pprof_elf_cache *elf_cache;
 };
 
 int export_speedscope(const struct profile *p, const struct run_info *ri, FILE *out);

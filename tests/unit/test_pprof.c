@@ -354,6 +354,47 @@ static void test_elf_cache(const char *bd)
 	rmdir(tmp);
 }
 
+/* Prefetch over profiles sharing names (one frame in both, one in each)
+ * answers each profile's lookups as reading it alone does. */
+static void test_elf_prefetch(const char *bd)
+{
+	char lib[4096];
+	struct pprof_elf_cache *c;
+	struct profile a, b;
+	struct pprof_src sa[2] = { { 0 } }, sb[3] = { { 0 } };
+	const struct profile *both[3] = { &a, NULL, &b };
+
+	snprintf(lib, sizeof(lib), "%s/tests/elf/libsymtest.so", bd);
+	CHECK_INT_EQ(pprof_elf_cache_new(&c), 0);
+	CHECK_INT_EQ(profile_init(&a, 100), 0);
+	CHECK_INT_EQ(profile_init(&b, 100), 0);
+	profile_intern_frame(&a, "symtest_lib_alpha", lib, false);
+	profile_intern_frame(&a, "no_such_function", lib, false);
+	profile_intern_frame(&b, "symtest_static_helper", lib, false);
+	profile_intern_frame(&b, "symtest_lib_alpha", lib, false);
+	profile_intern_frame(&b, "symtest_lib_alpha", "[kernel.kallsyms]", true);
+	pprof_elf_prefetch(c, both, 3);
+	pprof_elf_prefetch(NULL, both, 3); /* no cache: nothing to fill */
+	pprof_elf_sources(&a, sa, c);
+	pprof_elf_sources(&b, sb, c);
+	CHECK(sa[0].file && strstr(sa[0].file, "symtest_lib.c"));
+	CHECK_INT_EQ(sa[0].line, 13);
+	CHECK(!sa[1].file);
+	CHECK(sb[0].file && strstr(sb[0].file, "symtest_lib.c"));
+	CHECK_INT_EQ(sb[0].line, 7);
+	CHECK(sb[1].file && strstr(sb[1].file, "symtest_lib.c"));
+	CHECK_INT_EQ(sb[1].line, 13);
+	CHECK(!sb[2].file);
+	for (int i = 0; i < 3; i++) {
+		free(sb[i].file);
+		if (i < 2)
+			free(sa[i].file);
+	}
+	pprof_elf_cache_free(c);
+	profile_free(&a);
+	profile_free(&b);
+}
+
 /* A real shared library built with -g by gcc (tests/elf). */
 static void test_elf(void)
 {
@@ -387,6 +428,7 @@ static void test_elf(void)
 		free(src[i].file);
 	profile_free(&p);
 	test_elf_cache(bd);
+	test_elf_prefetch(bd);
 }
 
 int main(void)

@@ -373,6 +373,7 @@ void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pp
 		if (done[f] || !symbol_frame(&p->frames[f]))
 			continue;
 		struct cached_mod *cm = c ? cache_mod(c, mod) : NULL;
+		bool dup = false;
 
 		nm.n = 0;
 		ep_hashmap_init(&nm.idx);
@@ -389,6 +390,13 @@ void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pp
 				src[g].line = hit->line;
 				continue;
 			}
+			/* A name twice (profiles merged by pprof_elf_prefetch) is
+			 * looked up once and answered from the cache below. */
+			if (cm && ep_hashmap_find(&nm.idx, name_hash(p->frames[g].name),
+						  p->frames[g].name, name_eq, &nm) >= 0) {
+				dup = true;
+				continue;
+			}
 			nm.frames[nm.n] = (uint32_t)g;
 			if (ep_hashmap_insert(&nm.idx, name_hash(p->frames[g].name),
 					      (uint32_t)nm.n))
@@ -400,9 +408,45 @@ void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pp
 		for (size_t k = 0; cm && k < nm.n; k++)
 			fn_add(cm, p->frames[nm.frames[k]].name, src[nm.frames[k]].file,
 			       src[nm.frames[k]].line);
+		for (size_t g = f; dup && g < p->nframes; g++) {
+			const struct cached_fn *hit;
+
+			if (!done[g] || src[g].file || !symbol_frame(&p->frames[g]) ||
+			    strcmp(p->frames[g].module, mod) ||
+			    !(hit = fn_find(cm, p->frames[g].name)) || !hit->file)
+				continue;
+			src[g].file = strdup(hit->file);
+			src[g].line = hit->line;
+		}
 		ep_hashmap_free(&nm.idx);
 	}
 out:
 	free(done);
 	free(nm.frames);
+}
+
+void pprof_elf_prefetch(struct pprof_elf_cache *c, const struct profile *const *ps, size_t n)
+{
+	struct profile all = { 0 };
+	struct pprof_src *src;
+	size_t total = 0, k = 0;
+
+	if (!c)
+		return;
+	for (size_t i = 0; i < n; i++)
+		total += ps[i] ? ps[i]->nframes : 0;
+	/* Shallow copies: pprof_elf_sources reads names and modules only. */
+	all.frames = malloc((total ? total : 1) * sizeof(*all.frames));
+	src = calloc(total ? total : 1, sizeof(*src));
+	if (all.frames && src) {
+		for (size_t i = 0; i < n; i++)
+			for (size_t f = 0; ps[i] && f < ps[i]->nframes; f++)
+				all.frames[k++] = ps[i]->frames[f];
+		all.nframes = k;
+		pprof_elf_sources(&all, src, c);
+		for (size_t f = 0; f < k; f++)
+			free(src[f].file);
+	}
+	free(src);
+	free(all.frames);
 }
