@@ -54,7 +54,8 @@ struct sched_mod {
 	 * both come from one program run on that CPU, the record first. */
 	struct py_stash *py_stash;
 	size_t npy_stash;
-	uint32_t frames[2 * EP_MAX_STACK_DEPTH + 1 + EP_PY_MAX_FRAMES];
+	/* kernel, [truncated], user, Python */
+	uint32_t frames[EP_MAX_STACK_DEPTH + 1 + EP_OFFCPU_USER_FRAMES + EP_PY_MAX_FRAMES];
 };
 
 struct py_stash {
@@ -106,6 +107,13 @@ static int handle_episode(struct sched_mod *m, const struct ep_offcpu *e)
 	thread = profile_thread(&m->off, e->hdr.pid, e->hdr.tid, comm);
 	if (thread < 0)
 		return (int)thread;
+	/* A cut stack says so at its root, as CPU samples do. */
+	if (nuser && e->utrunc) {
+		fi = profile_intern_frame(&m->off, "[truncated]", NULL, false);
+		if (fi < 0)
+			return (int)fi;
+		m->frames[depth++] = (uint32_t)fi;
+	}
 	/* Leaf first from the kernel; root first in the profile. Return
 	 * addresses are looked up at address - 1 (see record.c). */
 	for (int i = nuser - 1; i >= 0; i--) {
