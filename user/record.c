@@ -1597,8 +1597,11 @@ int record_main(const struct cli_opts *o)
 			r.ri.unwind.kw_frames = us[2];
 		}
 	}
-	if (r.py)
+	if (r.py) {
 		log_python_stats(r.py);
+		r.ri.python.mode = o->python == CLI_PYTHON_ONLY ? "only" : "mixed";
+		pyframes_get_stats(r.py, &r.ri.python.st);
+	}
 	if (sampler_polls_cut_short(r.sampler))
 		log_warn(
 			"the collector fell behind the sampler in %llu of its polls (records "
