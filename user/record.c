@@ -1363,6 +1363,7 @@ int record_main(const struct cli_opts *o)
 			goto out;
 		}
 		r.ri.unwind.kernel_walk = true;
+		pprof_elf_cache_set_dir(r.ri.elf_cache, ktables_cache_dirfd(r.kt));
 	}
 	if (sampler_py_procs_fd(r.sampler) >= 0) {
 		struct pyframes_opts pyo = {

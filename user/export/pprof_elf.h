@@ -39,6 +39,21 @@ struct pprof_elf_cache;
 int pprof_elf_cache_new(struct pprof_elf_cache **out);
 void pprof_elf_cache_free(struct pprof_elf_cache *c);
 
+/* Keeps what was read about modules with a build-id also in files
+ * pprof-src-<build-id> of directory dirfd (dup'ed; -1: none), read before
+ * opening a module's DWARF: a distribution's compressed debuginfo costs tens
+ * of ms to inflate at each run (libc6-dbg). Files not owned by us, writable
+ * by others, not regular or over 16 MiB are ignored. */
+void pprof_elf_cache_set_dir(struct pprof_elf_cache *c, int dirfd);
+
+/* Parses such a file: lines "name TAB line TAB file LF" (file empty: looked
+ * up, not found). Malformed lines are skipped and counted. Calls add for
+ * each good line; returns the number of bad lines. */
+size_t pprof_src_cache_parse(const char *buf, size_t len,
+			     void (*add)(void *ctx, const char *name, const char *file,
+					 int64_t line),
+			     void *ctx);
+
 /* pprof_elf_build_id through the cache (c may be NULL). */
 int pprof_elf_build_id_cached(struct pprof_elf_cache *c, const char *path, char *hex, size_t len);
 

@@ -559,6 +559,11 @@ void ktables_forget(struct ktables *k, uint32_t pid)
 	bpf_map_delete_elem(k->o.procs_fd, &pid);
 }
 
+int ktables_cache_dirfd(const struct ktables *k)
+{
+	return k ? uw_cache_dirfd(k->cache) : -1;
+}
+
 void ktables_get_stats(const struct ktables *k, struct ktables_stats *st)
 {
 	*st = k->st;

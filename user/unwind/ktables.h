@@ -54,5 +54,7 @@ int ktables_miss(struct ktables *k, uint32_t pid, uint64_t now_ns);
 void ktables_forget(struct ktables *k, uint32_t pid);
 
 void ktables_get_stats(const struct ktables *k, struct ktables_stats *st);
+/* The on-disk cache directory's fd (owned by k), or -1. */
+int ktables_cache_dirfd(const struct ktables *k);
 
 #endif
