@@ -195,17 +195,21 @@ static __always_inline struct ep_sched_thread *get_thread(struct task_struct *ta
  * empty slot, or none for a process that is not registered). */
 static __always_inline void save_py_stack(__u32 tid, __u32 pid)
 {
+	const struct ep_py_proc *cfg = bpf_map_lookup_elem(&py_procs, &pid);
 	struct ep_pystack *ps = bpf_map_lookup_elem(&sched_pystacks, &tid);
 
+	if (!cfg) {
+		if (ps) /* no longer Python (exec): no frames from before */
+			ps->nframes = 0;
+		return;
+	}
 	if (!ps) {
-		if (!bpf_map_lookup_elem(&py_procs, &pid))
-			return;
 		bpf_map_update_elem(&sched_pystacks, &tid, &zero_pystack, BPF_NOEXIST);
 		ps = bpf_map_lookup_elem(&sched_pystacks, &tid);
 		if (!ps)
 			return;
 	}
-	py_walk_into(pid, tid, ps);
+	py_walk_into(cfg, tid, ps, bpf_ktime_get_ns());
 }
 
 static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thread *t)
