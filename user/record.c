@@ -571,6 +571,11 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 			continue;
 		if (symbolizer_user(r->sym, s->hdr.pid, addr, &res))
 			continue;
+		/* The walk's last pc, outside every mapping it knew: kept when
+		 * the maps name its file (a library dlopen'ed before its table
+		 * arrived), not as a bare address. */
+		if (i == nu - 1 && marker == &r->unknown_map_frame && !res.module)
+			continue;
 		fi = intern_symbol(r, &res, false);
 		if (fi < 0)
 			return (int)fi;
@@ -1351,7 +1356,8 @@ int record_main(const struct cli_opts *o)
 		goto out;
 	if (so.kwalk) {
 		struct sampler_uw_fds fds;
-		struct ktables_opts ko = { .proc_root = o->proc_root };
+		struct ktables_opts ko = { .proc_root = o->proc_root,
+					   .fault_unmapped = getenv("EBPF_PROF_FAULT_NO_TABLE") };
 
 		sampler_get_uw_fds(r.sampler, &fds);
 		ko.objs_fd = fds.objs;

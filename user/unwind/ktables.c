@@ -507,6 +507,8 @@ int ktables_scan(struct ktables *k, uint32_t pid, uint64_t now_ns)
 			continue;
 		if (m->kind == PROC_MAP_OTHER)
 			continue; /* [vsyscall], [uprobes]: the walker knows the trampoline */
+		if (k->o.fault_unmapped && m->path && strstr(m->path, k->o.fault_unmapped))
+			continue;
 		if (pv->n >= EP_UW_MAX_MAPS) {
 			k->st.maps_over++;
 			continue;
