@@ -165,33 +165,122 @@ static int cmp_stack_desc(const void *a, const void *b, void *ctx)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-cJSON *flame_to_json(const struct profile *p, size_t max_stacks)
+static int cmp_thread_desc(const void *a, const void *b, void *ctx)
+{
+	const struct profile *p = ctx;
+	const struct prof_thread *x = &p->threads[*(const uint32_t *)a],
+				 *y = &p->threads[*(const uint32_t *)b];
+	if (x->samples != y->samples)
+		return x->samples < y->samples ? 1 : -1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* flame.threads and each kept stack's "t": [[thread entry, n], ...]. The
+ * heaviest max_threads threads get an entry each, the others share one
+ * ("other threads"), so the page's thread picker stays bounded whatever
+ * the thread count. sel[stack] is the stack's position among the kept ones
+ * (-1: not kept), tarr[position] its "t" array. */
+static bool flame_threads(const struct profile *p, size_t max_threads, const int32_t *sel,
+			  cJSON **tarr, size_t nsel, cJSON *o)
+{
+	uint32_t *order = malloc((p->nthreads ? p->nthreads : 1) * sizeof(*order));
+	uint64_t *cnt = calloc(nsel ? nsel : 1, sizeof(*cnt));
+	cJSON *threads = cJSON_AddArrayToObject(o, "threads");
+	size_t nt = 0, listed;
+	bool ok = order && cnt && threads;
+
+	for (size_t i = 0; ok && i < p->nthreads; i++)
+		if (p->threads[i].samples)
+			order[nt++] = (uint32_t)i;
+	if (ok)
+		qsort_r(order, nt, sizeof(*order), cmp_thread_desc, (void *)p);
+	listed = nt < max_threads ? nt : max_threads;
+	/* Entry e covers order[e] (e < listed), or all of order[listed..]. */
+	for (size_t e = 0; ok && e <= listed && (e < listed || nt > listed); e++) {
+		size_t lo = e, hi = e < listed ? e + 1 : nt;
+		uint64_t n = 0;
+		cJSON *to = cJSON_CreateObject();
+
+		if (!to || !cJSON_AddItemToArray(threads, to)) {
+			cJSON_Delete(to);
+			ok = false;
+			break;
+		}
+		memset(cnt, 0, (nsel ? nsel : 1) * sizeof(*cnt));
+		for (size_t k = lo; k < hi; k++) {
+			const struct prof_thread *t = &p->threads[order[k]];
+
+			n += t->samples;
+			for (size_t r = 0; r < t->nruns; r++)
+				if (t->runs[r].stack < p->nstacks && sel[t->runs[r].stack] >= 0)
+					cnt[sel[t->runs[r].stack]] += t->runs[r].count;
+		}
+		if (e < listed) {
+			const struct prof_thread *t = &p->threads[order[e]];
+
+			ok = add_u64(to, "pid", t->pid) && add_u64(to, "tid", t->tid) &&
+			     add_str(to, "comm", t->comm) && add_u64(to, "n", n);
+		} else {
+			ok = add_u64(to, "pid", 0) && add_u64(to, "tid", 0) &&
+			     add_str(to, "comm", "other threads") && add_u64(to, "n", n) &&
+			     add_u64(to, "merged", nt - listed);
+		}
+		for (size_t k = 0; ok && k < nsel; k++) {
+			cJSON *pair;
+
+			if (!cnt[k])
+				continue;
+			pair = cJSON_CreateArray();
+			if (!pair || !cJSON_AddItemToArray(tarr[k], pair)) {
+				cJSON_Delete(pair);
+				ok = false;
+				break;
+			}
+			/* cJSON_AddItemToArray refuses a NULL item (failed create). */
+			ok = cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)e)) &&
+			     cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)cnt[k]));
+		}
+	}
+	free(order);
+	free(cnt);
+	return ok;
+}
+
+cJSON *flame_to_json(const struct profile *p, const char *unit, size_t max_stacks,
+		     size_t max_threads)
 {
 	cJSON *o = cJSON_CreateObject();
 	uint32_t *order = malloc((p->nstacks ? p->nstacks : 1) * sizeof(*order));
 	int32_t *remap = malloc((p->nframes ? p->nframes : 1) * sizeof(*remap));
+	int32_t *sel = malloc((p->nstacks ? p->nstacks : 1) * sizeof(*sel));
+	size_t nsel = p->nstacks < max_stacks ? p->nstacks : max_stacks;
+	cJSON **tarr = calloc(nsel ? nsel : 1, sizeof(*tarr));
 	cJSON *frames = NULL, *stacks = NULL;
-	bool ok = o && order && remap && cJSON_AddStringToObject(o, "unit", "samples") &&
+	bool ok = o && order && remap && sel && tarr && cJSON_AddStringToObject(o, "unit", unit) &&
 		  add_u64(o, "total", p->total_samples) &&
 		  (frames = cJSON_AddArrayToObject(o, "frames")) &&
 		  (stacks = cJSON_AddArrayToObject(o, "stacks"));
 	if (!ok)
 		goto fail;
-	for (size_t i = 0; i < p->nstacks; i++)
+	for (size_t i = 0; i < p->nstacks; i++) {
 		order[i] = (uint32_t)i;
+		sel[i] = -1;
+	}
 	qsort_r(order, p->nstacks, sizeof(*order), cmp_stack_desc, (void *)p);
 	for (size_t i = 0; i < p->nframes; i++)
 		remap[i] = -1;
 	int32_t nf = 0;
-	for (size_t i = 0; i < p->nstacks && i < max_stacks; i++) {
+	for (size_t i = 0; i < nsel; i++) {
 		const struct prof_stack *s = &p->stacks[order[i]];
 		cJSON *so = cJSON_CreateObject();
 		if (!so || !cJSON_AddItemToArray(stacks, so)) {
 			cJSON_Delete(so);
 			goto fail;
 		}
+		sel[order[i]] = (int32_t)i;
 		cJSON *fa = cJSON_AddArrayToObject(so, "f");
-		if (!fa || !add_u64(so, "n", s->count))
+		if (!fa || !add_u64(so, "n", s->count) ||
+		    !(tarr[i] = cJSON_AddArrayToObject(so, "t")))
 			goto fail;
 		for (uint32_t d = 0; d < s->depth; d++) {
 			uint32_t fi = s->frames[d];
@@ -217,12 +306,18 @@ cJSON *flame_to_json(const struct profile *p, size_t max_stacks)
 			}
 		}
 	}
+	if (!flame_threads(p, max_threads, sel, tarr, nsel, o))
+		goto fail;
 	free(order);
 	free(remap);
+	free(sel);
+	free(tarr);
 	return o;
 fail:
 	free(order);
 	free(remap);
+	free(sel);
+	free(tarr);
 	cJSON_Delete(o);
 	return NULL;
 }
