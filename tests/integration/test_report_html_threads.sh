@@ -16,7 +16,8 @@
 #    mode, and the run-queue wait outside the timed call);
 #  - search: the matched frames highlighted, the match line in time units;
 #  - depth: at most that many levels drawn;
-#  - no cycles: the breakdown as a sentence, no distribution section.
+#  - no cycles: the breakdown as a sentence, no distribution section; no
+#    throttled-share chart when throttling could not be judged.
 # Also links (report.html#mode=offcpu&thread=TID) and a screenshot.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -220,6 +221,10 @@ check(all(t in da["titles"] for t in d8["titles"]), "depth 8 shows frames the fu
 # No --cycle: the whole run in words, no distribution chart.
 check('id="whole-run-breakdown"' in dom and 'class="bar-seg"' not in dom, "whole run not shown as a sentence")
 check('id="distribution"' not in dom, "a distribution section for a single whole-run value")
+# Charts without data are left out: throttling not judged here (no sysfs
+# throttle counters in a VM) -> no flat throttled-share line.
+thr = (R.get("throttling") or {}).get("verdict")
+check(thr not in (None, "unknown") or 'data-title="Throttled share per cycle"' not in dom, "a throttled-share chart with verdict %r" % thr)
 
 # The link opens the same view as the picker.
 dl = open(os.path.join(E["WORK"], "dom_link.html"), encoding="utf-8").read()
