@@ -961,8 +961,8 @@ static int cm_report(void *state, cJSON *root)
 	int e;
 
 	if (s->ctx->prof) {
-		cJSON *fl =
-			flame_to_json(s->ctx->prof, "samples", FLAME_MAX_STACKS, FLAME_MAX_THREADS);
+		cJSON *fl = flame_to_json(s->ctx->prof, "samples", FLAME_MAX_STACKS,
+					  FLAME_MAX_THREADS, FLAME_THREAD_STACKS);
 		if (!fl || !cJSON_AddItemToObject(root, "flame", fl)) {
 			cJSON_Delete(fl);
 			return -ENOMEM;

@@ -631,7 +631,8 @@ static int sm_report(void *state, cJSON *root)
 	/* The off-CPU stacks for report.html's flame graph, in the unit of
 	 * offcpu.folded (one count = 1 us blocked). */
 	if (m->stacks) {
-		cJSON *fl = flame_to_json(&m->off, "us", FLAME_MAX_STACKS, FLAME_MAX_THREADS);
+		cJSON *fl = flame_to_json(&m->off, "us", FLAME_MAX_STACKS, FLAME_MAX_THREADS,
+					  FLAME_THREAD_STACKS);
 
 		/* The threshold: shorter waits are in no stack. */
 		if (fl && !cJSON_AddNumberToObject(fl, "min_us", (double)m->st.offcpu_min_us)) {

@@ -483,8 +483,8 @@ static void test_whole_run_from_report(void)
 }
 
 /* The flame section's thread split: entries for the heaviest threads, one
- * merged entry for the rest, and per kept stack [entry, count] pairs that
- * add up to its count. Three threads: 10 runs A x5 and B x1, 11 runs B x3,
+ * merged entry for the rest, per kept stack [entry, count] pairs that add
+ * up to its count, and stacks kept per thread. Three threads: 10 runs A x5 and B x1, 11 runs B x3,
  * 12 runs C x1; two threads listed, 12 merged. */
 static int pair_n(const cJSON *stack, int entry)
 {
@@ -523,7 +523,7 @@ static void test_flame_threads(void)
 			     0);
 	CHECK_INT_EQ(profile_add_weighted(&p, (uint32_t)t12, 100, c, 1, 0, 1), 0);
 
-	cJSON *o = flame_to_json(&p, "samples", 10, 2);
+	cJSON *o = flame_to_json(&p, "samples", 10, 2, 0);
 	CHECK(o != NULL);
 	const cJSON *th = cJSON_GetObjectItemCaseSensitive(o, "threads"),
 		    *st = cJSON_GetObjectItemCaseSensitive(o, "stacks");
@@ -548,7 +548,7 @@ static void test_flame_threads(void)
 
 	/* Stacks cut at 2: the merged thread keeps its total, no pair points
 	 * to a stack that is not there. Every thread listed: no merged entry. */
-	o = flame_to_json(&p, "us", 2, 3);
+	o = flame_to_json(&p, "us", 2, 3, 0);
 	CHECK(o != NULL);
 	th = cJSON_GetObjectItemCaseSensitive(o, "threads");
 	st = cJSON_GetObjectItemCaseSensitive(o, "stacks");
@@ -558,6 +558,17 @@ static void test_flame_threads(void)
 	CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(th, 2), "tid")->valueint,
 		     12);
 	CHECK_STR_EQ(cJSON_GetObjectItemCaseSensitive(o, "unit")->valuestring, "us");
+	cJSON_Delete(o);
+
+	/* One stack kept per listed thread beyond the run's heaviest: 12's
+	 * light C comes back, heaviest first still. */
+	o = flame_to_json(&p, "samples", 1, 3, 1);
+	CHECK(o != NULL);
+	st = cJSON_GetObjectItemCaseSensitive(o, "stacks");
+	CHECK_INT_EQ(cJSON_GetArraySize(st), 3);
+	CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(st, 0), "n")->valueint, 5);
+	CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(st, 1), "n")->valueint, 4);
+	CHECK_INT_EQ(pair_n(cJSON_GetArrayItem(st, 2), 2), 1);
 	cJSON_Delete(o);
 	profile_free(&p);
 }
