@@ -423,7 +423,7 @@ const char
 		     "\t\tinfo.textContent = (F.unit === 'us'\n"
 		     "\t\t\t? 'Off-CPU: where threads were blocked (sleep, I/O, locks; episodes of ' + (num(F.min_us) ? num(F.min_us) + ' \\u00b5s' : 'the threshold') + ' or more), by time. ' + who + ': ' + ms(root.v * 1000) + ' of ' + ms(of * 1000) + ' shown'\n"
 		     "\t\t\t: 'CPU: ' + who + ', ' + root.v + ' of ' + of + ' samples shown') +\n"
-		     "\t\t\t' (heaviest ' + arr(F.stacks).length + ' stacks of the run). Click a frame to zoom.' + (F === cpu ? note : '');\n"
+		     "\t\t\t' (' + arr(F.stacks).length + ' stacks kept in report.json). Click a frame to zoom.' + (F === cpu ? note : '');\n"
 		     "\t\trender(root);\n"
 		     "\t}\n"
 		     "\tif (!srcs.cpu && !srcs.offcpu) { info.textContent = 'No stack data in report.json (flame section absent).'; return; }\n"
