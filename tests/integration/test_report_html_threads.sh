@@ -11,9 +11,10 @@
 #  - off-CPU: nap_phase's time for napper and read_wait's for reader, as the
 #    page prints them, equal report.json's off-CPU stacks for the thread, and
 #    lie within [85%, 101%] of the time the target measured inside those
-#    calls (episodes are >= 10 ms, above the 1 ms threshold; the part below
-#    is the first episodes, whose frames were not symbolized yet in launch
-#    mode, and the run-queue wait outside the timed call);
+#    calls (episodes are >= 10 ms, above the 1 ms threshold; what is missing
+#    is the run-queue wait outside the timed call and, in some runs, the
+#    first ~100 ms of naps, whose user frames were not symbolized yet in
+#    launch mode: 4.4% of a 2 s run once, hence the 3 s run);
 #  - search: the matched frames highlighted, the match line in time units;
 #  - depth: at most that many levels drawn;
 #  - no cycles: the breakdown as a sentence, no distribution section; no
@@ -34,7 +35,7 @@ if [ -z "$chrome" ]; then
 fi
 
 dir="$EP_WORK/out"
-ep_prof_run 60 -o "$dir" -- "$EP_TARGETS_DIR/flame_threads" --seconds 2
+ep_prof_run 60 -o "$dir" -- "$EP_TARGETS_DIR/flame_threads" --seconds 3
 [ "$PROF_RC" -eq 0 ] || ep_fail "ebpf-prof exited $PROF_RC: $(tail -n 5 "$PROF_ERR")"
 [ -s "$dir/report.html" ] || ep_fail "report.html not written"
 tid_of() { awk -v n="$1" '$1 == "tid" && $2 == n { print $3 }' "$PROF_OUT"; }
