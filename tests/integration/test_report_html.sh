@@ -238,5 +238,30 @@ d = dom('thread=%22%5D')
 check('data-rendered="yes"' in d and "<title>all: 70 samples (100.0%)</title>" in flame(d), "a garbage thread in the link: all threads")
 sys.exit(1 if fails else 0)
 PY
+# A report.json from before the thread data and off-CPU stacks: all
+# threads only, the off-CPU view offered as not recorded, the graph drawn.
+mkdir -p "$EP_WORK/old"
+python3 - "$dir/report.json" "$EP_WORK/old/report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+del r["offcpu_flame"], r["flame"]["threads"]
+for s in r["flame"]["stacks"]:
+    s.pop("t", None)
+json.dump(r, open(sys.argv[2], "w"))
+PY
+"$EP_BIN" report "$EP_WORK/old" >/dev/null 2>"$EP_WORK/old.err" || ep_fail "ebpf-prof report (old report.json) failed: $(cat "$EP_WORK/old.err")"
+timeout 120 "$chrome" "${flags[@]}" --dump-dom "file://$EP_WORK/old/report.html#thread=43&mode=offcpu" \
+	>"$EP_WORK/dom_old.html" 2>>"$EP_WORK/chrome.err" || ep_fail "chromium --dump-dom (old report) failed"
+python3 - "$EP_WORK/dom_old.html" <<'PY' || ep_fail "old report.json: flame graph assertions failed"
+import re, sys
+d = open(sys.argv[1], encoding="utf-8").read()
+f = d.split('id="flame-section"')[1].split("</section>")[0]
+ok = ('data-rendered="yes"' in d and "<title>all: 70 samples (100.0%)</title>" in f and 'data-mode="cpu"' in f
+      and re.search(r'<option value="offcpu" disabled="">off-CPU \(no stacks recorded\)</option>', f)
+      and re.search(r'<select id="flame-thread" disabled="">\s*<option value="all">all threads</option>\s*</select>', f))
+if not ok:
+    print("  check failed: old report: %r" % f[:1500], file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
 ep_log "report.html renders: findings, bars, distribution, timelines, flame graph (threads, off-CPU), tables"
 exit 0
