@@ -13,6 +13,7 @@
 
 #include "bpf_parts.h"
 #include "cycle_sink.h"
+#include "cycles_json.h"
 #include "log.h"
 #include "proc/proc_info.h"
 #include "python/pyframes.h"
@@ -635,6 +636,22 @@ static int sm_report(void *state, cJSON *root)
 	if (!o)
 		return -ENOMEM;
 	cJSON_AddItemToObject(root, "sched", o);
+	/* The off-CPU stacks for report.html's flame graph, in the unit of
+	 * offcpu.folded (one count = 1 us blocked). */
+	if (m->stacks) {
+		cJSON *fl = flame_to_json(&m->off, "us", FLAME_MAX_STACKS, FLAME_MAX_THREADS,
+					  FLAME_THREAD_STACKS);
+
+		/* The threshold: shorter waits are in no stack. */
+		if (fl && !cJSON_AddNumberToObject(fl, "min_us", (double)m->st.offcpu_min_us)) {
+			cJSON_Delete(fl);
+			fl = NULL;
+		}
+		if (!fl || !cJSON_AddItemToObject(root, "offcpu_flame", fl)) {
+			cJSON_Delete(fl);
+			return -ENOMEM;
+		}
+	}
 	return 0;
 }
 
