@@ -157,6 +157,43 @@ static __always_inline void push_frame(__u32 tid, __u32 tgid, __u32 probe, __u32
 	f->start_ns = bpf_ktime_get_ns();
 }
 
+/* llama.cpp's loaders take their parameter struct by value: copy it (and
+ * the model path) at entry, before the callee may reuse that memory. One
+ * event per model or context created: rare, so no per-call cost matters. */
+static __always_inline void emit_llama_args(struct pt_regs *ctx, __u64 id, __u32 probe, __u32 kind)
+{
+	struct ep_llama_args *a = bpf_ringbuf_reserve(&probe_events, sizeof(*a), 0);
+	__u64 src;
+
+	if (!a) {
+		count_drop(EP_PDROP_LLAMA_ARGS);
+		return;
+	}
+	a->hdr.type = EP_EV_LLAMA_ARGS;
+	a->hdr.pid = id >> 32;
+	a->hdr.tid = (__u32)id;
+	a->hdr.cpu = bpf_get_smp_processor_id();
+	a->hdr.ts_ns = bpf_ktime_get_ns();
+	a->probe_id = probe;
+	a->kind = kind;
+#if defined(__TARGET_ARCH_x86)
+	src = PT_REGS_SP(ctx) + 8;
+#else
+	src = PT_REGS_PARM2(ctx);
+#endif
+	a->blob_len = bpf_probe_read_user(a->blob, sizeof(a->blob), (void *)src)
+			      ? -14 /* EFAULT */
+			      : (__s32)sizeof(a->blob);
+	a->path_len = 0;
+	a->path[0] = '\0';
+	if (kind == EP_PK_LLAMA_MODEL)
+		a->path_len = (__s32)bpf_probe_read_user_str(a->path, sizeof(a->path),
+							     (void *)PT_REGS_PARM1(ctx));
+	if (a->blob_len < 0)
+		count_drop(EP_PDROP_LLAMA_ARGS);
+	bpf_ringbuf_submit(a, 0);
+}
+
 SEC("uprobe")
 int probe_entry(struct pt_regs *ctx)
 {
@@ -188,6 +225,10 @@ int probe_entry(struct pt_regs *ctx)
 		break;
 	case EP_PK_SQL_STMT:
 		arg0 = PT_REGS_PARM1(ctx);
+		break;
+	case EP_PK_LLAMA_MODEL:
+	case EP_PK_LLAMA_CTX:
+		emit_llama_args(ctx, id, probe, kind);
 		break;
 	}
 	push_frame((__u32)id, tgid, probe, kind, EP_PROBE_COOKIE_CLASS(cookie), arg0, arg1, nbyte);

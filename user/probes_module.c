@@ -52,6 +52,8 @@
 #include "proc/proc_info.h"
 #include "proc/proc_maps.h"
 #include "uprobe_discovery.h"
+#include "llama/llama_facts.h"
+#include "llama/llama_layout.h"
 
 /* A maps re-read of a 300-line process costs ~60 us (docs/probes.md); the
  * ld.so trigger catches dlopen within one 10 ms poll, so the timer only
@@ -72,7 +74,8 @@
 
 struct file_cache {
 	uint64_t dev, inode;
-	uint64_t *offsets; /* per m->names; NULL if the file was unusable */
+	uint64_t *offsets;	/* per m->names; NULL if the file was unusable */
+	char llama_version[32]; /* llama_version() of a llama library, "" */
 };
 
 struct id_ent {
@@ -102,6 +105,7 @@ struct probes_mod {
 	bool prepared;
 	struct ring_buffer *rb;
 	struct probe_stats *st;
+	struct llama_facts *llama; /* parameters read at llama.cpp set-up calls */
 	struct file_cache *fc;
 	size_t nfc;
 	struct id_ent *ids;
@@ -218,6 +222,19 @@ static struct file_cache *file_lookup(struct probes_mod *m, uint32_t pid, const 
 			nf.offsets = NULL;
 		}
 	}
+	/* A library whose set-up calls we read: its build picks the layout
+	 * of their parameter structs (user/llama/llama_layout.c). */
+	for (size_t d = 0; nf.offsets && d < m->specs.n; d++) {
+		uint32_t k = m->specs.defs[d].kind;
+
+		if ((k == EP_PK_LLAMA_MODEL || k == EP_PK_LLAMA_CTX) &&
+		    nf.offsets[m->def_name[d]]) {
+			if (llama_version_read(fd, nf.llama_version, sizeof(nf.llama_version)))
+				nf.llama_version[0] = '\0';
+			log_debug("probes: %s: llama_version() \"%s\"", f->path, nf.llama_version);
+			break;
+		}
+	}
 	close(fd);
 	if (ep_vec_push((void **)&m->fc, &m->nfc, &cap, sizeof(nf), &nf)) {
 		free(nf.offsets);
@@ -242,6 +259,11 @@ static int probe_id_for(struct probes_mod *m, size_t d, const struct ud_file *f,
 	err = probe_stats_set_probe(m->st, e.id, &m->specs.defs[d], f->path);
 	if (err)
 		return err;
+	for (size_t i = 0; i < m->nfc; i++)
+		if (m->fc[i].dev == f->dev && m->fc[i].inode == f->inode &&
+		    m->fc[i].llama_version[0] &&
+		    (err = llama_facts_set_probe(m->llama, e.id, m->fc[i].llama_version)))
+			return err;
 	err = ep_vec_push((void **)&m->ids, &m->nids, &cap, sizeof(e), &e);
 	if (err)
 		return err;
@@ -561,6 +583,9 @@ static int on_event(void *ctx, void *data, size_t size)
 
 		if (t)
 			t->rescan = true;
+	} else if (h->type == EP_EV_LLAMA_ARGS) {
+		if (llama_facts_add(m->llama, data, size) == -ENOMEM)
+			log_warn("probes: llama parameters: out of memory");
 	} else if (!probe_stats_add_event(m->st, data, size)) {
 		/* add_event accepted it: a whole ep_span at least */
 		const struct ep_span *sp = data;
@@ -689,7 +714,8 @@ static int pm_open(void **state, const struct rec_ctx *ctx)
 	}
 	rc = -ENOMEM;
 	m->st = probe_stats_new(o->trace_max_spans, MAX_SQL_STATEMENTS);
-	if (!m->st)
+	m->llama = llama_facts_new(o->proc_root);
+	if (!m->st || !m->llama)
 		goto fail;
 	/* The BPF side loads after every module's open hook (bpf_parts.h),
 	 * once the other modules have made their requests. */
@@ -1177,7 +1203,14 @@ static int pm_report(void *state, cJSON *root)
 
 	if (!m->skel)
 		return 0;
-	return probe_stats_report_json(m->st, root);
+	int64_t max_prompt;
+	uint64_t prompts;
+	int e = probe_stats_report_json(m->st, root);
+
+	if (e)
+		return e;
+	max_prompt = probe_stats_max_prompt(m->st, &prompts);
+	return llama_facts_report_json(m->llama, root, max_prompt, prompts);
 }
 
 static int pm_trace(void *state, FILE *out, bool *first)
@@ -1239,6 +1272,7 @@ static void pm_close(void *state)
 	free(m->cyc);
 	free(m->cycspare);
 	probe_stats_free(m->st);
+	llama_facts_free(m->llama);
 	probe_specs_free(&m->specs);
 	if (m->lock_ok)
 		pthread_mutex_destroy(&m->lock);
