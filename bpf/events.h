@@ -142,6 +142,9 @@ enum ep_probe_kind {
 	 * from the caller's stack at entry (struct ep_llama_args): */
 	EP_PK_LLAMA_MODEL = 8, /* (path, llama_model_params): path and params */
 	EP_PK_LLAMA_CTX = 9,   /* (model, llama_context_params) */
+	/* llama_set_n_threads(ctx, n_threads, n_threads_batch): blob = the
+	 * two ints, overriding the context's parameters from then on */
+	EP_PK_LLAMA_THREADS = 10,
 	EP_PK__COUNT
 };
 

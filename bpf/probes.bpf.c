@@ -176,6 +176,16 @@ static __always_inline void emit_llama_args(struct pt_regs *ctx, __u64 id, __u32
 	a->hdr.ts_ns = bpf_ktime_get_ns();
 	a->probe_id = probe;
 	a->kind = kind;
+	a->path_len = 0;
+	a->path[0] = '\0';
+	if (kind == EP_PK_LLAMA_THREADS) {
+		__s32 v[2] = { (__s32)PT_REGS_PARM2(ctx), (__s32)PT_REGS_PARM3(ctx) };
+
+		__builtin_memcpy(a->blob, v, sizeof(v));
+		a->blob_len = sizeof(v);
+		bpf_ringbuf_submit(a, 0);
+		return;
+	}
 #if defined(__TARGET_ARCH_x86)
 	src = PT_REGS_SP(ctx) + 8;
 #else
@@ -228,6 +238,7 @@ int probe_entry(struct pt_regs *ctx)
 		break;
 	case EP_PK_LLAMA_MODEL:
 	case EP_PK_LLAMA_CTX:
+	case EP_PK_LLAMA_THREADS:
 		emit_llama_args(ctx, id, probe, kind);
 		break;
 	}
@@ -421,6 +432,23 @@ int probe_usdt(struct pt_regs *ctx)
  * the command has no other. */
 __u32 hold_pid;
 __u32 hold_calls;
+/* Launch mode, after start-up: the command is stopped the same way at
+ * every later call (dlopen, dlclose), so a library it loads is probed
+ * before its code runs: a program that loads libllama with dlopen (ctypes,
+ * a Node addon) and sets up its model at once, or starts its cycles at
+ * once, would otherwise run them unprobed until the next poll and scan.
+ * dl_held is set here and cleared by the collector before it resumes the
+ * command (a stopped process cannot set it again meanwhile). ld.so calls
+ * twice per change (RT_ADD, then RT_CONSISTENT once the objects are mapped
+ * and before their constructors run): the calls are counted from the exec on
+ * and the second of each pair stops (a stop at the first would come before
+ * the new objects are mapped). A dlopen failing after it began mapping
+ * makes an odd call (RT_ADD, RT_DELETE, RT_CONSISTENT) and shifts the
+ * count: later holds then come one call early and their library is probed
+ * at the next poll, as without holds. Reading r_debug.r_state would avoid
+ * that, at the price of locating _r_debug in the exec'd ld.so. */
+__u32 dl_hold_pid;
+__u32 dl_held;
 
 /* ld.so calls _dl_debug_state() whenever its link map changed (startup,
  * dlopen, dlclose): the cue to look for newly mapped libraries now instead
@@ -435,6 +463,9 @@ int probe_ldso(struct pt_regs *ctx)
 		return 0;
 	if (hold_pid && hold_pid == id >> 32 && ++hold_calls == 2) {
 		hold_pid = 0;
+		bpf_send_signal(19 /* SIGSTOP */);
+	} else if (!hold_pid && dl_hold_pid && dl_hold_pid == id >> 32 && !(++hold_calls & 1)) {
+		dl_held = 1;
 		bpf_send_signal(19 /* SIGSTOP */);
 	}
 	e = bpf_ringbuf_reserve(&probe_events, sizeof(*e), 0);

@@ -145,6 +145,11 @@ struct probes_mod {
 	 * hold_pid) until its libraries are scanned; 0 once resumed or if
 	 * not holding. */
 	uint32_t hold_pid;
+	/* ...and after start-up at each change of its link map (dlopen,
+	 * dlclose: bpf/probes.bpf.c dl_hold_pid): holds, and the time the
+	 * command spent stopped by them (from the poll that saw the stop). */
+	uint32_t dl_hold_pid;
+	uint64_t dl_holds, dl_hold_ns, dl_hold_max_ns;
 	int nice_err; /* drain thread: setpriority's errno, read after the join */
 	size_t nattached;
 	bool stopped;
@@ -505,7 +510,10 @@ static void scan_target(struct probes_mod *m, struct ptarget *t)
 	}
 	proc_maps_free(&pm);
 	m->nrescans++;
-	m->rescan_ns += mono_ns() - t0;
+	t0 = mono_ns() - t0;
+	m->rescan_ns += t0;
+	if (t0 > 20000000)
+		log_debug("probes: pid %u: maps scan took %.1f ms", t->pid, t0 / 1e6);
 }
 
 static struct ptarget *find_target(struct probes_mod *m, uint32_t pid)
@@ -876,6 +884,8 @@ static int pm_attach(void *state)
 	 * has none and runs through: its probes come from the exec rescan). */
 	if (m->ctx->opts->command && m->ntg && m->tg[0].nlinks && m->skel->bss) {
 		m->hold_pid = m->tg[0].pid;
+		m->dl_hold_pid = m->hold_pid;
+		m->skel->bss->dl_hold_pid = m->hold_pid;
 		m->skel->bss->hold_pid = m->hold_pid;
 	}
 	for (size_t d = 0; d < m->specs.n; d++)
@@ -1011,6 +1021,45 @@ static void release_hold(struct probes_mod *m, bool stopped_before_scan, bool fo
 	m->hold_pid = 0;
 }
 
+/* The command stopped itself at a dlopen/dlclose (after start-up): its
+ * maps are scanned (under m->lock) and the other modules attach to what it
+ * mapped before it resumes. dl_held is cleared before SIGCONT: the stopped
+ * command cannot set it again in between. force: resume and stop holding
+ * (end of the run). */
+static void release_dl_hold(struct probes_mod *m, bool force)
+{
+	uint64_t t0;
+	struct ptarget *t;
+
+	if (!m->dl_hold_pid)
+		return;
+	if (force)
+		m->skel->bss->dl_hold_pid = 0;
+	if (!__atomic_load_n(&m->skel->bss->dl_held, __ATOMIC_ACQUIRE)) {
+		if (force)
+			m->dl_hold_pid = 0;
+		return;
+	}
+	t0 = mono_ns();
+	t = find_target(m, m->dl_hold_pid);
+	if (!force && t && !t->exited) {
+		scan_target(m, t);
+		if (m->ctx->notify_held)
+			m->ctx->notify_held(m->ctx->rec, m->dl_hold_pid);
+	}
+	__atomic_store_n(&m->skel->bss->dl_held, 0, __ATOMIC_RELEASE);
+	if (kill((pid_t)m->dl_hold_pid, SIGCONT) && errno != ESRCH)
+		log_warn("probes: cannot resume pid %u after its dlopen: %s", m->dl_hold_pid,
+			 strerror(errno));
+	m->dl_holds++;
+	t0 = mono_ns() - t0;
+	m->dl_hold_ns += t0;
+	if (t0 > m->dl_hold_max_ns)
+		m->dl_hold_max_ns = t0;
+	if (force)
+		m->dl_hold_pid = 0;
+}
+
 static int pm_poll(void *state, uint64_t now)
 {
 	struct probes_mod *m = state;
@@ -1034,6 +1083,8 @@ static int pm_poll(void *state, uint64_t now)
 		    (m->tg[i].rescan || timer || (held && m->tg[i].pid == m->hold_pid)))
 			scan_target(m, &m->tg[i]);
 	release_hold(m, held, false);
+	if (!m->hold_pid)
+		release_dl_hold(m, false);
 	update_live(m, now);
 	update_live_drops(m, now);
 	pthread_mutex_unlock(&m->lock);
@@ -1154,6 +1205,11 @@ static void pm_stop(void *state)
 	}
 	/* Links gone, no stop can come any more: never leave it stopped. */
 	release_hold(m, !m->skel->bss->hold_pid, true);
+	release_dl_hold(m, true);
+	if (m->dl_holds)
+		log_info("probes: pid held at %" PRIu64 " dlopen/dlclose call(s) of ld.so until "
+			 "probed: %.1f ms in all, longest %.1f ms",
+			 m->dl_holds, m->dl_hold_ns / 1e6, m->dl_hold_max_ns / 1e6);
 	stop_draining(m);
 	log_debug("probes: drain thread stopped at %.1f ms", (mono_ns() - end) / 1e6);
 	if (m->nice_err)

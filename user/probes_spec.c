@@ -20,6 +20,8 @@ static const struct probe_def preset_defs[] = {
 	  PE_NULL, NULL },
 	{ PG_LLAMA, NULL, "llama_new_context_with_model", NULL, NULL, EP_PK_LLAMA_CTX,
 	  EP_PM_LATENCY, 0, PE_NULL, NULL },
+	{ PG_LLAMA, NULL, "llama_set_n_threads", NULL, NULL, EP_PK_LLAMA_THREADS, EP_PM_LATENCY, 0,
+	  PE_NONE, NULL },
 	{ PG_LLAMA, NULL, "llama_tokenize", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY, PROBE_F_PROMPT,
 	  PE_NEGATIVE, NULL },
 	{ PG_LLAMA, NULL, "llama_decode", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY, 0, PE_NONZERO,

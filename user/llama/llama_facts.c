@@ -22,6 +22,10 @@ struct setup {
 	uint8_t blob[EP_LLAMA_BLOB_LEN];
 	char *path;	 /* model: as passed */
 	char *open_path; /* model: where we read it (root/cwd resolved) */
+	/* context: the last llama_set_n_threads of its process since, and
+	 * how many there were */
+	int32_t set_threads, set_threads_batch;
+	uint64_t nset;
 };
 
 struct llama_facts {
@@ -73,9 +77,24 @@ int llama_facts_add(struct llama_facts *lf, const void *data, size_t size)
 	char buf[2 * PATH_MAX + 64], cwd[PATH_MAX];
 
 	if (size < sizeof(*a) || a->hdr.type != EP_EV_LLAMA_ARGS ||
-	    (a->kind != EP_PK_LLAMA_MODEL && a->kind != EP_PK_LLAMA_CTX) ||
+	    (a->kind != EP_PK_LLAMA_MODEL && a->kind != EP_PK_LLAMA_CTX &&
+	     a->kind != EP_PK_LLAMA_THREADS) ||
 	    a->probe_id >= EP_PROBE_MAX)
 		return -EINVAL;
+	/* Thread counts set later apply to the process's latest context (the
+	 * call names it by a pointer we do not match: one context per process
+	 * is the common case). Called per request by some programs: kept as
+	 * the last value and a count, not as a set-up. */
+	if (a->kind == EP_PK_LLAMA_THREADS) {
+		for (size_t i = lf->n; i-- > 0;)
+			if (lf->s[i].pid == a->hdr.pid && lf->s[i].kind == EP_PK_LLAMA_CTX) {
+				memcpy(&lf->s[i].set_threads, a->blob, 4);
+				memcpy(&lf->s[i].set_threads_batch, a->blob + 4, 4);
+				lf->s[i].nset++;
+				break;
+			}
+		return 0;
+	}
 	/* llama_new_context_with_model may forward to llama_init_from_model
 	 * (both probed): the same parameters again on the same thread are
 	 * one context. */
@@ -275,6 +294,16 @@ int llama_facts_report_json(const struct llama_facts *lf, cJSON *root, int64_t m
 		cJSON_AddNumberToObject(o, "n_threads", p.n_threads);
 		cJSON_AddNumberToObject(o, "n_threads_batch", p.n_threads_batch);
 		cJSON_AddStringToObject(o, "layout_source", l->source);
+		if (s->nset) {
+			/* What the context computes with after llama_set_n_threads. */
+			cJSON_AddNumberToObject(o, "n_threads_init", p.n_threads);
+			cJSON_AddNumberToObject(o, "n_threads_batch_init", p.n_threads_batch);
+			cJSON_ReplaceItemInObject(o, "n_threads",
+						  cJSON_CreateNumber(s->set_threads));
+			cJSON_ReplaceItemInObject(o, "n_threads_batch",
+						  cJSON_CreateNumber(s->set_threads_batch));
+			cJSON_AddNumberToObject(o, "set_n_threads_calls", (double)s->nset);
+		}
 		/* The model: the last one this process loaded before. */
 		model_of_pid = -1;
 		for (size_t k = 0; k < i; k++)
