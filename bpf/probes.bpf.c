@@ -217,6 +217,10 @@ int probe_entry(struct pt_regs *ctx)
 	if (!traced(tgid))
 		return 0;
 	count_call(probe);
+	/* Set-up calls send their parameters in either mode: the presets
+	 * count them only (an entry probe detaches at half the cost). */
+	if (kind == EP_PK_LLAMA_MODEL || kind == EP_PK_LLAMA_CTX || kind == EP_PK_LLAMA_THREADS)
+		emit_llama_args(ctx, id, probe, kind);
 	if (EP_PROBE_COOKIE_MODE(cookie) == EP_PM_COUNT)
 		return 0;
 	switch (kind) {
@@ -235,11 +239,6 @@ int probe_entry(struct pt_regs *ctx)
 		break;
 	case EP_PK_SQL_STMT:
 		arg0 = PT_REGS_PARM1(ctx);
-		break;
-	case EP_PK_LLAMA_MODEL:
-	case EP_PK_LLAMA_CTX:
-	case EP_PK_LLAMA_THREADS:
-		emit_llama_args(ctx, id, probe, kind);
 		break;
 	}
 	push_frame((__u32)id, tgid, probe, kind, EP_PROBE_COOKIE_CLASS(cookie), arg0, arg1, nbyte);
