@@ -391,6 +391,26 @@ static void test_findings(void)
 	CHECK(find(&f, "llama_threads_oversubscribed") == NULL);
 	findings_free(&f);
 	cJSON_Delete(root);
+	/* No set-up seen (attached later): the advice says what to check. */
+	root = cJSON_Parse("{\"probes\":{}}");
+	memset(&f, 0, sizeof(f));
+	f.v = calloc(1, sizeof(*f.v));
+	f.n = 1;
+	f.v[0] = (struct finding){ "inference_dominates",
+				   FIND_WARNING,
+				   strdup("t"),
+				   strdup("e"),
+				   strdup("Use a smaller context."),
+				   0.9,
+				   0.6,
+				   NULL,
+				   0 };
+	CHECK_INT_EQ(llama_findings_from_report(root, &t, 4, &f), 0);
+	CHECK_INT_EQ(f.n, 1);
+	CHECK(strstr(f.v[0].recommendation, "were not read: the model and context were set up "
+					    "before ebpf-prof attached") != NULL);
+	findings_free(&f);
+	cJSON_Delete(root);
 }
 
 int main(void)

@@ -192,22 +192,54 @@ static int make_concrete(const cJSON *root, struct findings *f)
 			inf = &f->v[i];
 	c = cJSON_GetArrayItem(get(lj, "contexts"), 0);
 	m = cJSON_GetArrayItem(get(lj, "models"), 0);
-	if (!inf || (!c && !m))
+	if (!inf)
 		return 0;
+	if (!c && !m) {
+		/* The set-up calls were not seen: say what to check instead. */
+		r = fmt("%s The parameters in use (n_ctx, n_batch, n_threads, n_gpu_layers, the "
+			"model's quantization) were not read: the model and context were set up "
+			"before ebpf-prof attached. Start the program under ebpf-prof (ebpf-prof -- "
+			"CMD) to have them read, or check them where the program sets them.",
+			inf->recommendation);
+		if (!r)
+			return -ENOMEM;
+		free(inf->recommendation);
+		inf->recommendation = r;
+		return 0;
+	}
 	const cJSON *g = get(m, "gguf");
 	const cJSON *q = get(g, "quantization"), *mt = get(g, "main_tensor_type");
-	extra = fmt(" In this run: n_ctx %.0f, n_batch %.0f, n_threads %.0f, n_gpu_layers %.0f; "
-		    "model weights %s%s%s (%.0f M elements)%s.",
-		    num(c, "n_ctx", -1), num(c, "n_batch", -1), num(c, "n_threads", -1),
-		    num(m, "n_gpu_layers", -1), cJSON_IsString(q) ? q->valuestring : "",
-		    cJSON_IsString(q) && cJSON_IsString(mt) ? ", mostly " : "",
-		    cJSON_IsString(mt) ? mt->valuestring : "", num(g, "n_elements", 0) / 1e6,
-		    cJSON_IsString(mt) && (!strcmp(mt->valuestring, "F32") ||
-					   !strcmp(mt->valuestring, "F16") ||
-					   !strcmp(mt->valuestring, "BF16"))
-			    ? ": unquantized; Q4_K_M reads ~4x (F16) to ~8x (F32) fewer bytes per "
-			      "token"
-			    : "");
+	/* Only what was read: an unknown layout leaves the numbers out. */
+	char nums[160] = "", weights[200] = "";
+	const char *names[] = { "n_ctx", "n_batch", "n_threads" };
+	size_t len = 0;
+
+	/* %.12g: a hostile report.json cannot overflow the buffer with 1e300. */
+	for (size_t k = 0; k < 4; k++) {
+		const cJSON *o = k < 3 ? c : m;
+		const char *nm = k < 3 ? names[k] : "n_gpu_layers";
+		int w;
+
+		if (!cJSON_IsNumber(get(o, nm)))
+			continue;
+		w = snprintf(nums + len, sizeof(nums) - len, "%s%s %.12g", len ? ", " : "", nm,
+			     num(o, nm, 0));
+		len = w < 0 || (size_t)w >= sizeof(nums) - len ? sizeof(nums) - 1 : len + (size_t)w;
+	}
+	if (cJSON_IsString(q) || cJSON_IsString(mt))
+		snprintf(weights, sizeof(weights), "model weights %s%s%s (%.0f M elements)%s",
+			 cJSON_IsString(q) ? q->valuestring : "",
+			 cJSON_IsString(q) && cJSON_IsString(mt) ? ", mostly " : "",
+			 cJSON_IsString(mt) ? mt->valuestring : "", num(g, "n_elements", 0) / 1e6,
+			 cJSON_IsString(mt) && (!strcmp(mt->valuestring, "F32") ||
+						!strcmp(mt->valuestring, "F16") ||
+						!strcmp(mt->valuestring, "BF16"))
+				 ? ": unquantized; Q4_K_M reads ~4x (F16) to ~8x (F32) fewer bytes "
+				   "per token"
+				 : "");
+	if (!nums[0] && !weights[0])
+		return 0; /* report.json llama.problems says why */
+	extra = fmt(" In this run: %s%s%s.", nums, nums[0] && weights[0] ? "; " : "", weights);
 	if (!extra)
 		return -ENOMEM;
 	r = fmt("%s%s", inf->recommendation, extra);
@@ -226,7 +258,7 @@ int llama_findings_from_report(const cJSON *root, const struct cycle_table *t, u
 	int e;
 
 	if (!get(root, "llama"))
-		return 0;
+		return make_concrete(root, f);
 	cJSON_ArrayForEach(c, get(get(root, "llama"), "contexts"))
 	{
 		e = ctx_rules(root, c, t, ncpus, f);
