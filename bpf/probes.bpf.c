@@ -74,9 +74,15 @@ static __always_inline void count_drop(__u32 reason)
 		*v += 1;
 }
 
+/* Set by the collector at the start of its stop: from then on every
+ * program here returns at once, so what it reads (counts, open calls, the
+ * ring) is final while the links' slow detach (a few grace periods per
+ * uprobe) runs in the background (user/probes_module.c pm_stop). */
+__u32 probe_off;
+
 static __always_inline bool traced(__u32 tgid)
 {
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	return !probe_off && bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
 static __always_inline void count_call(__u32 id)

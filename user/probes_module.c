@@ -150,6 +150,12 @@ struct probes_mod {
 	 * command spent stopped by them (from the poll that saw the stop). */
 	uint32_t dl_hold_pid;
 	uint64_t dl_holds, dl_hold_ns, dl_hold_max_ns;
+	/* Stop: the links being destroyed by `detacher` (joined at close). */
+	struct bpf_link **detach;
+	size_t ndetach;
+	uint64_t detach_t0;
+	pthread_t detacher;
+	bool detaching;
 	int nice_err; /* drain thread: setpriority's errno, read after the join */
 	size_t nattached;
 	bool stopped;
@@ -1167,6 +1173,19 @@ static void collect_open_calls(struct probes_mod *m, uint64_t end)
 	}
 }
 
+/* The probes' links, handed over by pm_stop (their programs are off). */
+static void *detach_links(void *arg)
+{
+	struct probes_mod *m = arg;
+
+	links_destroy_parallel(m->detach, m->ndetach);
+	log_debug("probes: %zu links destroyed in %.1f ms (in the background)", m->ndetach,
+		  (mono_ns() - m->detach_t0) / 1e6);
+	free(m->detach);
+	m->detach = NULL;
+	return NULL;
+}
+
 static void pm_stop(void *state)
 {
 	struct probes_mod *m = state;
@@ -1178,32 +1197,36 @@ static void pm_stop(void *state)
 		m->stopped = true;
 		return;
 	}
-	/* Each uprobe link's detach waits for a grace period: one after the
-	 * other they were most of a stop (3.2 s of the demo's 4.2 s, issue
-	 * 17); in parallel the waits overlap. */
+	/* Every program returns at once from here on (probe_off): counts,
+	 * open calls and the ring are final now. The links' detach waits for
+	 * three grace periods per uprobe, one uprobe at a time in the kernel
+	 * (docs/probes.md, "Cost": 3 s for 31 uprobes under load), so it runs
+	 * in a thread while the other modules stop and the outputs are
+	 * written, and pm_close joins it. Inline if no thread can be had. */
+	__atomic_store_n(&m->skel->bss->probe_off, 1, __ATOMIC_RELEASE);
 	{
 		size_t n = 0;
-		struct bpf_link **all;
 
 		for (size_t i = 0; i < m->ntg; i++)
 			n += m->tg[i].nlinks;
-		all = n ? malloc(n * sizeof(*all)) : NULL;
-		if (all) {
+		m->detach = n ? malloc(n * sizeof(*m->detach)) : NULL;
+		if (m->detach) {
 			n = 0;
 			for (size_t i = 0; i < m->ntg; i++) {
 				for (size_t k = 0; k < m->tg[i].nlinks; k++)
-					all[n++] = m->tg[i].links[k];
+					m->detach[n++] = m->tg[i].links[k];
 				m->tg[i].nlinks = 0;
 			}
-			links_destroy_parallel(all, n);
-			free(all);
-			log_debug("probes: %zu links destroyed in %.1f ms", n,
-				  (mono_ns() - end) / 1e6);
+			m->ndetach = n;
+			m->detach_t0 = end;
+			m->detaching = !pthread_create(&m->detacher, NULL, detach_links, m);
+			if (!m->detaching)
+				detach_links(m);
 		}
 		for (size_t i = 0; i < m->ntg; i++)
 			destroy_links(&m->tg[i]);
 	}
-	/* Links gone, no stop can come any more: never leave it stopped. */
+	/* No program runs, no stop can come any more: never leave it stopped. */
 	release_hold(m, !m->skel->bss->hold_pid, true);
 	release_dl_hold(m, true);
 	if (m->dl_holds)
@@ -1300,6 +1323,14 @@ static void pm_close(void *state)
 
 	if (!m)
 		return;
+	if (m->detaching) {
+		uint64_t t0 = mono_ns();
+
+		pthread_join(m->detacher, NULL);
+		m->detaching = false;
+		log_debug("probes: waited %.1f ms at close for the links' detach",
+			  (mono_ns() - t0) / 1e6);
+	}
 	stop_draining(m);
 	for (size_t i = 0; i < m->ntg; i++) {
 		destroy_links(&m->tg[i]);

@@ -27,7 +27,10 @@ ep_wait_attached "$PROF_PID" 20
 ep_wait_line "$PROF_ERR" "sampling " 20 "$PROF_PID" || ep_fail "ebpf-prof did not start"
 kill -USR1 "$TARGET_PID"
 ep_wait_line "$TARGET_OUT" '^loaded$' 20 "$TARGET_PID" || ep_fail "target could not load the libraries"
-for s in llama_model_load_from_file llama_init_from_model; do
+# Every probe the checks read must be attached before the target runs (one
+# uprobe's attach takes ~100 ms on a loaded machine).
+for s in llama_model_load_from_file llama_init_from_model llama_set_n_threads llama_tokenize \
+	llama_decode llama_sampler_sample; do
 	ep_wait_line "$PROF_ERR" "probes: pid $TARGET_PID: $s in .*libllama.v0.5.0.so" 10 "$PROF_PID" ||
 		ep_fail "$s not probed"
 done
