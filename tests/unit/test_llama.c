@@ -7,9 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
+#include "events.h"
 #include "llama/gguf.h"
+#include "llama/llama_facts.h"
 #include "llama/llama_findings.h"
 #include "llama/llama_layout.h"
 
@@ -413,11 +416,99 @@ static void test_findings(void)
 	cJSON_Delete(root);
 }
 
+/* llama_facts from synthetic events: a model (path of a GGUF file written
+ * here), two copies of one context's parameters (llama_new_context_with_model
+ * forwarding to llama_init_from_model: one context), a later
+ * llama_set_n_threads, then report.json "llama". */
+static void test_facts(void)
+{
+	struct llama_facts *lf = llama_facts_new("/proc");
+	struct ep_llama_args a;
+	struct buf b = good_file();
+	char path[] = "/tmp/ep-test-llama-XXXXXX";
+	int fd = mkstemp(path);
+	uint32_t v[9] = { 4096, 512, 128, 1, 0, 0, 1, 6, 8 };
+	int32_t thr[2] = { 2, 3 }, ngl = 7;
+	cJSON *root = cJSON_CreateObject(), *c, *m;
+
+	CHECK(lf != NULL && fd >= 0);
+	if (!lf || fd < 0)
+		return;
+	CHECK((size_t)write(fd, b.p, b.n) == b.n);
+	close(fd);
+	CHECK_INT_EQ(llama_facts_set_probe(lf, 1, "0.5.0-dev"), 0);
+	CHECK_INT_EQ(llama_facts_set_probe(lf, 2, "0.5.0-dev"), 0);
+	CHECK_INT_EQ(llama_facts_set_probe(lf, 3, "0.5.0-dev"), 0);
+	memset(&a, 0, sizeof(a));
+	a.hdr.type = EP_EV_LLAMA_ARGS;
+	a.hdr.pid = a.hdr.tid = 999999999; /* no such process: the path as given */
+	a.probe_id = 1;
+	a.kind = EP_PK_LLAMA_MODEL;
+	a.blob_len = sizeof(a.blob);
+	memcpy(a.blob + 0x10, &ngl, 4);
+	snprintf(a.path, sizeof(a.path), "%s", path);
+	a.path_len = (int32_t)strlen(path) + 1;
+	CHECK_INT_EQ(llama_facts_add(lf, &a, sizeof(a)), 0);
+	memset(a.blob, 0, sizeof(a.blob));
+	memcpy(a.blob, v, sizeof(v));
+	a.kind = EP_PK_LLAMA_CTX;
+	a.path[0] = '\0';
+	a.path_len = 0;
+	a.probe_id = 2;
+	CHECK_INT_EQ(llama_facts_add(lf, &a, sizeof(a)), 0);
+	a.probe_id = 3; /* the same parameters through the other name */
+	CHECK_INT_EQ(llama_facts_add(lf, &a, sizeof(a)), 0);
+	memset(a.blob, 0, sizeof(a.blob));
+	memcpy(a.blob, thr, sizeof(thr));
+	a.kind = EP_PK_LLAMA_THREADS;
+	a.blob_len = sizeof(thr);
+	CHECK_INT_EQ(llama_facts_add(lf, &a, sizeof(a)), 0);
+	CHECK_INT_EQ(llama_facts_add(lf, &a, sizeof(a) - 1), -EINVAL); /* short */
+	a.kind = 77;
+	CHECK_INT_EQ(llama_facts_add(lf, &a, sizeof(a)), -EINVAL);
+	CHECK_INT_EQ(llama_facts_report_json(lf, root, 600, 12), 0);
+	c = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "llama"), "contexts"),
+			       0);
+	m = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "llama"), "models"),
+			       0);
+	CHECK_INT_EQ(cJSON_GetArraySize(
+			     cJSON_GetObjectItem(cJSON_GetObjectItem(root, "llama"), "contexts")),
+		     1);
+	CHECK_INT_EQ(cJSON_GetObjectItem(c, "n_ctx")->valuedouble, 4096);
+	CHECK_INT_EQ(cJSON_GetObjectItem(c, "n_threads")->valuedouble, 2);
+	CHECK_INT_EQ(cJSON_GetObjectItem(c, "n_threads_batch")->valuedouble, 3);
+	CHECK_INT_EQ(cJSON_GetObjectItem(c, "n_threads_init")->valuedouble, 6);
+	/* 2 layers x 2 KV heads x 32 x 2 B = 256 B per token, x 4096 */
+	CHECK_INT_EQ(cJSON_GetObjectItem(c, "kv_cache_bytes_f16")->valuedouble, 256 * 4096);
+	CHECK_INT_EQ(cJSON_GetObjectItem(m, "n_gpu_layers")->valuedouble, 7);
+	CHECK_STR_EQ(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(m, "gguf"), "quantization")->valuestring,
+		"Q4_K_M");
+	CHECK_INT_EQ(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "llama"), "max_prompt_tokens")
+			     ->valuedouble,
+		     600);
+	cJSON_Delete(root);
+	/* An unknown build: a problem line, no numbers. */
+	root = cJSON_CreateObject();
+	CHECK_INT_EQ(llama_facts_set_probe(lf, 2, "9.9.9-other"), 0);
+	CHECK_INT_EQ(llama_facts_report_json(lf, root, 0, 0), 0);
+	c = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "llama"), "contexts"),
+			       0);
+	CHECK(cJSON_GetObjectItem(c, "n_ctx") == NULL);
+	CHECK(cJSON_GetArraySize(
+		      cJSON_GetObjectItem(cJSON_GetObjectItem(root, "llama"), "problems")) >= 1);
+	cJSON_Delete(root);
+	unlink(path);
+	free(b.p);
+	llama_facts_free(lf);
+}
+
 int main(void)
 {
 	test_good();
 	test_bad();
 	test_layout();
 	test_findings();
+	test_facts();
 	return check_report("test_llama");
 }
