@@ -87,8 +87,9 @@ if check(o is not None, "no llama_ctx_oversized: %r" % list(F)):
     sug = max(256, -(-(need + (need + 3) // 4) // 256) * 256)
     check(o["title"] == "n_ctx is 4096 while prompts never exceed %d tokens" % n_prompt, o["title"])
     check("Set n_ctx to %d " % sug in o["recommendation"], o["recommendation"])
-    saved = 256 * (4096 - sug) / 1048576
-    check("saving ~%.1f MiB" % saved in o["recommendation"], o["recommendation"])
+    saved = 256 * (4096 - sug)  # bytes: KiB below 1 MiB, as the finding prints it
+    txt = "%.0f KiB" % (saved / 1024) if saved < 1048576 else "%.1f MiB" % (saved / 1048576)
+    check("saving ~%s" % txt in o["recommendation"], o["recommendation"])
 check("llama_ctx_over_train" in F, "no llama_ctx_over_train")
 check("llama_threads_oversubscribed" not in F, "threads finding for 1 thread: %r" % list(F))
 check("llama_batch_small" not in F, "batch 96 >= prompt %d flagged" % n_prompt)

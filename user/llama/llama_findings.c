@@ -62,9 +62,23 @@ nomem:
 	return -ENOMEM;
 }
 
-static double mib(double b)
+/* Bytes in a unit that fits: a tiny test model's KV cache is KiB, a
+ * real one's MiB or GiB. */
+struct bytes_str {
+	char s[32];
+};
+
+static struct bytes_str human(double b)
 {
-	return b / 1048576.0;
+	struct bytes_str r;
+
+	if (b < 1048576.0)
+		snprintf(r.s, sizeof(r.s), "%.0f KiB", b / 1024.0);
+	else if (b < 1073741824.0)
+		snprintf(r.s, sizeof(r.s), "%.1f MiB", b / 1048576.0);
+	else
+		snprintf(r.s, sizeof(r.s), "%.2f GiB", b / 1073741824.0);
+	return r;
 }
 
 /* Most tokens sampled in one complete cycle; the run's total without
@@ -117,11 +131,11 @@ static int ctx_rules(const cJSON *root, const cJSON *c, const struct cycle_table
 			if (per > 0)
 				rec = fmt(
 					"Set n_ctx to %u (the tokens needed plus a quarter, a "
-					"multiple of 256): the KV cache (F16) shrinks from %.1f MiB "
-					"to %.1f MiB, saving ~%.1f MiB (%.0f bytes per token: "
-					"report.json llama.contexts).",
-					s, mib(per * n_ctx), mib(per * s), mib(per * (n_ctx - s)),
-					per);
+					"multiple of 256): the KV cache (F16) shrinks from %s to %s, "
+					"saving ~%s (%.0f bytes per token: report.json "
+					"llama.contexts).",
+					s, human(per * n_ctx).s, human(per * s).s,
+					human(per * (n_ctx - s)).s, per);
 			else
 				rec = fmt(
 					"Set n_ctx to %u (the tokens needed plus a quarter, a "
