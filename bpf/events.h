@@ -138,6 +138,13 @@ enum ep_probe_kind {
 	 * one like a return. Both carry the pair's probe id. */
 	EP_PK_USDT_BEGIN = 6, /* arg0 of the begin point -> span obj */
 	EP_PK_USDT_END = 7,   /* arg0 of the end point -> span ret */
+	/* llama.cpp calls whose parameter struct, passed by value, is copied
+	 * from the caller's stack at entry (struct ep_llama_args): */
+	EP_PK_LLAMA_MODEL = 8, /* (path, llama_model_params): path and params */
+	EP_PK_LLAMA_CTX = 9,   /* (model, llama_context_params) */
+	/* llama_set_n_threads(ctx, n_threads, n_threads_batch): blob = the
+	 * two ints, overriding the context's parameters from then on */
+	EP_PK_LLAMA_THREADS = 10,
 	EP_PK__COUNT
 };
 
@@ -147,9 +154,10 @@ enum ep_probe_mode {
 };
 
 enum ep_probe_event_type {
-	EP_EV_SPAN = 16,     /* struct ep_span */
-	EP_EV_SPAN_SQL = 17, /* struct ep_span_sql */
-	EP_EV_LIBLOAD = 18,  /* ld.so said the link map changed: rescan maps */
+	EP_EV_SPAN = 16,       /* struct ep_span */
+	EP_EV_SPAN_SQL = 17,   /* struct ep_span_sql */
+	EP_EV_LIBLOAD = 18,    /* ld.so said the link map changed: rescan maps */
+	EP_EV_LLAMA_ARGS = 19, /* struct ep_llama_args */
 };
 
 enum ep_probe_drop {
@@ -159,6 +167,7 @@ enum ep_probe_drop {
 	EP_PDROP_UNMATCHED_RET = 3,  /* return without a matching entry */
 	EP_PDROP_LOST_RET = 4,	     /* entry whose return never came (longjmp) */
 	EP_PDROP_SQL_READ = 5,	     /* SQL text unreadable */
+	EP_PDROP_LLAMA_ARGS = 6,     /* llama.cpp parameters not delivered or unreadable */
 	EP_PDROP__COUNT
 };
 
@@ -185,6 +194,28 @@ struct ep_span_sql {
 	__s32 nbyte;   /* prepare's nByte (<0: up to NUL) */
 	__s32 sql_len; /* bytes read, or negative errno */
 	char sql[EP_PROBE_SQL_LEN];
+};
+
+/* Bytes of a by-value parameter struct copied at a llama.cpp call: more
+ * than any llama_context_params / llama_model_params layout we decode uses
+ * (user/llama/llama_layout.c). */
+#define EP_LLAMA_BLOB_LEN 256
+#define EP_LLAMA_PATH_LEN 256
+
+/* Sent at the entry of an EP_PK_LLAMA_* call. On x86-64 (SysV) a struct
+ * larger than 16 bytes passed by value is copied by the caller into its
+ * outgoing argument area: at the callee's first instruction it starts at
+ * sp + 8, above the return address. On arm64 (AAPCS64) the caller passes
+ * a pointer to a copy in x1 (the second argument): blob is read from
+ * there. */
+struct ep_llama_args {
+	struct ep_event_hdr hdr;
+	__u32 probe_id;
+	__u32 kind;	/* enum ep_probe_kind */
+	__s32 blob_len; /* bytes read, or negative errno */
+	__s32 path_len; /* EP_PK_LLAMA_MODEL: bytes read incl. NUL, or negative errno */
+	__u8 blob[EP_LLAMA_BLOB_LEN];
+	char path[EP_LLAMA_PATH_LEN];
 };
 
 /* Per-thread stack of open probed calls (BPF map value; the collector reads

@@ -74,9 +74,15 @@ static __always_inline void count_drop(__u32 reason)
 		*v += 1;
 }
 
+/* Set by the collector at the start of its stop: from then on every
+ * program here returns at once, so what it reads (counts, open calls, the
+ * ring) is final while the links' slow detach (a few grace periods per
+ * uprobe) runs in the background (user/probes_module.c pm_stop). */
+__u32 probe_off;
+
 static __always_inline bool traced(__u32 tgid)
 {
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	return !probe_off && bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
 static __always_inline void count_call(__u32 id)
@@ -157,6 +163,53 @@ static __always_inline void push_frame(__u32 tid, __u32 tgid, __u32 probe, __u32
 	f->start_ns = bpf_ktime_get_ns();
 }
 
+/* llama.cpp's loaders take their parameter struct by value: copy it (and
+ * the model path) at entry, before the callee may reuse that memory. One
+ * event per model or context created: rare, so no per-call cost matters. */
+static __always_inline void emit_llama_args(struct pt_regs *ctx, __u64 id, __u32 probe, __u32 kind)
+{
+	struct ep_llama_args *a = bpf_ringbuf_reserve(&probe_events, sizeof(*a), 0);
+	__u64 src;
+
+	if (!a) {
+		count_drop(EP_PDROP_LLAMA_ARGS);
+		return;
+	}
+	a->hdr.type = EP_EV_LLAMA_ARGS;
+	a->hdr.pid = id >> 32;
+	a->hdr.tid = (__u32)id;
+	a->hdr.cpu = bpf_get_smp_processor_id();
+	a->hdr.ts_ns = bpf_ktime_get_ns();
+	a->probe_id = probe;
+	a->kind = kind;
+	a->path_len = 0;
+	a->path[0] = '\0';
+	if (kind == EP_PK_LLAMA_THREADS) {
+		__s32 v[2] = { (__s32)PT_REGS_PARM2(ctx), (__s32)PT_REGS_PARM3(ctx) };
+
+		__builtin_memcpy(a->blob, v, sizeof(v));
+		a->blob_len = sizeof(v);
+		bpf_ringbuf_submit(a, 0);
+		return;
+	}
+#if defined(__TARGET_ARCH_x86)
+	src = PT_REGS_SP(ctx) + 8;
+#else
+	src = PT_REGS_PARM2(ctx);
+#endif
+	a->blob_len = bpf_probe_read_user(a->blob, sizeof(a->blob), (void *)src)
+			      ? -14 /* EFAULT */
+			      : (__s32)sizeof(a->blob);
+	a->path_len = 0;
+	a->path[0] = '\0';
+	if (kind == EP_PK_LLAMA_MODEL)
+		a->path_len = (__s32)bpf_probe_read_user_str(a->path, sizeof(a->path),
+							     (void *)PT_REGS_PARM1(ctx));
+	if (a->blob_len < 0)
+		count_drop(EP_PDROP_LLAMA_ARGS);
+	bpf_ringbuf_submit(a, 0);
+}
+
 SEC("uprobe")
 int probe_entry(struct pt_regs *ctx)
 {
@@ -170,6 +223,10 @@ int probe_entry(struct pt_regs *ctx)
 	if (!traced(tgid))
 		return 0;
 	count_call(probe);
+	/* Set-up calls send their parameters in either mode: the presets
+	 * count them only (an entry probe detaches at half the cost). */
+	if (kind == EP_PK_LLAMA_MODEL || kind == EP_PK_LLAMA_CTX || kind == EP_PK_LLAMA_THREADS)
+		emit_llama_args(ctx, id, probe, kind);
 	if (EP_PROBE_COOKIE_MODE(cookie) == EP_PM_COUNT)
 		return 0;
 	switch (kind) {
@@ -380,6 +437,23 @@ int probe_usdt(struct pt_regs *ctx)
  * the command has no other. */
 __u32 hold_pid;
 __u32 hold_calls;
+/* Launch mode, after start-up: the command is stopped the same way at
+ * every later call (dlopen, dlclose), so a library it loads is probed
+ * before its code runs: a program that loads libllama with dlopen (ctypes,
+ * a Node addon) and sets up its model at once, or starts its cycles at
+ * once, would otherwise run them unprobed until the next poll and scan.
+ * dl_held is set here and cleared by the collector before it resumes the
+ * command (a stopped process cannot set it again meanwhile). ld.so calls
+ * twice per change (RT_ADD, then RT_CONSISTENT once the objects are mapped
+ * and before their constructors run): the calls are counted from the exec on
+ * and the second of each pair stops (a stop at the first would come before
+ * the new objects are mapped). A dlopen failing after it began mapping
+ * makes an odd call (RT_ADD, RT_DELETE, RT_CONSISTENT) and shifts the
+ * count: later holds then come one call early and their library is probed
+ * at the next poll, as without holds. Reading r_debug.r_state would avoid
+ * that, at the price of locating _r_debug in the exec'd ld.so. */
+__u32 dl_hold_pid;
+__u32 dl_held;
 
 /* ld.so calls _dl_debug_state() whenever its link map changed (startup,
  * dlopen, dlclose): the cue to look for newly mapped libraries now instead
@@ -394,6 +468,9 @@ int probe_ldso(struct pt_regs *ctx)
 		return 0;
 	if (hold_pid && hold_pid == id >> 32 && ++hold_calls == 2) {
 		hold_pid = 0;
+		bpf_send_signal(19 /* SIGSTOP */);
+	} else if (!hold_pid && dl_hold_pid && dl_hold_pid == id >> 32 && !(++hold_calls & 1)) {
+		dl_held = 1;
 		bpf_send_signal(19 /* SIGSTOP */);
 	}
 	e = bpf_ringbuf_reserve(&probe_events, sizeof(*e), 0);

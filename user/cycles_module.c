@@ -17,6 +17,7 @@
 #include "util/vec.h"
 #include "proc/pid_index.h"
 #include "cycles_module.h"
+#include "llama/llama_findings.h"
 #include "alloc/alloc_report.h"
 
 #include <bpf/bpf.h>
@@ -995,6 +996,8 @@ static int cm_report(void *state, cJSON *root)
 	e = findings_evaluate_agg(&s->table, s->run, &cfg, &fctx, &s->findings);
 	if (!e)
 		e = alloc_findings_from_report(root, &s->findings);
+	if (!e)
+		e = llama_findings_from_report(root, &s->table, fctx.ncpus, &s->findings);
 	if (e)
 		return e;
 	cJSON *cj = cycles_to_json(&s->table), *fj = findings_to_json(&s->findings);

@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/random.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -475,7 +476,14 @@ fail:
 
 int output_write(struct output_dir *od, const char *name, output_writer_fn write_fn, void *ctx)
 {
-	int err = write_one(od, name, write_fn, ctx);
+	struct timespec t0, t1;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = write_one(od, name, write_fn, ctx);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	log_debug("output: %s written in %.1f ms", name,
+		  (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 
 	if (err)
 		record_failed(od, name, err);

@@ -36,6 +36,7 @@ enum probe_group {
 #define PROBE_PRESET_ALL    (PROBE_PRESET_LLAMA | PROBE_PRESET_SQLITE)
 
 #define PROBE_F_TOKENS 1u /* one call per generated token */
+#define PROBE_F_PROMPT 2u /* returns the number of tokens of a text (llama_tokenize) */
 
 /* How a return value says "failed". Integer rules look at the low 32 bits
  * only: the rest of the return register is undefined for an int. */
@@ -195,6 +196,9 @@ uint64_t probe_stats_class_ns(const struct probe_stats *st, unsigned cls, uint64
 /* Generated tokens (calls of a PROBE_F_TOKENS probe) and their rate from
  * the first to the last token's start; 0 when fewer than two. */
 uint64_t probe_stats_tokens(const struct probe_stats *st, double *tokens_per_s);
+/* The largest token count a PROBE_F_PROMPT call (llama_tokenize) returned
+ * (0: none); *calls: successful calls. */
+int64_t probe_stats_max_prompt(const struct probe_stats *st, uint64_t *calls);
 
 int probe_stats_report_json(const struct probe_stats *st, cJSON *root);
 int probe_stats_trace_events(const struct probe_stats *st, FILE *out, bool *first);

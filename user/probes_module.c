@@ -52,6 +52,8 @@
 #include "proc/proc_info.h"
 #include "proc/proc_maps.h"
 #include "uprobe_discovery.h"
+#include "llama/llama_facts.h"
+#include "llama/llama_layout.h"
 
 /* A maps re-read of a 300-line process costs ~60 us (docs/probes.md); the
  * ld.so trigger catches dlopen within one 10 ms poll, so the timer only
@@ -72,7 +74,8 @@
 
 struct file_cache {
 	uint64_t dev, inode;
-	uint64_t *offsets; /* per m->names; NULL if the file was unusable */
+	uint64_t *offsets;	/* per m->names; NULL if the file was unusable */
+	char llama_version[32]; /* llama_version() of a llama library, "" */
 };
 
 struct id_ent {
@@ -102,6 +105,7 @@ struct probes_mod {
 	bool prepared;
 	struct ring_buffer *rb;
 	struct probe_stats *st;
+	struct llama_facts *llama; /* parameters read at llama.cpp set-up calls */
 	struct file_cache *fc;
 	size_t nfc;
 	struct id_ent *ids;
@@ -141,6 +145,17 @@ struct probes_mod {
 	 * hold_pid) until its libraries are scanned; 0 once resumed or if
 	 * not holding. */
 	uint32_t hold_pid;
+	/* ...and after start-up at each change of its link map (dlopen,
+	 * dlclose: bpf/probes.bpf.c dl_hold_pid): holds, and the time the
+	 * command spent stopped by them (from the poll that saw the stop). */
+	uint32_t dl_hold_pid;
+	uint64_t dl_holds, dl_hold_ns, dl_hold_max_ns;
+	/* Stop: the links being destroyed by `detacher` (joined at close). */
+	struct bpf_link **detach;
+	size_t ndetach;
+	uint64_t detach_t0;
+	pthread_t detacher;
+	bool detaching;
 	int nice_err; /* drain thread: setpriority's errno, read after the join */
 	size_t nattached;
 	bool stopped;
@@ -218,6 +233,19 @@ static struct file_cache *file_lookup(struct probes_mod *m, uint32_t pid, const 
 			nf.offsets = NULL;
 		}
 	}
+	/* A library whose set-up calls we read: its build picks the layout
+	 * of their parameter structs (user/llama/llama_layout.c). */
+	for (size_t d = 0; nf.offsets && d < m->specs.n; d++) {
+		uint32_t k = m->specs.defs[d].kind;
+
+		if ((k == EP_PK_LLAMA_MODEL || k == EP_PK_LLAMA_CTX) &&
+		    nf.offsets[m->def_name[d]]) {
+			if (llama_version_read(fd, nf.llama_version, sizeof(nf.llama_version)))
+				nf.llama_version[0] = '\0';
+			log_debug("probes: %s: llama_version() \"%s\"", f->path, nf.llama_version);
+			break;
+		}
+	}
 	close(fd);
 	if (ep_vec_push((void **)&m->fc, &m->nfc, &cap, sizeof(nf), &nf)) {
 		free(nf.offsets);
@@ -242,6 +270,11 @@ static int probe_id_for(struct probes_mod *m, size_t d, const struct ud_file *f,
 	err = probe_stats_set_probe(m->st, e.id, &m->specs.defs[d], f->path);
 	if (err)
 		return err;
+	for (size_t i = 0; i < m->nfc; i++)
+		if (m->fc[i].dev == f->dev && m->fc[i].inode == f->inode &&
+		    m->fc[i].llama_version[0] &&
+		    (err = llama_facts_set_probe(m->llama, e.id, m->fc[i].llama_version)))
+			return err;
 	err = ep_vec_push((void **)&m->ids, &m->nids, &cap, sizeof(e), &e);
 	if (err)
 		return err;
@@ -483,7 +516,10 @@ static void scan_target(struct probes_mod *m, struct ptarget *t)
 	}
 	proc_maps_free(&pm);
 	m->nrescans++;
-	m->rescan_ns += mono_ns() - t0;
+	t0 = mono_ns() - t0;
+	m->rescan_ns += t0;
+	if (t0 > 20000000)
+		log_debug("probes: pid %u: maps scan took %.1f ms", t->pid, t0 / 1e6);
 }
 
 static struct ptarget *find_target(struct probes_mod *m, uint32_t pid)
@@ -561,6 +597,9 @@ static int on_event(void *ctx, void *data, size_t size)
 
 		if (t)
 			t->rescan = true;
+	} else if (h->type == EP_EV_LLAMA_ARGS) {
+		if (llama_facts_add(m->llama, data, size) == -ENOMEM)
+			log_warn("probes: llama parameters: out of memory");
 	} else if (!probe_stats_add_event(m->st, data, size)) {
 		/* add_event accepted it: a whole ep_span at least */
 		const struct ep_span *sp = data;
@@ -689,7 +728,8 @@ static int pm_open(void **state, const struct rec_ctx *ctx)
 	}
 	rc = -ENOMEM;
 	m->st = probe_stats_new(o->trace_max_spans, MAX_SQL_STATEMENTS);
-	if (!m->st)
+	m->llama = llama_facts_new(o->proc_root);
+	if (!m->st || !m->llama)
 		goto fail;
 	/* The BPF side loads after every module's open hook (bpf_parts.h),
 	 * once the other modules have made their requests. */
@@ -850,6 +890,8 @@ static int pm_attach(void *state)
 	 * has none and runs through: its probes come from the exec rescan). */
 	if (m->ctx->opts->command && m->ntg && m->tg[0].nlinks && m->skel->bss) {
 		m->hold_pid = m->tg[0].pid;
+		m->dl_hold_pid = m->hold_pid;
+		m->skel->bss->dl_hold_pid = m->hold_pid;
 		m->skel->bss->hold_pid = m->hold_pid;
 	}
 	for (size_t d = 0; d < m->specs.n; d++)
@@ -985,6 +1027,45 @@ static void release_hold(struct probes_mod *m, bool stopped_before_scan, bool fo
 	m->hold_pid = 0;
 }
 
+/* The command stopped itself at a dlopen/dlclose (after start-up): its
+ * maps are scanned (under m->lock) and the other modules attach to what it
+ * mapped before it resumes. dl_held is cleared before SIGCONT: the stopped
+ * command cannot set it again in between. force: resume and stop holding
+ * (end of the run). */
+static void release_dl_hold(struct probes_mod *m, bool force)
+{
+	uint64_t t0;
+	struct ptarget *t;
+
+	if (!m->dl_hold_pid)
+		return;
+	if (force)
+		m->skel->bss->dl_hold_pid = 0;
+	if (!__atomic_load_n(&m->skel->bss->dl_held, __ATOMIC_ACQUIRE)) {
+		if (force)
+			m->dl_hold_pid = 0;
+		return;
+	}
+	t0 = mono_ns();
+	t = find_target(m, m->dl_hold_pid);
+	if (!force && t && !t->exited) {
+		scan_target(m, t);
+		if (m->ctx->notify_held)
+			m->ctx->notify_held(m->ctx->rec, m->dl_hold_pid);
+	}
+	__atomic_store_n(&m->skel->bss->dl_held, 0, __ATOMIC_RELEASE);
+	if (kill((pid_t)m->dl_hold_pid, SIGCONT) && errno != ESRCH)
+		log_warn("probes: cannot resume pid %u after its dlopen: %s", m->dl_hold_pid,
+			 strerror(errno));
+	m->dl_holds++;
+	t0 = mono_ns() - t0;
+	m->dl_hold_ns += t0;
+	if (t0 > m->dl_hold_max_ns)
+		m->dl_hold_max_ns = t0;
+	if (force)
+		m->dl_hold_pid = 0;
+}
+
 static int pm_poll(void *state, uint64_t now)
 {
 	struct probes_mod *m = state;
@@ -1008,6 +1089,8 @@ static int pm_poll(void *state, uint64_t now)
 		    (m->tg[i].rescan || timer || (held && m->tg[i].pid == m->hold_pid)))
 			scan_target(m, &m->tg[i]);
 	release_hold(m, held, false);
+	if (!m->hold_pid)
+		release_dl_hold(m, false);
 	update_live(m, now);
 	update_live_drops(m, now);
 	pthread_mutex_unlock(&m->lock);
@@ -1090,6 +1173,19 @@ static void collect_open_calls(struct probes_mod *m, uint64_t end)
 	}
 }
 
+/* The probes' links, handed over by pm_stop (their programs are off). */
+static void *detach_links(void *arg)
+{
+	struct probes_mod *m = arg;
+
+	links_destroy_parallel(m->detach, m->ndetach);
+	log_debug("probes: %zu links destroyed in %.1f ms (in the background)", m->ndetach,
+		  (mono_ns() - m->detach_t0) / 1e6);
+	free(m->detach);
+	m->detach = NULL;
+	return NULL;
+}
+
 static void pm_stop(void *state)
 {
 	struct probes_mod *m = state;
@@ -1101,33 +1197,42 @@ static void pm_stop(void *state)
 		m->stopped = true;
 		return;
 	}
-	/* Each uprobe link's detach waits for a grace period: one after the
-	 * other they were most of a stop (3.2 s of the demo's 4.2 s, issue
-	 * 17); in parallel the waits overlap. */
+	/* Every program returns at once from here on (probe_off): counts,
+	 * open calls and the ring are final now. The links' detach waits for
+	 * three grace periods per uprobe, one uprobe at a time in the kernel
+	 * (docs/probes.md, "Cost": 3 s for 31 uprobes under load), so it runs
+	 * in a thread while the other modules stop and the outputs are
+	 * written, and pm_close joins it. Inline if no thread can be had. */
+	__atomic_store_n(&m->skel->bss->probe_off, 1, __ATOMIC_RELEASE);
 	{
 		size_t n = 0;
-		struct bpf_link **all;
 
 		for (size_t i = 0; i < m->ntg; i++)
 			n += m->tg[i].nlinks;
-		all = n ? malloc(n * sizeof(*all)) : NULL;
-		if (all) {
+		m->detach = n ? malloc(n * sizeof(*m->detach)) : NULL;
+		if (m->detach) {
 			n = 0;
 			for (size_t i = 0; i < m->ntg; i++) {
 				for (size_t k = 0; k < m->tg[i].nlinks; k++)
-					all[n++] = m->tg[i].links[k];
+					m->detach[n++] = m->tg[i].links[k];
 				m->tg[i].nlinks = 0;
 			}
-			links_destroy_parallel(all, n);
-			free(all);
-			log_debug("probes: %zu links destroyed in %.1f ms", n,
-				  (mono_ns() - end) / 1e6);
+			m->ndetach = n;
+			m->detach_t0 = end;
+			m->detaching = !pthread_create(&m->detacher, NULL, detach_links, m);
+			if (!m->detaching)
+				detach_links(m);
 		}
 		for (size_t i = 0; i < m->ntg; i++)
 			destroy_links(&m->tg[i]);
 	}
-	/* Links gone, no stop can come any more: never leave it stopped. */
+	/* No program runs, no stop can come any more: never leave it stopped. */
 	release_hold(m, !m->skel->bss->hold_pid, true);
+	release_dl_hold(m, true);
+	if (m->dl_holds)
+		log_info("probes: pid held at %" PRIu64 " dlopen/dlclose call(s) of ld.so until "
+			 "probed: %.1f ms in all, longest %.1f ms",
+			 m->dl_holds, m->dl_hold_ns / 1e6, m->dl_hold_max_ns / 1e6);
 	stop_draining(m);
 	log_debug("probes: drain thread stopped at %.1f ms", (mono_ns() - end) / 1e6);
 	if (m->nice_err)
@@ -1177,7 +1282,14 @@ static int pm_report(void *state, cJSON *root)
 
 	if (!m->skel)
 		return 0;
-	return probe_stats_report_json(m->st, root);
+	int64_t max_prompt;
+	uint64_t prompts;
+	int e = probe_stats_report_json(m->st, root);
+
+	if (e)
+		return e;
+	max_prompt = probe_stats_max_prompt(m->st, &prompts);
+	return llama_facts_report_json(m->llama, root, max_prompt, prompts);
 }
 
 static int pm_trace(void *state, FILE *out, bool *first)
@@ -1211,6 +1323,14 @@ static void pm_close(void *state)
 
 	if (!m)
 		return;
+	if (m->detaching) {
+		uint64_t t0 = mono_ns();
+
+		pthread_join(m->detacher, NULL);
+		m->detaching = false;
+		log_debug("probes: waited %.1f ms at close for the links' detach",
+			  (mono_ns() - t0) / 1e6);
+	}
 	stop_draining(m);
 	for (size_t i = 0; i < m->ntg; i++) {
 		destroy_links(&m->tg[i]);
@@ -1239,6 +1359,7 @@ static void pm_close(void *state)
 	free(m->cyc);
 	free(m->cycspare);
 	probe_stats_free(m->st);
+	llama_facts_free(m->llama);
 	probe_specs_free(&m->specs);
 	if (m->lock_ok)
 		pthread_mutex_destroy(&m->lock);

@@ -12,10 +12,21 @@
  * which covers versioned sonames, per-ISA ggml CPU variants, static links
  * and extension modules alike. */
 static const struct probe_def preset_defs[] = {
-	{ PG_LLAMA, NULL, "llama_model_load_from_file", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY, 0,
+	{ PG_LLAMA, NULL, "llama_model_load_from_file", NULL, NULL, EP_PK_LLAMA_MODEL,
+	  EP_PM_LATENCY, 0, PE_NULL, NULL },
+	/* The context's parameters (n_ctx, n_batch, n_threads: the llama
+	 * recommendations, user/llama/; the second is the older name) and
+	 * later thread counts. Counted, not timed: their parameters are read
+	 * at entry, and each uprobe costs ~3 RCU grace periods to detach at
+	 * the end of the run, a return probe as much again (docs/probes.md). */
+	{ PG_LLAMA, NULL, "llama_init_from_model", NULL, NULL, EP_PK_LLAMA_CTX, EP_PM_COUNT, 0,
 	  PE_NULL, NULL },
-	{ PG_LLAMA, NULL, "llama_tokenize", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY, 0, PE_NEGATIVE,
-	  NULL },
+	{ PG_LLAMA, NULL, "llama_new_context_with_model", NULL, NULL, EP_PK_LLAMA_CTX, EP_PM_COUNT,
+	  0, PE_NULL, NULL },
+	{ PG_LLAMA, NULL, "llama_set_n_threads", NULL, NULL, EP_PK_LLAMA_THREADS, EP_PM_COUNT, 0,
+	  PE_NONE, NULL },
+	{ PG_LLAMA, NULL, "llama_tokenize", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY, PROBE_F_PROMPT,
+	  PE_NEGATIVE, NULL },
 	{ PG_LLAMA, NULL, "llama_decode", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY, 0, PE_NONZERO,
 	  NULL },
 	{ PG_LLAMA, NULL, "llama_sampler_sample", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY,

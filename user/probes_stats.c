@@ -63,6 +63,9 @@ struct probe_stats {
 	uint64_t bad_events;
 	uint64_t module_lost; /* spans another module's queue could not take */
 	uint64_t tokens, tok_first_ns, tok_last_ns;
+	/* Largest successful llama_tokenize result (PROBE_F_PROMPT), calls. */
+	int64_t max_prompt;
+	uint64_t prompts;
 	int32_t last_sql; /* statement of the last event added, -1 (cycle facts) */
 
 	char **nf; /* "probe\0reason" pairs as two strings each */
@@ -506,6 +509,11 @@ int probe_stats_add_event(struct probe_stats *st, const void *data, size_t size)
 			st->tok_last_ns = sp->hdr.ts_ns;
 		st->tokens++;
 	}
+	if ((def->flags & PROBE_F_PROMPT) && (int32_t)sp->ret > 0) {
+		st->prompts++;
+		if ((int32_t)sp->ret > st->max_prompt)
+			st->max_prompt = (int32_t)sp->ret;
+	}
 	if (def->kind >= EP_PK_SQL_PREPARE_V2 && def->kind <= EP_PK_SQL_STMT) {
 		const char *text = "";
 		size_t len = 0;
@@ -670,6 +678,13 @@ uint64_t probe_stats_bad_events(const struct probe_stats *st)
 	return st->bad_events;
 }
 
+int64_t probe_stats_max_prompt(const struct probe_stats *st, uint64_t *calls)
+{
+	if (calls)
+		*calls = st->prompts;
+	return st->max_prompt;
+}
+
 uint64_t probe_stats_tokens(const struct probe_stats *st, double *tokens_per_s)
 {
 	if (tokens_per_s)
@@ -694,6 +709,7 @@ static const char *drop_names[EP_PDROP__COUNT] = {
 	[EP_PDROP_UNMATCHED_RET] = "unmatched_return",
 	[EP_PDROP_LOST_RET] = "lost_return",
 	[EP_PDROP_SQL_READ] = "sql_text_unreadable",
+	[EP_PDROP_LLAMA_ARGS] = "llama_params_unreadable",
 };
 
 static cJSON *add_num(cJSON *o, const char *k, double v)

@@ -1649,7 +1649,12 @@ int record_main(const struct cli_opts *o)
 				nanosleep(&tick, NULL);
 		}
 	}
-	sampler_close(r.sampler);
+	{
+		uint64_t t0 = mono_ns();
+
+		sampler_close(r.sampler);
+		log_debug("stop: sampler closed in %.1f ms", (mono_ns() - t0) / 1e6);
+	}
 	r.sampler = NULL;
 
 	rc = write_outputs(&r, &od) ? 1 : 0;

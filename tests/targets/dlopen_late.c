@@ -4,10 +4,15 @@
  * dlopen(argv[1]) and "loaded", SIGUSR1 -> N_CALLS calls of late_work()
  * from it, "done". The pause between loading and calling lets the test
  * wait for the probe to be attached instead of racing it.
+ * dlopen_late LIBRARY --now N: no pauses: dlopen, then N calls at once
+ * ("calls N"), as a program that loads a library with dlopen and uses it
+ * right away (ctypes, a Node addon); launch mode must not miss any.
  */
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define N_CALLS 123
@@ -23,6 +28,19 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		fprintf(stderr, "usage: dlopen_late LIBRARY\n");
 		return 2;
+	}
+	if (argc == 4 && !strcmp(argv[2], "--now")) {
+		int n = atoi(argv[3]);
+
+		h = dlopen(argv[1], RTLD_NOW);
+		if (!h || !(*(void **)&fn = dlsym(h, "late_work"))) {
+			fprintf(stderr, "dlopen: %s\n", dlerror());
+			return 1;
+		}
+		for (int i = 0; i < n; i++)
+			sum += fn(i);
+		printf("calls %d\nsum %ld\n", n, sum);
+		return 0;
 	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);

@@ -9,6 +9,12 @@
  * print the counts and its own CLOCK_MONOTONIC timing of each kind of call
  * (sum of call durations; start of the first and last sampler call).
  *
+ * EP_LLAMA_PARAMS="N_CTX N_BATCH N_UBATCH N_THREADS N_THREADS_BATCH NGL"
+ * sets those parameters at the offsets of this build (libllama.v0.5.0.so,
+ * llama_version() "0.5.0-dev": user/llama/llama_layout.c) and prints what
+ * the context reports through its own accessors (llama_n_ctx, ...), so the
+ * test checks both the values ebpf-prof reads and the offsets themselves.
+ *
  * Only the stable C API is used. llama_batch and the first field of
  * llama_context_params (n_ctx) have kept their layout for many releases
  * (later fields differ between builds); the other structs passed by value
@@ -154,6 +160,11 @@ int main(int argc, char **argv)
 		return 1;
 
 	struct big mp = model_defp();
+	const char *wantm = getenv("EP_LLAMA_PARAMS");
+	int ngl;
+
+	if (wantm && sscanf(wantm, "%*u %*u %*u %*u %*u %d", &ngl) == 1)
+		memcpy(mp.b + 0x10, &ngl, 4);
 	void *model = model_load(argv[2], mp);
 
 	if (!model) {
@@ -161,9 +172,19 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct big cp = ctx_defp();
+	const char *want = getenv("EP_LLAMA_PARAMS");
+	unsigned w[6];
 
 	/* n_ctx is the first field in every version: a small context. */
 	*(uint32_t *)cp.b = 256;
+	if (want &&
+	    sscanf(want, "%u %u %u %u %u %u", &w[0], &w[1], &w[2], &w[3], &w[4], &w[5]) == 6) {
+		memcpy(cp.b + 0x00, &w[0], 4);
+		memcpy(cp.b + 0x04, &w[1], 4);
+		memcpy(cp.b + 0x08, &w[2], 4);
+		memcpy(cp.b + 0x1c, &w[3], 4);
+		memcpy(cp.b + 0x20, &w[4], 4);
+	}
 	void *ctx = init_ctx(model, cp);
 	void *vocab = get_vocab(model);
 	void *smpl = greedy();
@@ -171,6 +192,27 @@ int main(int argc, char **argv)
 	if (!ctx || !vocab || !smpl) {
 		fprintf(stderr, "cannot create a context/sampler\n");
 		return 1;
+	}
+	if (want) {
+		uint32_t (*u)(void *);
+		int32_t (*i)(void *);
+
+		printf("ctx_params");
+		static const char *const un[] = { "llama_n_ctx", "llama_n_batch",
+						  "llama_n_ubatch" };
+		static const char *const in[] = { "llama_n_threads", "llama_n_threads_batch" };
+		for (size_t k = 0; k < 3; k++) {
+			if (!(*(void **)&u = sym(llama, un[k])))
+				return 1;
+			printf(" %u", u(ctx));
+		}
+		for (size_t k = 0; k < 2; k++) {
+			if (!(*(void **)&i = sym(llama, in[k])))
+				return 1;
+			printf(" %d", i(ctx));
+		}
+		printf("\n");
+		fflush(stdout);
 	}
 	/* One compute thread: the default (4) spins in ggml_barrier on this
 	 * 2-core machine and turns a sub-millisecond decode into ~200 ms. */

@@ -161,7 +161,12 @@ static void test_specs(void)
 		     -EINVAL);
 	CHECK(strstr(err, "sqlite3_step") != NULL);
 	CHECK_INT_EQ(probe_specs_build(&ps, PROBE_PRESET_ALL, NULL, 0, NULL, err, sizeof(err)), 0);
-	CHECK_INT_EQ(ps.n, 12);
+	/* 9 llama (3 of them count-only set-up calls that send their
+	 * parameters) + 6 SQLite */
+	CHECK_INT_EQ(ps.n, 15);
+	for (size_t i = 0; i < ps.n; i++)
+		if (ps.defs[i].kind == EP_PK_LLAMA_CTX || ps.defs[i].kind == EP_PK_LLAMA_THREADS)
+			CHECK_INT_EQ(ps.defs[i].mode, EP_PM_COUNT);
 	probe_specs_free(&ps);
 }
 

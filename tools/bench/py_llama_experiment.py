@@ -8,7 +8,8 @@ usage: python3 py_llama_experiment.py LLAMA_DIR MODEL DB SECONDS
 
 Each cycle: build a prompt in pure Python (nested calls), tokenize it,
 decode it, generate 16 tokens, then INSERT a row and commit. Prints
-"ready PID" once the model is loaded and "cycles N" at the end.
+"ready PID" once the model is loaded and "cycles N" at the end (with
+EP_CYCLE_TIMES=1 also "cycle_ms" and each cycle's own wall time).
 """
 import ctypes as C
 import os
@@ -93,7 +94,9 @@ def main():
     print("ready", os.getpid(), flush=True)
     end = time.monotonic() + seconds
     n = 0
+    times = [] if os.environ.get("EP_CYCLE_TIMES") else None
     while time.monotonic() < end:
+        t0 = time.monotonic()
         prompt = build_prompt(n).encode()
         k = llama.llama_tokenize(vocab, prompt, len(prompt), toks, 256, True, False)
         llama.llama_memory_clear(llama.llama_get_memory(ctx), True)
@@ -104,7 +107,11 @@ def main():
         db.execute("INSERT INTO runs VALUES (?, ?, ?)", (n, prompt, k))
         db.commit()
         n += 1
+        if times is not None:
+            times.append(time.monotonic() - t0)
     print("cycles", n, flush=True)
+    if times is not None:  # EP_CYCLE_TIMES=1: the loop's own cycle times, ms
+        print("cycle_ms", " ".join("%.1f" % (t * 1e3) for t in times), flush=True)
 
 
 if __name__ == "__main__":
