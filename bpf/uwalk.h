@@ -369,13 +369,14 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 	const struct ep_uw_row *row = NULL;
 	bool is_jit = false;
 	struct ep_uw_row rowv;
-	__u64 look, cfa, ra = 0, fp, slot, key, pair[2];
+	__u64 look, cfa, ra = 0, fp, slot, key, fsp, pair[2];
 	__u8 sp_low = 0;
 	int ra8 = -1;
 
 	if (!o || !w || !p)
 		return 1;
 	fp = w->fp;
+	fsp = w->sp; /* this frame's sp: EP_UW_REG_AT_SP slots */
 	/* The loop index, not w->n, counts frames: a counter in w that the
 	 * verifier tracks exactly makes every iteration a new state, and the
 	 * callback would be checked once per frame. */
@@ -413,11 +414,14 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 			w->end = EP_UW_END_ROOT;
 			return 1;
 		case EP_UW_CFA_SP:
-			cfa = w->sp + row->cfa_off;
 			/* Past a frame-pointer step on arm64 sp is not known,
 			 * but a function that keeps a frame record points x29
 			 * at it (AAPCS64), and the row says where the record
-			 * lies from the CFA. */
+			 * lies from the CFA (or from sp). */
+			if (w->sp_low && row->fp == EP_UW_REG_AT_SP && row->fp_off8 >= 0 &&
+			    w->fp >= w->sp)
+				fsp = w->fp - row->fp_off8 * 8;
+			cfa = fsp + row->cfa_off;
 			if (w->sp_low && row->fp == EP_UW_REG_AT_CFA && w->fp >= w->sp)
 				cfa = w->fp - row->fp_off8 * 8;
 			break;
@@ -482,7 +486,7 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 			w->end = EP_UW_END_BAD;
 			return 1;
 		}
-		slot = cfa + ra8 * 8;
+		slot = (row->fp == EP_UW_REG_AT_SP ? fsp : cfa) + ra8 * 8;
 		if (!ra8) {
 			/* arm64: the return address is in x30, known only in
 			 * the leaf (or the frame a signal interrupted); in a
@@ -502,7 +506,8 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 			} else if (row->fp == EP_UW_REG_UNDEF) {
 				fp = 0;
 			}
-		} else if (row->fp == EP_UW_REG_AT_CFA && row->fp_off8 == ra8 - 1) {
+		} else if ((row->fp == EP_UW_REG_AT_CFA || row->fp == EP_UW_REG_AT_SP) &&
+			   row->fp_off8 == ra8 - 1) {
 			/* The usual push rbp frame: both in one read. */
 			if (uw_read(w, o, slot - 8, pair, 2)) {
 				w->end = EP_UW_END_READ;
@@ -515,8 +520,11 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 				w->end = EP_UW_END_READ;
 				return 1;
 			}
-			if (row->fp == EP_UW_REG_AT_CFA || row->fp == EP_UW_REG_AT_FP) {
-				__u64 at = row->fp == EP_UW_REG_AT_CFA ? cfa : w->fp;
+			if (row->fp == EP_UW_REG_AT_CFA || row->fp == EP_UW_REG_AT_FP ||
+			    (row->fp == EP_UW_REG_AT_SP && row->fp_off8 >= 0)) {
+				__u64 at = row->fp == EP_UW_REG_AT_CFA	? cfa
+					   : row->fp == EP_UW_REG_AT_SP ? fsp
+									: w->fp;
 
 				if (uw_read(w, o, at + row->fp_off8 * 8, &fp, 1)) {
 					w->end = EP_UW_END_READ;

@@ -14,7 +14,8 @@
 #                   verifier than this machine's) and see the 50 sleeps;
 #   nofp            vm_target_nofp (static, -fomit-frame-pointer: burn_a/b are
 #                   leaves whose return address stays in x30, work_outer and
-#                   main keep no frame record; checked on the binary): the
+#                   main keep no frame record, main's frame is over 1 KiB
+#                   with x30 saved near sp; checked on the binary): the
 #                   in-kernel CFI walk gives main;work_outer;burn_x in >= 95%
 #                   of their samples, >= 90% rooted at _start, same shares,
 #                   and off-CPU stacks of the sleeps through main;
@@ -72,6 +73,11 @@ dis() { aarch64-linux-gnu-objdump -d --no-show-raw-insn "$nofp" | awk -v f="<$1>
 ! dis burn_a | grep -q 'x30' || fail "burn_a in $nofp saves its return address: not a leaf case"
 ! dis work_outer | grep -q 'x29' || fail "work_outer in $nofp keeps a frame record"
 ! dis main | grep -q 'x29' || fail "main in $nofp keeps a frame record"
+# main's frame is over 1 KiB with x30 saved near sp: the table keeps that
+# slot from sp (EP_UW_REG_AT_SP), the rooted checks below go through it.
+# (|| true: the early exits of awk/head end the pipeline with SIGPIPE.)
+msub=$(dis main | sed -n 's/.*sub[[:space:]]*sp, sp, #0x\([0-9a-f]*\).*/\1/p' | head -n 1 || true)
+[ -n "$msub" ] && [ $((16#$msub)) -ge 1024 ] || fail "main in $nofp has no frame over 1 KiB (sub sp, #0x${msub:-?})"
 
 # The BTF the kernel carries, cut from the image the VM boots.
 cache=${EP_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ebpf-prof/arm64-vm}

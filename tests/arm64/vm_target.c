@@ -82,6 +82,12 @@ int main(int argc, char **argv)
 	const struct timespec nap = { 0, 2000000 };
 	uint64_t end, rounds = 0;
 	int acc = 0;
+	/* A frame over 1 KiB: gcc saves x30 (and x29) near sp, too far from
+	 * the CFA for the unwind table's 8-bit CFA offsets (EP_UW_REG_AT_SP). */
+	volatile char big[1536];
+
+	big[argc & 1023] = 1;
+	acc = big[0];
 
 	for (int i = 0; i < N_OUTER; i++)
 		acc += outer(i);
