@@ -358,6 +358,45 @@ static __always_inline int uw_lookup(struct ep_uw_proc *p, __u64 look, __u32 *la
 #define UW_ADDR_MASK (~0ull)
 #endif
 
+/* A signal frame: the trampoline at pc, the interrupted registers in the
+ * rt_sigframe at sp. Returns 0 (the walk goes on) or 1 (it ends). */
+static __always_inline int uw_sigframe(struct uw_walk *w, struct uw_out *o, __u32 i)
+{
+	__u64 regs[4];
+
+	/* The trampoline's own address, not the byte before:
+	 * nothing called it, and the frame is named for it. */
+	o->ips[i & (EP_UW_MAX_FRAMES - 1)] = w->pc;
+
+#if defined(__TARGET_ARCH_arm64)
+	/* x29 and x30, then sp and pc: the interrupted
+	 * function may be a leaf with its return address
+	 * still in x30. */
+	if (bpf_probe_read_user(&regs[0], 16, (void *)(w->sp + UW_SIG_FP)) ||
+	    bpf_probe_read_user(&regs[2], 16, (void *)(w->sp + UW_SIG_SP))) {
+		w->end = EP_UW_END_READ;
+		return 1;
+	}
+	w->fp = regs[0];
+	w->lr = regs[1];
+	w->sp = regs[2];
+	w->pc = regs[3];
+#else
+	/* rbp, then rsp and rip together. */
+	if (bpf_probe_read_user(&regs[0], 8, (void *)(w->sp + UW_SIG_RBP)) ||
+	    bpf_probe_read_user(&regs[1], 16, (void *)(w->sp + UW_SIG_RSP))) {
+		w->end = EP_UW_END_READ;
+		return 1;
+	}
+	w->fp = regs[0];
+	w->sp = regs[1];
+	w->pc = regs[2];
+#endif
+	w->exact = 1; /* the interrupted pc, not a return address */
+	w->sp_low = 0;
+	return 0;
+}
+
 /* One frame. Returns 1 when the walk ends. A global function, so the
  * verifier checks it once; as the body of the bpf_loop callback it was
  * checked again until the callback's states converged (over a second of
@@ -439,41 +478,8 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 				return 1;
 			}
 			break;
-		case EP_UW_CFA_SIGNAL: {
-			__u64 regs[4];
-
-			/* The trampoline's own address, not the byte before:
-			 * nothing called it, and the frame is named for it. */
-			o->ips[i & (EP_UW_MAX_FRAMES - 1)] = w->pc;
-
-#if defined(__TARGET_ARCH_arm64)
-			/* x29 and x30, then sp and pc: the interrupted
-			 * function may be a leaf with its return address
-			 * still in x30. */
-			if (bpf_probe_read_user(&regs[0], 16, (void *)(w->sp + UW_SIG_FP)) ||
-			    bpf_probe_read_user(&regs[2], 16, (void *)(w->sp + UW_SIG_SP))) {
-				w->end = EP_UW_END_READ;
-				return 1;
-			}
-			w->fp = regs[0];
-			w->lr = regs[1];
-			w->sp = regs[2];
-			w->pc = regs[3];
-#else
-			/* rbp, then rsp and rip together. */
-			if (bpf_probe_read_user(&regs[0], 8, (void *)(w->sp + UW_SIG_RBP)) ||
-			    bpf_probe_read_user(&regs[1], 16, (void *)(w->sp + UW_SIG_RSP))) {
-				w->end = EP_UW_END_READ;
-				return 1;
-			}
-			w->fp = regs[0];
-			w->sp = regs[1];
-			w->pc = regs[2];
-#endif
-			w->exact = 1; /* the interrupted pc, not a return address */
-			w->sp_low = 0;
-			return 0;
-		}
+		case EP_UW_CFA_SIGNAL:
+			return uw_sigframe(w, o, i);
 		default:
 			w->end = EP_UW_END_UNSUPPORTED;
 			return 1;
@@ -535,6 +541,21 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 			}
 		}
 	} else {
+#if defined(__TARGET_ARCH_arm64)
+		/* The vdso's __kernel_rt_sigreturn has no CFI in Debian's 6.1
+		 * kernel: a frame that returns there is recognised by its two
+		 * instructions (mov x8, #139; svc #0), as libgcc does. The frame
+		 * record the kernel left at x29 holds the interrupted x29 and
+		 * x30, not the interrupted pc: following it would drop the
+		 * interrupted function. */
+		if (!w->exact) {
+			__u32 ins[2];
+
+			if (!bpf_probe_read_user(ins, sizeof(ins), (void *)w->pc) &&
+			    ins[0] == 0xd2801168 && ins[1] == 0xd4000001)
+				return uw_sigframe(w, o, i);
+		}
+#endif
 		/* No CFI here: the frame-pointer chain (rbp -> saved rbp, ra;
 		 * arm64: the frame record x29 -> saved x29, x30). On arm64
 		 * the record may sit anywhere in the caller's frame: fp + 16
