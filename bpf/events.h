@@ -276,10 +276,17 @@ struct ep_sched_thread {
 
 /* User stack taken at a blocking switch-out, kept until the switch-in says
  * whether the episode was long enough to report. */
+/* User frames kept per off-CPU stack: deeper than the sampler's 127 of
+ * bpf_get_stack, since Python and Node block with deep native stacks (the
+ * walker goes to EP_UW_MAX_FRAMES; what does not fit is marked truncated).
+ * 2 KiB per thread that blocked, EP_SCHED_MAX_THREADS of them. */
+#define EP_OFFCPU_USER_FRAMES 256
+
 struct ep_sched_ustack {
 	__s32 size;  /* bytes from bpf_get_stack, or negative errno */
-	__u32 kwalk; /* walked by bpf/uwalk.h: return addresses are already - 1 */
-	__u64 ips[EP_MAX_STACK_DEPTH];
+	__u16 kwalk; /* walked by bpf/uwalk.h: return addresses are already - 1 */
+	__u16 trunc; /* the walk had more frames than ips holds */
+	__u64 ips[EP_OFFCPU_USER_FRAMES];
 };
 
 enum ep_sched_event_type {
@@ -295,9 +302,10 @@ struct ep_offcpu {
 	__u32 reason;	 /* enum ep_off_reason at the switch-out */
 	__s32 kstack_sz; /* bytes of kernel frames at ips[0], or negative errno */
 	__s32 ustack_sz; /* bytes of user frames right after them, or negative errno */
-	__u32 ukwalk;	 /* user frames from bpf/uwalk.h: return addresses already - 1 */
+	__u16 ukwalk;	 /* user frames from bpf/uwalk.h: return addresses already - 1 */
+	__u16 utrunc;	 /* the user stack was deeper than EP_OFFCPU_USER_FRAMES */
 	char comm[EP_COMM_LEN];
-	__u64 ips[2 * EP_MAX_STACK_DEPTH]; /* leaf first, kernel then user */
+	__u64 ips[EP_MAX_STACK_DEPTH + EP_OFFCPU_USER_FRAMES]; /* leaf first, kernel then user */
 };
 
 enum ep_sched_drop {

@@ -195,17 +195,21 @@ static __always_inline struct ep_sched_thread *get_thread(struct task_struct *ta
  * empty slot, or none for a process that is not registered). */
 static __always_inline void save_py_stack(__u32 tid, __u32 pid)
 {
+	const struct ep_py_proc *cfg = bpf_map_lookup_elem(&py_procs, &pid);
 	struct ep_pystack *ps = bpf_map_lookup_elem(&sched_pystacks, &tid);
 
+	if (!cfg) {
+		if (ps) /* no longer Python (exec): no frames from before */
+			ps->nframes = 0;
+		return;
+	}
 	if (!ps) {
-		if (!bpf_map_lookup_elem(&py_procs, &pid))
-			return;
 		bpf_map_update_elem(&sched_pystacks, &tid, &zero_pystack, BPF_NOEXIST);
 		ps = bpf_map_lookup_elem(&sched_pystacks, &tid);
 		if (!ps)
 			return;
 	}
-	py_walk_into(pid, tid, ps);
+	py_walk_into(cfg, tid, ps, bpf_ktime_get_ns());
 }
 
 static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thread *t)
@@ -221,6 +225,7 @@ static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thr
 		}
 	}
 	s->kwalk = 0;
+	s->trunc = 0;
 	if (sched_kwalk) {
 		struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 		struct uw_walk w = {};
@@ -235,9 +240,15 @@ static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thr
 			n = uw_walk_user(bpf_get_current_task_btf(), t->pid, regs, &w);
 			o = bpf_map_lookup_elem(&uw_out_buf, &zero);
 			sz = (long)n * 8;
-			if (sz > (long)sizeof(s->ips))
+			if (sz > (long)sizeof(s->ips)) {
 				sz = sizeof(s->ips);
-			if (o && sz > 0 && !bpf_probe_read_kernel(s->ips, sz, o->ips)) {
+				s->trunc = 1;
+			}
+			/* Bound again after the barrier: the compiler folded the
+			 * clamp above into the branch, and the verifier lost it. */
+			barrier_var(sz);
+			if (o && sz > 0 && sz <= (long)sizeof(s->ips) &&
+			    !bpf_probe_read_kernel(s->ips, sz, o->ips)) {
 				s->size = sz;
 				s->kwalk = 1;
 			}
@@ -311,7 +322,8 @@ static __always_inline void emit_py_stack(__u32 tid, const struct ep_event_hdr *
 static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct ep_sched_thread *t,
 				    __u64 dur, __u64 now)
 {
-	const __u32 max_bytes = EP_MAX_STACK_DEPTH * sizeof(__u64), zero = 0;
+	const __u32 max_bytes = EP_MAX_STACK_DEPTH * sizeof(__u64),
+		    max_ubytes = EP_OFFCPU_USER_FRAMES * sizeof(__u64), zero = 0;
 	struct ep_offcpu *e = bpf_map_lookup_elem(&sched_offcpu_scratch, &zero);
 	struct ep_sched_ustack *s;
 	__u32 kbytes = 0, ubytes = 0;
@@ -329,6 +341,7 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct 
 	e->dur_ns = dur;
 	e->reason = t->out_reason;
 	e->ukwalk = 0;
+	e->utrunc = 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
 
 	e->kstack_sz = 0;
@@ -352,10 +365,11 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct 
 		if (s) {
 			e->ustack_sz = s->size;
 			e->ukwalk = s->kwalk;
+			e->utrunc = s->trunc;
 			if (s->size > 0) {
 				ubytes = (__u32)s->size & ~7u;
-				if (ubytes > max_bytes)
-					ubytes = max_bytes;
+				if (ubytes > max_ubytes)
+					ubytes = max_ubytes;
 				if (bpf_probe_read_kernel((void *)e->ips + kbytes, ubytes,
 							  s->ips)) {
 					e->ustack_sz = -EP_EFAULT;

@@ -432,6 +432,12 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 		int kind = uw_lookup(p, look, &w->last_map, &rowv);
 
 		if (kind < 0) {
+			/* Kept: the collector reads the maps itself and can still
+			 * name the frame (a library dlopen'ed before its table
+			 * arrived), and drops it if it cannot. */
+			w->n = i + 1;
+			barrier_var(i);
+			o->ips[i & (EP_UW_MAX_FRAMES - 1)] = look;
 			w->end = EP_UW_END_UNKNOWN;
 			return 1;
 		}

@@ -157,41 +157,192 @@ cJSON *findings_to_json(const struct findings *f)
 	return a;
 }
 
-static int cmp_stack_desc(const void *a, const void *b, void *ctx)
+/* Indexes by their count in ctx, largest first, then by index. */
+static int cmp_count_desc(const void *a, const void *b, void *ctx)
 {
-	const struct profile *p = ctx;
-	uint64_t x = p->stacks[*(const uint32_t *)a].count,
-		 y = p->stacks[*(const uint32_t *)b].count;
-	return x < y ? 1 : x > y ? -1 : 0;
+	const uint64_t *c = ctx;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+
+	if (c[i] != c[j])
+		return c[i] < c[j] ? 1 : -1;
+	return i < j ? -1 : i > j;
 }
 
-cJSON *flame_to_json(const struct profile *p, size_t max_stacks)
+static int cmp_thread_desc(const void *a, const void *b, void *ctx)
 {
+	const struct profile *p = ctx;
+	const struct prof_thread *x = &p->threads[*(const uint32_t *)a],
+				 *y = &p->threads[*(const uint32_t *)b];
+	if (x->samples != y->samples)
+		return x->samples < y->samples ? 1 : -1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* The counts per stack of the threads order[lo..hi) into c. */
+static void entry_counts(const struct profile *p, const uint32_t *order, size_t lo, size_t hi,
+			 uint64_t *c)
+{
+	memset(c, 0, (p->nstacks ? p->nstacks : 1) * sizeof(*c));
+	for (size_t k = lo; k < hi; k++) {
+		const struct prof_thread *t = &p->threads[order[k]];
+
+		for (size_t r = 0; r < t->nruns; r++)
+			if (t->runs[r].stack < p->nstacks)
+				c[t->runs[r].stack] += t->runs[r].count;
+	}
+}
+
+struct flame_sel {
+	uint32_t *torder; /* threads with a count, heaviest first */
+	size_t nt, listed;
+	uint32_t *keep; /* kept stacks, heaviest first */
+	size_t nkeep;
+	uint64_t *cnt; /* scratch, one per stack */
+};
+
+/* Which stacks the section keeps: the heaviest max_stacks of the run, then
+ * each listed thread's heaviest per_thread among those not kept yet, so
+ * that a thread whose stacks are all light still has its own in the
+ * picker's view. */
+static int flame_select(const struct profile *p, size_t max_stacks, size_t max_threads,
+			size_t per_thread, struct flame_sel *fs)
+{
+	size_t ns = p->nstacks, a = ns ? ns : 1;
+	uint32_t *tmp = malloc(a * sizeof(*tmp));
+	bool *kept = calloc(a, sizeof(*kept));
+	int err = -ENOMEM;
+
+	memset(fs, 0, sizeof(*fs));
+	fs->torder = malloc((p->nthreads ? p->nthreads : 1) * sizeof(*fs->torder));
+	fs->keep = malloc(a * sizeof(*fs->keep));
+	fs->cnt = malloc(a * sizeof(*fs->cnt));
+	if (!tmp || !kept || !fs->torder || !fs->keep || !fs->cnt)
+		goto out;
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].samples)
+			fs->torder[fs->nt++] = (uint32_t)i;
+	qsort_r(fs->torder, fs->nt, sizeof(*fs->torder), cmp_thread_desc, (void *)p);
+	fs->listed = fs->nt < max_threads ? fs->nt : max_threads;
+	for (size_t i = 0; i < ns; i++) {
+		tmp[i] = (uint32_t)i;
+		fs->cnt[i] = p->stacks[i].count;
+	}
+	qsort_r(tmp, ns, sizeof(*tmp), cmp_count_desc, fs->cnt);
+	for (size_t i = 0; i < ns && i < max_stacks; i++) {
+		fs->keep[fs->nkeep++] = tmp[i];
+		kept[tmp[i]] = true;
+	}
+	for (size_t e = 0; e < fs->listed && per_thread; e++) {
+		size_t nc = 0;
+
+		entry_counts(p, fs->torder, e, e + 1, fs->cnt);
+		for (size_t i = 0; i < ns; i++)
+			if (fs->cnt[i] && !kept[i])
+				tmp[nc++] = (uint32_t)i;
+		qsort_r(tmp, nc, sizeof(*tmp), cmp_count_desc, fs->cnt);
+		for (size_t i = 0; i < nc && i < per_thread; i++) {
+			fs->keep[fs->nkeep++] = tmp[i];
+			kept[tmp[i]] = true;
+		}
+	}
+	for (size_t i = 0; i < ns; i++)
+		fs->cnt[i] = p->stacks[i].count;
+	qsort_r(fs->keep, fs->nkeep, sizeof(*fs->keep), cmp_count_desc, fs->cnt);
+	err = 0;
+out:
+	free(tmp);
+	free(kept);
+	return err;
+}
+
+static void flame_sel_free(struct flame_sel *fs)
+{
+	free(fs->torder);
+	free(fs->keep);
+	free(fs->cnt);
+}
+
+/* flame.threads and each kept stack's "t": [[thread entry, n], ...]. The
+ * heaviest threads get an entry each, the others share one ("other
+ * threads"), so the page's thread picker stays bounded whatever the thread
+ * count. tarr[k] is the "t" array of fs->keep[k]. */
+static bool flame_threads(const struct profile *p, struct flame_sel *fs, cJSON **tarr, cJSON *o)
+{
+	cJSON *threads = cJSON_AddArrayToObject(o, "threads");
+	size_t listed = fs->listed, nt = fs->nt;
+	bool ok = threads != NULL;
+
+	/* Entry e covers torder[e] (e < listed), or all of torder[listed..]. */
+	for (size_t e = 0; ok && e <= listed && (e < listed || nt > listed); e++) {
+		size_t hi = e < listed ? e + 1 : nt;
+		uint64_t n = 0;
+		cJSON *to = cJSON_CreateObject();
+
+		if (!to || !cJSON_AddItemToArray(threads, to)) {
+			cJSON_Delete(to);
+			return false;
+		}
+		entry_counts(p, fs->torder, e, hi, fs->cnt);
+		for (size_t k = e; k < hi; k++)
+			n += p->threads[fs->torder[k]].samples;
+		if (e < listed) {
+			const struct prof_thread *t = &p->threads[fs->torder[e]];
+
+			ok = add_u64(to, "pid", t->pid) && add_u64(to, "tid", t->tid) &&
+			     add_str(to, "comm", t->comm) && add_u64(to, "n", n);
+		} else {
+			ok = add_u64(to, "pid", 0) && add_u64(to, "tid", 0) &&
+			     add_str(to, "comm", "other threads") && add_u64(to, "n", n) &&
+			     add_u64(to, "merged", nt - listed);
+		}
+		for (size_t k = 0; ok && k < fs->nkeep; k++) {
+			uint64_t c = fs->cnt[fs->keep[k]];
+			cJSON *pair;
+
+			if (!c)
+				continue;
+			pair = cJSON_CreateArray();
+			if (!pair || !cJSON_AddItemToArray(tarr[k], pair)) {
+				cJSON_Delete(pair);
+				return false;
+			}
+			/* cJSON_AddItemToArray refuses a NULL item (failed create). */
+			ok = cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)e)) &&
+			     cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)c));
+		}
+	}
+	return ok;
+}
+
+cJSON *flame_to_json(const struct profile *p, const char *unit, size_t max_stacks,
+		     size_t max_threads, size_t per_thread)
+{
+	struct flame_sel fs;
 	cJSON *o = cJSON_CreateObject();
-	uint32_t *order = malloc((p->nstacks ? p->nstacks : 1) * sizeof(*order));
 	int32_t *remap = malloc((p->nframes ? p->nframes : 1) * sizeof(*remap));
+	cJSON **tarr = NULL;
 	cJSON *frames = NULL, *stacks = NULL;
-	bool ok = o && order && remap && cJSON_AddStringToObject(o, "unit", "samples") &&
+	bool ok = flame_select(p, max_stacks, max_threads, per_thread, &fs) == 0 && o && remap &&
+		  (tarr = calloc(fs.nkeep ? fs.nkeep : 1, sizeof(*tarr))) &&
+		  cJSON_AddStringToObject(o, "unit", unit) &&
 		  add_u64(o, "total", p->total_samples) &&
 		  (frames = cJSON_AddArrayToObject(o, "frames")) &&
 		  (stacks = cJSON_AddArrayToObject(o, "stacks"));
 	if (!ok)
 		goto fail;
-	for (size_t i = 0; i < p->nstacks; i++)
-		order[i] = (uint32_t)i;
-	qsort_r(order, p->nstacks, sizeof(*order), cmp_stack_desc, (void *)p);
 	for (size_t i = 0; i < p->nframes; i++)
 		remap[i] = -1;
 	int32_t nf = 0;
-	for (size_t i = 0; i < p->nstacks && i < max_stacks; i++) {
-		const struct prof_stack *s = &p->stacks[order[i]];
+	for (size_t i = 0; i < fs.nkeep; i++) {
+		const struct prof_stack *s = &p->stacks[fs.keep[i]];
 		cJSON *so = cJSON_CreateObject();
 		if (!so || !cJSON_AddItemToArray(stacks, so)) {
 			cJSON_Delete(so);
 			goto fail;
 		}
 		cJSON *fa = cJSON_AddArrayToObject(so, "f");
-		if (!fa || !add_u64(so, "n", s->count))
+		if (!fa || !add_u64(so, "n", s->count) ||
+		    !(tarr[i] = cJSON_AddArrayToObject(so, "t")))
 			goto fail;
 		for (uint32_t d = 0; d < s->depth; d++) {
 			uint32_t fi = s->frames[d];
@@ -217,12 +368,16 @@ cJSON *flame_to_json(const struct profile *p, size_t max_stacks)
 			}
 		}
 	}
-	free(order);
+	if (!flame_threads(p, &fs, tarr, o))
+		goto fail;
+	flame_sel_free(&fs);
 	free(remap);
+	free(tarr);
 	return o;
 fail:
-	free(order);
+	flame_sel_free(&fs);
 	free(remap);
+	free(tarr);
 	cJSON_Delete(o);
 	return NULL;
 }

@@ -23,9 +23,24 @@ cJSON *cycles_to_json(const struct cycle_table *t);
 struct cycle_agg;
 int cycles_agg_to_json(const struct cycle_agg *a, cJSON *meta);
 cJSON *findings_to_json(const struct findings *f);
-/* The heaviest max_stacks stacks of p: { "unit": "samples", "total": N,
- * "frames": [name...], "stacks": [ { "f": [frame index, root first], "n": count } ] }. */
-cJSON *flame_to_json(const struct profile *p, size_t max_stacks);
+/* The stacks of p for the flame graphs: the heaviest max_stacks of the run
+ * and each listed thread's heaviest per_thread not among them. { "unit",
+ * "total", "frames": [{ "name", "module", "kernel" }], "stacks": [{ "f":
+ * [frame index, root first], "n": count, "t": [[thread entry, count]] }],
+ * "threads": [{ "pid", "tid", "comm", "n" }] } with the heaviest
+ * max_threads threads listed, the rest merged into one entry
+ * (docs/report-schema.md). unit: what a count is ("samples"; "us" for the
+ * off-CPU profile). */
+/* Stacks kept for the HTML flame graphs: the heaviest ones carry nearly all
+ * samples, and the page stays small enough for a laptop browser. */
+#define FLAME_MAX_STACKS 3000
+/* Threads the page can pick one by one; the others are one entry: a stack
+ * costs ~10 bytes per thread entry it appears in. */
+#define FLAME_MAX_THREADS 32
+/* Stacks kept for each listed thread beyond the run's heaviest. */
+#define FLAME_THREAD_STACKS 100
+cJSON *flame_to_json(const struct profile *p, const char *unit, size_t max_stacks,
+		     size_t max_threads, size_t per_thread);
 
 /* Return 0, or -EINVAL with a message in err, or -ENOMEM. out is empty on
  * error. */

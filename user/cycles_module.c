@@ -44,9 +44,6 @@
 #include "top_live.h"
 #include "uprobe_discovery.h"
 
-/* Stacks kept for the HTML flame graph: the heaviest ones carry nearly all
- * samples, and the page stays small enough for a laptop browser. */
-#define FLAME_MAX_STACKS 3000
 /* A maps re-read costs ~60 us (ms under a sanitizer); Python loads the
  * marker library with ctypes after start, and its first cycles are lost
  * until it is seen. A target whose boundaries are attached is not
@@ -964,7 +961,8 @@ static int cm_report(void *state, cJSON *root)
 	int e;
 
 	if (s->ctx->prof) {
-		cJSON *fl = flame_to_json(s->ctx->prof, FLAME_MAX_STACKS);
+		cJSON *fl = flame_to_json(s->ctx->prof, "samples", FLAME_MAX_STACKS,
+					  FLAME_MAX_THREADS, FLAME_THREAD_STACKS);
 		if (!fl || !cJSON_AddItemToObject(root, "flame", fl)) {
 			cJSON_Delete(fl);
 			return -ENOMEM;

@@ -80,6 +80,7 @@ void profile_free(struct profile *p)
 			ep_hashmap_free(&maps[i]);
 		free(maps);
 	}
+	free(p->frame_memo);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -134,6 +135,39 @@ nomem:
 	free(f->name);
 	free(f->module);
 	return -ENOMEM;
+}
+
+/* Direct-mapped: a collision evicts, which costs one profile_intern_frame.
+ * 4096 entries hold the distinct frames of a typical run (~1-3k). */
+#define FRAME_MEMO_SIZE 4096
+
+struct frame_memo {
+	const char *name, *module;
+	uint32_t idx;
+	bool kernel, used;
+};
+
+int64_t profile_intern_frame_stable(struct profile *p, const char *name, const char *module,
+				    bool kernel)
+{
+	struct frame_memo *m = p->frame_memo, *e;
+	uint64_t h;
+	int64_t idx;
+
+	if (!m && name) {
+		m = p->frame_memo = calloc(FRAME_MEMO_SIZE, sizeof(*m));
+	}
+	if (!m || !name)
+		return profile_intern_frame(p, name, module, kernel);
+	h = ((uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull) ^
+	    ((uint64_t)(uintptr_t)module * 0xc2b2ae3d27d4eb4full) ^ (kernel ? 1 : 0);
+	e = &m[(h >> 40) & (FRAME_MEMO_SIZE - 1)];
+	if (e->used && e->name == name && e->module == module && e->kernel == kernel)
+		return e->idx;
+	idx = profile_intern_frame(p, name, module, kernel);
+	if (idx >= 0)
+		*e = (struct frame_memo){ name, module, (uint32_t)idx, kernel, true };
+	return idx;
 }
 
 static bool thread_eq(uint32_t idx, const void *key, const void *ctx)

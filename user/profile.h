@@ -92,6 +92,7 @@ struct profile {
 	void *frame_index;
 	void *stack_index;
 	void *thread_index;
+	void *frame_memo; /* profile_intern_frame_stable's, allocated on first use */
 };
 
 int profile_init(struct profile *p, uint32_t freq_hz);
@@ -99,6 +100,11 @@ void profile_free(struct profile *p);
 
 /* Returns the frame index (>= 0) or -ENOMEM. Strings are copied. */
 int64_t profile_intern_frame(struct profile *p, const char *name, const char *module, bool kernel);
+/* profile_intern_frame for strings that stay valid and unchanged for the
+ * profile's lifetime (the symbolizer's interned names): remembered by
+ * address, so a frame seen again costs no hashing of its text. */
+int64_t profile_intern_frame_stable(struct profile *p, const char *name, const char *module,
+				    bool kernel);
 
 /* Finds or creates the thread (pid, tid); updates comm when non-NULL.
  * Returns the thread index or -ENOMEM. */

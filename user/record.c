@@ -37,6 +37,7 @@
 #include "cycle_sink.h"
 #include "export/metrics.h"
 #include "export/pprof.h"
+#include "export/pprof_elf.h"
 #include "export/rotate.h"
 #include "sampler.h"
 #include "sched_view.h"
@@ -340,7 +341,7 @@ static void refresh_target_after_exec(struct recorder *r, uint32_t pid, const ch
 
 static int64_t intern_symbol(struct recorder *r, const struct sym_result *res, bool kernel)
 {
-	return profile_intern_frame(&r->prof, res->name, res->module, kernel);
+	return profile_intern_frame_stable(&r->prof, res->name, res->module, kernel);
 }
 
 /* The user stack of a sample, leaf first, into r->uaddrs as addresses ready
@@ -569,6 +570,11 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 		if (!addr)
 			continue;
 		if (symbolizer_user(r->sym, s->hdr.pid, addr, &res))
+			continue;
+		/* The walk's last pc, outside every mapping it knew: kept when
+		 * the maps name its file (a library dlopen'ed before its table
+		 * arrived), not as a bare address. */
+		if (i == nu - 1 && marker == &r->unknown_map_frame && !res.module)
 			continue;
 		fi = intern_symbol(r, &res, false);
 		if (fi < 0)
@@ -1072,6 +1078,9 @@ static int write_outputs(struct recorder *r, struct output_dir *od)
 	bool trace = false;
 	int err = 0;
 
+	const struct profile *pp[2] = { &r->prof, offcpu_profile(r) };
+
+	pprof_elf_prefetch(r->ri.elf_cache, pp, 2);
 	/* Write every file even if one fails, so one bad exporter cannot take
 	 * the others' data with it. report.json goes last: it lists the rest. */
 	if (output_write(od, "profile.speedscope.json", write_speedscope, &x))
@@ -1301,6 +1310,8 @@ int record_main(const struct cli_opts *o)
 	err = resolve_pids(o, pids, &npids);
 	if (err)
 		return err == -EINVAL ? 2 : 1; /* a kernel thread: a usage error */
+	if (pprof_elf_cache_new(&r.ri.elf_cache))
+		r.ri.elf_cache = NULL; /* each pprof file reads the DWARF itself */
 	ensure_tracefs();
 	/* Before any thread or child is started: they inherit it. */
 	collector_priority_raise(&prio);
@@ -1349,7 +1360,8 @@ int record_main(const struct cli_opts *o)
 		goto out;
 	if (so.kwalk) {
 		struct sampler_uw_fds fds;
-		struct ktables_opts ko = { .proc_root = o->proc_root };
+		struct ktables_opts ko = { .proc_root = o->proc_root,
+					   .fault_unmapped = getenv("EBPF_PROF_FAULT_NO_TABLE") };
 
 		sampler_get_uw_fds(r.sampler, &fds);
 		ko.objs_fd = fds.objs;
@@ -1361,6 +1373,7 @@ int record_main(const struct cli_opts *o)
 			goto out;
 		}
 		r.ri.unwind.kernel_walk = true;
+		pprof_elf_cache_set_dir(r.ri.elf_cache, ktables_cache_dirfd(r.kt));
 	}
 	if (sampler_py_procs_fd(r.sampler) >= 0) {
 		struct pyframes_opts pyo = {
@@ -1595,8 +1608,11 @@ int record_main(const struct cli_opts *o)
 			r.ri.unwind.kw_frames = us[2];
 		}
 	}
-	if (r.py)
+	if (r.py) {
 		log_python_stats(r.py);
+		r.ri.python.mode = o->python == CLI_PYTHON_ONLY ? "only" : "mixed";
+		pyframes_get_stats(r.py, &r.ri.python.st);
+	}
 	if (sampler_polls_cut_short(r.sampler))
 		log_warn(
 			"the collector fell behind the sampler in %llu of its polls (records "
@@ -1706,6 +1722,7 @@ out:
 	for (size_t i = 0; i < r.ri.ntargets; i++)
 		free(r.ri.targets[i].cmdline);
 	free(r.ri.targets);
+	pprof_elf_cache_free(r.ri.elf_cache);
 	pid_index_free(&r.tgidx);
 	free(r.ri.command);
 	free(outdir);

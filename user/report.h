@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "profile.h"
+#include "python/pyframes.h"
 #include "unwind/ktables.h"
 
 #include <cjson/cJSON.h>
@@ -53,6 +54,14 @@ struct run_unwind {
 	struct ktables_stats kt;
 };
 
+/* Python frames (--python mixed|only): report.json "python", the summary. */
+struct run_python {
+	const char *mode; /* "mixed", "only"; NULL: section omitted */
+	struct pyframes_stats st;
+};
+
+struct pprof_elf_cache;
+
 struct run_info {
 	struct report_target *targets;
 	size_t ntargets;
@@ -73,9 +82,13 @@ struct run_info {
 	size_t nfailed_files;
 	uint64_t first_sample_ns; /* CLOCK_MONOTONIC of the first sample, 0 if none */
 	struct run_unwind unwind;
+	struct run_python python;
 	/* Lets the recorder's modules add their sections to report.json. */
 	int (*extend_report)(void *ctx, cJSON *root);
 	void *extend_ctx;
+	/* Shared by the run's pprof files (CPU, off-CPU, allocations) so that
+	 * each module's DWARF is read once; NULL: each reads afresh. */
+	struct pprof_elf_cache *elf_cache;
 };
 
 int export_speedscope(const struct profile *p, const struct run_info *ri, FILE *out);

@@ -10,9 +10,9 @@
 #include <string.h>
 
 static const char *const sections[] = {
-	"schema", "version",  "target",	 "time",    "samples",	  "top_functions",
-	"cycles", "findings", "flame",	 "memory",  "throttling", "probes",
-	"sql",	  "gpu",      "cpufreq", "thermal",
+	"schema", "version",  "target",	 "time",    "samples",	    "top_functions",
+	"cycles", "findings", "flame",	 "memory",  "throttling",   "probes",
+	"sql",	  "gpu",      "cpufreq", "thermal", "offcpu_flame", "cycles_whole_run",
 };
 
 /* A page with more cycles would be tens of MB of JSON and tens of

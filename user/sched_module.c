@@ -13,6 +13,7 @@
 
 #include "bpf_parts.h"
 #include "cycle_sink.h"
+#include "cycles_json.h"
 #include "log.h"
 #include "proc/proc_info.h"
 #include "python/pyframes.h"
@@ -54,7 +55,8 @@ struct sched_mod {
 	 * both come from one program run on that CPU, the record first. */
 	struct py_stash *py_stash;
 	size_t npy_stash;
-	uint32_t frames[2 * EP_MAX_STACK_DEPTH + 1 + EP_PY_MAX_FRAMES];
+	/* kernel, [truncated], user, Python */
+	uint32_t frames[EP_MAX_STACK_DEPTH + 1 + EP_OFFCPU_USER_FRAMES + EP_PY_MAX_FRAMES];
 };
 
 struct py_stash {
@@ -106,6 +108,13 @@ static int handle_episode(struct sched_mod *m, const struct ep_offcpu *e)
 	thread = profile_thread(&m->off, e->hdr.pid, e->hdr.tid, comm);
 	if (thread < 0)
 		return (int)thread;
+	/* A cut stack says so at its root, as CPU samples do. */
+	if (nuser && e->utrunc) {
+		fi = profile_intern_frame(&m->off, "[truncated]", NULL, false);
+		if (fi < 0)
+			return (int)fi;
+		m->frames[depth++] = (uint32_t)fi;
+	}
 	/* Leaf first from the kernel; root first in the profile. Return
 	 * addresses are looked up at address - 1 (see record.c). */
 	for (int i = nuser - 1; i >= 0; i--) {
@@ -627,6 +636,22 @@ static int sm_report(void *state, cJSON *root)
 	if (!o)
 		return -ENOMEM;
 	cJSON_AddItemToObject(root, "sched", o);
+	/* The off-CPU stacks for report.html's flame graph, in the unit of
+	 * offcpu.folded (one count = 1 us blocked). */
+	if (m->stacks) {
+		cJSON *fl = flame_to_json(&m->off, "us", FLAME_MAX_STACKS, FLAME_MAX_THREADS,
+					  FLAME_THREAD_STACKS);
+
+		/* The threshold: shorter waits are in no stack. */
+		if (fl && !cJSON_AddNumberToObject(fl, "min_us", (double)m->st.offcpu_min_us)) {
+			cJSON_Delete(fl);
+			fl = NULL;
+		}
+		if (!fl || !cJSON_AddItemToObject(root, "offcpu_flame", fl)) {
+			cJSON_Delete(fl);
+			return -ENOMEM;
+		}
+	}
 	return 0;
 }
 

@@ -53,6 +53,7 @@ uint64_t sched_episode_weight_us(uint64_t dur_ns)
 bool sched_offcpu_record_ok(const struct ep_offcpu *e, size_t size)
 {
 	const size_t max = EP_MAX_STACK_DEPTH * sizeof(__u64),
+		     umax = EP_OFFCPU_USER_FRAMES * sizeof(__u64),
 		     head = offsetof(struct ep_offcpu, ips);
 	size_t k, u;
 
@@ -60,7 +61,7 @@ bool sched_offcpu_record_ok(const struct ep_offcpu *e, size_t size)
 		return false;
 	k = e->kstack_sz > 0 ? (size_t)e->kstack_sz : 0;
 	u = e->ustack_sz > 0 ? (size_t)e->ustack_sz : 0;
-	return k % 8 == 0 && u % 8 == 0 && k <= max && u <= max && head + k + u <= size;
+	return k % 8 == 0 && u % 8 == 0 && k <= max && u <= umax && head + k + u <= size;
 }
 
 void sched_hist_import(struct histogram *h, const struct ep_sched_thread *t)

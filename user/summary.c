@@ -123,6 +123,23 @@ void print_summary(const struct profile *p, const struct run_info *ri, FILE *out
 		fputc('\n', out);
 	}
 
+	if (ri->python.mode && ri->python.st.samples) {
+		const struct pyframes_stats *s = &ri->python.st;
+		uint64_t walks = s->bpf[EP_PY_ST_WALKS];
+
+		fprintf(out,
+			"python:   %.1f%% of %" PRIu64
+			" samples of Python processes with Python frames",
+			pct(s->with_python, s->samples), s->samples);
+		if (walks)
+			fprintf(out, ", walk %.1f us and %.1f frames per sample",
+				(double)s->bpf[EP_PY_ST_WALK_NS] / (double)walks / 1e3,
+				(double)s->bpf[EP_PY_ST_FRAMES] / (double)walks);
+		if (s->offcpu_with_python)
+			fprintf(out, ", %" PRIu64 " off-CPU episodes", s->offcpu_with_python);
+		fputc('\n', out);
+	}
+
 	struct prof_func_stat *st = NULL;
 	size_t n = 0;
 	if (p->total_samples && profile_func_stats(p, &st, &n) == 0 && n) {

@@ -63,6 +63,17 @@ info("%s --python %s: %d samples, %d of %d in the main module with py_tree.py fr
 # exit add some, lost samples would take some).
 check(tot >= 1500, "only %d samples for 2.5 s of CPU time" % tot)
 check(anypy >= 0.98 * running, "only %d of %d samples in the main module have Python frames" % (anypy, running))
+# report.json's python section agrees with the folded stacks: samples with
+# Python frames at least those seen there, at most all; walks measured.
+PYR = R.get("python") or {}
+W = PYR.get("walk") or {}
+anyf = folded_total(lambda fr: any("(py_tree.py:" in f or f.startswith("<module> (") for f in fr))
+check(PYR.get("mode") == mode, "report.json python.mode %r, ran --python %s" % (PYR.get("mode"), mode))
+check(anyf <= PYR.get("with_python", -1) <= PYR.get("samples", -1) <= tot,
+      "python.with_python %r / samples %r, folded: %d with Python frames of %d"
+      % (PYR.get("with_python"), PYR.get("samples"), anyf, tot))
+check(W.get("walks", 0) > 0 and W.get("walk_ns_per_sample", 0) > 0 and W.get("frames_per_walk", 0) >= 3,
+      "python.walk %r" % W)
 if work:
     for fn, n, want, nominal in (("leaf_hot", leaf, truth[0], 50), ("side", side, truth[1], 30),
                                  ("tail", tail, truth[2], 20)):

@@ -54,6 +54,15 @@ check(lng + sht >= 0.98 * sleeps, "only %d of %d us of sleeps under main;nap_lon
 check(order >= 0.98 * sleeps, "only %d of %d us of sleeps with nap above the sleep call" % (order, sleeps))
 check(abs(100.0 * lng / max(1, lng + sht) - truth) <= 5,
       "nap_long holds %.1f%% of the sleeps, it slept %.1f%% +- 5" % (100.0 * lng / max(1, lng + sht), truth))
+# report.json counts the off-CPU episodes that got Python frames: every
+# episode in offcpu.folded with one (each folded line sums >= 1 episode).
+PYR = R.get("python") or {}
+eps = (PYR.get("offcpu") or {}).get("episodes_with_python", 0)
+lines = sum(1 for fr, c in OF if any("(py_tree.py:" in f for f in fr))
+check(PYR.get("mode") == "mixed", "report.json python.mode %r" % PYR.get("mode"))
+check(eps >= lines > 0, "python.offcpu.episodes_with_python %d, %d folded stacks with Python frames" % (eps, lines))
+check((PYR.get("offcpu") or {}).get("frames", 0) >= 3 * eps,
+      "python.offcpu.frames %r for %d episodes (main;nap_*;nap each)" % ((PYR.get("offcpu") or {}).get("frames"), eps))
 PY
 }
 
@@ -68,6 +77,7 @@ if [ -x "$DEB" ]; then
 OF = load_folded("offcpu.folded")
 n = sum(c for fr, c in OF if any("(py_tree.py:" in f for f in fr))
 check(n == 0, "%d us of off-CPU stacks with Python frames under --python native" % n)
+check("python" not in R, "report.json has a python section under --python native")
 check(sum(c for fr, c in OF) >= 500000, "only %d us off-CPU" % sum(c for fr, c in OF))
 PY
 	# Per-cycle top functions and the live view (piped: plain snapshots).

@@ -56,8 +56,28 @@ report = {
     "samples": {"total": 70},
     "cycles": cycles,
     "findings": [],
+    # Per-thread counts ("t": [thread entry, n]): thread 42 runs the model,
+    # 43 the database; a hostile thread name; a malformed "t" and a pair
+    # naming no thread are ignored, not fatal.
     "flame": {"unit": "samples", "total": 70, "frames": frames,
-              "stacks": [{"f": [0, 1, 2, 3], "n": 50}, {"f": [0, 1, 4, 5], "n": 20}]},
+              "stacks": [{"f": [0, 1, 2, 3], "n": 50, "t": [[0, 50]]},
+                         {"f": [0, 1, 4, 5], "n": 20, "t": [[1, 20], [99, 5]]},
+                         {"f": [0], "n": 0, "t": "garbage"}],
+              "threads": [{"pid": 42, "tid": 42, "comm": "python3", "n": 50},
+                          {"pid": 42, "tid": 43, "comm": "db<img src=x onerror=alert(2)>", "n": 20}]},
+    # Off-CPU time in us: 43 waits 150 ms in fdatasync, 42 sleeps 30 ms and
+    # waits 0.3 ms in llama_decode;
+    # three more threads merged into one entry.
+    "offcpu_flame": {"unit": "us", "total": 180800, "min_us": 1000,
+                     "frames": frames + [{"name": "fdatasync", "kernel": True},
+                                         {"name": "nanosleep", "kernel": True}],
+                     "stacks": [{"f": [0, 1, 4, 6], "n": 150000, "t": [[0, 150000]]},
+                                {"f": [0, 1, 7], "n": 30500, "t": [[1, 30000], [2, 500]]},
+                                # 1-2 px at the page's 600-1200 px: merged at the default 3 px
+                                {"f": [0, 1, 2], "n": 300, "t": [[1, 300]]}],
+                     "threads": [{"pid": 42, "tid": 43, "comm": "db", "n": 150000},
+                                 {"pid": 42, "tid": 42, "comm": "python3", "n": 30300},
+                                 {"pid": 0, "tid": 0, "comm": "other threads", "n": 500, "merged": 3}]},
     "memory": {"system_ram_bytes": 8 << 30, "peak_rss_bytes": 209 * 1048576,
                "timeline": [{"t_s": k * 0.1, "rss_bytes": (200 + k) * 1048576} for k in range(10)]},
     "throttling": {"verdict": "not-throttled", "episodes": []},
@@ -139,13 +159,13 @@ check(dom.count('<tr class="partial"') == 1, "the partial cycle greyed in the ta
 check(">12.0 \u00b5s<" in dom or ">12.0 µs<" in dom, "a 12 us figure in us, not 0.01 ms")
 check("0.00 ms" not in dom, "no 0.00 ms")
 check(re.search(r'<text[^>]*hist-label[^>]*>median', dom) and re.search(r'<text[^>]*hist-label[^>]*>p95', dom), "median and p95 labels")
-check("Throttled share" in dom, "throttled share chart when throttling was judged")
+check('data-title="Throttled share per cycle"' in dom, "throttled share chart when throttling was judged")
 check(dom.count('class="timeline"') >= 2, "RSS and CPU MHz timelines")
 frames = dom.count('class="frame"')
 check(frames == 7, "flame: root + 6 frames, got %d" % frames)
 check("ggml_vec_dot: 50 samples" in dom, "flame tooltip with counts")
 check(re.search(r'<td class="t">llama_decode</td><td>10</td>', dom), "probe table row")
-check("INSERT INTO results VALUES (?, ?)" in dom, "SQL table row")
+check('<td class="t">INSERT INTO results VALUES (?, ?)</td>' in dom, "SQL table row")
 # The hostile statement is text, never markup.
 check("<img src" not in dom, "no injected element")
 check("&lt;img src=x" in dom or "&lt;/script&gt;&lt;img" in dom, "hostile text shown escaped")
@@ -164,5 +184,84 @@ if not ok:
     print("  check failed: search: %d highlighted, match line %r" % (dom.count('class="frame match"'), "match:" in dom), file=sys.stderr)
 sys.exit(0 if ok else 1)
 PY
-ep_log "report.html renders: findings, bars, distribution, timelines, flame graph, tables"
+# The thread picker and the off-CPU view, from links: one thread's stacks
+# only; off-CPU frames weighted by time; the merged entry; a link naming no
+# thread (or garbage) shows all threads and the page still renders.
+for view in "thread=43" "mode=offcpu&thread=43" "mode=offcpu&thread=other" "mode=offcpu" 'thread=%22%5D' \
+	"mode=offcpu&minw=0.5" "mode=offcpu&depth=8&minw=0.5" "depth=4"; do
+	timeout 120 "$chrome" "${flags[@]}" --dump-dom "file://$dir/report.html#$view" \
+		>"$EP_WORK/dom_$(tr -c 'a-z0-9\n' _ <<<"$view")" 2>>"$EP_WORK/chrome.err" ||
+		ep_fail "chromium --dump-dom (#$view) failed"
+done
+python3 - "$EP_WORK" <<'PY' || ep_fail "flame thread/off-CPU assertions failed"
+import os, re, sys
+fails = []
+def dom(view):
+    return open(os.path.join(sys.argv[1], "dom_" + re.sub(r"[^a-z0-9]", "_", view)), encoding="utf-8").read()
+def flame(d):
+    return d.split('id="flame-section"')[1].split("</section>")[0]
+def check(c, m):
+    if not c:
+        fails.append(m)
+        print("  check failed: " + m, file=sys.stderr)
+d = dom("thread=43")
+f = flame(d)
+check("<title>all: 20 samples (100.0%)</title>" in f, "thread 43: 20 samples at the root")
+check("pwrite64: 20 samples" in f and "ggml_vec_dot" not in f, "thread 43: only the database stack")
+check(f.count('class="frame"') == 5, "thread 43: root + 4 frames, got %d" % f.count('class="frame"'))
+check("db&lt;img src=x" in f and "<img" not in d, "hostile thread name escaped in the picker")
+d = dom("mode=offcpu&thread=43")
+f = flame(d)
+check('data-mode="offcpu"' in f, "off-CPU view not shown")
+check("<title>fdatasync: 150.0 ms (100.0%)</title>" in f, "thread 43 off-CPU: fdatasync 150.0 ms")
+check("nanosleep" not in f, "thread 43 off-CPU: another thread's wait shown")
+check("episodes of 1000 \u00b5s or more" in f, "off-CPU info names the threshold")
+f = flame(dom("mode=offcpu&thread=other"))
+check("<title>nanosleep: 500.0 µs (100.0%)</title>" in f, "merged threads: nanosleep 500 us: %r" % re.findall(r"<title>([^<]*)</title>", f))
+check("other threads (3)" in f, "merged entry in the picker")
+f = flame(dom("mode=offcpu"))
+check("<title>all: 180.8 ms (100.0%)</title>" in f, "all threads off-CPU: 180.8 ms")
+# Minimum frame width: llama_decode (1-2 px) merged at 3 px, drawn at 0.5.
+check("llama_decode" not in f and "<title>1 frame(s) under 3 px: 300.0 \u00b5s</title>" in f,
+      "off-CPU: the 1-2 px frame not merged at 3 px: %r" % re.findall(r"<title>([^<]*)</title>", f))
+f = flame(dom("mode=offcpu&minw=0.5"))
+check("<title>llama_decode: 300.0 \u00b5s (0.2%)</title>" in f and "frame-merged" not in f,
+      "off-CPU at 0.5 px: llama_decode not drawn")
+# Depth: 8 is more than these stacks have, 4 cuts their leaves.
+def rows(f):
+    return len(set(re.findall(r'<g class="fl" transform="translate\([0-9.]+,([0-9]+)\)"', f)))
+check(rows(flame(dom("mode=offcpu&depth=8&minw=0.5"))) == 5, "depth 8: all 5 rows")
+f = flame(dom("depth=4"))
+check(rows(f) == 4 and "llama_decode" in f and "ggml_vec_dot" not in f and "pwrite64" not in f,
+      "depth 4: %d rows: %r" % (rows(f), re.findall(r"<title>([^<]*)</title>", f)))
+d = dom('thread=%22%5D')
+check('data-rendered="yes"' in d and "<title>all: 70 samples (100.0%)</title>" in flame(d), "a garbage thread in the link: all threads")
+sys.exit(1 if fails else 0)
+PY
+# A report.json from before the thread data and off-CPU stacks: all
+# threads only, the off-CPU view offered as not recorded, the graph drawn.
+mkdir -p "$EP_WORK/old"
+python3 - "$dir/report.json" "$EP_WORK/old/report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+del r["offcpu_flame"], r["flame"]["threads"]
+for s in r["flame"]["stacks"]:
+    s.pop("t", None)
+json.dump(r, open(sys.argv[2], "w"))
+PY
+"$EP_BIN" report "$EP_WORK/old" >/dev/null 2>"$EP_WORK/old.err" || ep_fail "ebpf-prof report (old report.json) failed: $(cat "$EP_WORK/old.err")"
+timeout 120 "$chrome" "${flags[@]}" --dump-dom "file://$EP_WORK/old/report.html#thread=43&mode=offcpu" \
+	>"$EP_WORK/dom_old.html" 2>>"$EP_WORK/chrome.err" || ep_fail "chromium --dump-dom (old report) failed"
+python3 - "$EP_WORK/dom_old.html" <<'PY' || ep_fail "old report.json: flame graph assertions failed"
+import re, sys
+d = open(sys.argv[1], encoding="utf-8").read()
+f = d.split('id="flame-section"')[1].split("</section>")[0]
+ok = ('data-rendered="yes"' in d and "<title>all: 70 samples (100.0%)</title>" in f and 'data-mode="cpu"' in f
+      and re.search(r'<option value="offcpu" disabled="">off-CPU \(no stacks recorded\)</option>', f)
+      and re.search(r'<select id="flame-thread" disabled="">\s*<option value="all">all threads</option>\s*</select>', f))
+if not ok:
+    print("  check failed: old report: %r" % f[:1500], file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+ep_log "report.html renders: findings, bars, distribution, timelines, flame graph (threads, off-CPU), tables"
 exit 0

@@ -64,4 +64,31 @@ check(good >= 0.9 * leaf, "only %d of %d late_leaf stacks reach main through the
 files = {f.get("file") or "" for f in S["shared"]["frames"] if f.get("name") == "late_relay"}
 check(any(x.endswith("/unwind_late_lib") for x in files), "late_relay not from unwind_late_lib: %r" % files)
 PY
+ep_stop_pid "$PID" 2>/dev/null || true
+
+# The same library with its table never loaded (EBPF_PROF_FAULT_NO_TABLE
+# leaves its mappings out of the walker's list, as in the moment after a
+# dlopen): every sample in it ends at its first frame there, marked
+# [unknown mapping], and that frame is still named from the maps.
+ep_start_target unwind_misc late "$EP_TARGETS_DIR/unwind_late_lib"
+PID=$TARGET_PID
+EBPF_PROF_FAULT_NO_TABLE=unwind_late_lib ep_prof_bg --pid "$PID" -F "$FREQ" -d 3 --no-sched \
+	--probes none -o "$EP_WORK/notable"
+ep_wait_attached "$PROF_PID" 10
+kill -USR1 "$PID"
+ep_wait_line "$TARGET_OUT" '^loaded$' 10 "$PID" || ep_fail "unwind_misc did not load the library"
+ep_wait_exit "$PROF_PID" 30 || ep_fail "ebpf-prof did not stop at -d 3"
+[ "$EP_EXIT_RC" -eq 0 ] || ep_fail "ebpf-prof exited $EP_EXIT_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
+ep_py "$EP_WORK/notable" <<'PY'
+LATE = ("late_leaf", "late_cb", "late_relay")
+inlib = folded_total(lambda fr: fr[1] == "[unknown mapping]")
+named = folded_total(lambda fr: fr[1] == "[unknown mapping]" and len(fr) >= 3 and fr[2] in LATE)
+whole = folded_total(lambda fr: "late_leaf" in fr and "main" in fr)
+bare = folded_total(lambda fr: any(re.match(r"(\[unknown\] )?0x[0-9a-f]+$", f) for f in fr))
+info("%d stacks marked [unknown mapping], %d of them named in the library; %d late_leaf stacks reach main" % (inlib, named, whole))
+check(inlib >= 100, "only %d samples marked [unknown mapping] (the library's loop ran ~2 s)" % inlib)
+check(named >= 0.99 * inlib, "only %d of %d [unknown mapping] stacks name their frame in the library" % (named, inlib))
+check(whole == 0, "%d late_leaf stacks walked through a library without a table" % whole)
+check(bare == 0, "%d samples with a bare address frame" % bare)
+PY
 ep_log "ok"

@@ -16,6 +16,9 @@
  *
  * kwalk_cases deep N: only main -> run_deep -> deep_rec x N -> leaf_burn
  * (stacks of N + 4 frames with libc's, for tools/bench/unwind_bpf_cost.sh).
+ * kwalk_cases sleepdeep N: main -> run_sleep_deep -> sleep_rec x N ->
+ * sleep_leaf, which naps 5 ms at a time (deep off-CPU stacks,
+ * test_offcpu_deep.sh).
  *
  * Runs until SIGTERM/SIGINT. Prints "ready <pid>".
  */
@@ -149,9 +152,29 @@ NOIPA void run_deep(int n)
 	sink += deep_rec(n, 400000);
 }
 
+NOIPA uint64_t sleep_leaf(void)
+{
+	while (!stop_requested)
+		usleep(5000);
+	return 1;
+}
+
+NOIPA uint64_t sleep_rec(int n)
+{
+	if (n <= 1)
+		return sleep_leaf();
+	return sleep_rec(n - 1) + 1;
+}
+
+NOIPA void run_sleep_deep(int n)
+{
+	sink += sleep_rec(n);
+}
+
 int main(int argc, char **argv)
 {
 	int deep = argc > 2 && !strcmp(argv[1], "deep") ? atoi(argv[2]) : 0;
+	int sleepdeep = argc > 2 && !strcmp(argv[1], "sleepdeep") ? atoi(argv[2]) : 0;
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
@@ -162,6 +185,8 @@ int main(int argc, char **argv)
 	sigaction(SIGUSR1, &sa, NULL);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
+	if (sleepdeep > 0)
+		run_sleep_deep(sleepdeep);
 	while (!stop_requested) {
 		if (deep > 0)
 			run_deep(deep);

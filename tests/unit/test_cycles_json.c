@@ -9,6 +9,7 @@
 #include "check.h"
 #include "cycles_json.h"
 #include "export/csv.h"
+#include "profile.h"
 #include "report_cmd.h"
 #include "report_html.h"
 
@@ -481,8 +482,100 @@ static void test_whole_run_from_report(void)
 	CHECK_INT_EQ(load("{\"schema\":\"ebpf-prof/1\",\"time\":7}", err, sizeof(err)), 0);
 }
 
+/* The flame section's thread split: entries for the heaviest threads, one
+ * merged entry for the rest, per kept stack [entry, count] pairs that add
+ * up to its count, and stacks kept per thread. Three threads: 10 runs A x5 and B x1, 11 runs B x3,
+ * 12 runs C x1; two threads listed, 12 merged. */
+static int pair_n(const cJSON *stack, int entry)
+{
+	const cJSON *p;
+	int n = -1;
+
+	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(
+				      stack, "t")) if (cJSON_GetArrayItem(p, 0)->valueint == entry)
+		n = cJSON_GetArrayItem(p, 1)->valueint;
+	return n;
+}
+
+static void test_flame_threads(void)
+{
+	struct profile p;
+	uint32_t fr[3];
+	int64_t t10, t11, t12;
+
+	CHECK_INT_EQ(profile_init(&p, 100), 0);
+	fr[0] = (uint32_t)profile_intern_frame(&p, "main", "/bin/x", false);
+	fr[1] = (uint32_t)profile_intern_frame(&p, "hash", "/bin/x", false);
+	fr[2] = (uint32_t)profile_intern_frame(&p, "sort", "/bin/x", false);
+	t10 = profile_thread(&p, 1, 10, "hasher");
+	t11 = profile_thread(&p, 1, 11, "sorter");
+	t12 = profile_thread(&p, 1, 12, "napper");
+	CHECK(t10 >= 0 && t11 >= 0 && t12 >= 0);
+	uint32_t a[] = { fr[0], fr[1] }, b[] = { fr[0], fr[2] }, c[] = { fr[0] };
+	for (int i = 0; i < 5; i++)
+		CHECK_INT_EQ(profile_add_sample(&p, (uint32_t)t10, 100 + (uint64_t)i, a, 2, 0,
+						false),
+			     0);
+	CHECK_INT_EQ(profile_add_sample(&p, (uint32_t)t10, 200, b, 2, 0, false), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_INT_EQ(profile_add_sample(&p, (uint32_t)t11, 100 + (uint64_t)i, b, 2, 0,
+						false),
+			     0);
+	CHECK_INT_EQ(profile_add_weighted(&p, (uint32_t)t12, 100, c, 1, 0, 1), 0);
+
+	cJSON *o = flame_to_json(&p, "samples", 10, 2, 0);
+	CHECK(o != NULL);
+	const cJSON *th = cJSON_GetObjectItemCaseSensitive(o, "threads"),
+		    *st = cJSON_GetObjectItemCaseSensitive(o, "stacks");
+	CHECK_INT_EQ(cJSON_GetArraySize(th), 3);
+	CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(th, 0), "tid")->valueint,
+		     10);
+	CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(th, 0), "n")->valueint, 6);
+	CHECK_STR_EQ(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(th, 1), "comm")->valuestring,
+		"sorter");
+	CHECK_INT_EQ(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(th, 2), "merged")->valueint, 1);
+	CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(th, 2), "n")->valueint, 1);
+	CHECK_INT_EQ(cJSON_GetArraySize(st), 3);
+	/* Heaviest first: A (5), B (4), C (1). */
+	CHECK_INT_EQ(pair_n(cJSON_GetArrayItem(st, 0), 0), 5);
+	CHECK_INT_EQ(pair_n(cJSON_GetArrayItem(st, 0), 1), -1);
+	CHECK_INT_EQ(pair_n(cJSON_GetArrayItem(st, 1), 0), 1);
+	CHECK_INT_EQ(pair_n(cJSON_GetArrayItem(st, 1), 1), 3);
+	CHECK_INT_EQ(pair_n(cJSON_GetArrayItem(st, 2), 2), 1);
+	cJSON_Delete(o);
+
+	/* Stacks cut at 2: the merged thread keeps its total, no pair points
+	 * to a stack that is not there. Every thread listed: no merged entry. */
+	o = flame_to_json(&p, "us", 2, 3, 0);
+	CHECK(o != NULL);
+	th = cJSON_GetObjectItemCaseSensitive(o, "threads");
+	st = cJSON_GetObjectItemCaseSensitive(o, "stacks");
+	CHECK_INT_EQ(cJSON_GetArraySize(st), 2);
+	CHECK_INT_EQ(cJSON_GetArraySize(th), 3);
+	CHECK(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(th, 2), "merged") == NULL);
+	CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(th, 2), "tid")->valueint,
+		     12);
+	CHECK_STR_EQ(cJSON_GetObjectItemCaseSensitive(o, "unit")->valuestring, "us");
+	cJSON_Delete(o);
+
+	/* One stack kept per listed thread beyond the run's heaviest: 12's
+	 * light C comes back, heaviest first still. */
+	o = flame_to_json(&p, "samples", 1, 3, 1);
+	CHECK(o != NULL);
+	st = cJSON_GetObjectItemCaseSensitive(o, "stacks");
+	CHECK_INT_EQ(cJSON_GetArraySize(st), 3);
+	CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(st, 0), "n")->valueint, 5);
+	CHECK_INT_EQ(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(st, 1), "n")->valueint, 4);
+	CHECK_INT_EQ(pair_n(cJSON_GetArrayItem(st, 2), 2), 1);
+	cJSON_Delete(o);
+	profile_free(&p);
+}
+
 int main(void)
 {
+	test_flame_threads();
 	test_whole_run_from_report();
 	test_roundtrip();
 	test_bad_input();

@@ -4,6 +4,9 @@
  * build-id note parser on good and bad input; sources and build-id of a
  * real ELF file (tests/elf). */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -354,6 +357,175 @@ static void test_elf_cache(const char *bd)
 	rmdir(tmp);
 }
 
+/* Prefetch over profiles sharing names (one frame in both, one in each)
+ * answers each profile's lookups as reading it alone does. */
+static void test_elf_prefetch(const char *bd)
+{
+	char lib[4096];
+	struct pprof_elf_cache *c;
+	struct profile a, b;
+	struct pprof_src sa[2] = { { 0 } }, sb[3] = { { 0 } };
+	const struct profile *both[3] = { &a, NULL, &b };
+
+	snprintf(lib, sizeof(lib), "%s/tests/elf/libsymtest.so", bd);
+	CHECK_INT_EQ(pprof_elf_cache_new(&c), 0);
+	CHECK_INT_EQ(profile_init(&a, 100), 0);
+	CHECK_INT_EQ(profile_init(&b, 100), 0);
+	profile_intern_frame(&a, "symtest_lib_alpha", lib, false);
+	profile_intern_frame(&a, "no_such_function", lib, false);
+	profile_intern_frame(&b, "symtest_static_helper", lib, false);
+	profile_intern_frame(&b, "symtest_lib_alpha", lib, false);
+	profile_intern_frame(&b, "symtest_lib_alpha", "[kernel.kallsyms]", true);
+	pprof_elf_prefetch(c, both, 3);
+	pprof_elf_prefetch(NULL, both, 3); /* no cache: nothing to fill */
+	pprof_elf_sources(&a, sa, c);
+	pprof_elf_sources(&b, sb, c);
+	CHECK(sa[0].file && strstr(sa[0].file, "symtest_lib.c"));
+	CHECK_INT_EQ(sa[0].line, 13);
+	CHECK(!sa[1].file);
+	CHECK(sb[0].file && strstr(sb[0].file, "symtest_lib.c"));
+	CHECK_INT_EQ(sb[0].line, 7);
+	CHECK(sb[1].file && strstr(sb[1].file, "symtest_lib.c"));
+	CHECK_INT_EQ(sb[1].line, 13);
+	CHECK(!sb[2].file);
+	for (int i = 0; i < 3; i++) {
+		free(sb[i].file);
+		if (i < 2)
+			free(sa[i].file);
+	}
+	pprof_elf_cache_free(c);
+	profile_free(&a);
+	profile_free(&b);
+}
+
+struct parsed {
+	int n;
+	char last_name[64], last_file[64];
+	int64_t last_line;
+};
+
+static void parsed_add(void *ctx, const char *name, const char *file, int64_t line)
+{
+	struct parsed *p = ctx;
+
+	p->n++;
+	snprintf(p->last_name, sizeof(p->last_name), "%s", name);
+	snprintf(p->last_file, sizeof(p->last_file), "%s", file ? file : "(none)");
+	p->last_line = line;
+}
+
+/* Lines the parser must refuse, each alone, then good lines around them. */
+static void test_src_cache_parse(void)
+{
+	static const char *const bad[] = {
+		"no tabs at all\n", "one\ttab\n",   "\t1\tempty name\n",    "f\t\tf.c\n",
+		"f\t1x\tf.c\n",	    "f\t-1\tf.c\n", "f\t1234567890\tf.c\n", "cut short\t1\tf.c",
+	};
+	char big[2000];
+	struct parsed p;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&p, 0, sizeof(p));
+		CHECK_INT_EQ(pprof_src_cache_parse(bad[i], strlen(bad[i]), parsed_add, &p), 1);
+		CHECK_INT_EQ(p.n, 0);
+	}
+	memset(&p, 0, sizeof(p));
+	CHECK_INT_EQ(pprof_src_cache_parse("f\0g\t1\tf.c\n", 10, parsed_add, &p), 1);
+	memset(big, 'a', sizeof(big));
+	memcpy(big + sizeof(big) - 7, "\t1\tf.c\n", 7);
+	CHECK_INT_EQ(pprof_src_cache_parse(big, sizeof(big), parsed_add, &p),
+		     1); /* name too long */
+	CHECK_INT_EQ(p.n, 0);
+	static const char good[] = "alpha\t13\t/src/a.c\nbroken\nbeta\t0\t\ngamma\t7\tdir/g\tc.c\n";
+	CHECK_INT_EQ(pprof_src_cache_parse(good, sizeof(good) - 1, parsed_add, &p), 1);
+	CHECK_INT_EQ(p.n, 3);
+	CHECK_STR_EQ(p.last_name, "gamma");
+	CHECK_STR_EQ(p.last_file, "dir/g\tc.c"); /* a tab in the file is the file's */
+	CHECK_INT_EQ(p.last_line, 7);
+	CHECK_INT_EQ(pprof_src_cache_parse("", 0, parsed_add, &p), 0);
+}
+
+static int count_lines(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int n = 0, ch;
+
+	if (!f)
+		return -1;
+	while ((ch = fgetc(f)) != EOF)
+		n += ch == '\n';
+	fclose(f);
+	return n;
+}
+
+/* The cache directory: answers are written for a module with DWARF, read
+ * back by a later cache before any DWARF is opened (the file edited here
+ * shows which was used), and ignored when others could have written it. */
+static void test_src_cache_disk(const char *bd)
+{
+	char lib[4096], dir[] = "/tmp/ep-pprof-src.XXXXXX", path[4200],
+			hex[2 * PPROF_BUILD_ID_MAX + 1];
+	struct pprof_elf_cache *c;
+	struct profile p;
+	int dfd;
+
+	snprintf(lib, sizeof(lib), "%s/tests/elf/libsymtest.so", bd);
+	if (!mkdtemp(dir) || pprof_elf_build_id(lib, hex, sizeof(hex))) {
+		CHECK(0);
+		return;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	snprintf(path, sizeof(path), "%s/pprof-src-%s", dir, hex);
+	CHECK_INT_EQ(profile_init(&p, 100), 0);
+	profile_intern_frame(&p, "symtest_lib_alpha", lib, false);
+	profile_intern_frame(&p, "no_such_function", lib, false);
+	for (int round = 0; round < 4; round++) {
+		struct pprof_src src[2] = { { 0 } };
+
+		CHECK_INT_EQ(pprof_elf_cache_new(&c), 0);
+		pprof_elf_cache_set_dir(c, dfd);
+		pprof_elf_sources(&p, src, c);
+		if (round == 0) {
+			/* Both answers written, the miss too (the module has DWARF). */
+			CHECK_INT_EQ(count_lines(path), 2);
+			CHECK(src[0].file && strstr(src[0].file, "symtest_lib.c"));
+			FILE *f = fopen(path, "w");
+
+			CHECK(f != NULL);
+			if (f) {
+				fputs("symtest_lib_alpha\t99\t/from/disk.c\nno_such_function\t0\t\n",
+				      f);
+				fclose(f);
+			}
+		} else if (round == 1) {
+			CHECK(src[0].file && !strcmp(src[0].file, "/from/disk.c"));
+			CHECK_INT_EQ(src[0].line, 99);
+			CHECK_INT_EQ(count_lines(path), 2); /* nothing new to add */
+			chmod(path, 0666);
+		} else if (round == 2) {
+			/* Writable by others: not believed, DWARF read again. */
+			CHECK(src[0].file && strstr(src[0].file, "symtest_lib.c"));
+			CHECK_INT_EQ(src[0].line, 13);
+			unlink(path);
+			CHECK_INT_EQ(symlink("/etc/passwd", path), 0);
+		} else {
+			/* A symlink in its place: not followed, nothing written. */
+			CHECK(src[0].file && strstr(src[0].file, "symtest_lib.c"));
+			struct stat st;
+
+			CHECK(lstat(path, &st) == 0 && S_ISLNK(st.st_mode));
+		}
+		CHECK(!src[1].file);
+		free(src[0].file);
+		free(src[1].file);
+		pprof_elf_cache_free(c);
+	}
+	unlink(path);
+	close(dfd);
+	rmdir(dir);
+	profile_free(&p);
+}
+
 /* A real shared library built with -g by gcc (tests/elf). */
 static void test_elf(void)
 {
@@ -387,10 +559,13 @@ static void test_elf(void)
 		free(src[i].file);
 	profile_free(&p);
 	test_elf_cache(bd);
+	test_elf_prefetch(bd);
+	test_src_cache_disk(bd);
 }
 
 int main(void)
 {
+	test_src_cache_parse();
 	struct profile p;
 	struct synth_frames fr = { 0 };
 

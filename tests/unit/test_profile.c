@@ -193,9 +193,43 @@ static void test_empty_and_names(void)
 	CHECK_STR_EQ(profile_drop_name(PROF_DROP_COLLECTOR), "collector");
 }
 
+/* The address-keyed memo gives what interning by text gives: the same
+ * frame for the same text at another address, distinct frames for a
+ * different module or the kernel flag, and survives evictions. */
+static void test_intern_stable(void)
+{
+	static const char n1[] = "llama_decode", n1b[] = "llama_decode", m1[] = "/lib/libllama.so";
+	char names[5000][16];
+	struct profile p;
+	int64_t a, b;
+
+	CHECK_INT_EQ(profile_init(&p, 99), 0);
+	a = profile_intern_frame_stable(&p, n1, m1, false);
+	CHECK(a >= 0);
+	CHECK_INT_EQ(profile_intern_frame_stable(&p, n1, m1, false), a);
+	CHECK_INT_EQ(profile_intern_frame_stable(&p, n1b, m1, false), a);
+	CHECK_INT_EQ(profile_intern_frame(&p, "llama_decode", "/lib/libllama.so", false), a);
+	b = profile_intern_frame_stable(&p, n1, NULL, false);
+	CHECK(b >= 0 && b != a);
+	CHECK(profile_intern_frame_stable(&p, n1, m1, true) != a);
+	/* More names than memo entries: every one still maps to its frame. */
+	for (int i = 0; i < 5000; i++)
+		snprintf(names[i], sizeof(names[i]), "f%d", i);
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 5000; i++) {
+			int64_t k = profile_intern_frame_stable(&p, names[i], m1, false);
+
+			CHECK(k >= 0 && !strcmp(p.frames[k].name, names[i]));
+		}
+	CHECK_INT_EQ(p.nframes, 5003);
+	CHECK_INT_EQ(profile_intern_frame_stable(&p, n1, m1, false), a);
+	profile_free(&p);
+}
+
 int main(void)
 {
 	test_intern();
+	test_intern_stable();
 	test_threads();
 	test_samples();
 	test_long_run_memory();

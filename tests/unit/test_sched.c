@@ -531,8 +531,10 @@ static void test_offcpu_record(void)
 	e.kstack_sz = (EP_MAX_STACK_DEPTH + 1) * 8; /* more than a stack holds */
 	CHECK(!sched_offcpu_record_ok(&e, sizeof(e)));
 	e.kstack_sz = EP_MAX_STACK_DEPTH * 8;
-	e.ustack_sz = EP_MAX_STACK_DEPTH * 8;
+	e.ustack_sz = EP_OFFCPU_USER_FRAMES * 8; /* user stacks go deeper */
 	CHECK(sched_offcpu_record_ok(&e, sizeof(e)));
+	e.ustack_sz = (EP_OFFCPU_USER_FRAMES + 1) * 8;
+	CHECK(!sched_offcpu_record_ok(&e, sizeof(e)));
 	e.ustack_sz = 0x7ffffff8; /* would wrap a 32-bit sum */
 	CHECK(!sched_offcpu_record_ok(&e, sizeof(e)));
 	e.ustack_sz = 0;

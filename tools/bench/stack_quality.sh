@@ -159,7 +159,7 @@ run_one() { # workload config
 }
 
 echo "# stack_quality $(date -u +%FT%TZ) freq=$freq secs=$secs load=$(cut -d' ' -f1-3 /proc/loadavg)"
-for wl in py node; do
+for wl in ${WORKLOADS:-py node}; do
 	for cfg in $configs; do
 		run_one "$wl" "$cfg"
 	done

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "hashmap.h"
+#include "log.h"
 
 static void to_hex(const uint8_t *b, size_t n, char *hex, size_t len)
 {
@@ -165,15 +166,19 @@ static const char *decl_of(Dwfl_Module *mod, Dwarf_Addr addr, int *line)
 	return file;
 }
 
-/* One module: its function symbols, matched by name to the frames. */
-static void module_sources(const char *path, struct names *nm, struct pprof_src *src)
+/* One module: its function symbols, matched by name to the frames. True
+ * when the module has DWARF (its answers, found or not, then hold for its
+ * build-id). */
+static bool module_sources(const char *path, struct names *nm, struct pprof_src *src)
 {
 	Dwfl *d = dwfl_begin(&offline_cb);
 	Dwfl_Module *mod;
+	bool looked = false, dwarf;
+	Dwarf_Addr bias;
 	int nsym;
 
 	if (!d)
-		return;
+		return false;
 	mod = dwfl_report_offline(d, "", path, -1);
 	dwfl_report_end(d, NULL, NULL);
 	nsym = mod ? dwfl_module_getsymtab(mod) : -1;
@@ -191,6 +196,7 @@ static void module_sources(const char *path, struct names *nm, struct pprof_src 
 		k = ep_hashmap_find(&nm->idx, name_hash(name), name, name_eq, nm);
 		if (k < 0 || src[nm->frames[k]].file)
 			continue;
+		looked = true;
 		file = decl_of(mod, addr, &line);
 		if (!file) {
 			ln = dwfl_module_getsrc(mod, addr);
@@ -201,7 +207,10 @@ static void module_sources(const char *path, struct names *nm, struct pprof_src 
 			src[nm->frames[k]].line = line;
 		}
 	}
+	/* Read already by the lookups when there were any: no second inflate. */
+	dwarf = looked && dwfl_module_getdwarf(mod, &bias) != NULL;
 	dwfl_end(d);
+	return dwarf;
 }
 
 static bool symbol_frame(const struct prof_frame *f)
@@ -228,17 +237,34 @@ struct cached_mod {
 	struct cached_fn *fns;
 	size_t nfns, cap;
 	struct hashmap idx;
+	bool disk_read; /* its pprof-src-<build-id> file was read */
 };
 
 struct pprof_elf_cache {
 	struct cached_mod *m;
 	size_t n, cap;
+	int dirfd; /* pprof_elf_cache_set_dir; -1: nothing on disk */
 };
+
+/* A cache file is a few hundred bytes per function looked up. */
+#define SRC_CACHE_MAX (16u << 20)
 
 int pprof_elf_cache_new(struct pprof_elf_cache **out)
 {
 	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
+	if (!*out)
+		return -ENOMEM;
+	(*out)->dirfd = -1;
+	return 0;
+}
+
+void pprof_elf_cache_set_dir(struct pprof_elf_cache *c, int dirfd)
+{
+	if (!c)
+		return;
+	if (c->dirfd >= 0)
+		close(c->dirfd);
+	c->dirfd = dirfd >= 0 ? fcntl(dirfd, F_DUPFD_CLOEXEC, 0) : -1;
 }
 
 static void mod_clear(struct cached_mod *m)
@@ -254,6 +280,7 @@ static void mod_clear(struct cached_mod *m)
 	ep_hashmap_init(&m->idx);
 	m->bid_err = 1;
 	m->bid[0] = '\0';
+	m->disk_read = false;
 }
 
 void pprof_elf_cache_free(struct pprof_elf_cache *c)
@@ -266,6 +293,8 @@ void pprof_elf_cache_free(struct pprof_elf_cache *c)
 		free(c->m[i].path);
 	}
 	free(c->m);
+	if (c->dirfd >= 0)
+		close(c->dirfd);
 	free(c);
 }
 
@@ -359,6 +388,151 @@ int pprof_elf_build_id_cached(struct pprof_elf_cache *c, const char *path, char 
 	return m->bid_err;
 }
 
+/* ---- the cache on disk ---- */
+
+size_t pprof_src_cache_parse(const char *buf, size_t len,
+			     void (*add)(void *ctx, const char *name, const char *file,
+					 int64_t line),
+			     void *ctx)
+{
+	char name[1024], file[4096];
+	size_t bad = 0, i = 0;
+
+	while (i < len) {
+		const char *l = buf + i, *nl = memchr(l, '\n', len - i), *t1, *t2;
+		size_t ll = nl ? (size_t)(nl - l) : len - i, nlen, flen;
+		int64_t line = 0;
+		bool ok;
+
+		i += ll + 1;
+		if (!nl) { /* a write cut short */
+			bad++;
+			break;
+		}
+		t1 = memchr(l, '\t', ll);
+		t2 = t1 ? memchr(t1 + 1, '\t', ll - (size_t)(t1 + 1 - l)) : NULL;
+		if (!t2 || t1 == l || t2 == t1 + 1 || t2 - t1 - 1 > 9 || memchr(l, '\0', ll)) {
+			bad++;
+			continue;
+		}
+		nlen = (size_t)(t1 - l);
+		flen = ll - (size_t)(t2 + 1 - l);
+		ok = nlen < sizeof(name) && flen < sizeof(file);
+		for (const char *d = t1 + 1; ok && d < t2; d++) {
+			ok = *d >= '0' && *d <= '9';
+			line = line * 10 + (*d - '0');
+		}
+		if (!ok) {
+			bad++;
+			continue;
+		}
+		memcpy(name, l, nlen);
+		name[nlen] = '\0';
+		memcpy(file, t2 + 1, flen);
+		file[flen] = '\0';
+		add(ctx, name, flen ? file : NULL, line);
+	}
+	return bad;
+}
+
+/* Ours alone: a file someone else could have written is not believed. */
+static bool trusted(int fd, struct stat *st)
+{
+	return !fstat(fd, st) && S_ISREG(st->st_mode) && st->st_uid == geteuid() &&
+	       !(st->st_mode & (S_IWGRP | S_IWOTH)) && st->st_size <= (off_t)SRC_CACHE_MAX;
+}
+
+static void disk_add(void *ctx, const char *name, const char *file, int64_t line)
+{
+	struct cached_mod *m = ctx;
+
+	if (!fn_find(m, name))
+		fn_add(m, name, file, line);
+}
+
+static void disk_name(const struct cached_mod *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "pprof-src-%s", m->bid);
+}
+
+static void disk_load(struct pprof_elf_cache *c, struct cached_mod *m, const char *path)
+{
+	char name[32 + 2 * PPROF_BUILD_ID_MAX], hex[2 * PPROF_BUILD_ID_MAX + 1];
+	struct stat st;
+	char *buf;
+	size_t got = 0;
+	int fd;
+
+	m->disk_read = true;
+	if (c->dirfd < 0 || pprof_elf_build_id_cached(c, path, hex, sizeof(hex)) || !hex[0])
+		return;
+	disk_name(m, name, sizeof(name));
+	fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	buf = trusted(fd, &st) ? malloc((size_t)st.st_size + 1) : NULL;
+	while (buf && got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (buf)
+		pprof_src_cache_parse(buf, got, disk_add, m);
+	free(buf);
+	close(fd);
+}
+
+static bool field_ok(const char *s, size_t max)
+{
+	return strlen(s) < max && !strpbrk(s, "\t\n");
+}
+
+/* Appends what module_sources just answered for nm's frames. */
+static void disk_append(struct pprof_elf_cache *c, const struct cached_mod *m,
+			const struct profile *p, const struct names *nm,
+			const struct pprof_src *src)
+{
+	char name[32 + 2 * PPROF_BUILD_ID_MAX];
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
+	struct stat st;
+	int fd;
+
+	if (c->dirfd < 0 || m->bid_err || !m->bid[0])
+		return;
+	for (size_t k = 0; k < nm->n; k++) {
+		const char *fn = p->frames[nm->frames[k]].name, *file = src[nm->frames[k]].file;
+		size_t need = strlen(fn) + (file ? strlen(file) : 0) + 24;
+
+		if (!field_ok(fn, 1024) || (file && !field_ok(file, 4096)))
+			continue;
+		if (len + need > cap) {
+			char *nb = realloc(buf, cap = 2 * (len + need));
+
+			if (!nb)
+				goto out;
+			buf = nb;
+		}
+		len += (size_t)snprintf(buf + len, cap - len, "%s\t%lld\t%s\n", fn,
+					(long long)src[nm->frames[k]].line, file ? file : "");
+	}
+	if (!len)
+		goto out;
+	disk_name(m, name, sizeof(name));
+	fd = openat(c->dirfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		goto out;
+	/* One write: O_APPEND keeps two runs' lines whole. */
+	if (trusted(fd, &st) && (uint64_t)st.st_size + len <= SRC_CACHE_MAX &&
+	    write(fd, buf, len) != (ssize_t)len)
+		log_debug("pprof source cache %s: short write", name);
+	close(fd);
+out:
+	free(buf);
+}
+
 void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pprof_elf_cache *c)
 {
 	bool *done = calloc(p->nframes ? p->nframes : 1, sizeof(*done));
@@ -373,6 +547,10 @@ void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pp
 		if (done[f] || !symbol_frame(&p->frames[f]))
 			continue;
 		struct cached_mod *cm = c ? cache_mod(c, mod) : NULL;
+		bool dup = false;
+
+		if (cm && !cm->disk_read)
+			disk_load(c, cm, mod);
 
 		nm.n = 0;
 		ep_hashmap_init(&nm.idx);
@@ -389,20 +567,65 @@ void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pp
 				src[g].line = hit->line;
 				continue;
 			}
+			/* A name twice (profiles merged by pprof_elf_prefetch) is
+			 * looked up once and answered from the cache below. */
+			if (cm && ep_hashmap_find(&nm.idx, name_hash(p->frames[g].name),
+						  p->frames[g].name, name_eq, &nm) >= 0) {
+				dup = true;
+				continue;
+			}
 			nm.frames[nm.n] = (uint32_t)g;
 			if (ep_hashmap_insert(&nm.idx, name_hash(p->frames[g].name),
 					      (uint32_t)nm.n))
 				break;
 			nm.n++;
 		}
-		if (nm.n)
-			module_sources(mod, &nm, src);
+		/* Written to disk only with DWARF: a "not found" without it would
+		 * outlive a debuginfo package installed later. */
+		if (nm.n && module_sources(mod, &nm, src) && cm)
+			disk_append(c, cm, p, &nm, src);
 		for (size_t k = 0; cm && k < nm.n; k++)
 			fn_add(cm, p->frames[nm.frames[k]].name, src[nm.frames[k]].file,
 			       src[nm.frames[k]].line);
+		for (size_t g = f; dup && g < p->nframes; g++) {
+			const struct cached_fn *hit;
+
+			if (!done[g] || src[g].file || !symbol_frame(&p->frames[g]) ||
+			    strcmp(p->frames[g].module, mod) ||
+			    !(hit = fn_find(cm, p->frames[g].name)) || !hit->file)
+				continue;
+			src[g].file = strdup(hit->file);
+			src[g].line = hit->line;
+		}
 		ep_hashmap_free(&nm.idx);
 	}
 out:
 	free(done);
 	free(nm.frames);
+}
+
+void pprof_elf_prefetch(struct pprof_elf_cache *c, const struct profile *const *ps, size_t n)
+{
+	struct profile all = { 0 };
+	struct pprof_src *src;
+	size_t total = 0, k = 0;
+
+	if (!c)
+		return;
+	for (size_t i = 0; i < n; i++)
+		total += ps[i] ? ps[i]->nframes : 0;
+	/* Shallow copies: pprof_elf_sources reads names and modules only. */
+	all.frames = malloc((total ? total : 1) * sizeof(*all.frames));
+	src = calloc(total ? total : 1, sizeof(*src));
+	if (all.frames && src) {
+		for (size_t i = 0; i < n; i++)
+			for (size_t f = 0; ps[i] && f < ps[i]->nframes; f++)
+				all.frames[k++] = ps[i]->frames[f];
+		all.nframes = k;
+		pprof_elf_sources(&all, src, c);
+		for (size_t f = 0; f < k; f++)
+			free(src[f].file);
+	}
+	free(src);
+	free(all.frames);
 }

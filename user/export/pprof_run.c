@@ -26,6 +26,7 @@ int export_pprof_run(const struct profile *p, enum pprof_kind kind, const struct
 					  ? (int64_t)(ri->end_mono_ns - ri->start_mono_ns)
 					  : 0,
 		.read_elf = true,
+		.elf_cache = ri->elf_cache,
 	};
 	struct pprof_cycle *c = NULL;
 	int err;

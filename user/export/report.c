@@ -277,6 +277,49 @@ static cJSON *build_unwind(struct builder *b, const struct run_unwind *u)
 	return o;
 }
 
+/* docs/python.md: how many samples got Python frames, and the walk's cost. */
+static cJSON *build_python(struct builder *b, const struct run_python *py)
+{
+	const struct pyframes_stats *s = &py->st;
+	const uint64_t *w = s->bpf;
+	cJSON *o = check(b, cJSON_CreateObject()), *walk, *off;
+
+	if (!o)
+		return NULL;
+	add(b, o, "mode", str(py->mode));
+	add(b, o, "samples", u64(s->samples));
+	add(b, o, "with_python", u64(s->with_python));
+	add(b, o, "with_python_share", ratio(s->with_python, s->samples, 1.0, 4));
+	add(b, o, "frames", u64(s->frames));
+	add(b, o, "frames_skipped", u64(s->frames_skipped));
+	add(b, o, "code_objects_read", u64(s->code_reads));
+	add(b, o, "code_object_errors", u64(s->code_errors));
+	add(b, o, "stacks_without_sample", u64(s->unpaired));
+	walk = check(b, cJSON_CreateObject());
+	if (walk) {
+		add(b, walk, "walks", u64(w[EP_PY_ST_WALKS]));
+		add(b, walk, "walk_ns_per_sample",
+		    u64(w[EP_PY_ST_WALKS] ? w[EP_PY_ST_WALK_NS] / w[EP_PY_ST_WALKS] : 0));
+		add(b, walk, "frames_per_walk",
+		    cJSON_CreateNumber(w[EP_PY_ST_WALKS] ? (double)w[EP_PY_ST_FRAMES] /
+								   (double)w[EP_PY_ST_WALKS]
+							 : 0));
+		add(b, walk, "no_thread_state", u64(w[EP_PY_ST_NO_TSTATE]));
+		add(b, walk, "idle", u64(w[EP_PY_ST_IDLE]));
+		add(b, walk, "read_errors", u64(w[EP_PY_ST_READ_ERR]));
+		add(b, walk, "truncated", u64(w[EP_PY_ST_TRUNCATED]));
+		add(b, walk, "lost", u64(w[EP_PY_ST_RINGBUF_FULL]));
+	}
+	add(b, o, "walk", walk);
+	off = check(b, cJSON_CreateObject());
+	if (off) {
+		add(b, off, "episodes_with_python", u64(s->offcpu_with_python));
+		add(b, off, "frames", u64(s->offcpu_frames));
+	}
+	add(b, o, "offcpu", off);
+	return o;
+}
+
 static cJSON *build_report(struct builder *b, const struct profile *p, const struct run_info *ri)
 {
 	cJSON *root = check(b, cJSON_CreateObject());
@@ -297,6 +340,8 @@ static cJSON *build_report(struct builder *b, const struct profile *p, const str
 	add(b, root, "stop_reason", str(ri->stop_reason));
 	if (ri->unwind.mode)
 		add(b, root, "unwind", build_unwind(b, &ri->unwind));
+	if (ri->python.mode && ri->python.st.samples)
+		add(b, root, "python", build_python(b, &ri->python));
 
 	cJSON *sm = check(b, cJSON_CreateObject());
 	add(b, root, "samples", sm);

@@ -128,7 +128,7 @@ static void ovh_stop(void *state)
 		close(s->stats_fd);
 		s->stats_fd = -1;
 	}
-	/* Only worth the ~50 ms when a probe fired. */
+	/* Only worth the ~10 ms when a probe fired. */
 	if (!overhead_probe_ns(&s->o, NULL) && s->o.stats)
 		return;
 	err = overhead_calibrate(&entry, &ret);

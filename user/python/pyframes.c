@@ -109,11 +109,13 @@ struct pyframes {
 	size_t nstash;
 	/* Frame classes of the CPU profile and of one other (off-CPU) one. */
 	struct cls_cache cls[2];
-	uint32_t nat[2 * EP_MAX_STACK_DEPTH + 8];
-	uint8_t ncl[2 * EP_MAX_STACK_DEPTH + 8];
+	/* As deep as a CPU sample's native stack can be (the kernel's frames
+	 * and the walker's): a deeper one was left without its Python frames. */
+	uint32_t nat[EP_MAX_STACK_DEPTH + EP_UW_MAX_FRAMES + 8];
+	uint8_t ncl[EP_MAX_STACK_DEPTH + EP_UW_MAX_FRAMES + 8];
 	uint32_t py[EP_PY_MAX_FRAMES];
 	bool entry[EP_PY_MAX_FRAMES];
-	uint32_t out[2 * EP_MAX_STACK_DEPTH + 8 + EP_PY_MAX_FRAMES];
+	uint32_t out[EP_MAX_STACK_DEPTH + EP_UW_MAX_FRAMES + 8 + EP_PY_MAX_FRAMES];
 	struct pyframes_stats st;
 };
 

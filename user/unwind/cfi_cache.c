@@ -151,6 +151,11 @@ int uw_cache_open(struct uw_cache **out, const char *dir)
 	return 0;
 }
 
+int uw_cache_dirfd(const struct uw_cache *c)
+{
+	return c ? c->dirfd : -1;
+}
+
 void uw_cache_free(struct uw_cache *c)
 {
 	if (!c)

@@ -70,6 +70,8 @@ struct uw_cache;
  * compiled each time): *out is always set on 0. */
 int uw_cache_open(struct uw_cache **out, const char *dir);
 void uw_cache_free(struct uw_cache *c);
+/* The cache directory's fd (owned by c), or -1 when it is not usable. */
+int uw_cache_dirfd(const struct uw_cache *c);
 
 /* The table of the ELF object open at fd (read-only; the caller keeps it),
  * from the cache when it holds a valid entry for the object's identity

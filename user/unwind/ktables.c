@@ -507,6 +507,8 @@ int ktables_scan(struct ktables *k, uint32_t pid, uint64_t now_ns)
 			continue;
 		if (m->kind == PROC_MAP_OTHER)
 			continue; /* [vsyscall], [uprobes]: the walker knows the trampoline */
+		if (k->o.fault_unmapped && m->path && strstr(m->path, k->o.fault_unmapped))
+			continue;
 		if (pv->n >= EP_UW_MAX_MAPS) {
 			k->st.maps_over++;
 			continue;
@@ -557,6 +559,11 @@ void ktables_forget(struct ktables *k, uint32_t pid)
 		break;
 	}
 	bpf_map_delete_elem(k->o.procs_fd, &pid);
+}
+
+int ktables_cache_dirfd(const struct ktables *k)
+{
+	return k ? uw_cache_dirfd(k->cache) : -1;
 }
 
 void ktables_get_stats(const struct ktables *k, struct ktables_stats *st)

@@ -24,6 +24,10 @@ struct ktables_opts {
 	uint64_t max_bytes;
 	/* Tables' on-disk cache directory; NULL = cfi_table.h's default. */
 	const char *cache_dir;
+	/* Tests: executable mappings of paths containing this are left out of
+	 * the list the walker searches, as for a library mapped a moment ago
+	 * whose table is not loaded yet (EBPF_PROF_FAULT_NO_TABLE). */
+	const char *fault_unmapped;
 };
 
 struct ktables_stats {
@@ -54,5 +58,7 @@ int ktables_miss(struct ktables *k, uint32_t pid, uint64_t now_ns);
 void ktables_forget(struct ktables *k, uint32_t pid);
 
 void ktables_get_stats(const struct ktables *k, struct ktables_stats *st);
+/* The on-disk cache directory's fd (owned by k), or -1. */
+int ktables_cache_dirfd(const struct ktables *k);
 
 #endif
