@@ -3,7 +3,7 @@
  * The arm64 VM test's signal-frame target (tests/arm64/test_vm.sh), static,
  * built without frame pointers: main -> spin, a leaf (its return address
  * stays in x30) interrupted N_SIGNALS times by SIGALRM, whose handler
- * on_alarm -> in_handler burns CPU. A walk from in_handler must cross the
+ * on_alarm -> in_handler burns CPU for half of each timer period. A walk from in_handler must cross the
  * vdso's signal frame and take spin's return address from the saved x30 in
  * the sigcontext to reach main. Prints "done signals=N".
  */
@@ -11,17 +11,33 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/time.h>
+#include <time.h>
 
-#define N_SIGNALS    150
-#define HANDLER_ITER 300000ull
+#define N_SIGNALS  150
+#define HANDLER_NS 5000000ull /* of each 10 ms period: half the CPU, at any speed */
+#define UNIT_ITERS 1000ull
 
 static volatile uint64_t sink;
 static volatile sig_atomic_t count, stop;
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Burns for a time, not a count: the emulated CPU's speed varies with the
+ * host's load, and a fixed count gave the handler 25 samples on a quiet
+ * host. */
 __attribute__((noinline)) void in_handler(void)
 {
-	for (uint64_t i = 0; i < HANDLER_ITER; i++)
-		sink = sink + i * 2654435761u;
+	uint64_t end = mono_ns() + HANDLER_NS;
+
+	while (mono_ns() < end)
+		for (uint64_t i = 0; i < UNIT_ITERS; i++)
+			sink = sink + i * 2654435761u;
 }
 
 __attribute__((noinline)) static void on_alarm(int sig)
