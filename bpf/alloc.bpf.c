@@ -219,7 +219,7 @@ struct {
 } alloc_scratch SEC(".maps");
 
 /* Out of line: only sampled calls come here. ctx is the program's (for
- * bpf_get_stack), regs (EP_UREG_*) the user registers the walk starts from. */
+ * bpf_get_stack), regs (UW_NREGS, uwalk.h) the user registers the walk starts from. */
 static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size, __u32 kind)
 {
 	__u64 id = bpf_get_current_pid_tgid(), t0 = bpf_ktime_get_ns();
@@ -314,7 +314,7 @@ static __always_inline void on_return(struct pt_regs *ctx)
 	if ((flags & EP_ALLOC_P_FREE_OLD) && (addr || !size))
 		emit_free(bpf_get_current_pid_tgid() >> 32, t->pend_old);
 	if ((flags & EP_ALLOC_P_SAMPLE) && addr) {
-		__u64 regs[EP_UREG__COUNT] = {};
+		__u64 regs[UW_NREGS] = {};
 
 		/* At the return probe the registers are the caller's, just
 		 * after the call: the walk starts in the allocating function. */
@@ -428,7 +428,7 @@ int alloc_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct ep_alloc_thread *t = bpf_task_storage_get(&alloc_tls, task, NULL, 0);
-	__u64 ur[EP_UREG__COUNT] = {};
+	__u64 ur[UW_NREGS] = {};
 	struct pt_regs *regs;
 
 	if (!t || !t->mmap_sample)

@@ -496,6 +496,13 @@ enum ep_uw_reg {
 	/* Saved in memory at fp + 8 * off8, fp being this frame's own frame
 	 * pointer register (with EP_UW_CFA_FP_DEREF: DW_OP_breg6 (rbp) 0). */
 	EP_UW_REG_AT_FP = 3,
+	/* arm64, with an sp-based CFA: the frame pointer saved at sp + 8 *
+	 * fp_off8 (unchanged when fp_off8 < 0: slots above sp are never below
+	 * it) and the return address at sp + 8 * ra_off8, sp being this
+	 * frame's own. gcc puts the frame record at the bottom of frames of up
+	 * to a few KiB (stp x29, x30, [sp] after sub sp), too far from the CFA
+	 * for an 8-bit offset, not from sp. */
+	EP_UW_REG_AT_SP = 4,
 };
 
 /* One row of an object's unwind table: the rules in force from pc up to the
@@ -513,7 +520,8 @@ struct ep_uw_row {
 	 * EP_UW_CFA_PLT rows: the pc & 15 threshold. */
 	__s8 fp_off8;
 	/* The return address: saved at CFA + 8 * ra_off8 when non-zero (x86_64:
-	 * always -1); 0 = still in the link register (arm64 leaf code). */
+	 * always -1; sp + 8 * ra_off8 with EP_UW_REG_AT_SP); 0 = still in the
+	 * link register (arm64 leaf code). */
 	__s8 ra_off8;
 };
 

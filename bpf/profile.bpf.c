@@ -83,25 +83,25 @@ struct {
 	__type(value, struct ep_sample);
 } scratch SEC(".maps");
 
-/* The user registers at the moment of the sample: the interrupted ones when
- * the tick hit user mode, else those saved at the last kernel entry (the
- * user state the kernel will return to). */
+/* The user registers at the moment of the sample (UW_NREGS of them): the
+ * interrupted ones when the tick hit user mode, else those saved at the
+ * last kernel entry (the user state the kernel will return to). */
 static __always_inline bool read_uregs(struct bpf_perf_event_data *ctx, bool user_mode, __u64 *regs)
 {
+	struct pt_regs *r;
+
 #if defined(__TARGET_ARCH_x86)
 	if (user_mode) {
 		regs[EP_UREG_IP] = *(volatile __u64 *)&ctx->regs.ip;
 		regs[EP_UREG_SP] = *(volatile __u64 *)&ctx->regs.sp;
 		regs[EP_UREG_FP] = *(volatile __u64 *)&ctx->regs.bp;
+		regs[UW_REG_LR] = 0;
 		return true;
 	}
-	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-
+	r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	if (!r)
 		return false;
-	regs[EP_UREG_IP] = BPF_CORE_READ(r, ip);
-	regs[EP_UREG_SP] = BPF_CORE_READ(r, sp);
-	regs[EP_UREG_FP] = BPF_CORE_READ(r, bp);
+	uw_regs_from_pt(r, regs);
 	/* In an int3 trap (a uprobe being handled: orig_ax -1 marks an
 	 * exception without error code) ip is past the breakpoint; unwinding
 	 * from there applies the rules of the probed instruction as if it had
@@ -113,8 +113,22 @@ static __always_inline bool read_uregs(struct bpf_perf_event_data *ctx, bool use
 			regs[EP_UREG_IP] -= 1;
 	}
 	return regs[EP_UREG_SP] != 0;
+#elif defined(__TARGET_ARCH_arm64)
+	/* A uprobe's brk leaves pc at the breakpoint itself: nothing to
+	 * undo, unlike x86_64's int3. */
+	if (user_mode) {
+		regs[EP_UREG_IP] = *(volatile __u64 *)&ctx->regs.pc;
+		regs[EP_UREG_SP] = *(volatile __u64 *)&ctx->regs.sp;
+		regs[EP_UREG_FP] = *(volatile __u64 *)&ctx->regs.regs[29];
+		regs[UW_REG_LR] = *(volatile __u64 *)&ctx->regs.regs[30];
+		return true;
+	}
+	r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (!r)
+		return false;
+	uw_regs_from_pt(r, regs);
+	return regs[EP_UREG_SP] != 0;
 #else
-	/* The collector's CFI unwinder knows only x86_64's registers. */
 	return false;
 #endif
 }
@@ -298,7 +312,7 @@ static __always_inline void kwalk_user(struct bpf_perf_event_data *ctx, struct e
 				       bool user_mode, long kbytes)
 {
 	struct uw_walk w = {};
-	__u64 regs[EP_UREG__COUNT];
+	__u64 regs[UW_NREGS];
 	struct uw_out *o;
 	__u32 zero = 0, n;
 	__u64 t0;
@@ -436,9 +450,14 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (stack_bytes) {
 		long off = (kbytes + ubytes) & ~7L;
 
-		if (!read_uregs(ctx, user_mode, s->uregs)) {
+		__u64 ur[UW_NREGS];
+
+		if (!read_uregs(ctx, user_mode, ur)) {
 			count_drop(EP_DROP_UREGS_ERR);
 		} else {
+			s->uregs[EP_UREG_IP] = ur[EP_UREG_IP];
+			s->uregs[EP_UREG_SP] = ur[EP_UREG_SP];
+			s->uregs[EP_UREG_FP] = ur[EP_UREG_FP];
 			s->flags |= EP_SAMPLE_F_UREGS;
 			fix_uprobe_regs(s);
 			if (off > 2 * EP_MAX_STACK_DEPTH * 8)

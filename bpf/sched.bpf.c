@@ -226,22 +226,17 @@ static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thr
 	}
 	s->kwalk = 0;
 	s->trunc = 0;
-#if defined(__TARGET_ARCH_x86)
-	/* The table walker reads x86_64's registers only (arm64: frame
-	 * pointers below, as without tables). */
 	if (sched_kwalk) {
 		struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 		struct uw_walk w = {};
-		__u64 regs[EP_UREG__COUNT];
+		__u64 regs[UW_NREGS];
 		struct uw_out *o;
 		__u32 zero = 0, n;
 		long sz;
 
 		s->size = -EP_EFAULT;
 		if (r) {
-			regs[EP_UREG_IP] = BPF_CORE_READ(r, ip);
-			regs[EP_UREG_SP] = BPF_CORE_READ(r, sp);
-			regs[EP_UREG_FP] = BPF_CORE_READ(r, bp);
+			uw_regs_from_pt(r, regs);
 			n = uw_walk_user(bpf_get_current_task_btf(), t->pid, regs, &w);
 			o = bpf_map_lookup_elem(&uw_out_buf, &zero);
 			sz = (long)n * 8;
@@ -259,7 +254,6 @@ static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thr
 			}
 		}
 	}
-#endif
 	/* Nothing walked (a pc outside the known mappings at the switch-out):
 	 * frame pointers, as without tables. */
 	if (!s->kwalk)

@@ -89,10 +89,17 @@ struct {
 	__type(value, struct uw_row_cache_ent);
 } uw_rcache SEC(".maps");
 
+/* The walk's registers: EP_UREG_IP/SP/FP (events.h), and arm64's link
+ * register, which holds a leaf's return address until its prologue saves
+ * it (0 on x86_64). */
+#define UW_REG_LR 3
+#define UW_NREGS  4
+
 struct uw_walk {
 	__u64 pc, sp, fp;
-	__u64 tramp;	/* uprobes trampoline address, 0 when none */
-	__u64 ri;	/* next struct return_instance * to match, newest first */
+	__u64 lr;    /* arm64: the link register while known (the leaf, after a signal), else 0 */
+	__u64 tramp; /* uprobes trampoline address, 0 when none */
+	__u64 ri;    /* next struct return_instance * to match, newest first */
 	__u32 has_proc; /* the process has tables */
 	__u32 n;
 	__u32 last_map; /* index of the previous frame's mapping: usually this one's */
@@ -102,6 +109,7 @@ struct uw_walk {
 	__u8 exact;	/* pc is not a return address: the leaf, after a signal */
 	__u8 fixed;	/* a trampoline address was replaced */
 	__u8 jit;	/* a JIT frame was walked */
+	__u8 sp_low;	/* arm64, after a frame-pointer step: sp is only a lower bound */
 };
 
 /* Binary searches step in bpf_loop callbacks: an unrolled search's paths
@@ -213,9 +221,13 @@ static __always_inline bool uw_find_row(const struct ep_uw_map *m, __u64 rel, st
 	return true;
 }
 
-/* A return address that is the uprobes trampoline, read from slot: the
- * original, from the thread's return instances (newest first, so they are
- * met in the order the walk climbs the stack). 0 when none matches. */
+/* A return address that is the uprobes trampoline: the original, from the
+ * thread's return instances (newest first, so they are met in the order the
+ * walk climbs the stack). 0 when none matches. slot is what the kernel kept
+ * in the instance's stack: the sp at the probed function's entry, which on
+ * x86_64 is where the call pushed the return address (the slot it is read
+ * from) and on arm64 is the frame's CFA (the kernel hijacked the link
+ * register, which the function may have saved anywhere in its frame). */
 static __always_inline __u64 uw_fix_ret(struct uw_walk *w, __u64 slot)
 {
 	struct return_instance *ri;
@@ -326,11 +338,64 @@ static __always_inline int uw_lookup(struct ep_uw_proc *p, __u64 look, __u32 *la
 	return UW_LK_ROW;
 }
 
+#if defined(__TARGET_ARCH_arm64)
+/* arm64 rt_sigframe at the vdso's __kernel_rt_sigreturn: sp points at the
+ * frame: siginfo (128 bytes), then the ucontext, whose mcontext (struct
+ * sigcontext, 16-aligned) starts 176 bytes in: fault_address, regs[31],
+ * sp, pc. x29 and x30 are read together, then sp and pc. */
+#define UW_SIG_FP (128 + 176 + 8 + 29 * 8)
+#define UW_SIG_SP (128 + 176 + 8 + 31 * 8)
+/* Return addresses may carry a pointer-authentication code (PAC) above the
+ * 48-bit user address space (and a tag in the top byte): the address is
+ * the low 48 bits. */
+#define UW_ADDR_MASK ((1ull << 48) - 1)
+#else
 /* x86_64 rt_sigframe at __restore_rt: sp points at the ucontext; its
  * mcontext (struct sigcontext) starts 40 bytes in. */
-#define UW_SIG_RBP (40 + 10 * 8)
-#define UW_SIG_RSP (40 + 15 * 8)
-#define UW_SIG_RIP (40 + 16 * 8)
+#define UW_SIG_RBP   (40 + 10 * 8)
+#define UW_SIG_RSP   (40 + 15 * 8)
+#define UW_SIG_RIP   (40 + 16 * 8)
+#define UW_ADDR_MASK (~0ull)
+#endif
+
+/* A signal frame: the trampoline at pc, the interrupted registers in the
+ * rt_sigframe at sp. Returns 0 (the walk goes on) or 1 (it ends). */
+static __always_inline int uw_sigframe(struct uw_walk *w, struct uw_out *o, __u32 i)
+{
+	__u64 regs[4];
+
+	/* The trampoline's own address, not the byte before:
+	 * nothing called it, and the frame is named for it. */
+	o->ips[i & (EP_UW_MAX_FRAMES - 1)] = w->pc;
+
+#if defined(__TARGET_ARCH_arm64)
+	/* x29 and x30, then sp and pc: the interrupted
+	 * function may be a leaf with its return address
+	 * still in x30. */
+	if (bpf_probe_read_user(&regs[0], 16, (void *)(w->sp + UW_SIG_FP)) ||
+	    bpf_probe_read_user(&regs[2], 16, (void *)(w->sp + UW_SIG_SP))) {
+		w->end = EP_UW_END_READ;
+		return 1;
+	}
+	w->fp = regs[0];
+	w->lr = regs[1];
+	w->sp = regs[2];
+	w->pc = regs[3];
+#else
+	/* rbp, then rsp and rip together. */
+	if (bpf_probe_read_user(&regs[0], 8, (void *)(w->sp + UW_SIG_RBP)) ||
+	    bpf_probe_read_user(&regs[1], 16, (void *)(w->sp + UW_SIG_RSP))) {
+		w->end = EP_UW_END_READ;
+		return 1;
+	}
+	w->fp = regs[0];
+	w->sp = regs[1];
+	w->pc = regs[2];
+#endif
+	w->exact = 1; /* the interrupted pc, not a return address */
+	w->sp_low = 0;
+	return 0;
+}
 
 /* One frame. Returns 1 when the walk ends. A global function, so the
  * verifier checks it once; as the body of the bpf_loop callback it was
@@ -343,12 +408,14 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 	const struct ep_uw_row *row = NULL;
 	bool is_jit = false;
 	struct ep_uw_row rowv;
-	__u64 look, cfa, ra = 0, fp, slot, pair[2];
+	__u64 look, cfa, ra = 0, fp, slot, key, fsp, pair[2];
+	__u8 sp_low = 0;
 	int ra8 = -1;
 
 	if (!o || !w || !p)
 		return 1;
 	fp = w->fp;
+	fsp = w->sp; /* this frame's sp: EP_UW_REG_AT_SP slots */
 	/* The loop index, not w->n, counts frames: a counter in w that the
 	 * verifier tracks exactly makes every iteration a new state, and the
 	 * callback would be checked once per frame. */
@@ -392,7 +459,16 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 			w->end = EP_UW_END_ROOT;
 			return 1;
 		case EP_UW_CFA_SP:
-			cfa = w->sp + row->cfa_off;
+			/* Past a frame-pointer step on arm64 sp is not known,
+			 * but a function that keeps a frame record points x29
+			 * at it (AAPCS64), and the row says where the record
+			 * lies from the CFA (or from sp). */
+			if (w->sp_low && row->fp == EP_UW_REG_AT_SP && row->fp_off8 >= 0 &&
+			    w->fp >= w->sp)
+				fsp = w->fp - row->fp_off8 * 8;
+			cfa = fsp + row->cfa_off;
+			if (w->sp_low && row->fp == EP_UW_REG_AT_CFA && w->fp >= w->sp)
+				cfa = w->fp - row->fp_off8 * 8;
 			break;
 		case EP_UW_CFA_FP:
 			cfa = w->fp + row->cfa_off;
@@ -408,36 +484,42 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 				return 1;
 			}
 			break;
-		case EP_UW_CFA_SIGNAL: {
-			__u64 regs[3];
-
-			/* The trampoline's own address, not the byte before:
-			 * nothing called it, and the frame is named for it. */
-			o->ips[i & (EP_UW_MAX_FRAMES - 1)] = w->pc;
-
-			/* rbp, then rsp and rip together. */
-			if (bpf_probe_read_user(&regs[0], 8, (void *)(w->sp + UW_SIG_RBP)) ||
-			    bpf_probe_read_user(&regs[1], 16, (void *)(w->sp + UW_SIG_RSP))) {
-				w->end = EP_UW_END_READ;
-				return 1;
-			}
-			w->fp = regs[0];
-			w->sp = regs[1];
-			w->pc = regs[2];
-			w->exact = 1; /* the interrupted pc, not a return address */
-			return 0;
-		}
+		case EP_UW_CFA_SIGNAL:
+			return uw_sigframe(w, o, i);
 		default:
 			w->end = EP_UW_END_UNSUPPORTED;
 			return 1;
 		}
-		if (cfa <= w->sp) {
+		ra8 = row->ra_off8;
+		/* The CFA is the caller's sp: above this frame's, or equal
+		 * where nothing is pushed yet (arm64 at a function's entry,
+		 * the return address still in the link register). */
+		if (cfa < w->sp || (cfa == w->sp && ra8)) {
 			w->end = EP_UW_END_BAD;
 			return 1;
 		}
-		ra8 = row->ra_off8;
-		slot = cfa + ra8 * 8;
-		if (row->fp == EP_UW_REG_AT_CFA && row->fp_off8 == ra8 - 1) {
+		slot = (row->fp == EP_UW_REG_AT_SP ? fsp : cfa) + ra8 * 8;
+		if (!ra8) {
+			/* arm64: the return address is in x30, known only in
+			 * the leaf (or the frame a signal interrupted); in a
+			 * caller it would be its own pc again. */
+			if (!w->lr) {
+				w->end = EP_UW_END_BAD;
+				return 1;
+			}
+			ra = w->lr;
+			if (row->fp == EP_UW_REG_AT_CFA || row->fp == EP_UW_REG_AT_FP) {
+				__u64 at = row->fp == EP_UW_REG_AT_CFA ? cfa : w->fp;
+
+				if (uw_read(w, o, at + row->fp_off8 * 8, &fp, 1)) {
+					w->end = EP_UW_END_READ;
+					return 1;
+				}
+			} else if (row->fp == EP_UW_REG_UNDEF) {
+				fp = 0;
+			}
+		} else if ((row->fp == EP_UW_REG_AT_CFA || row->fp == EP_UW_REG_AT_SP) &&
+			   row->fp_off8 == ra8 - 1) {
 			/* The usual push rbp frame: both in one read. */
 			if (uw_read(w, o, slot - 8, pair, 2)) {
 				w->end = EP_UW_END_READ;
@@ -450,8 +532,11 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 				w->end = EP_UW_END_READ;
 				return 1;
 			}
-			if (row->fp == EP_UW_REG_AT_CFA || row->fp == EP_UW_REG_AT_FP) {
-				__u64 at = row->fp == EP_UW_REG_AT_CFA ? cfa : w->fp;
+			if (row->fp == EP_UW_REG_AT_CFA || row->fp == EP_UW_REG_AT_FP ||
+			    (row->fp == EP_UW_REG_AT_SP && row->fp_off8 >= 0)) {
+				__u64 at = row->fp == EP_UW_REG_AT_CFA	? cfa
+					   : row->fp == EP_UW_REG_AT_SP ? fsp
+									: w->fp;
 
 				if (uw_read(w, o, at + row->fp_off8 * 8, &fp, 1)) {
 					w->end = EP_UW_END_READ;
@@ -462,7 +547,25 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 			}
 		}
 	} else {
-		/* No CFI here: the frame-pointer chain (rbp -> saved rbp, ra). */
+#if defined(__TARGET_ARCH_arm64)
+		/* The vdso's __kernel_rt_sigreturn has no CFI in Debian's 6.1
+		 * kernel: a frame that returns there is recognised by its two
+		 * instructions (mov x8, #139; svc #0), as libgcc does. The frame
+		 * record the kernel left at x29 holds the interrupted x29 and
+		 * x30, not the interrupted pc: following it would drop the
+		 * interrupted function. */
+		if (!w->exact) {
+			__u32 ins[2];
+
+			if (!bpf_probe_read_user(ins, sizeof(ins), (void *)w->pc) &&
+			    ins[0] == 0xd2801168 && ins[1] == 0xd4000001)
+				return uw_sigframe(w, o, i);
+		}
+#endif
+		/* No CFI here: the frame-pointer chain (rbp -> saved rbp, ra;
+		 * arm64: the frame record x29 -> saved x29, x30). On arm64
+		 * the record may sit anywhere in the caller's frame: fp + 16
+		 * is only a lower bound of the caller's sp. */
 		if (!w->fp) {
 			w->end = is_jit ? EP_UW_END_JIT : EP_UW_END_FP_ROOT;
 			return 1;
@@ -479,9 +582,18 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 		slot = w->fp + 8;
 		fp = pair[0];
 		ra = pair[1];
+#if defined(__TARGET_ARCH_arm64)
+		sp_low = 1;
+#endif
 	}
+	ra &= UW_ADDR_MASK;
+#if defined(__TARGET_ARCH_arm64)
+	key = cfa;
+#else
+	key = slot;
+#endif
 	if (w->tramp && ra == w->tramp) {
-		ra = uw_fix_ret(w, slot);
+		ra = uw_fix_ret(w, key);
 		if (!ra) {
 			w->end = EP_UW_END_URETPROBE;
 			return 1;
@@ -494,8 +606,26 @@ __noinline int uw_frame(__u32 i, struct uw_walk *w, struct ep_uw_proc *p)
 	w->pc = ra;
 	w->sp = cfa;
 	w->fp = fp;
+	w->lr = 0; /* the caller's x30 is this return address: no use */
+	w->sp_low = sp_low;
 	w->exact = 0;
 	return 0;
+}
+
+/* The walk's registers from the user state saved at kernel entry. */
+static __always_inline void uw_regs_from_pt(struct pt_regs *r, __u64 *regs)
+{
+#if defined(__TARGET_ARCH_arm64)
+	regs[EP_UREG_IP] = BPF_CORE_READ(r, pc);
+	regs[EP_UREG_SP] = BPF_CORE_READ(r, sp);
+	regs[EP_UREG_FP] = BPF_CORE_READ(r, regs[29]);
+	regs[UW_REG_LR] = BPF_CORE_READ(r, regs[30]);
+#else
+	regs[EP_UREG_IP] = BPF_CORE_READ(r, ip);
+	regs[EP_UREG_SP] = BPF_CORE_READ(r, sp);
+	regs[EP_UREG_FP] = BPF_CORE_READ(r, bp);
+	regs[UW_REG_LR] = 0;
+#endif
 }
 
 /* Stands for a process without tables: a global function's pointer
@@ -517,8 +647,8 @@ static long uw_step(__u32 i, struct uw_loop *l)
 	return uw_frame(i, &l->w, p ? p : &uw_no_proc) ? 1 : 0;
 }
 
-/* Walks from regs (ip, sp, fp) into uw_out_buf. Returns the frame count;
- * w->end and w->fixed say how it went. */
+/* Walks from regs (UW_NREGS: ip, sp, fp, lr) into uw_out_buf. Returns the
+ * frame count; w->end and w->fixed say how it went. */
 static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, const __u64 *regs,
 					  struct uw_walk *res)
 {
@@ -528,6 +658,7 @@ static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, 
 	w->pc = regs[EP_UREG_IP];
 	w->sp = regs[EP_UREG_SP];
 	w->fp = regs[EP_UREG_FP];
+	w->lr = regs[UW_REG_LR] & UW_ADDR_MASK;
 	w->n = 0;
 	w->last_map = 0;
 	w->end = EP_UW_END_NONE;
@@ -536,6 +667,7 @@ static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, 
 	w->exact = 1;
 	w->fixed = 0;
 	w->jit = 0;
+	w->sp_low = 0;
 	w->tramp = 0;
 	w->ri = 0;
 	struct ep_uw_proc *proc = bpf_map_lookup_elem(&uw_procs, &tgid);
@@ -568,11 +700,17 @@ static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, 
 	 * uretprobe syscall it runs a few instructions, pushing registers
 	 * before its syscall, so sp is not where the function returned: the
 	 * caller's sp is just above the hijacked slot. */
+	/* arm64 (6.1): the trampoline is a breakpoint the kernel handles at
+	 * once; the function has returned, sp is back at its entry value. */
 	if (w->tramp && w->pc >= w->tramp && w->pc < w->tramp + 128) {
 		struct return_instance *ri = (struct return_instance *)w->ri;
 
 		w->pc = BPF_CORE_READ(ri, orig_ret_vaddr);
+#if defined(__TARGET_ARCH_arm64)
+		w->sp = BPF_CORE_READ(ri, stack);
+#else
 		w->sp = BPF_CORE_READ(ri, stack) + 8;
+#endif
 		w->ri = (__u64)BPF_CORE_READ(ri, next);
 		w->fixed = 1;
 	}

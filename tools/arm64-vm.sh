@@ -18,15 +18,24 @@
 #                   (default ${XDG_CACHE_HOME:-~/.cache}/ebpf-prof/arm64-vm)
 #   EP_VM_TIMEOUT   seconds before the VM is killed (default 600)
 #   EP_VM_FILES     extra files to copy into the VM's / (space-separated)
+#                   (not under /tmp: a tmpfs in the VM)
+#   EP_VM_FETCH_ONLY  1: download the kernel and busybox into the cache, no boot
 #   EP_VM_LOG       where to keep the console log (default OUTDIR/console.log)
 #   EP_VM_PRE       a shell script run in the VM before ebpf-prof (debugging;
 #                   PROGRAM is /opt/ep/NAME, its output goes to the console)
+#   EP_VM_PROGS     more arm64 programs to copy to /opt/ep/ (space-separated)
+#   EP_VM_RUNS      a file of more runs in the same boot, after the first:
+#                   one a line, "NAME EBPF_PROF_ARGS..." (shell words; programs
+#                   as /opt/ep/NAME); results in OUTDIR/runs/NAME, exit status
+#                   in OUTDIR/runs/NAME.rc. A line "! COMMAND" runs a shell
+#                   command there instead (e.g. to hide a file from the
+#                   runs after it); /result/out/runs is OUTDIR/runs.
 # The console carries the results: /result as a base64 tar between marker
 # lines, so no virtio-9p or disk driver (modules) is needed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/.." && pwd)
-usage() { sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '3,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 out=""
 opts=()
@@ -73,6 +82,9 @@ if [ ! -f "$cache/vmlinuz" ] || [ ! -f "$cache/busybox" ]; then
 	cp "$dl/x/bin/busybox" "$cache/busybox.tmp" && mv "$cache/busybox.tmp" "$cache/busybox"
 	rm -rf "$dl"
 fi
+# EP_VM_FETCH_ONLY=1: only fill the cache (a test cuts the BTF out of the
+# kernel image before booting it).
+[ -z "${EP_VM_FETCH_ONLY:-}" ] || exit 0
 
 work=$(mktemp -d /tmp/arm64-vm.XXXXXX)
 qpid=""
@@ -108,6 +120,16 @@ for i in $interp; do
 	mkdir -p "$root/$(dirname "$i")"
 	cp -L "$i" "$root/$i"
 done
+for p in ${EP_VM_PROGS:-}; do
+	cp "$p" "$root/opt/ep/$(basename "$p")"
+	copy_with_libs "$p"
+	interp=$(readelf -l "$p" 2>/dev/null | sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
+	for i in $interp; do
+		mkdir -p "$root/$(dirname "$i")"
+		cp -L "$i" "$root/$i"
+	done
+done
+[ -z "${EP_VM_RUNS:-}" ] || cp "$EP_VM_RUNS" "$root/opt/ep/runs"
 if [ -n "${EP_VM_PRE:-}" ]; then
 	cp "$EP_VM_PRE" "$root/opt/ep/pre.sh"
 	chmod +x "$root/opt/ep/pre.sh"
@@ -137,7 +159,22 @@ echo "EP-VM: kernel $(uname -r) $(uname -m)"
 . /opt/ep/args
 /opt/ep/ebpf-prof -o /result/out "$@"
 rc=$?
-echo "EP-VM-RC: $rc"
+if [ -f /opt/ep/runs ]; then
+	mkdir -p /result/out/runs
+	while read -r name line; do
+		[ -n "$name" ] || continue
+		if [ "$name" = "!" ]; then
+			echo "EP-VM-CMD: $line"
+			eval "$line"
+			continue
+		fi
+		eval "set -- $line"
+		echo "EP-VM-RUN: $name $(cat /proc/uptime)"
+		/opt/ep/ebpf-prof -o "/result/out/runs/$name" "$@"
+		echo $? >"/result/out/runs/$name.rc"
+	done </opt/ep/runs
+fi
+echo "EP-VM-RC: $rc $(cat /proc/uptime)"
 echo "EP-VM-TAR-BEGIN"
 cd /result && tar cf - out 2>/dev/null | gzip | base64
 echo "EP-VM-TAR-END"
@@ -155,7 +192,10 @@ qemu-system-aarch64 -M virt -cpu max -smp 2 -m 2048 -nographic -no-reboot -nic n
 	-append "console=ttyAMA0 rdinit=/init panic=-1 quiet loglevel=3" >"$log" 2>&1 &
 qpid=$!
 deadline=$((start + ${EP_VM_TIMEOUT:-600}))
+booted=""
 while kill -0 "$qpid" 2>/dev/null; do
+	# Boot time (to the init script, 1 s resolution) apart from the runs.
+	[ -n "$booted" ] || ! grep -q "^EP-VM: kernel" "$log" || booted=$(($(date +%s) - start))
 	if [ "$(date +%s)" -ge "$deadline" ]; then
 		kill "$qpid" 2>/dev/null
 		echo "arm64-vm.sh: the VM did not finish in ${EP_VM_TIMEOUT:-600} s (console: $log)" >&2
@@ -164,10 +204,10 @@ while kill -0 "$qpid" 2>/dev/null; do
 	sleep 1
 done
 qpid=""
-rc=$(tr -d '\r' <"$log" | sed -n 's/^EP-VM-RC: \([0-9]*\)$/\1/p' | tail -n 1)
+rc=$(tr -d '\r' <"$log" | sed -n 's/^EP-VM-RC: \([0-9]*\).*$/\1/p' | tail -n 1)
 [ -n "$rc" ] || { echo "arm64-vm.sh: ebpf-prof did not run in the VM (console: $log)" >&2; exit 125; }
 tr -d '\r' <"$log" | sed -n '/^EP-VM-TAR-BEGIN$/,/^EP-VM-TAR-END$/p' | sed '1d;$d' | base64 -d | gunzip |
 	tar xf - -C "$out" --strip-components=1 ||
 	{ echo "arm64-vm.sh: the results did not come back whole (console: $log)" >&2; exit 125; }
-echo "arm64-vm.sh: rc $rc in $(($(date +%s) - start)) s; results in $out" >&2
+echo "arm64-vm.sh: rc $rc in $(($(date +%s) - start)) s (booted in ${booted:-?} s); results in $out" >&2
 exit "$rc"

@@ -294,12 +294,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 	memset(o, 0, sizeof(*o));
 	o->freq_hz = CLI_DEFAULT_FREQ;
 	o->kernel_stacks = true;
-#if defined(__x86_64__)
 	o->unwind = CLI_UNWIND_KERNEL;
-#else
-	/* The CFI walkers read x86_64's registers only: frame pointers. */
-	o->unwind = CLI_UNWIND_FP;
-#endif
 	o->stack_bytes = CLI_DEFAULT_STACK_BYTES;
 	o->alloc_rate = CLI_DEFAULT_ALLOC_RATE;
 	o->alloc_max_live = CLI_DEFAULT_ALLOC_MAX_LIVE;
@@ -383,10 +378,12 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 				return 2;
 			}
 #if !defined(__x86_64__)
-			if (o->unwind != CLI_UNWIND_FP) {
+			/* The copied window is unwound by libdw from x86_64's
+			 * registers; the in-kernel walker knows arm64's. */
+			if (o->unwind == CLI_UNWIND_AUTO || o->unwind == CLI_UNWIND_DWARF) {
 				fprintf(err,
-					"ebpf-prof: --unwind %s: CFI unwinding is x86_64-only so far; "
-					"this build unwinds with frame pointers (--unwind fp)\n",
+					"ebpf-prof: --unwind %s: the copied-window unwinder is "
+					"x86_64-only; use --unwind cfi-kernel (the default) or fp\n",
 					optarg);
 				return 2;
 			}

@@ -788,7 +788,7 @@ static void check_liveness(struct recorder *r, uint64_t now)
 	}
 }
 
-static int check_environment(void)
+static int check_environment(const char *btf_path)
 {
 	char caps[64];
 
@@ -805,9 +805,13 @@ static int check_environment(void)
 				  caps);
 		return -EPERM;
 	}
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		log_error("this kernel has no BTF (/sys/kernel/btf/vmlinux missing): ebpf-prof "
-			  "needs a kernel >= 5.8 built with CONFIG_DEBUG_INFO_BTF=y");
+	/* With --btf the programs' relocations come from the file: the load
+	 * says whether the kernel takes them. */
+	if (!btf_path && access("/sys/kernel/btf/vmlinux", R_OK)) {
+		log_error(
+			"this kernel has no BTF (/sys/kernel/btf/vmlinux missing): give it with "
+			"--btf FILE (BTFHub's file for this kernel, or `pahole -J` on its vmlinux; "
+			"docs/jetson.md)");
 		return -ENOTSUP;
 	}
 	return 0;
@@ -1301,7 +1305,7 @@ int record_main(const struct cli_opts *o)
 	r.ri.unwind.stack_bytes = so.stack_bytes;
 	libbpf_set_print(libbpf_print);
 
-	if (check_environment())
+	if (check_environment(o->btf_path))
 		return 1;
 	err = resolve_pids(o, pids, &npids);
 	if (err)

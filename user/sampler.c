@@ -162,6 +162,19 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 			  strerror(-err));
 		goto fail;
 	}
+	/* --btf relocates the programs' field accesses, but libbpf resolves
+	 * the tp_btf attach points from the running kernel's BTF only (sysfs,
+	 * /boot/vmlinux-RELEASE), and the kernel itself needs its BTF for them
+	 * and for the BTF-typed helpers: found in the arm64 VM test. */
+	if (err == -ESRCH && opts->btf_path && access("/sys/kernel/btf/vmlinux", R_OK)) {
+		log_error("cannot load BPF programs with --btf %s: the tracing programs (tp_btf) "
+			  "need the running kernel's own BTF, which libbpf reads from "
+			  "/sys/kernel/btf/vmlinux or /boot/vmlinux-RELEASE, not from --btf; a "
+			  "kernel built without CONFIG_DEBUG_INFO_BTF cannot run ebpf-prof "
+			  "(docs/jetson.md)",
+			  opts->btf_path);
+		goto fail;
+	}
 	/* The verifier answers EACCES or EINVAL; EPERM is bpf() itself denied
 	 * with the capabilities present: a seccomp profile (containers), an LSM
 	 * or kernel lockdown. Its verifier log is empty. */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The arm64 VM test's target (tests/arm64/test_vm.sh), built with the cross
- * compiler and frame pointers, launched by ebpf-prof in the emulated
- * machine. Everything it does is counted, so the test knows the answers:
+ * The arm64 VM tests' target (tests/arm64/test_vm.sh, test_vm_unwind.sh),
+ * built with the cross compiler (with frame pointers; for the unwinding test
+ * also without them, and without CFI), launched by ebpf-prof in the
+ * emulated machine. Everything it does is counted, so the test knows the answers:
  *   CPU      work_outer -> burn_a (3 units) / burn_b (1 unit), same loop
  *            body: CPU time splits 75/25 by construction, for SECONDS;
  *   probes   outer() N_OUTER times, each calling inner() 3 times;
@@ -23,8 +24,14 @@
 
 static volatile uint64_t sink;
 
-/* A frame even for leaves: a frame-pointer walk then shows every caller. */
+/* A frame even for leaves: a frame-pointer walk then shows every caller.
+ * Built with EP_VM_NO_FP (and -fomit-frame-pointer) the leaves keep no
+ * frame at all: their return address stays in x30 throughout. */
+#ifdef EP_VM_NO_FP
+#define FORCE_FRAME() ((void)0)
+#else
 #define FORCE_FRAME() __asm__ volatile("" : : "r"(__builtin_frame_address(0)))
+#endif
 
 __attribute__((noinline)) void burn_a(uint64_t units)
 {
@@ -75,6 +82,12 @@ int main(int argc, char **argv)
 	const struct timespec nap = { 0, 2000000 };
 	uint64_t end, rounds = 0;
 	int acc = 0;
+	/* A frame over 1 KiB: gcc saves x30 (and x29) near sp, too far from
+	 * the CFA for the unwind table's 8-bit CFA offsets (EP_UW_REG_AT_SP). */
+	volatile char big[1536];
+
+	big[argc & 1023] = 1;
+	acc = big[0];
 
 	for (int i = 0; i < N_OUTER; i++)
 		acc += outer(i);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# --btf FILE: the kernel's BTF from a file (libbpf's custom BTF path), for
-# kernels built without /sys/kernel/btf/vmlinux (stock JetPack kernels).
+# --btf FILE: the kernel's BTF from a file (libbpf's custom BTF path) for the
+# programs' relocations. It does not make a kernel without BTF work (tp_btf
+# needs the kernel's own: tests/arm64/test_vm.sh, docs/jetson.md).
 # This kernel has BTF, so the test hands ebpf-prof a copy of it as a file:
 # the recording must work as without the option (CPU shares of cpu_tree's
 # 75/25 split, the modules loaded); a file that is not BTF must fail the run

@@ -162,6 +162,12 @@ int main(void)
 	long total = 0, r;
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		/* libdwfl's reference lookups scan the symbol table linearly
+		 * per address: ~80 s of CPU under qemu-user for the x86_64
+		 * files (the cross build's run, 120 s timeout, past it on a
+		 * loaded machine); the native run covers them. */
+		if (getenv("EP_EMULATED") && !strstr(files[i], "aarch64"))
+			continue;
 		r = check_file(files[i]);
 		if (r > 0)
 			total += r;

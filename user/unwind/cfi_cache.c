@@ -28,7 +28,8 @@
 
 /* Bump when the header or the compiler's output changes: older entries
  * are then recompiled, not misread. */
-#define UW_CACHE_VERSION 1
+/* 2: EP_UW_REG_AT_SP rows (arm64 frames larger than 1 KiB) */
+#define UW_CACHE_VERSION 2
 #define UW_CACHE_MAGIC	 "EPUWTAB\n"
 /* A table past this is not an unwind table of a real object (libLLVM's
  * 110 MB compile to 1M rows). */

@@ -258,12 +258,27 @@ static struct ep_uw_row to_row(const struct cfi_arch *a, const struct cstate *st
 			return cfi_row_unsupported;
 		r.ra_off8 = -1;
 	} else {
-		if (st->ra.kind == RK_UNSPEC || st->ra.kind == RK_SAME)
+		if (st->ra.kind == RK_UNSPEC || st->ra.kind == RK_SAME) {
 			r.ra_off8 = 0; /* still in x30 */
-		else if (st->ra.kind == RK_OFFSET && fits_off8(st->ra.off, false))
+		} else if (st->ra.kind == RK_OFFSET && fits_off8(st->ra.off, false)) {
 			r.ra_off8 = (int8_t)(st->ra.off / 8);
-		else
+		} else if (st->ra.kind == RK_OFFSET && r.cfa == EP_UW_CFA_SP &&
+			   st->ra.off + r.cfa_off > 0 && fits_off8(st->ra.off + r.cfa_off, false) &&
+			   ((st->fp.kind == RK_OFFSET && st->fp.off + r.cfa_off >= 0 &&
+			     fits_off8(st->fp.off + r.cfa_off, true)) ||
+			    st->fp.kind == RK_UNSPEC || st->fp.kind == RK_SAME)) {
+			/* x30 (and x29) saved near sp in a frame over 1 KiB:
+			 * the slots from sp (EP_UW_REG_AT_SP; fp_off8 -1: x29
+			 * not saved). */
+			r.ra_off8 = (int8_t)((st->ra.off + r.cfa_off) / 8);
+			r.fp = EP_UW_REG_AT_SP;
+			r.fp_off8 = st->fp.kind == RK_OFFSET
+					    ? (int8_t)((st->fp.off + r.cfa_off) / 8)
+					    : -1;
+			return r;
+		} else {
 			return cfi_row_unsupported;
+		}
 	}
 
 	switch (st->fp.kind) {
