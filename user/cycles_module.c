@@ -15,6 +15,7 @@
  * rebuilt from the report the other modules built (it runs after them).
  */
 #include "util/vec.h"
+#include "overload/links.h"
 #include "proc/pid_index.h"
 #include "cycles_module.h"
 #include "alloc/alloc_report.h"
@@ -740,6 +741,19 @@ static void read_drops(struct cycles_state *s)
 	free(v);
 }
 
+/* Released beside the outputs: each uprobe link's release waits for a
+ * grace period (rec_module.h, take_links). */
+static void cm_take_links(void *state, struct link_list *out)
+{
+	struct cycles_state *s = state;
+
+	for (size_t i = 0; i < s->ntg; i++) {
+		for (size_t k = 0; k < s->tg[i].nlinks; k++)
+			link_list_push(out, s->tg[i].links[k]);
+		s->tg[i].nlinks = 0;
+	}
+}
+
 static void cm_stop(void *state)
 {
 	struct cycles_state *s = state;
@@ -1068,6 +1082,7 @@ const struct rec_module cycles_rec_module = {
 	.poll = cm_poll,
 	.on_exit = cm_on_exit,
 	.on_held = cm_on_held,
+	.take_links = cm_take_links,
 	.stop = cm_stop,
 	.write_files = cm_write_files,
 	.trace_events = cm_trace,

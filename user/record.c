@@ -16,6 +16,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include "overhead/overhead_module.h"
 #include "log.h"
 #include "output.h"
+#include "overload/links.h"
 #include "overload/priority.h"
 #include "proc/proc_info.h"
 #include "rec_module.h"
@@ -272,6 +274,7 @@ static struct report_target *find_target(struct recorder *r, uint32_t pid)
 
 static int add_target(struct recorder *r, uint32_t pid, uint32_t parent, const char *comm)
 {
+	const struct report_target *pt;
 	struct report_target *t;
 
 	if (!r->tgidx.stride)
@@ -293,11 +296,24 @@ static int add_target(struct recorder *r, uint32_t pid, uint32_t parent, const c
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->parent_pid = parent;
-	if (proc_read_comm(r->opts->proc_root, pid, t->comm, sizeof(t->comm)) && comm)
+	pt = parent && comm ? find_target(r, parent) : NULL;
+	if (pt) {
+		/* A fork: the parent's command line until an exec (which
+		 * re-reads it), the name from the event. No /proc read: a fork
+		 * storm's children must cost little each (issue 17). */
 		snprintf(t->comm, sizeof(t->comm), "%s", comm);
-	proc_read_cmdline(r->opts->proc_root, pid, &t->cmdline);
+		if (pt->cmdline)
+			t->cmdline = strdup(pt->cmdline);
+		r->ri.forks_unread++;
+	} else {
+		if (proc_read_comm(r->opts->proc_root, pid, t->comm, sizeof(t->comm)) && comm)
+			snprintf(t->comm, sizeof(t->comm), "%s", comm);
+		proc_read_cmdline(r->opts->proc_root, pid, &t->cmdline);
+	}
 	r->nalive++;
-	if (r->py && pyframes_watch(r->py, pid))
+	/* A child is looked at once it has lived a while: most of a fork
+	 * storm's are gone by then. */
+	if (r->py && pyframes_watch(r->py, pid, pt ? PY_CHILD_DELAY_NS : 0))
 		log_warn("python: cannot watch pid %u for an interpreter", pid);
 	return 0;
 }
@@ -669,7 +685,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 			r->prof.drops[PROF_DROP_COLLECTOR]++;
 		/* The child has its parent's mappings until it execs. */
 		if (r->kt)
-			ktables_scan(r->kt, h->pid, mono_ns());
+			ktables_fork(r->kt, e->parent_pid, h->pid, mono_ns());
 		for_each_module(r, i)
 			if (modules[i]->add_target)
 				modules[i]->add_target(r->mstate[i], h->pid);
@@ -1111,6 +1127,20 @@ static const char *unwind_mode_name(enum cli_unwind m)
 	return "auto";
 }
 
+/* The sampler's and every module's BPF links, handed to a thread that
+ * destroys them while the modules stop and the outputs are written
+ * (overload/links.h); joined before anything is closed. */
+static struct links_reaper *start_reaping(struct recorder *r)
+{
+	struct link_list l = { 0 };
+
+	sampler_take_links(r->sampler, &l);
+	for_each_module(r, i)
+		if (modules[i]->take_links)
+			modules[i]->take_links(r->mstate[i], &l);
+	return links_reaper_start(&l);
+}
+
 static void collect_drops(struct recorder *r)
 {
 	uint64_t d[EP_DROP__COUNT] = {};
@@ -1281,6 +1311,8 @@ int record_main(const struct cli_opts *o)
 	int sfd = -1, rc = 1, err;
 	char *outdir = NULL;
 	uint64_t deadline = 0, t_drained, t_stopped;
+	struct links_reaper *reaper = NULL;
+	double reap_ms;
 	uint32_t pids[CLI_MAX_PIDS];
 	int npids = 0;
 	struct collector_prio prio;
@@ -1468,9 +1500,11 @@ int record_main(const struct cli_opts *o)
 	/* The sampler's load parsed the kernel's BTF (~11 MB) and so did
 	 * the modules' one; returning that heap keeps the peak at one parse. */
 	malloc_trim(0);
+	/* Children that came and went while the sampler started (a fork
+	 * storm on a loaded machine) are nothing for the modules to follow. */
 	for_each_module(&r, i)
 		for (size_t t = 0; t < r.ri.ntargets; t++)
-			if (modules[i]->add_target &&
+			if (modules[i]->add_target && !r.ri.targets[t].exited &&
 			    modules[i]->add_target(r.mstate[i], r.ri.targets[t].pid))
 				goto out;
 
@@ -1599,6 +1633,7 @@ int record_main(const struct cli_opts *o)
 			"waited in the ring; any loss is under 'lost:'); a lower -F reduces the load",
 			(unsigned long long)sampler_polls_cut_short(r.sampler));
 	t_drained = mono_ns();
+	reaper = start_reaping(&r);
 	for_each_module(&r, i) {
 		uint64_t t0 = mono_ns();
 
@@ -1675,6 +1710,10 @@ out:
 	}
 	if (l.exec_fd >= 0)
 		close(l.exec_fd);
+	/* Before any close: the links point at programs and rings. */
+	links_reaper_join(reaper, &reap_ms);
+	if (reaper)
+		log_debug("stop: BPF links released in %.0f ms (beside the outputs)", reap_ms);
 	sampler_close(r.sampler);
 	/* Before the modules' close: its thread reads only its snapshot, but
 	 * a scrape during teardown has no run left to describe. */

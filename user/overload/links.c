@@ -3,7 +3,9 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* More threads buy nothing: the grace periods overlap already. */
 #define MAX_THREADS 16
@@ -38,4 +40,84 @@ void links_destroy_parallel(struct bpf_link **links, size_t n)
 			started[b] = false;
 		}
 	}
+}
+
+void link_list_push(struct link_list *l, struct bpf_link *link)
+{
+	if (!link)
+		return;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		void *p = realloc(l->v, cap * sizeof(*l->v));
+
+		if (!p) {
+			bpf_link__destroy(link);
+			return;
+		}
+		l->v = p;
+		l->cap = cap;
+	}
+	l->v[l->n++] = link;
+}
+
+struct links_reaper {
+	pthread_t th;
+	struct link_list l;
+	uint64_t t0, t1;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *reap_main(void *arg)
+{
+	struct links_reaper *r = arg;
+
+	links_destroy_parallel(r->l.v, r->l.n);
+	r->t1 = mono_ns();
+	return NULL;
+}
+
+struct links_reaper *links_reaper_start(struct link_list *l)
+{
+	struct links_reaper *r;
+
+	if (!l->n) {
+		free(l->v);
+		*l = (struct link_list){ 0 };
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (r) {
+		r->l = *l;
+		r->t0 = mono_ns();
+		if (pthread_create(&r->th, NULL, reap_main, r)) {
+			free(r);
+			r = NULL;
+		}
+	}
+	if (!r) {
+		links_destroy_parallel(l->v, l->n);
+		free(l->v);
+	}
+	*l = (struct link_list){ 0 };
+	return r;
+}
+
+void links_reaper_join(struct links_reaper *r, double *ms)
+{
+	if (ms)
+		*ms = 0;
+	if (!r)
+		return;
+	pthread_join(r->th, NULL);
+	if (ms)
+		*ms = (double)(r->t1 - r->t0) / 1e6;
+	free(r->l.v);
+	free(r);
 }
