@@ -1313,6 +1313,7 @@ int record_main(const struct cli_opts *o)
 	uint64_t deadline = 0, t_drained, t_stopped;
 	struct links_reaper *reaper = NULL;
 	double reap_ms;
+	int reap_pid;
 	uint32_t pids[CLI_MAX_PIDS];
 	int npids = 0;
 	struct collector_prio prio;
@@ -1711,9 +1712,10 @@ out:
 	if (l.exec_fd >= 0)
 		close(l.exec_fd);
 	/* Before any close: the links point at programs and rings. */
-	links_reaper_join(reaper, &reap_ms);
+	links_reaper_join(reaper, &reap_ms, &reap_pid);
 	if (reaper)
-		log_debug("stop: BPF links released in %.0f ms (beside the outputs)", reap_ms);
+		log_debug("stop: BPF links dropped in %.0f ms%s", reap_ms,
+			  reap_pid ? ", released by a child process" : " (beside the outputs)");
 	sampler_close(r.sampler);
 	/* Before the modules' close: its thread reads only its snapshot, but
 	 * a scrape during teardown has no run left to describe. */

@@ -34,12 +34,19 @@ struct link_list {
  * the caller holds it no longer either way. */
 void link_list_push(struct link_list *l, struct bpf_link *link);
 
-/* Starts destroying l's links on a thread of its own (in parallel, as
- * links_destroy_parallel); l is left empty. NULL when there was nothing to
- * do, or no thread could be had (then they are destroyed before return). */
+/* Starts the release of l's links; l is left empty. The links' last
+ * references go to a child process, which drops them once this process
+ * has dropped its own (at once: no kernel wait here) and exits, the
+ * kernel's release running there: the collector exits without waiting for
+ * it, and the probes stay attached (disabled: perf events are disabled by
+ * the destroy) for that long after. Without a child (fork failed), a
+ * thread destroys them in parallel (links_destroy_parallel). NULL when
+ * there was nothing to do or neither could be had (then they are
+ * destroyed before return). */
 struct links_reaper *links_reaper_start(struct link_list *l);
-/* Waits for the reaper and frees it (NULL: nothing); the milliseconds
- * the releases took in *ms when not NULL. */
-void links_reaper_join(struct links_reaper *r, double *ms);
+/* Waits for the thread if there is one and frees r (NULL: nothing); the
+ * milliseconds this process spent on the release in *ms and the child's
+ * pid (0: none) in *pid, each when not NULL. */
+void links_reaper_join(struct links_reaper *r, double *ms, int *pid);
 
 #endif
