@@ -16,7 +16,6 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <pthread.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1127,9 +1126,9 @@ static const char *unwind_mode_name(enum cli_unwind m)
 	return "auto";
 }
 
-/* The sampler's and every module's BPF links, handed to a thread that
- * destroys them while the modules stop and the outputs are written
- * (overload/links.h); joined before anything is closed. */
+/* The sampler's and every module's BPF links, handed over for release
+ * beside the modules' stop and the outputs (overload/links.h: by a child
+ * process, or a thread joined before anything is closed). */
 static struct links_reaper *start_reaping(struct recorder *r)
 {
 	struct link_list l = { 0 };
