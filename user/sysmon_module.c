@@ -625,10 +625,12 @@ static void collect_exited(struct sysmon *m)
 static void sm_on_exit(void *state, uint32_t pid, uint64_t ts)
 {
 	struct sysmon *m = state;
-	struct mem_proc *p = mem_proc(&m->mem, pid, false);
+	struct mem_proc *p;
 
 	if (m->rb)
 		ring_buffer__consume(m->rb);
+	/* After the drain: its events may grow (move) the array. */
+	p = mem_proc(&m->mem, pid, false);
 	/* A child that lived less than a sampling period is not read at its
 	 * exit (three /proc files per child of a fork storm: issue 17); its
 	 * kernel-side peak is still collected. */
