@@ -66,6 +66,7 @@
  * per child of a fork storm, issue 17); its calls before are not timed,
  * as they were not before its first scan at the next poll. */
 #define PROBES_CHILD_DELAY_NS (20ull * 1000 * 1000)
+#define DEAD_LINKS_MAX	      128
 /* The drain thread's period: the ring holds ~20 ms of spans per 256 KiB at
  * 200k spans/s, so 10 ms keeps it mostly empty at negligible CPU cost. */
 #define DRAIN_PERIOD_MS 10
@@ -151,7 +152,8 @@ struct probes_mod {
 	int nice_err; /* drain thread: setpriority's errno, read after the join */
 	size_t nattached;
 	bool stopped;
-	bool attached; /* targets added from now on are forked children */
+	bool attached;	       /* targets added from now on are forked children */
+	struct link_list dead; /* exited targets' links, released at stop */
 };
 
 static uint64_t mono_ns(void)
@@ -1055,7 +1057,18 @@ static void pm_on_exit(void *state, uint32_t pid, uint64_t ts)
 	if (!m->draining)
 		ring_buffer__consume(m->rb);
 	t->exited = true;
-	destroy_links(t);
+	/* Each uprobe link's release waited 0.3-0.4 s on the recorder thread
+	 * under load, per exiting child of a fork storm that had lived long
+	 * enough to be probed (issue 17): kept, disabled, for the release at
+	 * stop (take_links), up to DEAD_LINKS_MAX (two fds each): the task
+	 * is gone, its perf events fire no more. */
+	for (size_t i = 0; i < t->nlinks; i++) {
+		if (m->dead.n < DEAD_LINKS_MAX)
+			link_list_push(&m->dead, t->links[i]);
+		else
+			bpf_link__destroy(t->links[i]);
+	}
+	t->nlinks = 0;
 }
 
 static void read_counters(struct probes_mod *m)
@@ -1113,6 +1126,10 @@ static void collect_open_calls(struct probes_mod *m, uint64_t end)
 static void pm_take_links(void *state, struct link_list *out)
 {
 	struct probes_mod *m = state;
+
+	for (size_t i = 0; i < m->dead.n; i++)
+		link_list_push(out, m->dead.v[i]);
+	m->dead.n = 0;
 
 	for (size_t i = 0; i < m->ntg; i++) {
 		for (size_t k = 0; k < m->tg[i].nlinks; k++)
@@ -1245,6 +1262,9 @@ static void pm_close(void *state)
 		free(m->tg[i].seen);
 	}
 	free(m->tg);
+	/* Not handed over (a run that failed before its stop). */
+	links_destroy_parallel(m->dead.v, m->dead.n);
+	free(m->dead.v);
 	pid_index_free(&m->tgidx);
 	ring_buffer__free(m->rb);
 	if (m->skel) {
