@@ -87,11 +87,9 @@ static const struct rec_module *const modules[] = {
 /* How often the live view's drop counts are refreshed: the alert on drops
  * reacts within a quarter second for a few map reads. */
 #define LIVE_DROPS_PERIOD_NS (250 * 1000000ull)
-/* Freed heap goes back to the system this often. The helper threads'
- * malloc arenas (probes' drain, the Python watcher) kept the pages they
- * had freed: through a 10-minute soak of the demo the collector's RSS grew
- * ~0.6 MiB/min while its live heap stayed flat after 3 minutes (heaptrack;
- * issue 17). A trim of ~30 MB of heap takes well under a millisecond. */
+/* Freed heap pages go back to the system this often: malloc keeps them
+ * otherwise, in the helper threads' arenas too, and a long run's RSS would
+ * show its high-water mark. Well under a millisecond for ~30 MB of heap. */
 #define TRIM_PERIOD_NS (20 * 1000000000ull)
 /* --rotate with no sample past an interval's end: how long after it the
  * interval is closed anyway (samples reach us within a drain or two). */
