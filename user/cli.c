@@ -95,7 +95,7 @@ void cli_usage(FILE *out)
 	      "      --cycle-every PROBE  a new cycle at each entry of PROBE (LIB:SYMBOL,\n"
 	      "                           SYMBOL, py:FUNCTION or usdt:PATH:PROVIDER:NAME)\n"
 	      "      --trace-max-spans N  probe calls drawn in trace.json: the first N (default\n"
-	      "                           200000, about 27 MB; 0..4000000); the rest are counted,\n"
+	      "                           50000, about 7 MB; 0..4000000); the rest are counted,\n"
 	      "                           and marked in the file; statistics count every call\n"
 	      "      --offcpu-min-us US   report off-CPU episodes (blocked at least US us) with their\n"
 	      "                           stacks in offcpu.folded and the speedscope file\n"

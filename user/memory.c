@@ -293,10 +293,58 @@ static void add_bytes(cJSON *o, const char *k, int64_t v)
 		cJSON_AddNullToObject(o, k);
 }
 
+/* Exited processes by peak RSS, largest first; the earlier one first on a
+ * tie (the named process before its children). */
+static int cmp_exited(const void *a, const void *b, void *ctx)
+{
+	const struct mem_proc *procs = ctx;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	if (procs[x].peak_rss != procs[y].peak_rss)
+		return procs[x].peak_rss > procs[y].peak_rss ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* Which processes report.json lists: all live ones, and the
+ * MEM_MAX_EXITED_LISTED exited ones with the largest peaks. NULL: all. */
+static bool *listed_procs(const struct memstate *m, size_t *nlisted)
+{
+	size_t nexited = 0, *idx;
+	bool *keep;
+
+	*nlisted = m->nprocs;
+	for (size_t i = 0; i < m->nprocs; i++)
+		nexited += m->procs[i].exited;
+	if (nexited <= MEM_MAX_EXITED_LISTED)
+		return NULL;
+	keep = calloc(m->nprocs, sizeof(*keep));
+	idx = malloc(nexited * sizeof(*idx));
+	if (!keep || !idx) {
+		free(keep);
+		free(idx);
+		return NULL;
+	}
+	nexited = 0;
+	for (size_t i = 0; i < m->nprocs; i++) {
+		if (m->procs[i].exited)
+			idx[nexited++] = i;
+		else
+			keep[i] = true;
+	}
+	qsort_r(idx, nexited, sizeof(*idx), cmp_exited, m->procs);
+	for (size_t i = 0; i < MEM_MAX_EXITED_LISTED; i++)
+		keep[idx[i]] = true;
+	*nlisted = m->nprocs - nexited + MEM_MAX_EXITED_LISTED;
+	free(idx);
+	return keep;
+}
+
 cJSON *mem_report_json(const struct memstate *m, uint64_t t0)
 {
 	cJSON *root = cJSON_CreateObject(), *procs, *tl, *ooms, *src;
 	int64_t peak_all = -1;
+	size_t nlisted;
+	bool *keep;
 
 	if (!root)
 		return NULL;
@@ -308,11 +356,20 @@ cJSON *mem_report_json(const struct memstate *m, uint64_t t0)
 	cJSON_AddNumberToObject(src, "sample_period_ms", m->sample_period_ms);
 	cJSON_AddNumberToObject(src, "rss_step_bytes", (double)m->rss_step);
 	add_bytes(root, "system_ram_bytes", m->total_ram);
+	keep = listed_procs(m, &nlisted);
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].peak_rss > peak_all)
+			peak_all = m->procs[i].peak_rss;
+	cJSON_AddNumberToObject(root, "processes_not_listed", (double)(m->nprocs - nlisted));
 	procs = cJSON_AddArrayToObject(root, "processes");
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct mem_proc *p = &m->procs[i];
-		cJSON *o = cJSON_CreateObject(), *f;
+		cJSON *o;
+		cJSON *f;
 
+		if (keep && !keep[i])
+			continue;
+		o = cJSON_CreateObject();
 		cJSON_AddItemToArray(procs, o);
 		cJSON_AddNumberToObject(o, "pid", p->pid);
 		add_bytes(o, "peak_rss_bytes", p->peak_rss);
@@ -346,9 +403,8 @@ cJSON *mem_report_json(const struct memstate *m, uint64_t t0)
 		cJSON_AddBoolToObject(o, "exited", p->exited);
 		cJSON_AddNumberToObject(o, "execs", p->execs);
 		add_bytes(o, "pre_exec_peak_rss_bytes", p->pre_exec_peak_rss);
-		if (p->peak_rss > peak_all)
-			peak_all = p->peak_rss;
 	}
+	free(keep);
 	add_bytes(root, "peak_rss_bytes", peak_all);
 	if (peak_all >= 0 && m->total_ram > 0)
 		cJSON_AddNumberToObject(root, "peak_rss_pct_of_ram",

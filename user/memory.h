@@ -20,6 +20,10 @@
  * is tracked apart, so it survives). */
 #define MEM_TIMELINE_CAP 4096
 #define MEM_MAX_OOM	 64
+/* report.json lists every live process and this many exited ones (the
+ * largest peaks); the others are counted: a fork storm's children would be
+ * tens of MB of JSON (issue 17). */
+#define MEM_MAX_EXITED_LISTED 1000
 
 struct mem_sample {
 	uint64_t ts_ns;
@@ -47,6 +51,9 @@ struct mem_proc {
 	 * tracking that starts mid-run (--pid) has the other members at 0
 	 * until they change, and their sum is no RSS yet. */
 	unsigned seen;
+	/* CLOCK_MONOTONIC when a child was followed during the run; 0 for a
+	 * process named or launched (sysmon_module.c). */
+	uint64_t added_ns;
 };
 
 struct mem_oom {

@@ -5,7 +5,7 @@
  * module through these hooks, in this order:
  *
  *   open -> [bpf_setup -> bpf_loaded] -> add_target* -> attach -> poll* (every ~10 ms, and on_fork/on_exit
- *   as targets come and go) -> stop -> report_json / trace_events /
+ *   as targets come and go) -> take_links -> stop -> report_json / trace_events /
  *   write_files / summary -> close
  *
  * A module that does not apply here (not a Jetson, tracepoint missing, not
@@ -34,6 +34,7 @@ struct probe_bus;
 struct cycle_sink;
 struct modules_bpf;
 struct pyframes;
+struct link_list;
 
 struct rec_ctx {
 	const struct cli_opts *opts;
@@ -101,6 +102,15 @@ struct rec_module {
 	/* The launched command pid is stopped at its start-up and resumes
 	 * when this returns (rec_ctx.notify_held): attach to what it maps. */
 	void (*on_held)(void *state, uint32_t pid);
+	/* Hands the module's BPF links over (link_list_push) and keeps none:
+	 * record.c destroys them all on a thread of its own, in parallel,
+	 * while the modules stop and the outputs are written, since each
+	 * release waits for kernel grace periods (0.4-6 s for a uprobe or
+	 * perf tracepoint on a loaded machine, issue 17). Called on the
+	 * recorder thread before stop; events may still arrive during stop
+	 * (cut at the run's end where it matters). Optional: stop detaches
+	 * what it holds. */
+	void (*take_links)(void *state, struct link_list *out);
 	/* Detach and drain what is left; called once, before any output. */
 	void (*stop)(void *state);
 	/* Adds the module's sections to report.json. */

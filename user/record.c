@@ -28,6 +28,7 @@
 #include "overhead/overhead_module.h"
 #include "log.h"
 #include "output.h"
+#include "overload/links.h"
 #include "overload/priority.h"
 #include "proc/proc_info.h"
 #include "rec_module.h"
@@ -87,6 +88,10 @@ static const struct rec_module *const modules[] = {
 /* How often the live view's drop counts are refreshed: the alert on drops
  * reacts within a quarter second for a few map reads. */
 #define LIVE_DROPS_PERIOD_NS (250 * 1000000ull)
+/* Freed heap pages go back to the system this often: malloc keeps them
+ * otherwise, in the helper threads' arenas too, and a long run's RSS would
+ * show its high-water mark. Well under a millisecond for ~30 MB of heap. */
+#define TRIM_PERIOD_NS (20 * 1000000000ull)
 /* --rotate with no sample past an interval's end: how long after it the
  * interval is closed anyway (samples reach us within a drain or two). */
 #define ROTATE_LAG_NS (100 * 1000000ull)
@@ -112,6 +117,7 @@ struct recorder {
 	uint64_t child_zombie_ns; /* when check_liveness first saw it exited */
 	uint64_t next_liveness_ns;
 	uint64_t next_live_drops_ns;
+	uint64_t next_trim_ns;
 	uint32_t frames[EP_MAX_STACK_DEPTH + EP_UW_MAX_FRAMES + 2 + EP_PY_MAX_FRAMES];
 	uint64_t uaddrs[EP_UW_MAX_FRAMES];
 	int64_t unavailable_frame;
@@ -273,6 +279,7 @@ static struct report_target *find_target(struct recorder *r, uint32_t pid)
 
 static int add_target(struct recorder *r, uint32_t pid, uint32_t parent, const char *comm)
 {
+	const struct report_target *pt;
 	struct report_target *t;
 
 	if (!r->tgidx.stride)
@@ -294,11 +301,24 @@ static int add_target(struct recorder *r, uint32_t pid, uint32_t parent, const c
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->parent_pid = parent;
-	if (proc_read_comm(r->opts->proc_root, pid, t->comm, sizeof(t->comm)) && comm)
+	pt = parent && comm ? find_target(r, parent) : NULL;
+	if (pt) {
+		/* A fork: the parent's command line until an exec (which
+		 * re-reads it), the name from the event. No /proc read: a fork
+		 * storm's children must cost little each (issue 17). */
 		snprintf(t->comm, sizeof(t->comm), "%s", comm);
-	proc_read_cmdline(r->opts->proc_root, pid, &t->cmdline);
+		if (pt->cmdline)
+			t->cmdline = strdup(pt->cmdline);
+		r->ri.forks_unread++;
+	} else {
+		if (proc_read_comm(r->opts->proc_root, pid, t->comm, sizeof(t->comm)) && comm)
+			snprintf(t->comm, sizeof(t->comm), "%s", comm);
+		proc_read_cmdline(r->opts->proc_root, pid, &t->cmdline);
+	}
 	r->nalive++;
-	if (r->py && pyframes_watch(r->py, pid))
+	/* A child is looked at once it has lived a while: most of a fork
+	 * storm's are gone by then. */
+	if (r->py && pyframes_watch(r->py, pid, pt ? PY_CHILD_DELAY_NS : 0))
 		log_warn("python: cannot watch pid %u for an interpreter", pid);
 	return 0;
 }
@@ -675,7 +695,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 			r->prof.drops[PROF_DROP_COLLECTOR]++;
 		/* The child has its parent's mappings until it execs. */
 		if (r->kt)
-			ktables_scan(r->kt, h->pid, mono_ns());
+			ktables_fork(r->kt, e->parent_pid, h->pid, mono_ns());
 		for_each_module(r, i)
 			if (modules[i]->add_target)
 				modules[i]->add_target(r->mstate[i], h->pid);
@@ -1124,6 +1144,20 @@ static const char *unwind_mode_name(enum cli_unwind m)
 	return "auto";
 }
 
+/* The sampler's and every module's BPF links, handed over for release
+ * beside the modules' stop and the outputs (overload/links.h: by a child
+ * process, or a thread joined before anything is closed). */
+static struct links_reaper *start_reaping(struct recorder *r)
+{
+	struct link_list l = { 0 };
+
+	sampler_take_links(r->sampler, &l);
+	for_each_module(r, i)
+		if (modules[i]->take_links)
+			modules[i]->take_links(r->mstate[i], &l);
+	return links_reaper_start(&l);
+}
+
 static void collect_drops(struct recorder *r)
 {
 	uint64_t d[EP_DROP__COUNT] = {};
@@ -1294,6 +1328,9 @@ int record_main(const struct cli_opts *o)
 	int sfd = -1, rc = 1, err;
 	char *outdir = NULL;
 	uint64_t deadline = 0, t_drained, t_stopped;
+	struct links_reaper *reaper = NULL;
+	double reap_ms;
+	int reap_pid;
 	uint32_t pids[CLI_MAX_PIDS];
 	int npids = 0;
 	struct collector_prio prio;
@@ -1485,9 +1522,11 @@ int record_main(const struct cli_opts *o)
 	/* The sampler's load parsed the kernel's BTF (~11 MB) and so did
 	 * the modules' one; returning that heap keeps the peak at one parse. */
 	malloc_trim(0);
+	/* Children that came and went while the sampler started (a fork
+	 * storm on a loaded machine) are nothing for the modules to follow. */
 	for_each_module(&r, i)
 		for (size_t t = 0; t < r.ri.ntargets; t++)
-			if (modules[i]->add_target &&
+			if (modules[i]->add_target && !r.ri.targets[t].exited &&
 			    modules[i]->add_target(r.mstate[i], r.ri.targets[t].pid))
 				goto out;
 
@@ -1567,6 +1606,11 @@ int record_main(const struct cli_opts *o)
 		now = mono_ns();
 		/* Before the modules' polls: the live view (last) shows it. */
 		update_live_drops(&r, now);
+		if (now >= r.next_trim_ns) {
+			if (r.next_trim_ns)
+				malloc_trim(0);
+			r.next_trim_ns = now + TRIM_PERIOD_NS;
+		}
 		for_each_module(&r, i)
 			if (modules[i]->poll && modules[i]->poll(r.mstate[i], now) < 0)
 				r.prof.drops[PROF_DROP_COLLECTOR]++;
@@ -1619,6 +1663,7 @@ int record_main(const struct cli_opts *o)
 			"waited in the ring; any loss is under 'lost:'); a lower -F reduces the load",
 			(unsigned long long)sampler_polls_cut_short(r.sampler));
 	t_drained = mono_ns();
+	reaper = start_reaping(&r);
 	for_each_module(&r, i) {
 		uint64_t t0 = mono_ns();
 
@@ -1700,6 +1745,11 @@ out:
 	}
 	if (l.exec_fd >= 0)
 		close(l.exec_fd);
+	/* Before any close: the links point at programs and rings. */
+	links_reaper_join(reaper, &reap_ms, &reap_pid);
+	if (reaper)
+		log_debug("stop: BPF links dropped in %.0f ms%s", reap_ms,
+			  reap_pid ? ", released by a child process" : " (beside the outputs)");
 	sampler_close(r.sampler);
 	/* Before the modules' close: its thread reads only its snapshot, but
 	 * a scrape during teardown has no run left to describe. */

@@ -20,6 +20,11 @@
 #define EBPF_PROF_VERSION "0.1.0"
 #define REPORT_SCHEMA	  "ebpf-prof/1"
 
+/* Followed processes that exited during the run are listed in report.json
+ * up to this many (the first ones); the rest are counted
+ * (target.processes_not_listed). Named, launched and live ones always are. */
+#define REPORT_MAX_EXITED_LISTED 1000
+
 struct report_target {
 	uint32_t pid;
 	char comm[PROF_COMM_LEN];
@@ -28,6 +33,13 @@ struct report_target {
 	uint64_t exit_ns;    /* CLOCK_MONOTONIC when seen exiting, 0 if not */
 	uint32_t parent_pid; /* 0 for a target named by the user */
 };
+
+/* Whether report.json and trace.json list t, the targets walked in order
+ * with *nexited starting at 0 (REPORT_MAX_EXITED_LISTED). */
+static inline bool report_target_listed(const struct report_target *t, size_t *nexited)
+{
+	return !(t->parent_pid && t->exited && (*nexited)++ >= REPORT_MAX_EXITED_LISTED);
+}
 
 /* How user stacks were unwound (docs/unwinding.md). Counts are samples. */
 struct run_unwind {
@@ -65,6 +77,9 @@ struct pprof_elf_cache;
 struct run_info {
 	struct report_target *targets;
 	size_t ntargets;
+	/* Followed children named from their fork event and their parent,
+	 * without reading /proc (target.forks_not_read). */
+	uint64_t forks_unread;
 	bool launched;	 /* -- CMD mode */
 	char *command;	 /* launch mode: the command line; else NULL */
 	int exit_status; /* launch mode: child's exit code, 128+sig if killed, -1 if unknown */

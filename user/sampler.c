@@ -10,8 +10,10 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <time.h>
 
 #include "log.h"
+#include "overload/links.h"
 #include "overload/rb_budget.h"
 #include "profile.skel.h"
 
@@ -301,11 +303,15 @@ int sampler_stop(struct sampler *s, uint64_t budget_ns, uint64_t *unread)
 {
 	int n;
 
+	struct timespec t[3];
+
 	*unread = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t[0]);
 	/* No new samples: what is queued is then finite, whatever the rate. */
 	for (int i = 0; s->pfds && i < s->ncpus; i++)
 		if (s->pfds[i] >= 0)
 			ioctl(s->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t[1]);
 	n = rb_budget_consume(s->rb, &s->budget, budget_ns);
 	if (n >= 0 && s->budget.spent) {
 		/* Bounded too: fork/exit records keep coming. */
@@ -314,6 +320,14 @@ int sampler_stop(struct sampler *s, uint64_t budget_ns, uint64_t *unread)
 		if (left > 0)
 			*unread = (uint64_t)left;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t[2]);
+	log_debug("sampler stop: perf events disabled in %.1f ms, %d records drained in %.1f ms%s",
+		  (double)(t[1].tv_sec - t[0].tv_sec) * 1e3 +
+			  (double)(t[1].tv_nsec - t[0].tv_nsec) / 1e6,
+		  n,
+		  (double)(t[2].tv_sec - t[1].tv_sec) * 1e3 +
+			  (double)(t[2].tv_nsec - t[1].tv_nsec) / 1e6,
+		  s->budget.spent ? " (budget spent)" : "");
 	return n;
 }
 
@@ -376,13 +390,40 @@ void sampler_get_uw_fds(const struct sampler *s, struct sampler_uw_fds *out)
 	out->procs = bpf_map__fd(s->skel->maps.uw_procs);
 }
 
+void sampler_take_links(struct sampler *s, struct link_list *out)
+{
+	struct bpf_link **skl[] = { &s->skel->links.on_cpu_sample, &s->skel->links.on_fork,
+				    &s->skel->links.on_exec,	   &s->skel->links.on_mmap_enter,
+				    &s->skel->links.on_mmap_exit,  &s->skel->links.on_exit };
+
+	for (size_t i = 0; i < sizeof(skl) / sizeof(skl[0]); i++) {
+		link_list_push(out, *skl[i]);
+		*skl[i] = NULL;
+	}
+	for (int i = 0; s->links && i < s->ncpus; i++) {
+		if (!s->links[i])
+			continue;
+		/* The link closes its perf event: this fd is no longer ours
+		 * (closing it too could close a file opened meanwhile). */
+		link_list_push(out, s->links[i]);
+		s->links[i] = NULL;
+		if (s->pfds)
+			s->pfds[i] = -1;
+	}
+}
+
 void sampler_close(struct sampler *s)
 {
 	if (!s)
 		return;
 	if (s->links) {
-		for (int i = 0; i < s->ncpus; i++)
-			bpf_link__destroy(s->links[i]);
+		for (int i = 0; i < s->ncpus; i++) {
+			if (!s->links[i])
+				continue;
+			bpf_link__destroy(s->links[i]); /* closes the perf event */
+			if (s->pfds)
+				s->pfds[i] = -1;
+		}
 	}
 	if (s->pfds) {
 		for (int i = 0; i < s->ncpus; i++)

@@ -71,6 +71,11 @@ int sampler_read_drops(struct sampler *s, uint64_t out[EP_DROP__COUNT]);
 int sampler_py_procs_fd(const struct sampler *s);
 int sampler_py_tstates_fd(const struct sampler *s);
 int sampler_py_stats_fd(const struct sampler *s);
+/* Hands the sampler's BPF links over (overload/links.h) for release in
+ * the background; after sampler_stop. sampler_close then closes the rest
+ * (the perf events themselves: no samples after the links are gone). */
+struct link_list;
+void sampler_take_links(struct sampler *s, struct link_list *out);
 void sampler_close(struct sampler *s);
 /* The in-kernel walker's time (ns), walks and frames, summed over CPUs. */
 int sampler_read_uw_stats(struct sampler *s, uint64_t out[3]);

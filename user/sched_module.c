@@ -48,6 +48,9 @@ struct sched_mod {
 	size_t npids, cap_pids;
 	struct sched_thread_rec *recs; /* harvested (exited), then all at stop */
 	size_t nrecs, cap_recs;
+	size_t nexited_listed; /* exited threads in recs (SCHED_MAX_EXITED_LISTED) */
+	uint32_t *dead;	       /* keys to delete after a harvest's walk */
+	size_t cap_dead;
 	struct sched_stats st;
 	uint64_t next_harvest_ns;
 	int64_t unavailable_frame;
@@ -490,8 +493,8 @@ static int harvest(struct sched_mod *m, bool all, uint64_t now)
 	int fd = bpf_map__fd(m->skel->maps.sched_threads);
 	uint32_t key, next, *prev = NULL;
 	struct ep_sched_thread t;
-	size_t first = m->nrecs;
-	int err;
+	size_t ndead = 0;
+	int err = 0;
 
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
@@ -505,16 +508,36 @@ static int harvest(struct sched_mod *m, bool all, uint64_t now)
 			if (t.state != EP_TS_DEAD)
 				refresh_comm(m, key, &t);
 		}
+		if (!all) {
+			if (ndead == m->cap_dead) {
+				size_t cap = m->cap_dead ? 2 * m->cap_dead : 256;
+				void *p = realloc(m->dead, cap * sizeof(*m->dead));
+
+				if (!p) {
+					err = -ENOMEM;
+					break;
+				}
+				m->dead = p;
+				m->cap_dead = cap;
+			}
+			m->dead[ndead++] = key;
+		}
+		if (t.state == EP_TS_DEAD && m->nexited_listed >= SCHED_MAX_EXITED_LISTED) {
+			sched_rec_fold(&m->st.folded, &t);
+			m->st.nfolded++;
+			continue;
+		}
 		err = push_rec(m, key, &t);
 		if (err)
-			return err;
+			break;
+		if (t.state == EP_TS_DEAD)
+			m->nexited_listed++;
 	}
 	/* Deleted after the walk: deleting the key get_next_key stands on
 	 * would restart it from the first key. */
-	if (!all)
-		for (size_t i = first; i < m->nrecs; i++)
-			bpf_map_delete_elem(fd, &m->recs[i].tid);
-	return 0;
+	for (size_t i = 0; i < ndead; i++)
+		bpf_map_delete_elem(fd, &m->dead[i]);
+	return err;
 }
 
 /* Events lost so far (kernel counters + collector), for the live view and
@@ -543,15 +566,16 @@ static int sm_poll(void *state, uint64_t now_ns)
 	int n = m->rb ? rb_budget_consume(m->rb, &m->budget, POLL_BUDGET_NS) : 0;
 
 	if (now_ns >= m->next_harvest_ns) {
-		size_t before = m->nrecs;
+		uint64_t before = m->nrecs + m->st.nfolded;
 
 		if (harvest(m, false, now_ns))
 			return -ENOMEM;
 		/* A quarter of the map died in a period: come back sooner, before
 		 * exits find it full (counted as thread_map_full). */
-		m->next_harvest_ns = now_ns + (m->nrecs - before > EP_SCHED_MAX_THREADS / 4
-						       ? HARVEST_FAST_NS
-						       : HARVEST_PERIOD_NS);
+		m->next_harvest_ns =
+			now_ns + (m->nrecs + m->st.nfolded - before > EP_SCHED_MAX_THREADS / 4
+					  ? HARVEST_FAST_NS
+					  : HARVEST_PERIOD_NS);
 		update_live(m);
 	}
 	return n < 0 ? n : 0;
@@ -686,6 +710,7 @@ static void sm_close(void *state)
 	profile_free(&m->off);
 	free(m->pids);
 	free(m->recs);
+	free(m->dead);
 	free(m->py_stash);
 	free(m);
 }

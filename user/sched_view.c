@@ -91,6 +91,30 @@ void sched_hist_import(struct histogram *h, const struct ep_sched_thread *t)
 		h->min = h->max;
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+void sched_rec_fold(struct ep_sched_thread *agg, const struct ep_sched_thread *t)
+{
+	agg->on_ns = sat_add(agg->on_ns, t->on_ns);
+	for (int r = 0; r < EP_OFF__COUNT; r++)
+		agg->off_ns[r] = sat_add(agg->off_ns[r], t->off_ns[r]);
+	agg->nvcsw = sat_add(agg->nvcsw, t->nvcsw);
+	agg->nivcsw = sat_add(agg->nivcsw, t->nivcsw);
+	agg->rq_count = sat_add(agg->rq_count, t->rq_count);
+	agg->rq_sum_ns = sat_add(agg->rq_sum_ns, t->rq_sum_ns);
+	if (t->rq_max_ns > agg->rq_max_ns)
+		agg->rq_max_ns = t->rq_max_ns;
+	agg->episodes_long = sat_add(agg->episodes_long, t->episodes_long);
+	for (uint32_t b = 0; b < EP_SCHED_HIST_BUCKETS; b++)
+		agg->rq_hist[b] = agg->rq_hist[b] + t->rq_hist[b] < agg->rq_hist[b]
+					  ? UINT32_MAX
+					  : agg->rq_hist[b] + t->rq_hist[b];
+	agg->state = EP_TS_DEAD;
+}
+
 static uint64_t off_total(const struct ep_sched_thread *t)
 {
 	uint64_t s = 0;
@@ -215,10 +239,19 @@ cJSON *sched_report_json(const struct sched_thread_rec *recs, size_t n,
 		invol += recs[i].t.nivcsw;
 		sched_hist_import(all, &recs[i].t);
 	}
+	if (st->nfolded) {
+		on += st->folded.on_ns;
+		for (int r = 0; r < EP_OFF__COUNT; r++)
+			off[r] += st->folded.off_ns[r];
+		vol += st->folded.nvcsw;
+		invol += st->folded.nivcsw;
+		sched_hist_import(all, &st->folded);
+	}
 	if (n)
 		qsort(order, n, sizeof(*order), cmp_rec);
 
-	if (!add_u64(o, "threads_seen", n) || !add_u64(o, "on_cpu_ns", on) ||
+	if (!add_u64(o, "threads_seen", n + st->nfolded) ||
+	    !add_u64(o, "threads_not_listed", st->nfolded) || !add_u64(o, "on_cpu_ns", on) ||
 	    !add_u64(o, "off_cpu_ns", off[0] + off[1] + off[2] + off[3] + off[4]) ||
 	    !add_u64(o, "voluntary_switches", vol) || !add_u64(o, "involuntary_switches", invol) ||
 	    !add_u64(o, "context_switches", vol + invol))
@@ -304,13 +337,21 @@ void sched_print_summary(const struct sched_thread_rec *recs, size_t n,
 		sw += recs[i].t.nvcsw + recs[i].t.nivcsw;
 		sched_hist_import(all, &recs[i].t);
 	}
+	if (st->nfolded) {
+		on += st->folded.on_ns;
+		for (int r = 0; r < EP_OFF__COUNT; r++)
+			off[r] += st->folded.off_ns[r];
+		sw += st->folded.nvcsw + st->folded.nivcsw;
+		sched_hist_import(all, &st->folded);
+	}
 	for (unsigned i = 0; i < EP_SDROP__COUNT; i++)
 		drops += st->drops[i];
 	fmt_ns(a, sizeof(a), on);
 	fmt_ns(b, sizeof(b), off[0] + off[1] + off[2] + off[3] + off[4]);
 	fprintf(out,
-		"\nScheduler: %zu thread(s), on-CPU %s, off-CPU %s, %" PRIu64 " context switches\n",
-		n, a, b, sw);
+		"\nScheduler: %" PRIu64 " thread(s), on-CPU %s, off-CPU %s, %" PRIu64
+		" context switches\n",
+		(uint64_t)n + st->nfolded, a, b, sw);
 	fputs("  off-CPU by reason:", out);
 	for (int r = 0; r < EP_OFF__COUNT; r++) {
 		fmt_ns(a, sizeof(a), off[r]);

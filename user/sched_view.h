@@ -39,10 +39,22 @@ struct sched_stats {
 	uint64_t ustack_skipped;	 /* of those, reported without user frames by design
 				  * (EP_SSTAT_USTACK_SKIPPED) */
 	uint64_t ustack_walks; /* user stacks walked at switch-outs (EP_SSTAT_USTACK_WALKS) */
+	/* Exited threads past SCHED_MAX_EXITED_LISTED, summed into one record:
+	 * a fork storm must not cost a record per child (issue 17). They count
+	 * in every total; report.json lists the others one by one. */
+	struct ep_sched_thread folded;
+	uint64_t nfolded;
 	uint32_t offcpu_min_us;
 	bool stacks;
 	const char *folded_file; /* NULL when not written */
 };
+
+/* Exited threads kept one by one; those harvested after are folded into
+ * sched_stats.folded. Threads alive at the end are always listed. */
+#define SCHED_MAX_EXITED_LISTED 2048
+
+/* Adds t's times, switches and run-queue histogram to agg. */
+void sched_rec_fold(struct ep_sched_thread *agg, const struct ep_sched_thread *t);
 
 /* Names used in report.json for enum ep_off_reason and enum ep_sched_drop. */
 const char *sched_reason_name(unsigned reason);

@@ -67,6 +67,8 @@ struct sysmon {
 	uint64_t drops[EP_SM_DROP__COUNT];
 	struct thr_result res;
 	bool stopped;
+	bool attached;
+	uint64_t exit_reads_skipped; /* short-lived children's exits, /proc not read */
 	uint64_t next_live;
 };
 
@@ -284,9 +286,13 @@ static int sm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
 static int sm_add_target(void *state, uint32_t pid)
 {
 	struct sysmon *m = state;
+	struct mem_proc *p = mem_proc(&m->mem, pid, true);
 
-	if (!mem_proc(&m->mem, pid, true))
+	if (!p)
 		return -ENOMEM;
+	/* A child followed during the run (not a named process). */
+	if (m->attached && !p->added_ns)
+		p->added_ns = mono_ns();
 	for (size_t i = 0; i < m->nlive; i++)
 		if (m->live[i] == pid)
 			return 0;
@@ -303,17 +309,21 @@ static int sm_add_target(void *state, uint32_t pid)
 	return 0;
 }
 
-static void sample_proc(struct sysmon *m, uint32_t pid, uint64_t now)
+/* -ENOENT: pid is gone (nothing read), else 0. */
+static int sample_proc(struct sysmon *m, uint32_t pid, uint64_t now)
 {
 	const char *root = m->ctx->opts->proc_root ? m->ctx->opts->proc_root : "/proc";
 	char path[256], buf[4096];
 	int64_t vm = -1, rss = -1, hwm = -1;
 	uint64_t minf = 0, majf = 0;
 	bool fok = false;
+	int n;
 
 	snprintf(path, sizeof(path), "%s/%u/statm", root, pid);
-	if (read_small(path, buf, sizeof(buf)) > 0 &&
-	    mem_parse_statm(buf, m->page_size, &vm, &rss)) {
+	n = read_small(path, buf, sizeof(buf));
+	if (n == -ENOENT)
+		return n;
+	if (n > 0 && mem_parse_statm(buf, m->page_size, &vm, &rss)) {
 		vm = rss = -1;
 	}
 	snprintf(path, sizeof(path), "%s/%u/stat", root, pid);
@@ -328,6 +338,7 @@ static void sample_proc(struct sysmon *m, uint32_t pid, uint64_t now)
 	mem_on_proc(&m->mem, now, pid, vm, rss, hwm, fok, minf, majf);
 	if (rss > 0)
 		cycle_sink_rss(m->ctx->cycles, pid, now, (uint64_t)rss);
+	return 0;
 }
 
 static void sample_busy(struct sysmon *m, uint64_t now)
@@ -396,6 +407,7 @@ static int sm_attach(void *state)
 		sample_proc(m, m->live[i], now);
 	m->next_sample = now + SYSMON_SAMPLE_PERIOD_MS * 1000000ull;
 	m->next_counter = now + SYSMON_COUNTER_PERIOD_MS * 1000000ull;
+	m->attached = true;
 	return 0;
 }
 
@@ -507,8 +519,12 @@ static int sm_poll(void *state, uint64_t now)
 		ring_buffer__consume(m->rb);
 	collect_exited(m);
 	if (now >= m->next_sample) {
+		/* A process gone without its exit event (lost in a full ring,
+		 * as in a fork storm) would be read here for the rest of the
+		 * run. */
 		for (size_t i = 0; i < m->nlive; i++)
-			sample_proc(m, m->live[i], now);
+			if (sample_proc(m, m->live[i], now) == -ENOENT)
+				m->live[i--] = m->live[--m->nlive];
 		sample_busy(m, now);
 		m->next_sample = now + SYSMON_SAMPLE_PERIOD_MS * 1000000ull;
 	}
@@ -613,7 +629,15 @@ static void sm_on_exit(void *state, uint32_t pid, uint64_t ts)
 
 	if (m->rb)
 		ring_buffer__consume(m->rb);
-	sample_proc(m, pid, ts);
+	/* After the drain: its events may grow (move) the array. */
+	p = mem_proc(&m->mem, pid, false);
+	/* A child that lived less than a sampling period is not read at its
+	 * exit (three /proc files per child of a fork storm: issue 17); its
+	 * kernel-side peak is still collected. */
+	if (p && p->added_ns && ts < p->added_ns + SYSMON_CHILD_MIN_LIFE_NS)
+		m->exit_reads_skipped++;
+	else
+		sample_proc(m, pid, ts);
 	if (m->nexited == m->cap_exited) {
 		size_t nc = m->cap_exited ? 2 * m->cap_exited : 64;
 		uint32_t *ne = realloc(m->exited, nc * sizeof(*ne));
@@ -633,6 +657,16 @@ static void sm_on_exit(void *state, uint32_t pid, uint64_t ts)
 	for (size_t i = 0; i < m->nlive; i++)
 		if (m->live[i] == pid)
 			m->live[i--] = m->live[--m->nlive];
+}
+
+static void sm_take_links(void *state, struct link_list *out)
+{
+	struct sysmon *m = state;
+
+	for (int i = 0; i < NTP; i++) {
+		link_list_push(out, m->links[i]);
+		m->links[i] = NULL;
+	}
 }
 
 static void sm_stop(void *state)
@@ -691,6 +725,7 @@ static int sm_report(void *state, cJSON *root)
 	cJSON_AddNumberToObject(d, "ringbuf_full", (double)m->drops[EP_SM_DROP_RINGBUF_FULL]);
 	cJSON_AddNumberToObject(d, "mm_map_full", (double)m->drops[EP_SM_DROP_MM_MAP_FULL]);
 	cJSON_AddNumberToObject(d, "timeline_events", (double)m->tl.dropped);
+	cJSON_AddNumberToObject(sm, "exit_reads_skipped", (double)m->exit_reads_skipped);
 	tp = cJSON_AddObjectToObject(sm, "tracepoints");
 	for (int i = 0; i < NTP; i++)
 		cJSON_AddBoolToObject(tp, tp_names[i], m->tp_ok[i]);
@@ -778,6 +813,7 @@ const struct rec_module sysmon_rec_module = {
 	.attach = sm_attach,
 	.poll = sm_poll,
 	.on_exit = sm_on_exit,
+	.take_links = sm_take_links,
 	.stop = sm_stop,
 	.report_json = sm_report,
 	.trace_events = sm_trace,

@@ -10,6 +10,9 @@
 #define SYSMON_SAMPLE_PERIOD_MS 100
 /* thermal_throttle counters are one file per CPU and kind: read less often. */
 #define SYSMON_COUNTER_PERIOD_MS 1000
+/* A child followed during the run that exits younger than this (since it
+ * was followed) is not read from /proc at its exit. */
+#define SYSMON_CHILD_MIN_LIFE_NS (20ull * 1000 * 1000)
 
 extern const struct rec_module sysmon_rec_module;
 

@@ -74,7 +74,8 @@ def one(case):
     res["dropped"] = {k: v for k, v in R["dropped"]["by_cause"].items() if v}
     sd = R.get("sched", {}).get("dropped", {}).get("by_cause", {})
     res["sched_dropped"] = {k: v for k, v in sd.items() if v}
-    res["processes"] = len(R["target"].get("processes", []))
+    # Followed, listed or not (report.json lists 1000 exited children).
+    res["processes"] = R["target"].get("processes_followed", len(R["target"].get("processes", [])))
     res["threads_seen"] = R.get("sched", {}).get("threads_seen")
     subprocess.run(["rm", "-rf", out])
     return res

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "alloc/alloc_attach.h"
+#include "overload/links.h"
 #include "alloc/alloc_model.h"
 #include "alloc/alloc_report.h"
 #include "alloc/alloc_syms.h"
@@ -422,6 +423,23 @@ static void read_stats(struct alloc_mod *m)
 	free(v);
 }
 
+/* Released beside the outputs (rec_module.h, take_links); the session
+ * links are raw fds, closed by stop. */
+static void am_take_links(void *state, struct link_list *out)
+{
+	struct alloc_mod *m = state;
+
+	for (size_t i = 0; i < m->ntg; i++) {
+		for (size_t k = 0; k < m->tg[i].nlinks; k++)
+			link_list_push(out, m->tg[i].links[k]);
+		m->tg[i].nlinks = 0;
+	}
+	for (size_t i = 0; i < 3; i++) {
+		link_list_push(out, m->map_links[i]);
+		m->map_links[i] = NULL;
+	}
+}
+
 static void am_stop(void *state)
 {
 	struct alloc_mod *m = state;
@@ -560,6 +578,7 @@ const struct rec_module alloc_rec_module = {
 	.poll = am_poll,
 	.on_exit = am_on_exit,
 	.on_held = am_on_held,
+	.take_links = am_take_links,
 	.stop = am_stop,
 	.report_json = am_report,
 	.write_files = am_write_files,

@@ -95,10 +95,17 @@ static cJSON *build_target(struct builder *b, const struct run_info *ri)
 	cJSON *procs = check(b, cJSON_CreateArray());
 	add(b, t, "pids", pids);
 	add(b, t, "processes", procs);
+	size_t nexited = 0, nlisted = 0;
 	for (size_t i = 0; pids && procs && i < ri->ntargets; i++) {
 		const struct report_target *rt = &ri->targets[i];
 		char comm[PROF_COMM_LEN];
 		size_t n = strnlen(rt->comm, PROF_COMM_LEN - 1);
+		/* A fork storm's children past the first few are counted, not
+		 * listed: tens of thousands of entries cost seconds and hundreds
+		 * of MB to write (issue 17). */
+		if (!report_target_listed(rt, &nexited))
+			continue;
+		nlisted++;
 		memcpy(comm, rt->comm, n);
 		comm[n] = '\0';
 		add(b, pids, NULL, cJSON_CreateNumber(rt->pid));
@@ -112,6 +119,9 @@ static cJSON *build_target(struct builder *b, const struct run_info *ri)
 		add(b, pr, "parent_pid", cJSON_CreateNumber(rt->parent_pid));
 		add(b, pr, "exited", cJSON_CreateBool(rt->exited));
 	}
+	add(b, t, "processes_followed", cJSON_CreateNumber((double)ri->ntargets));
+	add(b, t, "processes_not_listed", cJSON_CreateNumber((double)(ri->ntargets - nlisted)));
+	add(b, t, "forks_not_read", u64(ri->forks_unread));
 	add(b, t, "launched", cJSON_CreateBool(ri->launched));
 	add(b, t, "command", str(ri->launched ? ri->command : NULL));
 	if (ri->launched && ri->exit_status >= 0)
@@ -248,6 +258,7 @@ static cJSON *build_kernel_walk(struct builder *b, const struct run_unwind *u)
 	add(b, o, "tables_over_budget", u64(k->over_budget));
 	add(b, o, "maps_scans", u64(k->scans));
 	add(b, o, "maps_rescans", u64(k->rescans));
+	add(b, o, "forks_copied", u64(k->forks_copied));
 	add(b, o, "maps_over_limit", u64(k->maps_over));
 	return o;
 }

@@ -17,7 +17,12 @@ int export_trace_json(const struct run_info *ri, trace_events_fn events_fn, void
 	/* Timestamps are CLOCK_MONOTONIC in microseconds, the same clock as
 	 * the BPF events, so tracks from every source line up. */
 	fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", out);
+	size_t nexited = 0;
+
 	for (size_t i = 0; i < ri->ntargets; i++) {
+		/* Named as in report.json: not each child of a fork storm. */
+		if (!report_target_listed(&ri->targets[i], &nexited))
+			continue;
 		if (!first)
 			fputc(',', out);
 		first = false;

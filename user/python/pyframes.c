@@ -263,13 +263,23 @@ static void *watch_main(void *arg)
 	}
 }
 
-int pyframes_watch(struct pyframes *pf, uint32_t pid)
+int pyframes_watch(struct pyframes *pf, uint32_t pid, uint64_t delay_ns)
 {
+	struct py_pid *p;
 	int err = 0;
 
 	pthread_mutex_lock(&pf->lock);
-	if (!find_pid(pf, pid, true))
+	p = find_pid(pf, pid, true);
+	if (!p)
 		err = -ENOMEM;
+	else if (!p->first_seen_ns && p->state == PS_NONE) {
+		/* Not looked at yet: a sample (delay 0) brings a delayed
+		 * child's first look forward. */
+		uint64_t at = delay_ns ? mono_ns() + delay_ns : 0;
+
+		if (!p->next_try_ns || at < p->next_try_ns)
+			p->next_try_ns = at;
+	}
 	if (!err && !pf->watcher_started) {
 		err = -pthread_create(&pf->watcher, NULL, watch_main, pf);
 		pf->watcher_started = !err;
@@ -287,13 +297,14 @@ static bool name_is_python(const char *path)
 
 /* The executable is an interpreter (launch mode: known right at exec, before
  * a sample). readlink takes no mmap lock. */
-static bool exe_is_python(struct pyframes *pf, uint32_t pid)
+static bool exe_is_python(struct pyframes *pf, uint32_t pid, bool *gone)
 {
 	char path[PATH_MAX], exe[PATH_MAX];
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%u/exe", pf->o.proc_root, pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
+	*gone = n < 0 && errno == ENOENT;
 	if (n <= 0)
 		return false;
 	exe[n] = '\0';
@@ -311,8 +322,16 @@ static void try_detect(struct pyframes *pf, struct py_pid *p, uint64_t now)
 	p->next_try_ns =
 		now + (now - p->first_seen_ns < FAST_PERIOD_NS ? RETRY_FAST_NS : RETRY_SLOW_NS);
 	if (p->state == PS_NONE) {
-		if (!p->hinted && !exe_is_python(pf, p->pid))
+		bool gone = false;
+
+		if (!p->hinted && !exe_is_python(pf, p->pid, &gone)) {
+			/* Exited, its exit event not read yet (a fork storm's
+			 * child): a retry every 10 ms until then was 13k
+			 * readlinks a second (issue 17). */
+			if (gone)
+				p->state = PS_OFF;
 			return;
+		}
 		err = py_proc_detect(pf->o.proc_root, p->pid, &p->info);
 		if (err)
 			return;
@@ -589,7 +608,7 @@ static struct py_pid *active_pid(struct pyframes *pf, struct profile *prof, uint
 	enum pid_state state;
 	struct py_pid *p;
 
-	if (pyframes_watch(pf, pid))
+	if (pyframes_watch(pf, pid, 0))
 		return NULL;
 	pthread_mutex_lock(&pf->lock);
 	p = find_pid(pf, pid, false);

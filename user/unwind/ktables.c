@@ -537,6 +537,21 @@ int ktables_scan(struct ktables *k, uint32_t pid, uint64_t now_ns)
 	return err;
 }
 
+int ktables_fork(struct ktables *k, uint32_t parent, uint32_t pid, uint64_t now_ns)
+{
+	struct kt_proc *kp;
+
+	if (!parent || !find_proc(k, parent, false) ||
+	    bpf_map_lookup_elem(k->o.procs_fd, &parent, k->pv))
+		return ktables_scan(k, pid, now_ns);
+	kp = find_proc(k, pid, true);
+	if (!kp)
+		return -ENOMEM;
+	kp->last_scan_ns = now_ns;
+	k->st.forks_copied++;
+	return bpf_map_update_elem(k->o.procs_fd, &pid, k->pv, BPF_ANY) ? -errno : 0;
+}
+
 int ktables_miss(struct ktables *k, uint32_t pid, uint64_t now_ns)
 {
 	struct kt_proc *kp = find_proc(k, pid, false);

@@ -31,18 +31,19 @@ struct ktables_opts {
 };
 
 struct ktables_stats {
-	uint64_t objects;     /* objects seen (files, the vdso) */
-	uint64_t objects_cfi; /* of them: with a table in the kernel */
-	uint64_t rows;	      /* rows loaded */
-	uint64_t map_bytes;   /* BPF memory of rows, block index and process lists */
-	uint64_t build_ns;    /* CLOCK_MONOTONIC spent compiling or loading tables */
-	uint64_t scan_ns;     /* all of the scans: maps, tables, BPF map updates */
-	uint64_t from_cache;  /* tables read from the disk cache */
-	uint64_t errors;      /* objects whose table could not be built or loaded */
-	uint64_t over_budget; /* objects left to frame pointers by max_bytes */
-	uint64_t scans;	      /* maps scans (first ones and re-scans) */
-	uint64_t rescans;     /* of them: after a walk met an unknown pc */
-	uint64_t maps_over;   /* executable mappings beyond EP_UW_MAX_MAPS */
+	uint64_t objects;      /* objects seen (files, the vdso) */
+	uint64_t objects_cfi;  /* of them: with a table in the kernel */
+	uint64_t rows;	       /* rows loaded */
+	uint64_t map_bytes;    /* BPF memory of rows, block index and process lists */
+	uint64_t build_ns;     /* CLOCK_MONOTONIC spent compiling or loading tables */
+	uint64_t scan_ns;      /* all of the scans: maps, tables, BPF map updates */
+	uint64_t from_cache;   /* tables read from the disk cache */
+	uint64_t errors;       /* objects whose table could not be built or loaded */
+	uint64_t over_budget;  /* objects left to frame pointers by max_bytes */
+	uint64_t scans;	       /* maps scans (first ones and re-scans) */
+	uint64_t rescans;      /* of them: after a walk met an unknown pc */
+	uint64_t maps_over;    /* executable mappings beyond EP_UW_MAX_MAPS */
+	uint64_t forks_copied; /* children given their parent's list, not scanned */
 };
 
 int ktables_new(struct ktables **out, const struct ktables_opts *o);
@@ -51,6 +52,10 @@ void ktables_free(struct ktables *k);
 /* Reads pid's maps, loads the tables of objects not loaded yet and writes
  * its mapping list. Returns 0 or a negative errno (-ESRCH: gone). */
 int ktables_scan(struct ktables *k, uint32_t pid, uint64_t now_ns);
+/* pid was forked by parent: until it execs it has the parent's mappings,
+ * so the parent's list is copied (no /proc read: a fork storm must not
+ * cost a maps scan per child, issue 17). Scans when the parent has none. */
+int ktables_fork(struct ktables *k, uint32_t parent, uint32_t pid, uint64_t now_ns);
 /* A walk of pid met a pc in no known mapping: re-scan, at most every
  * 20 ms per process. Returns 1 when it scanned, 0 when rate limited. */
 int ktables_miss(struct ktables *k, uint32_t pid, uint64_t now_ns);
