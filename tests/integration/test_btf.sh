@@ -19,7 +19,13 @@ ep_py "$out" <<'PY'
 a = folded_total(lambda fr: "burn_a" in fr)
 b = folded_total(lambda fr: "burn_b" in fr)
 check(a + b >= 100, "only %d samples in burn_a/burn_b" % (a + b))
-check(abs(a / max(a + b, 1) - 0.75) <= 0.10, "burn_a share %.3f, want 0.75 +-0.10 (the split is tested closely elsewhere)" % (a / max(a + b, 1)))
+# Only that the CPU profile works: both burners under work_outer, burn_a
+# the larger. The split itself is tested closely elsewhere; here, with 400
+# samples at a fixed 5 ms period against cpu_tree's ~0.3 ms rounds, it came
+# out 0.85-0.86 on loaded machines (aliasing), and a +-0.10 bound flaked.
+both = folded_total(lambda fr: has_seq(fr, ["main", "work_outer"]) and ("burn_a" in fr or "burn_b" in fr))
+check(b > 0 and 0.55 <= a / max(a + b, 1) <= 0.95, "burn_a share %.3f (%d/%d), want 0.55-0.95" % (a / max(a + b, 1), a, b))
+check(both == a + b, "%d of %d burn samples not under main;work_outer" % (a + b - both, a + b))
 check((R.get("sched") or {}).get("context_switches", 0) > 0, "the scheduler module did not load with --btf")
 PY
 head -c 65536 /dev/urandom >"$EP_WORK/junk.btf"
