@@ -1,6 +1,10 @@
 #!/bin/bash
 # --pid mode on cpu_tree: outputs valid, the known 3:1 split and call path
 # are recovered, the sample count matches the rate, the run stops at -d.
+# cpu_tree's 3:1 work split is not a 75/25 time split on every host: perf
+# record measured burn_a 88-90% here on 2026-11-29 (same code, same
+# alignment). Only burn_a's dominance is checked (0.60-0.97); the shares
+# are checked against the program's own CPU time in test_python_frames.
 . "$(dirname "$0")/lib.sh"
 ep_require_root
 ep_init
@@ -52,7 +56,7 @@ b = folded_total(lambda fr: "burn_b" in fr)
 if check(a + b > 0, "no samples in burn_a/burn_b at all"):
     share = a / (a + b)
     info("burn_a share %.3f (a=%d b=%d)" % (share, a, b))
-    check(abs(share - 0.75) <= 0.15, "burn_a share %.3f (a=%d b=%d), expected 0.75 +-0.15" % (share, a, b))
+    check(0.60 <= share <= 0.97, "burn_a share %.3f (a=%d b=%d), expected 0.60-0.97" % (share, a, b))
 # The CPU is in burn_a/burn_b nearly all the time; 80% leaves room for
 # samples landing in the loop's clock_gettime or in a prologue.
 check(a + b >= 0.8 * tot, "only %d of %d samples in burn_a/burn_b" % (a + b, tot))
