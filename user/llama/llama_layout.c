@@ -2,6 +2,7 @@
 /* llama.cpp parameter-struct layouts per build (llama_layout.h). */
 #include <elf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,40 +50,36 @@ const struct llama_layout *llama_layout_find(const char *version)
 	return NULL;
 }
 
-/* File offset of virtual address va, from the program headers. */
-static int va_to_off(int fd, const Elf64_Ehdr *eh, uint64_t va, uint64_t *off)
+/* Through the PT_LOAD headers: the file offset of virtual address x
+ * (to_off), or the virtual address of file offset x. */
+static int load_map(int fd, const Elf64_Ehdr *eh, uint64_t x, bool to_off, uint64_t *out)
 {
 	for (unsigned i = 0; i < eh->e_phnum && i < 64; i++) {
 		Elf64_Phdr ph;
+		uint64_t from, to;
 
 		if (pread(fd, &ph, sizeof(ph),
 			  (off_t)(eh->e_phoff + (uint64_t)i * eh->e_phentsize)) !=
 		    (ssize_t)sizeof(ph))
 			return -ENOEXEC;
-		if (ph.p_type == PT_LOAD && va >= ph.p_vaddr && va - ph.p_vaddr < ph.p_filesz) {
-			*off = va - ph.p_vaddr + ph.p_offset;
+		from = to_off ? ph.p_vaddr : ph.p_offset;
+		to = to_off ? ph.p_offset : ph.p_vaddr;
+		if (ph.p_type == PT_LOAD && x >= from && x - from < ph.p_filesz) {
+			*out = x - from + to;
 			return 0;
 		}
 	}
 	return -ENOENT;
 }
 
-/* Virtual address of file offset off. */
+static int va_to_off(int fd, const Elf64_Ehdr *eh, uint64_t va, uint64_t *off)
+{
+	return load_map(fd, eh, va, true, off);
+}
+
 static int off_to_va(int fd, const Elf64_Ehdr *eh, uint64_t off, uint64_t *va)
 {
-	for (unsigned i = 0; i < eh->e_phnum && i < 64; i++) {
-		Elf64_Phdr ph;
-
-		if (pread(fd, &ph, sizeof(ph),
-			  (off_t)(eh->e_phoff + (uint64_t)i * eh->e_phentsize)) !=
-		    (ssize_t)sizeof(ph))
-			return -ENOEXEC;
-		if (ph.p_type == PT_LOAD && off >= ph.p_offset && off - ph.p_offset < ph.p_filesz) {
-			*va = off - ph.p_offset + ph.p_vaddr;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	return load_map(fd, eh, off, false, va);
 }
 
 int llama_version_read(int fd, char *out, size_t outlen)
