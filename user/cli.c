@@ -10,7 +10,7 @@
 
 #include "alerts.h"
 #include "export/metrics.h"
-#include "cycle_spec.h"
+#include "cycles/cycle_spec.h"
 #include "probes.h"
 #include "proc/proc_info.h"
 

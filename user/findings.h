@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cycles.h"
+#include "cycles/cycles.h"
 #include "cycles/cycle_agg.h"
 
 enum finding_severity { FIND_INFO = 0, FIND_WARNING = 1, FIND_CRITICAL = 2 };

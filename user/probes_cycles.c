@@ -6,7 +6,7 @@
  * (sqlite3_exec runs its own prepare/step; llama_decode runs the ggml graph
  * computes), and counting both would double the call counts.
  */
-#include "cycle_sink.h"
+#include "cycles/cycle_sink.h"
 #include "probes.h"
 
 bool probes_cycle_span(const struct probe_stats *st, const void *data, size_t size,

@@ -42,7 +42,7 @@
 #include "util/vec.h"
 #include "overload/links.h"
 #include "proc/pid_index.h"
-#include "cycle_sink.h"
+#include "cycles/cycle_sink.h"
 #include "log.h"
 #include "overload/priority.h"
 #include "probes.h"

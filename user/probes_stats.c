@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cycles.h"
+#include "cycles/cycles.h"
 #include "hashmap.h"
 #include "json_write.h"
 #include "probes.h"

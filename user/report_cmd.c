@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cycles_json.h"
-#include "cycles_summary.h"
+#include "cycles/cycles_json.h"
+#include "cycles/cycles_summary.h"
 #include "export/csv.h"
 #include "log.h"
 #include "output.h"

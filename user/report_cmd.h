@@ -7,7 +7,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
-#include "cycles.h"
+#include "cycles/cycles.h"
 #include "findings.h"
 
 struct report_data {

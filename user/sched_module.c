@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "bpf_parts.h"
-#include "cycle_sink.h"
-#include "cycles_json.h"
+#include "cycles/cycle_sink.h"
+#include "cycles/cycles_json.h"
 #include "log.h"
 #include "proc/proc_info.h"
 #include "python/pyframes.h"

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "events.h"
-#include "cycle_sink.h"
+#include "cycles/cycle_sink.h"
 #include "log.h"
 #include "modules.skel.h"
 #include "overload/links.h"

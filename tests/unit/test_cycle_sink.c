@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The cycle facts sink (user/cycle_sink.c): pairing, the lag before
+/* The cycle facts sink (user/cycles/cycle_sink.c): pairing, the lag before
  * attribution, late facts, pruning (bounded memory on a long stream), caps,
  * the live "closed" list and the --cycle py: return chain, plus --cycle /
  * --cycle-every parsing with bad input. Times in ms after BASE; the
@@ -8,9 +8,9 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "cycle_sink.h"
+#include "cycles/cycle_sink.h"
 #include "cycles/cycle_agg.h"
-#include "cycle_spec.h"
+#include "cycles/cycle_spec.h"
 
 #define MS    1000000ull
 #define BASE  (1000ull * MS)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "cycles.h"
+#include "cycles/cycles.h"
 
 #define MS    1000000ull
 #define BASE  (1000ull * MS)

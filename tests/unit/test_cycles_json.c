@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "cycles_json.h"
+#include "cycles/cycles_json.h"
 #include "export/csv.h"
 #include "profile.h"
 #include "report_cmd.h"

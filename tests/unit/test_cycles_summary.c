@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "cycles_summary.h"
+#include "cycles/cycles_summary.h"
 
 #define MS 1000000ull
 

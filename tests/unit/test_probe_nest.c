@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "cycles.h"
+#include "cycles/cycles.h"
 #include "probes.h"
 #include "probes/probe_nest.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "cycle_sink.h"
+#include "cycles/cycle_sink.h"
 #include "probes.h"
 
 #define US 1000ull

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The cycle facts sink alone (user/cycle_sink.c), as the recorder drives
+ * The cycle facts sink alone (user/cycles/cycle_sink.c), as the recorder drives
  * it: RATE spans/s (plus 2 x 999 samples/s) for SECONDS of simulated time,
  * cycles of CYCLE_MS, a flush every 10 ms. Prints the CPU time per fact
  * (append, prune, attribution) and the peak of held facts.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "cycle_sink.h"
+#include "cycles/cycle_sink.h"
 
 static double cpu_s(void)
 {

@@ -20,7 +20,7 @@
 #include "alloc.skel.h"
 #include "export/pprof.h"
 #include "report.h"
-#include "cycle_sink.h"
+#include "cycles/cycle_sink.h"
 #include "log.h"
 #include "symbolize/symbolize.h"
 #include "top_live.h"

@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "alloc/alloc_model.h"
-#include "cycles.h"
+#include "cycles/cycles.h"
 #include "findings.h"
 
 /* Above this share of the targets' CPU the summary warns about our cost. */

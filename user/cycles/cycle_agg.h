@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cycles.h"
+#include "cycles/cycles.h"
 #include "histogram.h"
 
 /* The parts of a cycle the findings look at (one getter each). */

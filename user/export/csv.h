@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "cycles.h"
+#include "cycles/cycles.h"
 
 /* RFC 4180 (comma, CRLF-free "\n" lines, quotes doubled). Text fields that a
  * spreadsheet would run as a formula (= + - @ first) get a leading '.

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "cycles.h"
+#include "cycles/cycles.h"
 #include "export/pprof.h"
 #include "report.h"
 

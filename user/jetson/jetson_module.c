@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cycle_sink.h"
+#include "cycles/cycle_sink.h"
 #include "jetson/jetson.h"
 #include "jetson/jetson_module.h"
 #include "log.h"

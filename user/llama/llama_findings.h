@@ -12,7 +12,7 @@
 #include <cjson/cJSON.h>
 #include <stdint.h>
 
-#include "cycles.h"
+#include "cycles/cycles.h"
 #include "findings.h"
 
 /* The n_ctx recommended for prompts of `need` tokens: need plus a quarter,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "cycle_spec.h"
+#include "cycles/cycle_spec.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
  * the main thread), with the partition filled in rule order up to the wall
  * time: an approximation, documented in docs/cycles.md.
  */
-#include "cycles_json.h"
+#include "cycles/cycles_json.h"
 
 #include <errno.h>
 #include <math.h>

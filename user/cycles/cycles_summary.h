@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "cycles.h"
+#include "cycles/cycles.h"
 #include "findings.h"
 
 /* "Cycles: N median p95 mean slowest" and up to max_findings findings. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* report.json cycles/findings/flame sections and their readers. */
-#include "cycles_json.h"
+#include "cycles/cycles_json.h"
 
 #include <errno.h>
 #include <math.h>

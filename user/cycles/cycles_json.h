@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cycles.h"
+#include "cycles/cycles.h"
 #include "findings.h"
 
 struct profile;

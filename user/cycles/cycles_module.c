@@ -17,7 +17,7 @@
 #include "util/vec.h"
 #include "overload/links.h"
 #include "proc/pid_index.h"
-#include "cycles_module.h"
+#include "cycles/cycles_module.h"
 #include "llama/llama_findings.h"
 #include "alloc/alloc_report.h"
 
@@ -32,12 +32,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cycle_sink.h"
-#include "cycle_spec.h"
+#include "cycles/cycle_sink.h"
+#include "cycles/cycle_spec.h"
 #include "events.h" /* types the skeleton names */
 #include "modules.skel.h"
-#include "cycles_json.h"
-#include "cycles_summary.h"
+#include "cycles/cycles_json.h"
+#include "cycles/cycles_summary.h"
 #include "export/csv.h"
 #include "histogram.h"
 #include "log.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Per-cycle attribution (see cycles.h). Pure: no I/O, no clocks. */
-#include "cycles.h"
+#include "cycles/cycles.h"
 
 #include <errno.h>
 #include <stdio.h>

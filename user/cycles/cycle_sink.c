@@ -4,7 +4,7 @@
  * facts held until the cycles they touch are attributed, attribution in
  * batches through the pure cycles_compute(), and pruning.
  */
-#include "cycle_sink.h"
+#include "cycles/cycle_sink.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* End-of-run cycle table and top findings on stdout. */
-#include "cycles_summary.h"
+#include "cycles/cycles_summary.h"
 
 static double msd(uint64_t ns)
 {

@@ -7,7 +7,7 @@
  * thread: not thread-safe, no locking); every function accepts a NULL sink
  * and then does nothing, so a module needs no "are cycles on" test. The
  * cycles module feeds the boundaries and calls cycle_sink_flush() each
- * poll: a cycle is attributed (user/cycles.c) once it is closed and `lag_ns`
+ * poll: a cycle is attributed (user/cycles/cycles.c) once it is closed and `lag_ns`
  * has passed since its end, so facts still queued in the other modules'
  * rings reach it; then the facts nobody needs any more are dropped. Memory
  * is bounded by the lag plus the longest open cycle, and by a cap per fact
@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cycles.h"
+#include "cycles/cycles.h"
 #include "cycles/cycle_agg.h"
 
 enum cycle_mode {
