@@ -2,8 +2,10 @@
 /*
  * Cycle boundaries: --cycle / --cycle-every probes (uprobe + uretprobe or a
  * USDT point), the cycle marker's USDT points, CPython's function__entry /
- * function__return filtered by function name (py:FUNCTION) and CPython's
- * gc__start / gc__done. Each hit becomes one small event; the collector
+ * function__return filtered by function name (py:FUNCTION, interpreters
+ * with the probes when Python frames are off), a hardware watchpoint on
+ * FUNCTION's code object (py:FUNCTION otherwise) and CPython's gc__start /
+ * gc__done. Each hit becomes one small event; the collector
  * pairs begins and ends per thread (user/cycle_sink.c).
  *
  * Own object and ring, apart from probes.bpf.c: boundaries are a few per
@@ -184,5 +186,96 @@ int cycle_usdt(struct pt_regs *ctx)
 	if (bpf_usdt_arg_cnt(ctx) > 0 && bpf_usdt_arg(ctx, 0, &arg))
 		arg = 0;
 	on_hit(cookie, kind == EP_CYC_END, arg);
+	return 0;
+}
+
+/* py:FUNCTION by watchpoint (user/cycles/py_watch.c, docs/cycles.md): each
+ * thread of a target has a hardware write watchpoint on the reference count
+ * of FUNCTION's code object. CPython takes a reference to the code when a
+ * call's frame is set up and drops it when the frame is cleared, so the
+ * count goes up at every call of FUNCTION and down at every return, and
+ * nothing traps for any other function (the USDT points trap at every
+ * Python call). The direction of the change tells a call from a return:
+ * the last count seen is kept per process and object, which is exact
+ * because threads change counts one at a time under the GIL. A count moved
+ * by something else (a reference held elsewhere) looks like a call or a
+ * return; the per-thread depth keeps a nested pair inside a cycle. */
+const volatile __u32 watch_kind = EP_CYC_BEGIN; /* EP_CYC_ENTRY for --cycle-every */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EP_CYC_WATCH_MAX);
+	__type(key, struct ep_cyc_watch_key);
+	__type(value, __s64);
+} cycle_watch_rc SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EP_CYC_W__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} cycle_watch_stats SEC(".maps");
+
+static __always_inline void watch_stat(__u32 k)
+{
+	__u64 *v = bpf_map_lookup_elem(&cycle_watch_stats, &k);
+
+	if (v)
+		*v += 1;
+}
+
+SEC("perf_event")
+int cycle_watch(struct bpf_perf_event_data *ctx)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__u64 id = bpf_get_current_pid_tgid();
+	/* A breakpoint event's sample address is the watched address. */
+	struct ep_cyc_watch_key k = { .tgid = id >> 32, .addr = ctx->addr };
+	__s64 rc, *last;
+	bool up;
+
+	if (!traced(k.tgid))
+		return 0;
+	watch_stat(EP_CYC_W_HITS);
+	/* The watchpoint traps after the write: this is the new count. */
+	if (bpf_probe_read_user(&rc, sizeof(rc), (const void *)k.addr)) {
+		watch_stat(EP_CYC_W_UNREADABLE);
+		return 0;
+	}
+	last = bpf_map_lookup_elem(&cycle_watch_rc, &k);
+	if (!last) {
+		/* A forked child inherits the watchpoints: its count starts
+		 * here. The collector seeds the parent's at arming. */
+		bpf_map_update_elem(&cycle_watch_rc, &k, &rc, BPF_NOEXIST);
+		watch_stat(EP_CYC_W_FIRST);
+		return 0;
+	}
+	if (*last == EP_CYC_WATCH_DEAD)
+		return 0;
+	if (rc == *last) {
+		watch_stat(EP_CYC_W_UNCHANGED);
+		return 0;
+	}
+	/* 0: the object is freed (a function deleted, the interpreter
+	 * shutting down), after which its memory holds anything. A live
+	 * object's count is small and positive (3.12+ keeps it in the low
+	 * 32 bits; code objects are not immortal). */
+	if (rc <= 0 || rc > 0x7fffffff) {
+		*last = EP_CYC_WATCH_DEAD;
+		watch_stat(EP_CYC_W_DEAD);
+		return 0;
+	}
+	up = rc > *last;
+	*last = rc;
+	/* Outermost calls only, for --cycle-every too: a recursive
+	 * FUNCTION starts one cycle per call from its caller. */
+	if (up ? !depth_enter((__u32)id) : !depth_leave((__u32)id))
+		return 0;
+	if (watch_kind == EP_CYC_ENTRY) {
+		if (up)
+			emit(id, EP_CYC_ENTRY, 0, ts);
+		return 0;
+	}
+	emit(id, up ? EP_CYC_BEGIN : EP_CYC_END, 0, ts);
 	return 0;
 }

@@ -443,6 +443,33 @@ enum ep_cycle_drop {
 	EP_CYC_DROP__COUNT
 };
 
+/* py:FUNCTION by watchpoint (bpf/cycles.bpf.c cycle_watch,
+ * user/cycles/py_watch.c): the last reference count seen of a watched code
+ * object, per process and object. 64: a name matches a few code objects
+ * (methods of the same name in several classes) in a few processes; the
+ * collector arms at most EP_CYC_WATCH_PER_PID per process (x86_64 and arm64
+ * have 4 debug registers per thread). */
+#define EP_CYC_WATCH_MAX     64
+#define EP_CYC_WATCH_PER_PID 2
+
+struct ep_cyc_watch_key {
+	__u32 tgid;
+	__u32 _pad;
+	__u64 addr; /* the code object (its ob_refcnt is at offset 0) */
+};
+
+enum ep_cyc_watch_stat {
+	EP_CYC_W_HITS = 0,	 /* watchpoint hits in traced processes */
+	EP_CYC_W_FIRST = 1,	 /* first hit of an object: its count learnt, no boundary */
+	EP_CYC_W_UNCHANGED = 2,	 /* count as last seen: a second event for one write */
+	EP_CYC_W_UNREADABLE = 3, /* the count could not be read */
+	EP_CYC_W_DEAD = 4,	 /* the object was freed: not followed from there */
+	EP_CYC_W__COUNT
+};
+
+/* cycle_watch_rc's value once the object is freed. */
+#define EP_CYC_WATCH_DEAD (-1ll)
+
 struct ep_cycle_event {
 	struct ep_event_hdr hdr; /* ts_ns: the boundary */
 	__u32 kind;		 /* enum ep_cycle_kind */

@@ -668,7 +668,7 @@ static void rule_overhead(struct flist *fl, const struct findings_cfg *cfg,
 	sb_printf(&ti, "The profiler's probes take %.0f%% of the target's CPU",
 		  ctx->probe_share * 100);
 	sb_printf(&ev,
-		  "%.1f%% of the target's CPU time is in the kernel's uprobe code (threshold "
+		  "%.1f%% of the target's CPU time is in the kernel's probe code (threshold "
 		  "%.0f%%)",
 		  ctx->probe_share * 100, cfg->overhead_share * 100);
 	if (ctx->probe_hits)
@@ -676,13 +676,22 @@ static void rule_overhead(struct flist *fl, const struct findings_cfg *cfg,
 			  ctx->probe_ns / 1e6);
 	if (ctx->target_cpu_ns)
 		sb_printf(&ev, " of %.1f ms on CPU", ms(ctx->target_cpu_ns));
-	if (py)
+	if (py && ctx->py_watch)
+		sb_printf(&ev,
+			  "; %s traps at each call and return of that function (a hardware "
+			  "watchpoint)",
+			  ctx->cycle_spec);
+	else if (py)
 		sb_printf(&ev,
 			  "; %s traps at every Python function return (CPython's USDT "
 			  "points cannot be enabled for one function)",
 			  ctx->cycle_spec);
 	sb_printf(&re, "The cycle times and the unattributed time include this cost. ");
-	if (py)
+	if (py && ctx->py_watch)
+		sb_printf(&re, "The function is called more often than a cycle should last: give "
+			       "an outer one (the loop's body), or mark the cycle with the cycle "
+			       "marker (tools/cycle_marker: one ctypes call per cycle edge).");
+	else if (py)
 		sb_printf(&re, "Mark the cycle with the cycle marker instead (tools/cycle_marker: "
 			       "one ctypes call per cycle edge), or --cycle-every on a native "
 			       "function the loop calls once (e.g. --cycle-every llama_tokenize).");

@@ -51,6 +51,9 @@ struct findings_ctx {
 	 * cycle, why (NULL: unknown). */
 	const char *cycle_spec;
 	const char *cycle_problem;
+	/* py: cycles by watchpoint (traps at FUNCTION's calls only), not by
+	 * CPython's USDT points (traps at every Python call). */
+	bool py_watch;
 	/* Threads of the targets (the self-check's bound); 0 unknown. */
 	uint32_t nthreads;
 };

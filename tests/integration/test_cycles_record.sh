@@ -4,7 +4,8 @@
 #   --cycle cycle_experiment:run_cycle   (uprobe + uretprobe)
 #   --cycle-every cycle_experiment:run_cycle
 #   no option: the C cycle marker linked into the target, found by itself
-#   --cycle py:run_cycle                 (CPython function__entry/return)
+#   --cycle py:run_cycle                 (watchpoint on run_cycle's code object;
+#                                         with --python native: CPython's USDT points)
 #   no option: the Python marker (ctypes, library loaded after attach)
 # Per cycle, the report's numbers must match the target's own measurements
 # within the tolerances stated in check_cycles below, and the deliberately
@@ -34,10 +35,11 @@ R = load_json("report.json")
 C = R["cycles"]
 MS = 1000000
 # Expected rows: (the target's cycle it covers, start, wall or None).
-if mode == "py":
+if mode == "pyusdt":
     # Debian's python3.11 fires function__return but never function__entry
     # for calls from Python code (CPython gh-98894): cycles run from one
-    # return of run_cycle to the next, the first call is not one.
+    # return of run_cycle to the next, the first call is not one. (The
+    # default watchpoint, mode py, sees each call.)
     exp = [(i, own[i - 1][2], own[i][2] - own[i - 1][2]) for i in range(1, n)]
 elif mode == "every":
     # From one entry to the next; the last runs to the end of the run.
@@ -47,7 +49,7 @@ else:
 check(R.get("cycles_whole_run") is False, "whole-run cycle, not real cycles")
 check(len(C) == len(exp), "%d cycles in the report, want %d" % (len(C), len(exp)))
 meta = R.get("cycles_meta", {})
-check(meta.get("boundaries") == {"cycle": "cycle", "every": "cycle-every", "py": "cycle",
+check(meta.get("boundaries") == {"cycle": "cycle", "every": "cycle-every", "py": "cycle", "pyusdt": "cycle",
                                    "marker": "marker", "pymarker": "marker"}[mode],
       "cycles_meta.boundaries %r" % meta.get("boundaries"))
 check(all(v == 0 for v in meta.get("dropped", {"x": 1}).values()), "drops %r" % meta.get("dropped"))
@@ -289,7 +291,8 @@ run_py()
 	check_cycles "$EP_WORK/$mode" "$mode"
 }
 
-run_py py "cycles: pid [0-9]*: cycle boundary py:run_cycle in .*python3" plain --cycle py:run_cycle
+run_py py "cycles: pid [0-9]*: cycle boundary py:run_cycle: watchpoint on its code object" plain --cycle py:run_cycle
+run_py pyusdt "cycles: pid [0-9]*: cycle boundary py:run_cycle in .*python3" plain --python native --cycle py:run_cycle
 
 # The Python marker: libebpf_prof_cycle.so built as documented; the driver
 # loads it (ctypes) before it says ready, so the rescan of its maps finds

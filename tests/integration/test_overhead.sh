@@ -1,12 +1,13 @@
 #!/bin/bash
 # Our own cost, measured and said (report.json "overhead", finding
-# probe_overhead): --cycle py:FUNCTION makes every Python function return
-# trap into the kernel. On a call-heavy loop (py_calls.py) the run must
+# probe_overhead): --cycle py:FUNCTION with --python native (CPython's USDT
+# points) makes every Python function return trap into the kernel. On a call-heavy loop (py_calls.py) the run must
 # count every probe hit, find the probes' share of the target's CPU near
 # what the target itself loses (its CPU time with the probes against
 # without), and say so in a finding that recommends the marker instead of
 # "add probes". The same loop with cycles from a native call made once per
-# cycle (--cycle-every getppid) must not get that finding.
+# cycle (--cycle-every getppid), or from the default py: watchpoint (a trap
+# at generate's calls and returns only), must not get that finding.
 . "$(dirname "$0")/lib.sh"
 ep_require_root
 ep_init
@@ -42,7 +43,7 @@ run_py()
 
 run_py "$EP_WORK/base"
 BASE_OUT=$TARGET_OUT
-run_py "$EP_WORK/py" --cycle py:generate
+run_py "$EP_WORK/py" --python native --cycle py:generate
 BASE_OUT=$BASE_OUT TARGET_OUT=$TARGET_OUT ep_py "$EP_WORK/py" <<'PY'
 def own(path):
     for l in open(path):
@@ -103,5 +104,28 @@ check(ov["probe_hits"] <= 30, "probe hits %d" % ov["probe_hits"])
 check(len(R["cycles"]) >= 9, "%d cycles" % len(R["cycles"]))
 check(ov["probe_share"] is not None and ov["probe_share"] < 0.02, "share %r" % ov["probe_share"])
 check("probe_overhead" not in F, "probe_overhead for 10 probe hits: %r" % F)
+PY
+# The same loop, py:generate by watchpoint (the default with Python
+# frames): two hits per call of generate, whatever the 60000 calls of
+# step/tok inside; the hits and their measured cost are in the estimate;
+# no finding.
+run_py "$EP_WORK/watch" --cycle py:generate
+ep_py "$EP_WORK/watch" <<'PY'
+ov = R["overhead"]
+F = {f["rule"] for f in R["findings"]}
+prog = {p["name"]: p for p in ov["programs"]}
+w = prog.get("cycle_watch", {})
+info("py:generate by watchpoint: %d hits x %r ns, share %r of %d samples" % (w.get("runs", 0), ov.get("watch_trap_ns"), ov["probe_share"], ov["samples_total"]))
+check(w.get("kind") == "watchpoint", "cycle_watch %r" % w)
+# 6 calls, 2 hits each; the release of generate's code at the exit.
+check(12 <= w.get("runs", 0) <= 20, "cycle_watch ran %d times for 6 calls" % w.get("runs", 0))
+# cycle_usdt serves CPython's GC points here (gc off: a few at the exit),
+# not function__return: 360k hits if it were.
+check(prog.get("cycle_usdt", {}).get("runs", 0) <= 10, "cycle_usdt ran %r times" % prog.get("cycle_usdt"))
+check(ov.get("watch_trap_ns") is not None and 0 < ov["watch_trap_ns"] < 1e6, "watch trap %r ns" % ov.get("watch_trap_ns"))
+check(ov["probe_hits"] >= w.get("runs", 0), "probe_hits %d" % ov["probe_hits"])
+check(len([c for c in R["cycles"] if not c["partial"]]) == 6, "%d cycles" % len(R["cycles"]))
+check(ov["probe_share"] is not None and ov["probe_share"] < 0.02, "share %r" % ov["probe_share"])
+check("probe_overhead" not in F, "probe_overhead for %d watchpoint hits: %r" % (w.get("runs", 0), F))
 PY
 echo "PASS: test_overhead"

@@ -341,6 +341,65 @@ static void test_debug_offsets(void)
 	CHECK(!memcmp(&l, t, sizeof(l)));
 }
 
+/* The code objects among a code object's constants (py: cycles find a
+ * function's code there): the ones of the code type, none beyond the
+ * tuple, nothing from a hostile tuple (negative or huge size, unreadable
+ * items, items pointing outside). */
+#define CONSTS (BASE + 0x1000)
+#define NESTED (BASE + 0x1400)
+static void test_nested(const struct py_layout *l)
+{
+	struct fake f;
+	struct py_code c;
+	uint64_t out[8];
+
+	build(&f, l);
+	put64(&f, CODE + l->co_consts, CONSTS);
+	put64(&f, CONSTS + 16, 4); /* ob_size */
+	put64(&f, CONSTS + 24, NESTED);
+	put64(&f, CONSTS + 32, 0);		/* None would be an address; NULL is skipped */
+	put64(&f, CONSTS + 40, NAME);		/* a str: not of the code type */
+	put64(&f, CONSTS + 48, NESTED + 0x100); /* a second code object */
+	put64(&f, NESTED + 8, TYPE);
+	put64(&f, NESTED + 0x100 + 8, TYPE);
+	int rc = py_code_read(l, fake_read, &f, CODE, &c);
+
+	CHECK_INT_EQ(rc, 0);
+	if (rc)
+		return;
+	CHECK(c.type == TYPE && c.consts == CONSTS);
+	CHECK_INT_EQ(py_code_nested(fake_read, &f, &c, out, 8), 2);
+	CHECK(out[0] == NESTED && out[1] == NESTED + 0x100);
+	/* at most max */
+	CHECK_INT_EQ(py_code_nested(fake_read, &f, &c, out, 1), 1);
+	/* negative size */
+	put64(&f, CONSTS + 16, (uint64_t)-5);
+	CHECK_INT_EQ(py_code_nested(fake_read, &f, &c, out, 8), -EINVAL);
+	/* a huge size: PY_CONSTS_MAX items looked at (the rest of the fake
+	 * memory is zeros), not 2^40 */
+	put64(&f, CONSTS + 16, (uint64_t)1 << 40);
+	f.reads = 0;
+	CHECK_INT_EQ(py_code_nested(fake_read, &f, &c, out, 8), 2);
+	CHECK(f.reads < 64);
+	/* items past the end of memory: unreadable */
+	put64(&f, BASE + SIZE - 64 + 16, 64);
+	c.consts = BASE + SIZE - 64;
+	CHECK_INT_EQ(py_code_nested(fake_read, &f, &c, out, 8), -EFAULT);
+	c.consts = CONSTS;
+	/* items pointing outside memory or misaligned: skipped */
+	put64(&f, CONSTS + 16, 3);
+	put64(&f, CONSTS + 24, 0xdead0000ull);
+	put64(&f, CONSTS + 32, NESTED + 3);
+	put64(&f, CONSTS + 40, NESTED);
+	CHECK_INT_EQ(py_code_nested(fake_read, &f, &c, out, 8), 1);
+	/* an unreadable or misaligned tuple */
+	c.consts = 0xdead0000ull;
+	CHECK_INT_EQ(py_code_nested(fake_read, &f, &c, out, 8), -EFAULT);
+	c.consts = CONSTS + 4;
+	CHECK_INT_EQ(py_code_nested(fake_read, &f, &c, out, 8), -EINVAL);
+	py_code_free(&c);
+}
+
 int main(void)
 {
 	test_debug_offsets();
@@ -349,6 +408,7 @@ int main(void)
 
 		if (m >= 11)
 			test_good(l);
+		test_nested(l);
 		test_bad(l);
 		test_check(l);
 	}

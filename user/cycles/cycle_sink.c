@@ -160,6 +160,12 @@ void cycle_sink_free(struct cycle_sink *s)
 	free(s);
 }
 
+void cycle_sink_no_chain(struct cycle_sink *s)
+{
+	if (s)
+		s->cfg.chain_ends = false;
+}
+
 void cycle_sink_set_active(struct cycle_sink *s, bool on)
 {
 	if (s)

@@ -80,6 +80,11 @@ void cycle_sink_free(struct cycle_sink *s);
  * its cycle library is loaded) pays one test per fact. Off at creation. */
 void cycle_sink_set_active(struct cycle_sink *s, bool on);
 
+/* Turns chain_ends off: the boundaries come with their calls after all
+ * (py: cycles by watchpoint, not CPython 3.11's USDT points). Before the
+ * first event. */
+void cycle_sink_no_chain(struct cycle_sink *s);
+
 /* The process whose RSS readings count (the first target); others' are
  * ignored. 0: any. */
 void cycle_sink_set_main_pid(struct cycle_sink *s, uint32_t pid);

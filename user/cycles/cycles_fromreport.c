@@ -81,6 +81,8 @@ void cycles_findings_ctx(const cJSON *root, struct findings_ctx *ctx)
 	x = get(meta, "problem");
 	if (cJSON_IsString(x))
 		ctx->cycle_problem = x->valuestring;
+	x = get(meta, "py_mechanism");
+	ctx->py_watch = cJSON_IsString(x) && !strcmp(x->valuestring, "watchpoint");
 }
 
 static uint64_t take(uint64_t *left, uint64_t want)

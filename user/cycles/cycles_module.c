@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cycles/cycle_sink.h"
+#include "cycles/py_watch.h"
 #include "cycles/cycle_spec.h"
 #include "events.h" /* types the skeleton names */
 #include "modules.skel.h"
@@ -42,6 +43,7 @@
 #include "histogram.h"
 #include "log.h"
 #include "proc/proc_maps.h"
+#include "python/pyframes.h"
 #include "report_html.h"
 #include "top_live.h"
 #include "uprobe_discovery.h"
@@ -108,6 +110,18 @@ struct cycles_state {
 	bool py_warned;	      /* the line below said once, during the run */
 	char py_missing[256]; /* a Python without USDT probes, for the warning */
 	char problem[512];    /* why the asked-for boundaries gave no cycle */
+	/* py:FUNCTION by watchpoint (py_watch.h): FUNCTION's code objects as
+	 * the samples' Python frames name them, armed from poll. */
+	bool py_by_watch;
+	struct py_watch *pw;
+	struct pw_found {
+		uint32_t pid;
+		uint64_t addr;
+	} * pw_found;
+	size_t npw_found, cappw_found, pw_next; /* [pw_next, npw_found): to arm */
+	size_t pw_armed;
+	char pw_error[256]; /* the last arming failure */
+	uint64_t pw_stats[EP_CYC_W__COUNT];
 	struct gc_open gc[MAX_GC_THREADS];
 	size_t ngc;
 	uint64_t gc_unpaired, bad_events;
@@ -146,6 +160,20 @@ struct cycle_sink *cycles_sink_new(const struct cli_opts *o, uint64_t period_ns)
 static void cm_close(void *state);
 static int on_event(void *ctx, void *data, size_t size);
 
+/* pyframes_on_code: FUNCTION's code object in pid, to arm from poll (the
+ * recorder is merging a sample now). A few per run: a linear search. */
+static void on_code(void *ctx, uint32_t pid, uint64_t addr)
+{
+	struct cycles_state *s = ctx;
+	struct pw_found f = { pid, addr };
+
+	for (size_t i = 0; i < s->npw_found; i++)
+		if (s->pw_found[i].pid == pid && s->pw_found[i].addr == addr)
+			return;
+	if (ep_vec_push((void **)&s->pw_found, &s->npw_found, &s->cappw_found, sizeof(f), &f))
+		log_warn("cycles: out of memory keeping a code object of %s", s->spec.text);
+}
+
 static int cm_open(void **state, const struct rec_ctx *ctx)
 {
 	struct cycles_state *s = calloc(1, sizeof(*s));
@@ -162,6 +190,21 @@ static int cm_open(void **state, const struct rec_ctx *ctx)
 	if (rc) {
 		log_error("%s", err); /* cli_parse validated it */
 		goto fail;
+	}
+	/* With Python frames in the samples, py: cycles watch FUNCTION's code
+	 * object, found in them; without, the USDT points (every call traps).
+	 * x86_64 only: its data watchpoints trap after the write, so the
+	 * program reads the new count; arm64's trap before it (and kernels
+	 * before 6.10 do not step over the access for a BPF handler). */
+#if defined(__x86_64__)
+	const bool watch = true;
+#else
+	const bool watch = false;
+#endif
+	if (watch && ctx->cycles && s->spec.src == CYC_SRC_PY && ctx->py) {
+		s->py_by_watch = true;
+		pyframes_on_code(ctx->py, s->spec.py_name, on_code, s);
+		cycle_sink_no_chain(ctx->cycles);
 	}
 	return 0;
 fail:
@@ -180,6 +223,8 @@ static int cm_bpf_setup(void *state, struct modules_bpf *skel)
 		memcpy((char *)skel->rodata->py_name, s->spec.py_name, sizeof(s->spec.py_name));
 		skel->rodata->py_name_len = (uint32_t)strlen(s->spec.py_name) + 1;
 	}
+	skel->rodata->watch_kind = s->spec.every ? EP_CYC_ENTRY : EP_CYC_BEGIN;
+	bpf_program__set_autoload(skel->progs.cycle_watch, s->py_by_watch);
 	return 1;
 }
 
@@ -207,6 +252,20 @@ static int cm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
 		return err;
 	}
 	s->skel = skel;
+	if (s->py_by_watch) {
+		struct py_watch_cfg wc = {
+			.proc_root = s->ctx->opts->proc_root,
+			.prog = skel->progs.cycle_watch,
+			.rc_map_fd = bpf_map__fd(skel->maps.cycle_watch_rc),
+		};
+
+		err = py_watch_new(&s->pw, &wc);
+		if (err) {
+			log_error("cycles: cannot set up --cycle %s: %s", s->spec.text,
+				  strerror(-err));
+			return err;
+		}
+	}
 	return 0;
 }
 
@@ -329,7 +388,7 @@ static void scan_file(struct cycles_state *s, struct ctarget *t, const struct ud
 		uint64_t entry = s->spec.every ? EP_CYC_ENTRY : EP_CYC_BEGIN | EP_CYC_COOKIE_DEPTH;
 		int err;
 
-		if (!is_python(f->path))
+		if (!is_python(f->path) || s->py_by_watch)
 			break;
 		/* Quiet: an interpreter built without --with-dtrace (pyenv,
 		 * most self-built ones) has no probes; said once at the end. */
@@ -430,10 +489,11 @@ static void warn_py_missing(struct cycles_state *s, const struct ctarget *t,
 		return;
 	s->py_warned = true;
 	log_warn("cycles: --cycle%s %s: pid %u runs %s, a CPython without the USDT probes "
-		 "(built without --with-dtrace) that py:FUNCTION needs: no cycles from it; "
-		 "bracket the loop with the cycle marker instead (tools/cycle_marker/"
-		 "ebpf_prof_cycle.py: `with cycle(i): ...`, docs/cycles.md), or run an "
-		 "interpreter that has the probes (Debian's /usr/bin/python3)",
+		 "(built without --with-dtrace) that py:FUNCTION needs with --python native: "
+		 "no cycles from it; without --python native py: cycles watch the function's "
+		 "code object instead, or bracket the loop with the cycle marker "
+		 "(tools/cycle_marker/ebpf_prof_cycle.py: `with cycle(i): ...`, "
+		 "docs/cycles.md)",
 		 s->spec.every ? "-every" : "", s->spec.text, t->pid, s->py_missing);
 }
 
@@ -661,6 +721,44 @@ static void update_live(struct cycles_state *s)
 	}
 }
 
+/* Watches the code objects named FUNCTION found since the last poll.
+ * Arming takes a perf event per thread: ~10 us each. */
+static void arm_found(struct cycles_state *s)
+{
+	for (; s->pw_next < s->npw_found; s->pw_next++) {
+		const struct pw_found *f = &s->pw_found[s->pw_next];
+		struct ctarget *t = find_target(s, f->pid);
+		char why[256] = "";
+		int n;
+
+		if (!t || t->exited)
+			continue;
+		n = py_watch_arm(s->pw, f->pid, f->addr, why, sizeof(why));
+		if (n == -EEXIST)
+			continue;
+		if (n < 0) {
+			/* Said at each new reason: the same one for the next
+			 * object would only repeat it. */
+			if (strcmp(why, s->pw_error))
+				log_warn(
+					"cycles: --cycle%s %s: pid %u: cannot watch the code object at "
+					"0x%llx: %s",
+					s->spec.every ? "-every" : "", s->spec.text, f->pid,
+					(unsigned long long)f->addr, why);
+			snprintf(s->pw_error, sizeof(s->pw_error), "%s", why);
+			continue;
+		}
+		s->pw_armed++;
+		s->nboundary_links++;
+		t->bound = true;
+		log_info(
+			"cycles: pid %u: cycle boundary %s: watchpoint on its code object at 0x%llx "
+			"in %d thread(s)",
+			f->pid, s->spec.text, (unsigned long long)f->addr, n);
+		cycle_sink_set_active(s->ctx->cycles, true);
+	}
+}
+
 static int cm_poll(void *state, uint64_t now)
 {
 	struct cycles_state *s = state;
@@ -670,10 +768,19 @@ static int cm_poll(void *state, uint64_t now)
 		return 0;
 	if (s->rb)
 		err = ring_buffer__consume(s->rb);
+	if (s->pw)
+		arm_found(s);
 	if (s->skel && now >= s->next_rescan) {
 		for (size_t i = 0; i < s->ntg; i++)
 			if (!s->tg[i].exited && !(s->tg[i].bound && !s->tg[i].py_path))
 				scan_target(s, &s->tg[i]);
+		/* FUNCTION not seen in a sample yet: look in the frames the
+		 * threads are in (a loop waiting before its first call). */
+		for (size_t i = 0; s->pw && i < s->ntg; i++)
+			if (!s->tg[i].exited && !s->tg[i].bound)
+				pyframes_find_code(s->ctx->py, s->tg[i].pid);
+		if (s->pw)
+			arm_found(s);
 		s->next_rescan = now + (s->spec.src != CYC_SRC_AUTO && !s->nboundary_links
 						? RESCAN_FAST_NS
 						: RESCAN_PERIOD_NS);
@@ -708,6 +815,8 @@ static void cm_on_exit(void *state, uint32_t pid, uint64_t ts)
 		ring_buffer__consume(s->rb);
 	t->exited = true;
 	destroy_links(t);
+	if (s->pw)
+		py_watch_forget_pid(s->pw, pid);
 }
 
 /* The launched command is stopped at its start-up: attach the marker in
@@ -719,6 +828,24 @@ static void cm_on_held(void *state, uint32_t pid)
 
 	if (s->skel && t && !t->exited)
 		scan_target(s, t);
+}
+
+static void read_watch_stats(struct cycles_state *s)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd;
+	uint64_t *v;
+
+	if (ncpu <= 0 || !(v = calloc((size_t)ncpu, sizeof(*v))))
+		return;
+	fd = bpf_map__fd(s->skel->maps.cycle_watch_stats);
+	for (uint32_t r = 0; r < EP_CYC_W__COUNT; r++) {
+		if (bpf_map_lookup_elem(fd, &r, v))
+			continue;
+		s->pw_stats[r] = 0;
+		for (int c = 0; c < ncpu; c++)
+			s->pw_stats[r] += v[c];
+	}
+	free(v);
 }
 
 static void read_drops(struct cycles_state *s)
@@ -772,6 +899,14 @@ static void cm_stop(void *state)
 	s->cutoff_ns = end;
 	for (size_t i = 0; i < s->ntg; i++)
 		destroy_links(&s->tg[i]);
+	if (s->pw) {
+		read_watch_stats(s);
+		py_watch_free(s->pw);
+		s->pw = NULL;
+	}
+	/* Here, not in close: the recorder frees the Python frames first. */
+	if (s->py_by_watch)
+		pyframes_on_code(s->ctx->py, "", NULL, NULL);
 	if (s->rb)
 		ring_buffer__consume(s->rb);
 	if (s->skel)
@@ -782,11 +917,23 @@ static void cm_stop(void *state)
 		log_warn("cycles: out of memory while attributing the last cycles");
 	update_live(s);
 	st = cycle_sink_stats(s->ctx->cycles);
-	if (s->spec.src == CYC_SRC_PY && !s->nboundary_links && s->py_missing[0])
+	if (s->py_by_watch && !s->pw_armed && s->pw_error[0])
 		snprintf(s->problem, sizeof(s->problem),
-			 "%s has no CPython USDT probes (built without --with-dtrace; Debian's "
-			 "/usr/bin/python3 has them; or use the cycle marker, "
-			 "tools/cycle_marker)",
+			 "cannot watch the code object of %s: %s (the cycle marker needs no "
+			 "watchpoint: tools/cycle_marker)",
+			 s->spec.py_name, s->pw_error);
+	else if (s->py_by_watch && !s->pw_armed)
+		snprintf(s->problem, sizeof(s->problem),
+			 "no Python function named %s was seen running: py: cycles find its "
+			 "code object in the Python frames of the CPU samples, so it must run "
+			 "while sampled (a function that runs briefly between long waits is found "
+			 "late or never: raise -F, or use the cycle marker, tools/cycle_marker)",
+			 s->spec.py_name);
+	else if (s->spec.src == CYC_SRC_PY && !s->nboundary_links && s->py_missing[0])
+		snprintf(s->problem, sizeof(s->problem),
+			 "%s has no CPython USDT probes (built without --with-dtrace), which "
+			 "py: cycles need with --python native (without it they watch the "
+			 "function's code object; or use the cycle marker, tools/cycle_marker)",
 			 s->py_missing);
 	else if (s->spec.src != CYC_SRC_AUTO && !s->nboundary_links)
 		snprintf(s->problem, sizeof(s->problem),
@@ -955,6 +1102,21 @@ static int add_meta(struct cycles_state *s, cJSON *root)
 		return -ENOMEM;
 	if (s->run && s->run->n && cycles_agg_to_json(s->run, m))
 		return -ENOMEM;
+	if (s->spec.src == CYC_SRC_PY) {
+		cJSON *w = cJSON_AddObjectToObject(m, "py_watch");
+
+		if (!cJSON_AddStringToObject(m, "py_mechanism",
+					     s->py_by_watch ? "watchpoint" : "usdt") ||
+		    !w || !cJSON_AddNumberToObject(w, "objects", (double)s->pw_armed) ||
+		    !cJSON_AddNumberToObject(w, "hits", (double)s->pw_stats[EP_CYC_W_HITS]) ||
+		    !cJSON_AddNumberToObject(w, "first", (double)s->pw_stats[EP_CYC_W_FIRST]) ||
+		    !cJSON_AddNumberToObject(w, "unchanged",
+					     (double)s->pw_stats[EP_CYC_W_UNCHANGED]) ||
+		    !cJSON_AddNumberToObject(w, "unreadable",
+					     (double)s->pw_stats[EP_CYC_W_UNREADABLE]) ||
+		    !cJSON_AddNumberToObject(w, "freed", (double)s->pw_stats[EP_CYC_W_DEAD]))
+			return -ENOMEM;
+	}
 	d = cJSON_AddObjectToObject(m, "dropped");
 	if (!d ||
 	    !cJSON_AddNumberToObject(d, "ringbuf_full",
@@ -1003,6 +1165,7 @@ static int cm_report(void *state, cJSON *root)
 	cycles_findings_ctx(root, &fctx);
 	fctx.cycle_spec = s->spec.text;
 	fctx.cycle_problem = s->problem[0] ? s->problem : NULL;
+	fctx.py_watch = s->py_by_watch;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	fctx.ncpus = ncpu > 0 ? (uint32_t)ncpu : 0;
 	/* Past the table's cap, the findings read the aggregates of every
@@ -1064,6 +1227,8 @@ static void cm_close(void *state)
 		free(s->tg[i].bound_path);
 	}
 	free(s->tg);
+	py_watch_free(s->pw);
+	free(s->pw_found);
 	pid_index_free(&s->tgidx);
 	ring_buffer__free(s->rb);
 	cycle_spec_free(&s->spec);

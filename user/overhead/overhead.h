@@ -12,6 +12,7 @@
  * (BPF_ENABLE_STATS) for each of our programs. The estimate:
  *
  *   probes  = sum over uprobe/USDT programs of runs x trap + run time
+ *           + watchpoint hits (py: cycles) x their trap + run time
  *   samples = sum over perf-event programs of run time
  *
  * It leaves out what the traced program itself does for a USDT point it
@@ -31,6 +32,7 @@ enum overhead_kind {
 	OVH_PROBE = 0, /* uprobe, uretprobe, USDT: a trap in the target */
 	OVH_SAMPLE,    /* perf event: the CPU sampler */
 	OVH_OTHER,     /* tracepoints (scheduler, memory): any process */
+	OVH_WATCH,     /* hardware watchpoint (py: cycles): a debug exception */
 };
 
 struct overhead_prog {
@@ -40,8 +42,9 @@ struct overhead_prog {
 };
 
 struct overhead {
-	bool stats;	/* run times known (BPF_ENABLE_STATS worked) */
-	double trap_ns; /* measured per uprobe/uretprobe hit; < 0 unknown */
+	bool stats;	 /* run times known (BPF_ENABLE_STATS worked) */
+	double trap_ns;	 /* measured per uprobe/uretprobe hit; < 0 unknown */
+	double watch_ns; /* measured per watchpoint hit; < 0 unknown or unused */
 	struct overhead_prog *progs;
 	size_t n;
 	uint64_t target_cpu_ns; /* the targets' on-CPU time; 0 unknown */
@@ -69,6 +72,11 @@ double overhead_sample_ns(const struct overhead *o, uint64_t *runs);
  * trap alone), in ns each, best of several rounds. Returns 0 or -errno
  * (no uprobe PMU, not permitted). */
 int overhead_calibrate(double *entry_ns, double *ret_ns);
+
+/* Measures the cost of one hit of a hardware write watchpoint with a
+ * program that returns at once (a debug exception and the perf event's
+ * dispatch), in ns, best of several rounds. 0 or -errno. */
+int overhead_calibrate_watch(double *ns);
 
 /* report.json "overhead"; and its summary lines. */
 int overhead_report_json(const struct overhead *o, cJSON *root);

@@ -34,6 +34,9 @@ struct ovh_state {
 	bool calib_started;
 	int calib_err;
 	double entry_ns, ret_ns;
+	bool want_watch; /* py: cycles: they may watch */
+	int watch_err;
+	double watch_ns;
 };
 
 static void *calibrate(void *arg)
@@ -44,6 +47,8 @@ static void *calibrate(void *arg)
 	/* Not at the recorder's real-time priority (inherited): it spins. */
 	pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
 	s->calib_err = overhead_calibrate(&s->entry_ns, &s->ret_ns);
+	if (s->want_watch)
+		s->watch_err = overhead_calibrate_watch(&s->watch_ns);
 	return NULL;
 }
 
@@ -65,7 +70,12 @@ static int ovh_open(void **state, const struct rec_ctx *ctx)
 	s->ctx = ctx;
 	s->stats_fd = -1;
 	s->o.trap_ns = -1;
+	s->o.watch_ns = -1;
 	*state = s;
+	/* As the cycles module decides (x86_64, Python frames on). */
+#if defined(__x86_64__)
+	s->want_watch = ctx->opts->cycle && !strncmp(ctx->opts->cycle, "py:", 3) && ctx->py;
+#endif
 	/* From before any module attaches anything: every run counts. */
 	s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (s->stats_fd < 0)
@@ -76,10 +86,13 @@ static int ovh_open(void **state, const struct rec_ctx *ctx)
 	return 0;
 }
 
-static enum overhead_kind kind_of(uint32_t type)
+static enum overhead_kind kind_of(uint32_t type, const char *name)
 {
 	if (type == BPF_PROG_TYPE_KPROBE) /* uprobes, uretprobes, USDT */
 		return OVH_PROBE;
+	/* bpf/cycles.bpf.c: on watchpoints, not the sampler's clock */
+	if (type == BPF_PROG_TYPE_PERF_EVENT && !strcmp(name, "cycle_watch"))
+		return OVH_WATCH;
 	if (type == BPF_PROG_TYPE_PERF_EVENT)
 		return OVH_SAMPLE;
 	return OVH_OTHER;
@@ -139,7 +152,7 @@ static void read_programs(struct ovh_state *s)
 
 		memset(op, 0, sizeof(*op));
 		snprintf(op->name, sizeof(op->name), "%s", info.name);
-		op->kind = kind_of(info.type);
+		op->kind = kind_of(info.type, info.name);
 		op->runs = info.run_cnt;
 		op->run_ns = info.run_time_ns;
 	}
@@ -168,6 +181,12 @@ static void ovh_stop(void *state)
 	/* A latency probe is one of each per call. */
 	s->o.trap_ns = (s->entry_ns + s->ret_ns) / 2;
 	log_info("overhead: uprobe trap %.0f ns, uretprobe %.0f ns", s->entry_ns, s->ret_ns);
+	if (s->want_watch && !s->watch_err) {
+		s->o.watch_ns = s->watch_ns;
+		log_info("overhead: watchpoint hit %.0f ns", s->watch_ns);
+	} else if (s->want_watch) {
+		log_info("overhead: cannot measure a watchpoint hit: %s", strerror(-s->watch_err));
+	}
 }
 
 static int ovh_report(void *state, cJSON *root)

@@ -13,6 +13,7 @@
 #define OB_TYPE	     8
 #define OB_SIZE	     16
 #define BYTES_SVAL   32 /* PyBytesObject.ob_sval, every version here */
+#define TUPLE_ITEMS  24 /* PyTupleObject.ob_item, every version here */
 #define STR_LENGTH   16
 #define STR_STATE    32
 #define TYPE_TP_NAME 24
@@ -161,6 +162,8 @@ int py_code_read(const struct py_layout *l, py_read_fn rd, void *ctx, uint64_t a
 	out->csum = ep_py_csum(w);
 	memcpy(&first, h + l->co_firstlineno, sizeof(first));
 	out->firstlineno = first;
+	out->type = hdr64(h, OB_TYPE);
+	out->consts = l->co_consts ? hdr64(h, l->co_consts) : 0;
 	out->code_off = l->co_code_adaptive;
 	err = py_str_read(l, rd, ctx,
 			  hdr64(h, l->co_qualname != EP_PY_NO_OFF ? l->co_qualname : l->co_name),
@@ -189,6 +192,38 @@ int py_code_read(const struct py_layout *l, py_read_fn rd, void *ctx, uint64_t a
 fail:
 	py_code_free(out);
 	return err;
+}
+
+int py_code_nested(py_read_fn rd, void *ctx, const struct py_code *c, uint64_t *out, size_t max)
+{
+	uint64_t items[64];
+	int64_t size;
+	size_t n = 0;
+
+	if (!c->consts || (c->consts & 7) || !c->type)
+		return -EINVAL;
+	if (rd(ctx, c->consts + OB_SIZE, &size, sizeof(size)))
+		return -EFAULT;
+	if (size < 0)
+		return -EINVAL;
+	if (size > PY_CONSTS_MAX)
+		size = PY_CONSTS_MAX;
+	for (int64_t i = 0; i < size && n < max; i += 64) {
+		size_t take = (size_t)(size - i < 64 ? size - i : 64);
+
+		/* PyTupleObject.ob_item follows the PyVarObject header. */
+		if (rd(ctx, c->consts + TUPLE_ITEMS + (uint64_t)i * 8, items, take * 8))
+			return -EFAULT;
+		for (size_t k = 0; k < take && n < max; k++) {
+			uint64_t type;
+
+			/* The same type object as c's: a code object. */
+			if (items[k] && !(items[k] & 7) &&
+			    !rd_u64(rd, ctx, items[k] + OB_TYPE, &type) && type == c->type)
+				out[n++] = items[k];
+		}
+	}
+	return (int)n;
 }
 
 void py_code_free(struct py_code *c)

@@ -29,6 +29,8 @@ struct py_code {
 	size_t nlines;
 	uint32_t csum;	   /* ep_py_csum of the same bytes the BPF walk hashes */
 	uint16_t code_off; /* 3.11+: where the bytecode starts in the object */
+	uint64_t type;	   /* its ob_type: the code type of this interpreter */
+	uint64_t consts;   /* its co_consts tuple */
 };
 
 /* Reads the code object at addr. Returns 0 or a negative errno: -EFAULT
@@ -37,6 +39,13 @@ struct py_code {
 int py_code_read(const struct py_layout *l, py_read_fn rd, void *ctx, uint64_t addr,
 		 struct py_code *out);
 void py_code_free(struct py_code *c);
+
+/* The code objects among c's constants (the functions, classes and
+ * comprehensions its body defines), at most max of them, into out: their
+ * number or a negative errno. Constants past PY_CONSTS_MAX are not looked
+ * at. */
+#define PY_CONSTS_MAX 1024
+int py_code_nested(py_read_fn rd, void *ctx, const struct py_code *c, uint64_t *out, size_t max);
 
 /* Reads a str object into a NUL-terminated UTF-8 string of at most
  * PY_NAME_MAX bytes (longer ones are cut). 0 or a negative errno. */

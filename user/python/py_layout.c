@@ -9,7 +9,8 @@
  * Source: offsetof() of each field, printed by gdb from the DWARF of the
  * pyenv builds 3.8.18, 3.9.18, 3.10.13, 3.11.7, 3.12.1 and 3.13.0
  * (x86_64, release builds, e.g.
- * `gdb -batch libpython3.12.so -ex 'print (long)&((PyCodeObject*)0)->co_name'`),
+ * `gdb -batch libpython3.12.so -ex 'print (long)&((PyCodeObject*)0)->co_name'`;
+ * co_consts and PyTupleObject.ob_item (24 in all) the same way),
  * checked against CPython's Include/cpython/{code,pystate,frameobject}.h and
  * Include/internal/pycore_{frame,runtime,interp}.h of those tags. These
  * structures do not change within a minor version (Debian's 3.11.2 matches
@@ -35,6 +36,7 @@ static const struct py_layout layouts[] = {
 		.code_csum = 16,
 		.co_firstlineno = 40,
 		.co_filename = 104,
+		.co_consts = 56,
 		.co_name = 112,
 		.co_qualname = EP_PY_NO_OFF,
 		.co_lines = 120,
@@ -62,6 +64,7 @@ static const struct py_layout layouts[] = {
 		.code_csum = 16,
 		.co_firstlineno = 40,
 		.co_filename = 104,
+		.co_consts = 56,
 		.co_name = 112,
 		.co_qualname = EP_PY_NO_OFF,
 		.co_lines = 120,
@@ -89,6 +92,7 @@ static const struct py_layout layouts[] = {
 		.code_csum = 16,
 		.co_firstlineno = 40,
 		.co_filename = 104,
+		.co_consts = 56,
 		.co_name = 112,
 		.co_qualname = EP_PY_NO_OFF,
 		.co_lines = 120,
@@ -118,6 +122,7 @@ static const struct py_layout layouts[] = {
 		.code_csum = 56,
 		.co_firstlineno = 72,
 		.co_filename = 112,
+		.co_consts = 24,
 		.co_name = 120,
 		.co_qualname = 128,
 		.co_lines = 136,
@@ -145,6 +150,7 @@ static const struct py_layout layouts[] = {
 		.code_csum = 48,
 		.co_firstlineno = 68,
 		.co_filename = 112,
+		.co_consts = 24,
 		.co_name = 120,
 		.co_qualname = 128,
 		.co_lines = 136,
@@ -172,6 +178,7 @@ static const struct py_layout layouts[] = {
 		.code_csum = 48,
 		.co_firstlineno = 68,
 		.co_filename = 112,
+		.co_consts = 24,
 		.co_name = 120,
 		.co_qualname = 128,
 		.co_lines = 136,

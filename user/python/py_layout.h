@@ -29,6 +29,7 @@ struct py_layout {
 	uint16_t code_csum; /* start of 32 bytes of immutable ints */
 	uint16_t co_firstlineno, co_filename, co_name, co_qualname, co_lines;
 	uint16_t co_code_adaptive; /* 3.11+: bytecode inside the object */
+	uint16_t co_consts;	   /* a tuple: nested functions' code objects */
 	enum py_lines_kind lines;
 	/* PyASCIIObject's size: where a compact ASCII string's bytes begin */
 	uint16_t ascii_size;

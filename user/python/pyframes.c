@@ -117,6 +117,10 @@ struct pyframes {
 	bool entry[EP_PY_MAX_FRAMES];
 	uint32_t out[EP_MAX_STACK_DEPTH + EP_UW_MAX_FRAMES + 8 + EP_PY_MAX_FRAMES];
 	struct pyframes_stats st;
+	/* pyframes_on_code */
+	char code_name[EP_CYC_PY_NAME_LEN];
+	pyframes_code_fn code_fn;
+	void *code_ctx;
 };
 
 static uint64_t mono_ns(void)
@@ -472,6 +476,57 @@ static bool code_eq(uint32_t idx, const void *key, const void *ctx)
 	return p->codes[idx].addr == k->addr && p->codes[idx].csum == k->csum;
 }
 
+/* A function's name: its co_name, or the last part of its co_qualname
+ * (3.11+: "Llama.generate", "main.<locals>.step"). */
+static bool code_name_is(const char *qualname, const char *name)
+{
+	size_t q = strlen(qualname), n = strlen(name);
+
+	if (!n || q < n || strcmp(qualname + q - n, name))
+		return false;
+	return q == n || qualname[q - n - 1] == '.';
+}
+
+/* pyframes_on_code: the code object c just read at addr, and those its
+ * body defines, three levels down (a module's classes' methods, a
+ * function's inner functions): a module on a stack (the main script's
+ * <module>) gives away FUNCTION before its first call. At most
+ * NESTED_READS objects read per object named. */
+#define NESTED_READS 128
+static void find_named_code(struct pyframes *pf, struct py_pid *p, uint64_t addr,
+			    const struct py_code *c)
+{
+	struct nq {
+		uint64_t addr;
+		int depth;
+	} q[NESTED_READS];
+	uint64_t nested[NESTED_READS];
+	size_t head = 0, tail = 0;
+	int n;
+
+	if (code_name_is(c->name, pf->code_name))
+		pf->code_fn(pf->code_ctx, p->pid, addr);
+	n = py_code_nested(mem_read, p, c, nested, NESTED_READS);
+	for (int i = 0; i < n && tail < NESTED_READS; i++)
+		q[tail++] = (struct nq){ nested[i], 1 };
+	while (head < tail) {
+		struct py_code nc;
+		int depth = q[head].depth;
+		uint64_t a = q[head++].addr;
+
+		if (py_code_read(p->l, mem_read, p, a, &nc))
+			continue;
+		if (code_name_is(nc.name, pf->code_name))
+			pf->code_fn(pf->code_ctx, p->pid, a);
+		if (depth < 3) {
+			n = py_code_nested(mem_read, p, &nc, nested, NESTED_READS - tail);
+			for (int i = 0; i < n && tail < NESTED_READS; i++)
+				q[tail++] = (struct nq){ nested[i], depth + 1 };
+		}
+		py_code_free(&nc);
+	}
+}
+
 static struct code_ent *get_code(struct pyframes *pf, struct py_pid *p, uint64_t addr,
 				 uint32_t csum)
 {
@@ -520,7 +575,77 @@ static struct code_ent *get_code(struct pyframes *pf, struct py_pid *p, uint64_t
 	if (ep_hashmap_insert(&p->code_idx, h, (uint32_t)p->ncodes))
 		return NULL;
 	p->ncodes++;
+	if (!e->err && pf->code_fn)
+		find_named_code(pf, p, addr, &e->code);
 	return e;
+}
+
+/* Bounds of pyframes_find_code's walk: a thread-state list or frame chain
+ * in a process's memory may loop (hostile, or changing under the read). */
+#define SCAN_THREADS 256
+#define SCAN_FRAMES  512
+#define SCAN_CODES   512
+
+int pyframes_find_code(struct pyframes *pf, uint32_t pid)
+{
+	const struct py_layout *l;
+	uint64_t interp = 0, ts = 0, seen[SCAN_CODES];
+	size_t nseen = 0;
+	struct py_pid *p;
+
+	if (!pf->code_fn)
+		return 0;
+	pthread_mutex_lock(&pf->lock);
+	p = find_pid(pf, pid, false);
+	if (p && p->state != PS_ACTIVE)
+		p = NULL;
+	pthread_mutex_unlock(&pf->lock);
+	if (!p)
+		return -EAGAIN;
+	l = p->l;
+	if (mem_read(p, p->info.runtime + l->runtime_interp_head, &interp, 8) || !interp ||
+	    mem_read(p, interp + l->interp_tstate_head, &ts, 8))
+		return -EFAULT;
+	for (int t = 0; t < SCAN_THREADS && ts; t++) {
+		uint64_t f = 0, next = 0;
+
+		if (mem_read(p, ts + l->tstate_frame, &f, 8))
+			break;
+		if (f && l->cframe_frame != EP_PY_NO_OFF && mem_read(p, f + l->cframe_frame, &f, 8))
+			f = 0;
+		for (int k = 0; k < SCAN_FRAMES && f; k++) {
+			uint64_t code = 0;
+			struct py_code c;
+			size_t i;
+
+			if (mem_read(p, f + l->frame_code, &code, 8))
+				break;
+			for (i = 0; i < nseen && seen[i] != code; i++)
+				;
+			if (i == nseen && nseen < SCAN_CODES) {
+				seen[nseen++] = code;
+				/* Entry and shim frames hold no code object:
+				 * the reader refuses them. */
+				if (!py_code_read(l, mem_read, p, code, &c)) {
+					find_named_code(pf, p, code, &c);
+					py_code_free(&c);
+				}
+			}
+			if (mem_read(p, f + l->frame_back, &f, 8))
+				break;
+		}
+		if (mem_read(p, ts + l->tstate_next, &next, 8) || next == ts)
+			break;
+		ts = next;
+	}
+	return 0;
+}
+
+void pyframes_on_code(struct pyframes *pf, const char *name, pyframes_code_fn fn, void *ctx)
+{
+	snprintf(pf->code_name, sizeof(pf->code_name), "%s", name);
+	pf->code_fn = fn;
+	pf->code_ctx = ctx;
 }
 
 static int64_t intern_py_frame(struct pyframes *pf, struct profile *prof, struct py_pid *p,

@@ -82,4 +82,17 @@ void pyframes_forget_pid(struct pyframes *pf, uint32_t pid, bool exited, uint64_
 
 void pyframes_get_stats(struct pyframes *pf, struct pyframes_stats *st);
 
+/* Calls fn for each code object first read from a process (to name a
+ * frame of a CPU or off-CPU sample) whose function is called name (its
+ * co_name, or the last part of its co_qualname), with the process and the
+ * object's address: how py:FUNCTION cycles find FUNCTION's code object
+ * (user/cycles/py_watch.h). From the recorder's thread; one hook. */
+typedef void (*pyframes_code_fn)(void *ctx, uint32_t pid, uint64_t code_addr);
+void pyframes_on_code(struct pyframes *pf, const char *name, pyframes_code_fn fn, void *ctx);
+
+/* The same from the frames pid's threads are in now, read from its memory
+ * (a loop waiting before its first call shows no sample). 0, -EAGAIN
+ * while pid's interpreter is not known yet, or another negative errno. */
+int pyframes_find_code(struct pyframes *pf, uint32_t pid);
+
 #endif
