@@ -662,7 +662,9 @@ struct ep_py_proc {
 	__u8 instr_is_ptr;	/* frame_instr is a pointer into the code object */
 	__u8 every_entry;	/* <= 3.10: each frame has its own evaluator call */
 	__u8 cstack_owner;	/* 3.12+: owner of the evaluator's C-stack shim frame; 0xff none */
-	__u8 _pad[3];
+	__u8 _pad;
+	__u16 tstate_chunk; /* 3.11+: datastack_chunk (its frames' memory); EP_PY_NO_OFF */
+	__u8 _pad2[4];
 };
 
 /* Set in ep_py_frame.code: this frame is the first one its evaluator call

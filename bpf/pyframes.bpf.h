@@ -71,9 +71,12 @@ struct py_csum_ent {
 #define PY_WIN 4096
 
 /* The thread state's first bytes, read once per walk: the cache check's
- * thread id and the current frame (or cframe) pointer both lie in them on
- * 3.8-3.13 (offsets 24-176), one read instead of two. */
-#define PY_TS_READ 192
+ * thread id, the current frame (or cframe) pointer and the data stack's
+ * chunk all lie in them on 3.8-3.13 (offsets 24-296), one read instead of
+ * three. */
+#define PY_TS_READ 312
+/* _PyStackChunk.data: where a chunk's frames begin (3.11-3.13). */
+#define PY_CHUNK_DATA 24
 
 struct py_scratch {
 	struct ep_pystack ps;
@@ -325,11 +328,22 @@ static __always_inline __u32 py_walk_into(const struct ep_py_proc *cfg, __u32 ti
 	w.sc->win_lo = 0;
 	w.sc->win_len = 0;
 	if (!w.cfg->every_entry) {
-		__u64 hi = frame + EP_PY_FRAME_READ;
+		__u64 hi = frame + EP_PY_FRAME_READ, floor = 0, len;
 
-		if (hi > PY_WIN && !bpf_probe_read_user(w.sc->mem, PY_WIN, (void *)(hi - PY_WIN))) {
-			w.sc->win_lo = hi - PY_WIN;
-			w.sc->win_len = PY_WIN;
+		/* Not below the current chunk's frames: what lies there may be
+		 * unmapped, and a read that faults costs more than the walk
+		 * (a shallow stack sits at the chunk's start). */
+		if (w.cfg->tstate_chunk != EP_PY_NO_OFF) {
+			floor = py_ts64(w.sc, tstate, w.cfg->tstate_chunk);
+			floor = floor ? floor + PY_CHUNK_DATA : 0;
+		}
+		len = floor && frame >= floor && hi - floor < PY_WIN ? hi - floor : PY_WIN;
+		/* Bounds the register for the verifier; changes nothing. */
+		len &= 2 * PY_WIN - 1;
+		if (hi > len && len <= PY_WIN &&
+		    !bpf_probe_read_user(w.sc->mem, len, (void *)(hi - len))) {
+			w.sc->win_lo = hi - len;
+			w.sc->win_len = len;
 		} else {
 			__u64 lo = frame & ~4095ull;
 			/* hi - lo < 8 KiB: the mask changes nothing but bounds

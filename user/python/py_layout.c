@@ -10,7 +10,8 @@
  * pyenv builds 3.8.18, 3.9.18, 3.10.13, 3.11.7, 3.12.1 and 3.13.0
  * (x86_64, release builds, e.g.
  * `gdb -batch libpython3.12.so -ex 'print (long)&((PyCodeObject*)0)->co_name'`;
- * co_consts and PyTupleObject.ob_item (24 in all) the same way),
+ * co_consts, PyTupleObject.ob_item (24 in all) and
+ * PyThreadState.datastack_chunk the same way),
  * checked against CPython's Include/cpython/{code,pystate,frameobject}.h and
  * Include/internal/pycore_{frame,runtime,interp}.h of those tags. These
  * structures do not change within a minor version (Debian's 3.11.2 matches
@@ -24,6 +25,7 @@ static const struct py_layout layouts[] = {
 		.interp_tstate_head = 8,
 		.tstate_next = 8,
 		.tstate_thread_id = 176,
+		.tstate_chunk = EP_PY_NO_OFF,
 		.tstate_frame = 24,
 		.cframe_frame = EP_PY_NO_OFF,
 		.frame_code = 32,
@@ -52,6 +54,7 @@ static const struct py_layout layouts[] = {
 		.interp_tstate_head = 8,
 		.tstate_next = 8,
 		.tstate_thread_id = 176,
+		.tstate_chunk = EP_PY_NO_OFF,
 		.tstate_frame = 24,
 		.cframe_frame = EP_PY_NO_OFF,
 		.frame_code = 32,
@@ -80,6 +83,7 @@ static const struct py_layout layouts[] = {
 		.interp_tstate_head = 8,
 		.tstate_next = 8,
 		.tstate_thread_id = 176,
+		.tstate_chunk = EP_PY_NO_OFF,
 		.tstate_frame = 24,
 		.cframe_frame = EP_PY_NO_OFF,
 		.frame_code = 32,
@@ -110,6 +114,7 @@ static const struct py_layout layouts[] = {
 		.interp_tstate_head = 16,
 		.tstate_next = 8,
 		.tstate_thread_id = 152,
+		.tstate_chunk = 296,
 		.tstate_frame = 56,
 		.cframe_frame = 8,
 		.frame_code = 32,
@@ -138,6 +143,7 @@ static const struct py_layout layouts[] = {
 		.interp_tstate_head = 72,
 		.tstate_next = 8,
 		.tstate_thread_id = 136,
+		.tstate_chunk = 232,
 		.tstate_frame = 56,
 		.cframe_frame = 0,
 		.frame_code = 0,
@@ -166,6 +172,7 @@ static const struct py_layout layouts[] = {
 		.interp_tstate_head = 7344,
 		.tstate_next = 8,
 		.tstate_thread_id = 152,
+		.tstate_chunk = 232,
 		.tstate_frame = 72,
 		.cframe_frame = EP_PY_NO_OFF,
 		.frame_code = 0,
@@ -302,4 +309,5 @@ void py_layout_to_proc(const struct py_layout *l, uint64_t runtime, struct ep_py
 	out->instr_is_ptr = l->lines == PY_LINES_LOCATIONS;
 	out->every_entry = l->every_entry;
 	out->cstack_owner = l->cstack_owner;
+	out->tstate_chunk = l->tstate_chunk;
 }

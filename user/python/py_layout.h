@@ -23,6 +23,7 @@ struct py_layout {
 	uint16_t runtime_interp_head; /* _PyRuntimeState.interpreters.head */
 	uint16_t interp_tstate_head;
 	uint16_t tstate_next, tstate_thread_id, tstate_frame, cframe_frame;
+	uint16_t tstate_chunk; /* 3.11+: PyThreadState.datastack_chunk */
 	uint16_t frame_code, frame_back, frame_instr, frame_owner, frame_is_entry;
 	uint8_t every_entry, cstack_owner;
 	/* PyCodeObject */
