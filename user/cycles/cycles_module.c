@@ -76,6 +76,11 @@
 #define MAX_MAPS_BYTES (64u << 20)
 #define MAX_EXEC_FILES 4096
 #define MAX_GC_THREADS 64
+/* py: cycles: the threads' frames are read for FUNCTION's code object at
+ * each rescan for the first 2 s, then every second (a process of many
+ * threads costs up to ~1000 small reads a scan). */
+#define PY_FIND_FAST_FOR_NS (2000 * 1000000ull)
+#define PY_FIND_SLOW_NS	    (1000 * 1000000ull)
 
 struct ctarget {
 	uint32_t pid;
@@ -120,7 +125,8 @@ struct cycles_state {
 	} * pw_found;
 	size_t npw_found, cappw_found, pw_next; /* [pw_next, npw_found): to arm */
 	size_t pw_armed;
-	char pw_error[256]; /* the last arming failure */
+	uint64_t first_find, next_find; /* pyframes_find_code's pace */
+	char pw_error[256];		/* the last arming failure */
 	uint64_t pw_stats[EP_CYC_W__COUNT];
 	struct gc_open gc[MAX_GC_THREADS];
 	size_t ngc;
@@ -775,10 +781,18 @@ static int cm_poll(void *state, uint64_t now)
 			if (!s->tg[i].exited && !(s->tg[i].bound && !s->tg[i].py_path))
 				scan_target(s, &s->tg[i]);
 		/* FUNCTION not seen in a sample yet: look in the frames the
-		 * threads are in (a loop waiting before its first call). */
-		for (size_t i = 0; s->pw && i < s->ntg; i++)
-			if (!s->tg[i].exited && !s->tg[i].bound)
-				pyframes_find_code(s->ctx->py, s->tg[i].pid);
+		 * threads are in (a loop waiting before its first call); every
+		 * rescan (20 ms) for 2 s, then every PY_FIND_SLOW_NS. */
+		if (s->pw && now >= s->next_find) {
+			for (size_t i = 0; i < s->ntg; i++)
+				if (!s->tg[i].exited && !s->tg[i].bound)
+					pyframes_find_code(s->ctx->py, s->tg[i].pid);
+			if (!s->first_find)
+				s->first_find = now;
+			s->next_find = now - s->first_find < PY_FIND_FAST_FOR_NS
+					       ? 0
+					       : now + PY_FIND_SLOW_NS;
+		}
 		if (s->pw)
 			arm_found(s);
 		s->next_rescan = now + (s->spec.src != CYC_SRC_AUTO && !s->nboundary_links

@@ -74,6 +74,9 @@ struct py_pid {
 	struct code_ent *codes;
 	size_t ncodes, cap_codes;
 	struct hashmap code_idx;
+	/* pyframes_find_code: code objects already looked at, direct-mapped
+	 * by address (allocated at the first scan). */
+	uint64_t *scan_seen;
 };
 
 /* Per profile frame id: 0 unknown, else py_ncls + 1, for the interpreter
@@ -154,6 +157,8 @@ static void pid_reset(struct py_pid *p)
 	p->ncodes = p->cap_codes = 0;
 	ep_hashmap_free(&p->code_idx);
 	ep_hashmap_init(&p->code_idx);
+	free(p->scan_seen);
+	p->scan_seen = NULL;
 	if (p->memfd >= 0)
 		close(p->memfd);
 	p->memfd = -1;
@@ -581,16 +586,20 @@ static struct code_ent *get_code(struct pyframes *pf, struct py_pid *p, uint64_t
 }
 
 /* Bounds of pyframes_find_code's walk: a thread-state list or frame chain
- * in a process's memory may loop (hostile, or changing under the read). */
+ * in a process's memory may loop (hostile, or changing under the read),
+ * and a process of many threads must not cost a scan of all its frames
+ * each time: frames read per scan, code objects read per scan (those
+ * looked at before are skipped: SCAN_SEEN slots). */
 #define SCAN_THREADS 256
-#define SCAN_FRAMES  512
-#define SCAN_CODES   512
+#define SCAN_FRAMES  1024
+#define SCAN_CODES   64
+#define SCAN_SEEN    512
 
 int pyframes_find_code(struct pyframes *pf, uint32_t pid)
 {
 	const struct py_layout *l;
-	uint64_t interp = 0, ts = 0, seen[SCAN_CODES];
-	size_t nseen = 0;
+	uint64_t interp = 0, ts = 0;
+	int frames = 0, codes = 0;
 	struct py_pid *p;
 
 	if (!pf->code_fn)
@@ -603,6 +612,8 @@ int pyframes_find_code(struct pyframes *pf, uint32_t pid)
 	if (!p)
 		return -EAGAIN;
 	l = p->l;
+	if (!p->scan_seen && !(p->scan_seen = calloc(SCAN_SEEN, sizeof(*p->scan_seen))))
+		return -ENOMEM;
 	if (mem_read(p, p->info.runtime + l->runtime_interp_head, &interp, 8) || !interp ||
 	    mem_read(p, interp + l->interp_tstate_head, &ts, 8))
 		return -EFAULT;
@@ -613,17 +624,16 @@ int pyframes_find_code(struct pyframes *pf, uint32_t pid)
 			break;
 		if (f && l->cframe_frame != EP_PY_NO_OFF && mem_read(p, f + l->cframe_frame, &f, 8))
 			f = 0;
-		for (int k = 0; k < SCAN_FRAMES && f; k++) {
-			uint64_t code = 0;
+		for (; frames < SCAN_FRAMES && f; frames++) {
+			uint64_t code = 0, *slot;
 			struct py_code c;
-			size_t i;
 
 			if (mem_read(p, f + l->frame_code, &code, 8))
 				break;
-			for (i = 0; i < nseen && seen[i] != code; i++)
-				;
-			if (i == nseen && nseen < SCAN_CODES) {
-				seen[nseen++] = code;
+			slot = &p->scan_seen[(code >> 4) % SCAN_SEEN];
+			if (code && *slot != code && codes < SCAN_CODES) {
+				*slot = code;
+				codes++;
 				/* Entry and shim frames hold no code object:
 				 * the reader refuses them. */
 				if (!py_code_read(l, mem_read, p, code, &c)) {
