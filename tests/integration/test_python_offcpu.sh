@@ -86,10 +86,11 @@ check(asleep >= 0.95 * slept * 1e6 and slept > 0.1,
       "%d us of sleep episodes off-CPU, the program slept %d us" % (asleep, slept * 1e6))
 PY
 	# Per-cycle top functions and the live view (piped: plain snapshots).
-	# --cycle py:nap_long on 3.11 pairs returns (docs/cycles.md): each
-	# cycle holds burn() twice, the CPU part of the cycle.
+	# --cycle-every py:nap_long (a watchpoint, docs/cycles.md): each cycle
+	# runs from one call of nap_long to the next and holds burn() twice,
+	# the CPU part of the cycle.
 	out="$EP_WORK/top"
-	ep_prof_run 60 top -F 499 --interval 0.5 --probes none --cycle py:nap_long -o "$out" \
+	ep_prof_run 60 top -F 499 --interval 0.5 --probes none --cycle-every py:nap_long -o "$out" \
 		-- "$DEB" "$PY_TREE" 3 sleep
 	[ "$PROF_RC" -eq 0 ] || ep_fail "top --cycle: ebpf-prof exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
 	grep -Eq '^ *[0-9.]+% +[0-9.]+%  burn \(py_tree\.py:[0-9]+\)' "$PROF_OUT" ||
