@@ -563,6 +563,10 @@ int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 	return 0;
 }
 
+/* Executable mappings made by traced processes so far (read by the
+ * collector through the mmap'ed .bss). */
+__u64 mmap_exec_gen = 0;
+
 SEC("tracepoint/syscalls/sys_exit_mmap")
 int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 {
@@ -573,6 +577,10 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	bpf_map_delete_elem(&mmap_exec_tids, &tid);
 	if (ctx->ret < 0 && ctx->ret > -4096)
 		return 0;
+	/* Before the event: a stack taken after this mapping, drained from
+	 * another ring before the event is, sees the count moved and makes
+	 * the symbolizer re-read the maps (user/symbolize: mmap_gen). */
+	__sync_fetch_and_add(&mmap_exec_gen, 1);
 	emit_task_event(EP_EV_MMAP_EXEC, bpf_get_current_task_btf(), 0, 0);
 	return 0;
 }

@@ -1395,6 +1395,7 @@ int record_main(const struct cli_opts *o)
 	}
 	if (sampler_open(&r.sampler, &so, on_event, &r))
 		goto out;
+	symbolizer_set_mmap_gen(r.sym, sampler_mmap_gen(r.sampler));
 	if (so.kwalk) {
 		struct sampler_uw_fds fds;
 		struct ktables_opts ko = { .proc_root = o->proc_root,

@@ -232,6 +232,13 @@ int sampler_py_procs_fd(const struct sampler *s)
 	return s->skel->rodata->py_enabled ? bpf_map__fd(s->skel->maps.py_procs) : -1;
 }
 
+const volatile uint64_t *sampler_mmap_gen(const struct sampler *s)
+{
+	return s->skel->rodata->kwalk && s->skel->bss
+		       ? (const volatile uint64_t *)&s->skel->bss->mmap_exec_gen
+		       : NULL;
+}
+
 int sampler_py_tstates_fd(const struct sampler *s)
 {
 	return s->skel->rodata->py_enabled ? bpf_map__fd(s->skel->maps.py_tstates) : -1;

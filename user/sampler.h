@@ -69,6 +69,11 @@ int sampler_read_drops(struct sampler *s, uint64_t out[EP_DROP__COUNT]);
 /* The Python walk's maps (bpf/pyframes.bpf.h): per-process layouts,
  * per-CPU counters (EP_PY_ST__COUNT). -1 when the walk is off. */
 int sampler_py_procs_fd(const struct sampler *s);
+
+/* The count of executable mappings traced processes made (bpf/profile.bpf.c
+ * mmap_exec_gen, raised before each EP_EV_MMAP_EXEC), in the program's
+ * memory-mapped data: NULL without --unwind cfi-kernel. */
+const volatile uint64_t *sampler_mmap_gen(const struct sampler *s);
 int sampler_py_tstates_fd(const struct sampler *s);
 int sampler_py_stats_fd(const struct sampler *s);
 /* Hands the sampler's BPF links over (overload/links.h) for release in

@@ -351,6 +351,53 @@ int main(void)
 		}
 	}
 
+	/* A library mapped after the maps were read (dlopen): with the
+	 * default re-read interval an address in it stays unknown until the
+	 * interval passes, unless the kernel's count of executable mappings
+	 * (symbolizer_set_mmap_gen) moved: then it is named at once. */
+	{
+		struct symbolizer *s3 = NULL;
+		struct symbolizer_opts o3 = o;
+		volatile uint64_t gen = 7;
+		uint64_t a = BASE + 0x100000 + alpha_off;
+		char dir[1200], bare[64];
+		FILE *f;
+
+		snprintf(dir, sizeof(dir), "%s/proc/%u", tmp, FAKE_PID + 2);
+		snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && ln -s / '%s/root'", dir, dir);
+		CHECK(system(cmd) == 0);
+		snprintf(cmd, sizeof(cmd), "%s/maps", dir);
+		f = fopen(cmd, "w");
+		CHECK(f != NULL);
+		if (f) {
+			fprintf(f, "%llx-%llx r-xp 00000000 08:01 77 /x/other.so\n", BASE,
+				BASE + 0x1000);
+			fclose(f);
+		}
+		o3.reload_min_interval_ms = 0; /* the default: 250 ms */
+		snprintf(path, sizeof(path), "%s/proc", tmp);
+		o3.proc_root = path;
+		CHECK_INT_EQ(symbolizer_new(&s3, &o3), 0);
+		if (s3) {
+			symbolizer_set_mmap_gen(s3, &gen);
+			snprintf(bare, sizeof(bare), "[unknown] 0x%" PRIx64, a);
+			expect(s3, FAKE_PID + 2, a, bare, false);
+			f = fopen(cmd, "a");
+			CHECK(f != NULL);
+			if (f) {
+				fprintf(f, "%llx-%llx r-xp 00000000 08:01 %llu %s\n",
+					BASE + 0x100000, BASE + 0x100000 + 0x10000,
+					(unsigned long long)st_lib.st_ino, lib);
+				fclose(f);
+			}
+			/* No mapping made as far as the kernel says: rate limited. */
+			expect(s3, FAKE_PID + 2, a, bare, false);
+			gen++;
+			expect(s3, FAKE_PID + 2, a, "symtest_lib_alpha", true);
+			symbolizer_free(s3);
+		}
+	}
+
 out:
 	symbolizer_free(s);
 	fprintf(in, "quit\n");

@@ -246,9 +246,10 @@ struct pid_state {
 	struct mod_ctx *mods;
 	struct addr_cache cache;
 	uint64_t last_reload_ns;
-	dev_t exe_dev;	/* identity of /proc/PID/exe when the state was built: */
-	ino_t exe_ino;	/* a change means exec, and every cached answer is stale */
-	bool same_root; /* /proc/PID/root is our own root: plain paths work */
+	uint64_t mmap_gen; /* symbolizer.mmap_gen when the maps were read */
+	dev_t exe_dev;	   /* identity of /proc/PID/exe when the state was built: */
+	ino_t exe_ino;	   /* a change means exec, and every cached answer is stale */
+	bool same_root;	   /* /proc/PID/root is our own root: plain paths work */
 	struct perfmap *pm;
 	bool pm_tried;
 	uint64_t pm_unread; /* bytes its perf map's cut left unread (largest seen) */
@@ -260,6 +261,7 @@ struct pid_state {
 struct symbolizer {
 	char *proc_root, *kallsyms_path, *perfmap_dir, *debuginfo_path;
 	int64_t reload_ns;
+	const volatile uint64_t *mmap_gen; /* symbolizer_set_mmap_gen */
 	bool demangle;
 	Dwfl_Callbacks cb; /* libdwfl keeps a pointer to it: must not move */
 	struct pid_state *pids[PID_BUCKETS];
@@ -880,6 +882,9 @@ static int load_maps(struct pid_state *ps)
 	path = xasprintf("%s/%u/maps", ps->s->proc_root, ps->pid);
 	if (!path)
 		return -ENOMEM;
+	/* Before the read: a mapping made during it moves the count again. */
+	if (ps->s->mmap_gen)
+		ps->mmap_gen = *ps->s->mmap_gen;
 	err = proc_maps_read_file(path, MAPS_MAX_BYTES, &buf, &len);
 	if (err < 0) {
 		log_debug("symbolize: cannot read %s: %s", path, strerror(-err));
@@ -1268,6 +1273,17 @@ static bool may_reload(const struct pid_state *ps, uint64_t now)
 	return ps->s->reload_ns < 0 || now - ps->last_reload_ns >= (uint64_t)ps->s->reload_ns;
 }
 
+/* A traced process mapped code since ps's maps were read. */
+static bool maps_stale(const struct pid_state *ps)
+{
+	return ps->s->mmap_gen && *ps->s->mmap_gen != ps->mmap_gen;
+}
+
+void symbolizer_set_mmap_gen(struct symbolizer *s, const volatile uint64_t *gen)
+{
+	s->mmap_gen = gen;
+}
+
 int symbolizer_user(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sym_result *out)
 {
 	struct pid_state *ps;
@@ -1280,7 +1296,7 @@ int symbolizer_user(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sy
 	if (!ps)
 		return -ENOMEM;
 	e = cache_slot(&ps->cache, addr);
-	if (e->used && (!e->retry || !may_reload(ps, now_ns()))) {
+	if (e->used && (!e->retry || !(may_reload(ps, now_ns()) || maps_stale(ps)))) {
 		s->st.cache_hits++;
 		*out = e->res;
 		if (!out->resolved)
@@ -1309,7 +1325,7 @@ int symbolizer_user(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sy
 				return symbolizer_user(s, pid, addr, out);
 			}
 		}
-		if (may_reload(ps, now)) {
+		if (may_reload(ps, now) || (maps_stale(ps) && !proc_maps_find(&ps->maps, addr))) {
 			const struct proc_map *m = proc_maps_find(&ps->maps, addr);
 
 			ps->last_reload_ns = now;

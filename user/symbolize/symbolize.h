@@ -26,6 +26,13 @@ struct symbolizer_opts {
 	bool no_demangle;
 };
 
+/* A counter the kernel raises at each executable mapping of a traced
+ * process (sampler_mmap_gen), NULL: none. An address outside every known
+ * mapping re-reads the pid's maps at once, whatever the interval above,
+ * when the counter moved since they were read: a library dlopen'ed a
+ * moment ago is named from its first frame. */
+void symbolizer_set_mmap_gen(struct symbolizer *s, const volatile uint64_t *gen);
+
 struct sym_result {
 	/* "func", or "[unknown] libfoo.so+0x1a2b" (file offset), "[unknown] [anon]+0x..."
 	 * (offset in the anonymous region), "[unknown] [kernel]" (kallsyms hidden),
