@@ -7,7 +7,8 @@
 # (inherited watchpoints), with the target's own times inside each cycle;
 # the 5000 calls of another function between cycles do not trap (watchpoint
 # hits: 2 per call of the function, a few more at the interpreter's exit);
-# --cycle-every too. Skips the pyenv versions that are missing.
+# --cycle-every too; and a function whose def runs after the profiler found
+# its code object. Skips the pyenv versions that are missing.
 . "$(dirname "$0")/lib.sh"
 ep_require_root
 ep_init
@@ -69,7 +70,37 @@ PY
 	ep_log "ok: $name $mode"
 }
 
+# A function defined after the profiler found its code object among its
+# module's constants: the def's reference to the code is no call; it is
+# watched from its def on, and every call is one cycle.
+late_def()
+{
+	local py=$1 name=$2 out="$EP_WORK/$2.late" own="$EP_WORK/$2.late.own"
+	TARGET_OUT="$EP_WORK/$name.late.target"
+	"$py" "$(dirname "$TARGET")/py_watch_late_def.py" 10 "$own" >"$TARGET_OUT" 2>"$TARGET_OUT.err" </dev/null &
+	TARGET_PID=$!
+	EP_PIDS+=("$TARGET_PID")
+	ep_wait_line "$TARGET_OUT" '^ready [0-9]+$' 20 "$TARGET_PID" || ep_fail "$name late: target not ready"
+	ep_prof_bg -v --pid "$TARGET_PID" -o "$out" --no-gpu --probes none --cycle py:late_fn
+	ep_wait_line "$PROF_ERR" "py:late_fn: its code object at 0x[0-9a-f]+ is not a function yet" 30 "$PROF_PID" ||
+		ep_fail "$name late: code object not found before its def: $(grep cycles: "$PROF_ERR" | tail -n 3)"
+	kill -USR1 "$TARGET_PID"
+	ep_wait_line "$TARGET_OUT" '^defined$' 20 "$TARGET_PID" || ep_fail "$name late: no def"
+	ep_wait_line "$PROF_ERR" "cycle boundary py:late_fn: watchpoint on its code object" 30 "$PROF_PID" ||
+		ep_fail "$name late: not armed after the def: $(grep cycles: "$PROF_ERR" | tail -n 3)"
+	kill -USR1 "$TARGET_PID"
+	ep_wait_exit "$PROF_PID" 60 || ep_fail "$name late: ebpf-prof did not stop"
+	[ "$EP_EXIT_RC" -eq 0 ] || ep_fail "$name late: ebpf-prof exited $EP_EXIT_RC"
+	grep -qx done "$own" || ep_fail "$name late: target did not finish"
+	ep_py "$out" <<'PY' || exit 1
+C = R.get("cycles", [])
+check(len(C) == 10 and not any(c["partial"] for c in C), "%d cycles (%d partial) for 10 calls of late_fn" % (len(C), sum(c["partial"] for c in C)))
+PY
+	ep_log "ok: $name late def"
+}
+
 run_one /usr/bin/python3.11 debian3.11 cycle $N_THREAD
+late_def /usr/bin/python3.11 debian3.11
 run_one /usr/bin/python3.11 debian3.11 every 0
 n=0
 for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
@@ -79,6 +110,7 @@ for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
 		continue
 	fi
 	run_one "$py" "pyenv$v" cycle $N_THREAD
+	[ "$v" = 3.12 ] && late_def "$py" "pyenv$v"
 	n=$((n + 1))
 done
 ep_log "ok (Debian's 3.11 and $n pyenv versions)"

@@ -121,9 +121,11 @@ struct cycles_state {
 	struct py_watch *pw;
 	struct pw_found {
 		uint32_t pid;
+		bool done;    /* armed, or cannot be */
+		bool waiting; /* said that it waits for its def */
 		uint64_t addr;
 	} * pw_found;
-	size_t npw_found, cappw_found, pw_next; /* [pw_next, npw_found): to arm */
+	size_t npw_found, cappw_found, pw_waiting; /* entries not done */
 	size_t pw_armed;
 	uint64_t first_find, next_find; /* pyframes_find_code's pace */
 	char pw_error[256];		/* the last arming failure */
@@ -171,13 +173,15 @@ static int on_event(void *ctx, void *data, size_t size);
 static void on_code(void *ctx, uint32_t pid, uint64_t addr)
 {
 	struct cycles_state *s = ctx;
-	struct pw_found f = { pid, addr };
+	struct pw_found f = { .pid = pid, .addr = addr };
 
 	for (size_t i = 0; i < s->npw_found; i++)
 		if (s->pw_found[i].pid == pid && s->pw_found[i].addr == addr)
 			return;
 	if (ep_vec_push((void **)&s->pw_found, &s->npw_found, &s->cappw_found, sizeof(f), &f))
 		log_warn("cycles: out of memory keeping a code object of %s", s->spec.text);
+	else
+		s->pw_waiting++;
 }
 
 static int cm_open(void **state, const struct rec_ctx *ctx)
@@ -727,19 +731,35 @@ static void update_live(struct cycles_state *s)
 	}
 }
 
-/* Watches the code objects named FUNCTION found since the last poll.
- * Arming takes a perf event per thread: ~10 us each. */
+/* Watches the code objects named FUNCTION found and not armed yet.
+ * Arming takes a perf event per thread: ~10 us each; one not defined yet
+ * (-EAGAIN, py_watch_arm) costs a read of its count per poll until it is. */
 static void arm_found(struct cycles_state *s)
 {
-	for (; s->pw_next < s->npw_found; s->pw_next++) {
-		const struct pw_found *f = &s->pw_found[s->pw_next];
+	for (size_t i = 0; s->pw_waiting && i < s->npw_found; i++) {
+		struct pw_found *f = &s->pw_found[i];
 		struct ctarget *t = find_target(s, f->pid);
 		char why[256] = "";
 		int n;
 
-		if (!t || t->exited)
+		if (f->done)
 			continue;
+		if (!t || t->exited) {
+			f->done = true;
+			s->pw_waiting--;
+			continue;
+		}
 		n = py_watch_arm(s->pw, f->pid, f->addr, why, sizeof(why));
+		if (n == -EAGAIN) {
+			if (!f->waiting)
+				log_info("cycles: pid %u: %s: its code object at 0x%llx is not a "
+					 "function yet (its def has not run): watched once it is",
+					 f->pid, s->spec.text, (unsigned long long)f->addr);
+			f->waiting = true;
+			continue;
+		}
+		f->done = true;
+		s->pw_waiting--;
 		if (n == -EEXIST)
 			continue;
 		if (n < 0) {

@@ -237,6 +237,15 @@ int py_watch_arm(struct py_watch *w, uint32_t pid, uint64_t addr, char *why, siz
 				 EP_CYC_WATCH_PER_PID);
 		return -E2BIG;
 	}
+	/* A function's code object found among its module's constants
+	 * before the def statement ran has only the constants' reference:
+	 * the function object's, taken when the def runs, would look like a
+	 * call that never returns. Armed once it exists (a call needs it). */
+	err = read_count(w, pid, addr, &rc);
+	if (err)
+		return err == -ENOENT ? -ESRCH : err;
+	if (rc < 2)
+		return -EAGAIN;
 	if (ep_vec_push((void **)&w->objs, &w->nobjs, &w->capobjs, sizeof(nw), &nw))
 		return -ENOMEM;
 	o = &w->objs[w->nobjs - 1];

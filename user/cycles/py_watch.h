@@ -33,7 +33,9 @@ void py_watch_free(struct py_watch *w);
 
 /* Watches the code object at addr in pid: seeds its count and arms a
  * watchpoint in each of pid's threads. Returns the number of threads
- * watched (> 0) or a negative errno: -EEXIST (already watched), -E2BIG
+ * watched (> 0) or a negative errno: -EAGAIN (its count is below 2: the
+ * function is not defined yet, call again later), -EEXIST (already
+ * watched), -E2BIG
  * (EP_CYC_WATCH_PER_PID objects in pid already), -ENOSPC (the threads'
  * debug registers are taken: a debugger's watchpoints), -EOPNOTSUPP (no
  * hardware breakpoints: some virtual machines), -ESRCH (pid gone), or the
