@@ -11,7 +11,9 @@
 # model load and the context's parameters are read, nothing is dropped, and
 # the cycles' wall times are the script's own (CLOCK_MONOTONIC both).
 #   1. --cycle-every llama_tokenize (main thread): N cycles, the last open;
-#   2. --cycle llama_decode (libuv worker threads): N * (GEN + 1) cycles.
+#   2. the same after a failed load of an optional native module (a missing
+#      DT_NEEDED: ld.so's odd link-map call, bpf/probes.bpf.c dl_hold_here);
+#   3. --cycle llama_decode (libuv worker threads): N * (GEN + 1) cycles.
 # Needs root, node and the npm package (fetched as the other llama tests do).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -30,15 +32,21 @@ python3 "$(dirname "$0")/tiny_llama_gguf.py" "$MODEL" || ep_fail "cannot write t
 SCRIPT="$(cd "$(dirname "$0")" && pwd)/node_llama_experiment.js"
 out="$EP_WORK/out"
 
-for mode in every every decode; do
+for run in every every-optional decode; do
 	rm -rf "$out"
+	mode=${run%%-*}
+	extra=()
 	if [ "$mode" = every ]; then
 		spec=(--cycle-every llama_tokenize)
 	else
 		spec=(--cycle llama_decode)
 	fi
-	ep_prof_run 90 -F 99 -v -o "$out" --no-gpu "${spec[@]}" -- "$NODE" "$SCRIPT" "$LLAMA_DIR" "$MODEL" "$N" "$GEN" 2
+	[ "$run" = every-optional ] && extra=(--try-dlopen "$EP_TARGETS_DIR/dlopen_missing_dep_lib")
+	ep_prof_run 90 -F 99 -v -o "$out" --no-gpu "${spec[@]}" -- "$NODE" "$SCRIPT" "$LLAMA_DIR" "$MODEL" "$N" "$GEN" 2 "${extra[@]}"
 	[ "$PROF_RC" -eq 0 ] || ep_fail "recording failed (rc $PROF_RC): $(tail -n 5 "$PROF_ERR")"
+	if [ "$run" = every-optional ]; then
+		grep -q "^try_dlopen failed " "$PROF_OUT" || ep_fail "the optional module did not fail to load: $(grep try_dlopen "$PROF_OUT")"
+	fi
 	grep -qx "cycles $N" "$PROF_OUT" || ep_fail "the script did not run its $N cycles: $(grep -v '^ ' "$PROF_OUT" | head -n 20) $(tail -n 5 "$PROF_ERR")"
 	ep_check_outputs "$out"
 	MODE=$mode N=$N GEN=$GEN OWN="$PROF_OUT" ep_py "$out" <<'PY'
