@@ -448,12 +448,43 @@ __u32 hold_calls;
  * and before their constructors run): the calls are counted from the exec on
  * and the second of each pair stops (a stop at the first would come before
  * the new objects are mapped). A dlopen failing after it began mapping
- * makes an odd call (RT_ADD, RT_DELETE, RT_CONSISTENT) and shifts the
- * count: later holds then come one call early and their library is probed
- * at the next poll, as without holds. Reading r_debug.r_state would avoid
- * that, at the price of locating _r_debug in the exec'd ld.so. */
+ * makes an odd call (RT_ADD, RT_DELETE, RT_CONSISTENT: a library whose
+ * DT_NEEDED is missing, as an optional native module in Node): counted,
+ * later holds would come one call early, at RT_ADD, when the opened object
+ * is mapped but not its DT_NEEDED (a Node addon's libllama), which would
+ * run unprobed until the next poll. So where the collector found ld.so's
+ * _r_debug (dl_rdebug_delta: &_r_debug - &_dl_debug_state in the file the
+ * command's probe is in; an exec keeps the file, not the address), the
+ * hold follows its r_state instead: a stop at each RT_CONSISTENT. The count
+ * remains the fallback when _r_debug is unknown or does not check out
+ * (r_brk, the debugger's breakpoint address, is _dl_debug_state itself). */
 __u32 dl_hold_pid;
 __u32 dl_held;
+__s64 dl_rdebug_delta;
+
+/* glibc's struct r_debug (<link.h>), 64-bit. */
+struct ep_r_debug {
+	__s32 r_version;
+	__u64 r_map;
+	__u64 r_brk;
+	__s32 r_state; /* RT_CONSISTENT 0, RT_ADD 1, RT_DELETE 2 */
+	__u64 r_ldbase;
+};
+
+/* Should the command stop at this call of _dl_debug_state (after start-up)? */
+static __always_inline bool dl_hold_here(struct pt_regs *ctx)
+{
+	struct ep_r_debug r;
+	__u64 fn = PT_REGS_IP(ctx);
+	bool odd = ++hold_calls & 1;
+
+	/* The uprobe's ip is the function's address (x86_64: the kernel
+	 * rewinds it over the breakpoint before the handlers run). */
+	if (!dl_rdebug_delta ||
+	    bpf_probe_read_user(&r, sizeof(r), (void *)(fn + dl_rdebug_delta)) || r.r_brk != fn)
+		return !odd;
+	return r.r_state == 0;
+}
 
 /* ld.so calls _dl_debug_state() whenever its link map changed (startup,
  * dlopen, dlclose): the cue to look for newly mapped libraries now instead
@@ -469,7 +500,7 @@ int probe_ldso(struct pt_regs *ctx)
 	if (hold_pid && hold_pid == id >> 32 && ++hold_calls == 2) {
 		hold_pid = 0;
 		bpf_send_signal(19 /* SIGSTOP */);
-	} else if (!hold_pid && dl_hold_pid && dl_hold_pid == id >> 32 && !(++hold_calls & 1)) {
+	} else if (!hold_pid && dl_hold_pid && dl_hold_pid == id >> 32 && dl_hold_here(ctx)) {
 		dl_held = 1;
 		bpf_send_signal(19 /* SIGSTOP */);
 	}

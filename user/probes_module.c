@@ -81,6 +81,9 @@ struct file_cache {
 	uint64_t dev, inode;
 	uint64_t *offsets;	/* per m->names; NULL if the file was unusable */
 	char llama_version[32]; /* llama_version() of a llama library, "" */
+	/* ld.so: &_r_debug - &_dl_debug_state (its link-map state, read by
+	 * the launch-mode dlopen hold); 0 if either is missing. */
+	uint64_t rdebug_delta;
 };
 
 struct id_ent {
@@ -99,6 +102,7 @@ struct ptarget {
 	size_t nseen, capseen;
 	struct bpf_link **links;
 	size_t nlinks, caplinks;
+	uint64_t rdebug_delta; /* its ld.so's file_cache.rdebug_delta */
 };
 
 struct probes_mod {
@@ -242,6 +246,13 @@ static struct file_cache *file_lookup(struct probes_mod *m, uint32_t pid, const 
 			free(nf.offsets);
 			nf.offsets = NULL;
 		}
+	}
+	if (nf.offsets && !strncmp(proc_maps_basename(f->path), "ld-", 3)) {
+		static const char *const rd[] = { LDSO_SYMBOL, "_r_debug" };
+		uint64_t v[2];
+
+		if (ud_find_symbols(fd, rd, 2, v) == 2)
+			nf.rdebug_delta = v[1] - v[0];
 	}
 	/* A library whose set-up calls we read: its build picks the layout
 	 * of their parameter structs (user/llama/llama_layout.c). */
@@ -485,6 +496,9 @@ static void scan_file(struct probes_mod *m, struct ptarget *t, const struct ud_f
 		if (err)
 			log_debug("probes: pid %u: no dlopen trigger in %s: %s", t->pid, f->path,
 				  strerror(-err));
+		t->rdebug_delta = err ? 0 : fc->rdebug_delta;
+		if (t->pid == m->dl_hold_pid && m->skel->bss)
+			m->skel->bss->dl_rdebug_delta = (int64_t)t->rdebug_delta;
 	}
 }
 
@@ -909,6 +923,7 @@ static int pm_attach(void *state)
 	if (m->ctx->opts->command && m->ntg && m->tg[0].nlinks && m->skel->bss) {
 		m->hold_pid = m->tg[0].pid;
 		m->dl_hold_pid = m->hold_pid;
+		m->skel->bss->dl_rdebug_delta = (int64_t)m->tg[0].rdebug_delta;
 		m->skel->bss->dl_hold_pid = m->hold_pid;
 		m->skel->bss->hold_pid = m->hold_pid;
 	}

@@ -33,9 +33,11 @@ static uint64_t vaddr_to_offset(Elf *elf, size_t nphdr, uint64_t v, uint64_t fil
 	return 0;
 }
 
+/* vaddrs (ud_find_symbols): any defined function or object, its st_value;
+ * else functions only, their file offset. */
 static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, size_t nphdr,
 			uint64_t file_size, const char *const *names, size_t n, uint64_t *offsets,
-			size_t *found)
+			size_t *found, bool vaddrs)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t count;
@@ -50,8 +52,9 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, size_t nphd
 		if (!gelf_getsym(data, (int)i, &sym))
 			break;
 		/* An IFUNC symbol's address is its resolver, not the function. */
-		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
-		    !sym.st_value)
+		if ((GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+		     (!vaddrs || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)) ||
+		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 			continue;
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (!name || !*name)
@@ -61,7 +64,8 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, size_t nphd
 
 			if (offsets[k] || name[0] != names[k][0] || strcmp(name, names[k]))
 				continue;
-			off = vaddr_to_offset(elf, nphdr, sym.st_value, file_size);
+			off = vaddrs ? sym.st_value
+				     : vaddr_to_offset(elf, nphdr, sym.st_value, file_size);
 			if (off) {
 				offsets[k] = off;
 				(*found)++;
@@ -71,7 +75,7 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, size_t nphd
 	}
 }
 
-int ud_find_functions(int fd, const char *const *names, size_t n, uint64_t *offsets)
+static int find_names(int fd, const char *const *names, size_t n, uint64_t *offsets, bool vaddrs)
 {
 	struct stat st;
 	Elf *elf;
@@ -110,11 +114,21 @@ int ud_find_functions(int fd, const char *const *names, size_t n, uint64_t *offs
 			if (sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB))
 				continue;
 			scan_symtab(elf, scn, &sh, nphdr, (uint64_t)st.st_size, names, n, offsets,
-				    &found);
+				    &found, vaddrs);
 		}
 	}
 	elf_end(elf);
 	return (int)found;
+}
+
+int ud_find_functions(int fd, const char *const *names, size_t n, uint64_t *offsets)
+{
+	return find_names(fd, names, n, offsets, false);
+}
+
+int ud_find_symbols(int fd, const char *const *names, size_t n, uint64_t *vaddrs)
+{
+	return find_names(fd, names, n, vaddrs, true);
 }
 
 size_t ud_exec_files(const struct proc_maps *m, struct ud_file *out, size_t max)
@@ -136,6 +150,7 @@ size_t ud_exec_files(const struct proc_maps *m, struct ud_file *out, size_t max)
 					   .inode = p->inode,
 					   .start = p->start,
 					   .end = p->end,
+					   .pgoff = p->pgoff,
 					   .path = p->path,
 					   .deleted = p->deleted };
 		n++;

@@ -24,11 +24,18 @@
  * negative errno (-ENOEXEC: not a usable ELF file, -EFBIG: too large). */
 int ud_find_functions(int fd, const char *const *names, size_t n, uint64_t *offsets);
 
+/* The virtual address (st_value) of each of names[0..n), functions or data
+ * objects, defined in the ELF file open on fd (.symtab, then .dynsym), in
+ * vaddrs[i] (0 when absent). Returns how many were found or a negative
+ * errno (as ud_find_functions). */
+int ud_find_symbols(int fd, const char *const *names, size_t n, uint64_t *vaddrs);
+
 /* One mapped file worth looking into: distinct by (dev, inode). */
 struct ud_file {
 	uint64_t dev; /* makedev(major, minor) */
 	uint64_t inode;
 	uint64_t start, end; /* one of its mappings, for /proc/PID/map_files */
+	uint64_t pgoff;	     /* file offset mapped at start */
 	const char *path;    /* points into the proc_maps it came from */
 	int deleted;
 };

@@ -7,6 +7,10 @@
  * dlopen_late LIBRARY --now N: no pauses: dlopen, then N calls at once
  * ("calls N"), as a program that loads a library with dlopen and uses it
  * right away (ctypes, a Node addon); launch mode must not miss any.
+ * dlopen_late LIBRARY --now N FIRST: before that, a dlopen of FIRST that
+ * must fail after ld.so mapped it (dlopen_missing_dep_lib: a missing
+ * DT_NEEDED), as a program trying an optional native module; LIBRARY may
+ * bring late_work as its own DT_NEEDED (dlopen_wrap_lib).
  */
 #include <dlfcn.h>
 #include <signal.h>
@@ -29,8 +33,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: dlopen_late LIBRARY\n");
 		return 2;
 	}
-	if (argc == 4 && !strcmp(argv[2], "--now")) {
+	if ((argc == 4 || argc == 5) && !strcmp(argv[2], "--now")) {
 		int n = atoi(argv[3]);
+
+		if (argc == 5) {
+			h = dlopen(argv[4], RTLD_NOW);
+			if (h) {
+				fprintf(stderr, "%s loaded: it was to fail\n", argv[4]);
+				return 1;
+			}
+			printf("first failed: %s\n", dlerror());
+		}
 
 		h = dlopen(argv[1], RTLD_NOW);
 		if (!h || !(*(void **)&fn = dlsym(h, "late_work"))) {

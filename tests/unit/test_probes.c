@@ -297,6 +297,79 @@ static void test_elf(void)
 	close(fd);
 }
 
+/* A data object for ud_find_symbols (ld.so's _r_debug is one). */
+int probes_test_datum = 7;
+
+static void test_elf_symbols(void)
+{
+	const char *names[] = { "probes_test_marker", "probes_test_datum", "no_such_symbol_xyz" };
+	uint64_t v[3], off[3];
+	char path[64];
+	unsigned char *img;
+	ssize_t len;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK_INT_EQ(ud_find_symbols(fd, names, 3, v), 2);
+	CHECK(v[0] && v[1] && !v[2]);
+	/* Link-time addresses: their distance is the one in memory. */
+	CHECK((uintptr_t)&probes_test_datum - (uintptr_t)probes_test_marker == v[1] - v[0]);
+	/* Functions only for uprobes: the object is not one. */
+	CHECK_INT_EQ(ud_find_functions(fd, names, 3, off), 1);
+	CHECK(off[0] && !off[1]);
+	len = lseek(fd, 0, SEEK_END);
+	img = malloc((size_t)len);
+	CHECK(img && pread(fd, img, (size_t)len, 0) == len);
+	close(fd);
+	if (!img)
+		return;
+	/* Hostile copies: cut short, random bytes in the headers. */
+	{
+		static const size_t cuts[] = { 0, 1, 16, 64, 4096, 65536 };
+		uint64_t seed = 777;
+
+		for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+			int t = write_tmp(img, cuts[i] < (size_t)len ? cuts[i] : (size_t)len, path);
+			int n;
+
+			if (t < 0)
+				continue;
+			n = ud_find_symbols(t, names, 3, v);
+			CHECK(n == -ENOEXEC || (n >= 0 && n <= 2));
+			close(t);
+			unlink(path);
+		}
+		for (int round = 0; round < 20; round++) {
+			unsigned char *copy = malloc((size_t)len);
+			int t, n;
+
+			if (!copy)
+				break;
+			memcpy(copy, img, (size_t)len);
+			for (int k = 0; k < 64; k++) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				size_t pos = (seed >> 33) % (k % 4 ? 256 : (uint64_t)len);
+
+				copy[pos] = (unsigned char)(seed >> 24);
+			}
+			t = write_tmp(copy, (size_t)len, path);
+			free(copy);
+			if (t < 0)
+				continue;
+			n = ud_find_symbols(t, names, 3, v);
+			CHECK(n == -ENOEXEC || (n >= 0 && n <= 3));
+			close(t);
+			unlink(path);
+		}
+	}
+	free(img);
+	fd = open("/dev/null", O_RDONLY);
+	CHECK_INT_EQ(ud_find_symbols(fd, names, 3, v), -ENOEXEC);
+	close(fd);
+}
+
 static void test_exec_files(void)
 {
 	const char *maps =
@@ -323,6 +396,17 @@ static void test_exec_files(void)
 	}
 	CHECK_INT_EQ(ud_exec_files(&pm, f, 1), 1);
 	proc_maps_free(&pm);
+	/* The mapping's file offset comes along (ld.so's code is at 0x1000). */
+	{
+		const char *ld = "7f1000000000-7f1000001000 r--p 00000000 08:01 500 /lib/ld.so\n"
+				 "7f1000001000-7f1000027000 r-xp 00001000 08:01 500 /lib/ld.so\n";
+		struct proc_maps lm = { 0 };
+
+		CHECK_INT_EQ(proc_maps_parse_buf(ld, strlen(ld), 10, &lm), 0);
+		CHECK_INT_EQ(ud_exec_files(&lm, f, 8), 1);
+		CHECK(f[0].start == 0x7f1000001000ull && f[0].pgoff == 0x1000);
+		proc_maps_free(&lm);
+	}
 }
 
 static struct ep_span span(uint32_t id, uint32_t tid, uint64_t start, uint64_t dur, int64_t ret,
@@ -621,6 +705,7 @@ int main(void)
 	test_specs();
 	test_lib_match();
 	test_elf();
+	test_elf_symbols();
 	test_exec_files();
 	test_stats();
 	CHECK(probes_test_marker(1) == 4);
