@@ -240,9 +240,13 @@ static void test_sample(void)
 	/* Fewer than 8: proves too little. */
 	CHECK(!ksym_cache_sample_ok(core, many, strlen("C ffffffff81000000 T f0\n") * 3));
 	/* kptr_restrict: zeros. */
-	strcpy(line, many);
-	memcpy(line + 2, "0000000000000000", 16);
-	CHECK(!ksym_cache_sample_ok(core, line, strlen(line)));
+	{
+		char zeros[sizeof(many)];
+
+		memcpy(zeros, many, sizeof(many));
+		memcpy(zeros + 2, "0000000000000000", 16);
+		CHECK(!ksym_cache_sample_ok(core, zeros, strlen(zeros)));
+	}
 	/* Another layout: an address the table does not have. */
 	{
 		char moved[2048];
@@ -263,6 +267,7 @@ static void test_sample(void)
  * cannot trust before it reads any iterator. */
 static void test_files(const char *dir)
 {
+	static const char zero_text[] = "0000000000000000 T _stext\n0000000000000000 T f1\n";
 	char src[256], zero[256], path[512], other[512];
 	struct kallsyms *ks = NULL, *core = NULL;
 	const char *name = boot_name();
@@ -278,7 +283,7 @@ static void test_files(const char *dir)
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	snprintf(other, sizeof(other), "%s/kallsyms-another-boot", dir);
 	write_file(src, core_text, strlen(core_text), 0600);
-	write_file(zero, "0000000000000000 T _stext\n0000000000000000 T f1\n", 50, 0600);
+	write_file(zero, zero_text, strlen(zero_text), 0600);
 	write_file(other, "x", 1, 0600);
 	CHECK(!ksym_cache_present(dfd));
 
