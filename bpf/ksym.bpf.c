@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// SPDX-License-Identifier: Dual BSD/GPL
 /*
  * The part of /proc/kallsyms that changes within a boot: module, ftrace
  * trampoline and BPF program symbols, printed as the file prints them,
