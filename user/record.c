@@ -16,6 +16,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +43,8 @@
 #include "export/rotate.h"
 #include "sampler.h"
 #include "sched_view.h"
+#include "symbolize/ksym_cache.h"
+#include "symbolize/ksym_part.h"
 #include "symbolize/symbolize.h"
 #include "top_live.h"
 #include "unwind/ktables.h"
@@ -109,6 +112,7 @@ struct recorder {
 	struct output_dir *od;		/* while the bundle is written */
 	void *mstate[8];		/* per module in `modules`, NULL when off */
 	struct bpf_parts_objs bpf_objs; /* the modules' BPF object(s) */
+	struct ksym_part ksym;		/* kallsyms iterator (symbolize/ksym_part.h) */
 	size_t cap_targets;
 	struct pid_index tgidx; /* pid -> ri.targets[] */
 	size_t nalive;
@@ -177,13 +181,22 @@ static int part_loaded(void *state, struct modules_bpf *skel, int err)
 	return err;
 }
 
+static bool kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	return !uname(&u) && sscanf(u.release, "%d.%d", &ma, &mi) == 2 &&
+	       (ma > major || (ma == major && mi >= minor));
+}
+
 /* Loads the modules' BPF parts as one object (bpf_parts.h). The
  * environment variable EBPF_PROF_FAULT_BPF=PREFIX makes that part fail
  * to load: the fallback it exercises otherwise runs only on kernels that
  * lack something, and the tests need to reach it here. */
 static int load_module_bpf(struct recorder *r)
 {
-	struct bpf_part parts[NMODULES];
+	struct bpf_part parts[NMODULES + 1];
 	struct part_ctx pcs[NMODULES];
 	size_t n = 0;
 
@@ -197,6 +210,8 @@ static int load_module_bpf(struct recorder *r)
 					      .state = &pcs[n] };
 		n++;
 	}
+	if (r->ksym.want)
+		parts[n++] = ksym_part_def(&r->ksym);
 	if (!n)
 		return 0;
 	return bpf_parts_load(parts, n, r->mctx.targets_map_fd, r->opts->btf_path,
@@ -1518,8 +1533,15 @@ int record_main(const struct cli_opts *o)
 			goto out;
 		}
 	}
+	/* The iterator is worth its load only when this boot's cache holds
+	 * the core kernel's symbols (ksym_cache.h); it needs Linux 6.0. */
+	r.ksym.want = o->kernel_stacks && r.kt && kernel_at_least(6, 0) &&
+		      ksym_cache_present(ktables_cache_dirfd(r.kt));
 	if (load_module_bpf(&r))
 		goto out;
+	if (o->kernel_stacks && r.kt)
+		symbolizer_set_kernel_cache(r.sym, ktables_cache_dirfd(r.kt),
+					    ksym_part_link_fd(&r.ksym));
 	/* The sampler's load parsed the kernel's BTF (~11 MB) and so did
 	 * the modules' one; returning that heap keeps the peak at one parse. */
 	malloc_trim(0);
@@ -1770,6 +1792,8 @@ out:
 	/* After the symbolizer: its Dwfl sessions were attached with the
 	 * unwinder's callbacks and ELF header. */
 	symbolizer_free(r.sym);
+	/* After the symbolizer: its kallsyms thread may read the iterator. */
+	ksym_part_free(&r.ksym);
 	unwinder_free(r.uw);
 	ktables_free(r.kt);
 	profile_free(&r.prof);

@@ -11,9 +11,11 @@
 #include "symbolize/kallsyms.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Bounds against a bogus file: real kallsyms has a few hundred thousand lines. */
 #define KSYMS_MAX_LINES (8u << 20)
@@ -265,13 +267,8 @@ static void shrink(void **p, size_t bytes)
 
 int kallsyms_load(const char *path, struct kallsyms **out)
 {
-	struct kallsyms *ks;
-	size_t syms_cap = 0, names_cap = 0, lines = 0;
-	char *line = NULL, name[KSYMS_MAX_NAME];
-	size_t line_cap = 0;
-	bool sorted = true, any_text = false;
 	FILE *f;
-	int err = 0;
+	int err;
 
 	*out = NULL;
 	f = fopen(path, "re");
@@ -279,19 +276,38 @@ int kallsyms_load(const char *path, struct kallsyms **out)
 		return -errno;
 	/* Fewer read() calls: each one makes the kernel re-walk its seq_file. */
 	setvbuf(f, NULL, _IOFBF, READ_BUF);
+	err = kallsyms_load_streams(&f, 1, NULL, out);
+	fclose(f);
+	return err;
+}
+
+int kallsyms_load_streams(FILE *const *fs, size_t nfs, FILE *core_out, struct kallsyms **out)
+{
+	struct kallsyms *ks;
+	size_t syms_cap = 0, names_cap = 0, lines = 0, fi = 0;
+	char *line = NULL, name[KSYMS_MAX_NAME];
+	size_t line_cap = 0;
+	bool sorted = true, any_text = false;
+	int err = 0;
+
+	*out = NULL;
 	ks = calloc(1, sizeof(*ks));
-	if (!ks) {
-		fclose(f);
+	if (!ks)
 		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t r = getline(&line, &line_cap, f);
+	while (fi < nfs) {
+		ssize_t r = getline(&line, &line_cap, fs[fi]);
 		uint64_t addr;
 		char type;
 		int rank;
 
-		if (r < 0)
-			break;
+		if (r < 0) {
+			if (ferror(fs[fi])) {
+				err = -EIO;
+				break;
+			}
+			fi++;
+			continue;
+		}
 		if (++lines > KSYMS_MAX_LINES) {
 			err = -EFBIG;
 			break;
@@ -319,11 +335,14 @@ int kallsyms_load(const char *path, struct kallsyms **out)
 		err = add_sym(ks, &syms_cap, &names_cap, addr, rank, name);
 		if (err)
 			break;
+		/* The core kernel's lines: parse_line kept no "[module]". */
+		if (core_out && !strchr(name, ' ') &&
+		    fprintf(core_out, "%016" PRIx64 " %c %s\n", addr, type, name) < 0) {
+			err = -EIO;
+			break;
+		}
 	}
-	if (!err && ferror(f))
-		err = -EIO;
 	free(line);
-	fclose(f);
 	if (err) {
 		kallsyms_free(ks);
 		return err;
@@ -374,6 +393,139 @@ size_t kallsyms_skipped(const struct kallsyms *ks)
 size_t kallsyms_bytes(const struct kallsyms *ks)
 {
 	return ks->n * (sizeof(*ks->addrs) + sizeof(*ks->offs)) + ks->names_len;
+}
+
+/* ---- the core kernel's table as a file (ksym_cache.h) ---- */
+
+static const char core_magic[8] = "EPKSYM1";
+
+struct core_hdr {
+	char magic[8];
+	uint64_t n;
+	uint64_t names_len;
+};
+
+int kallsyms_save(const struct kallsyms *ks, FILE *f)
+{
+	struct core_hdr h = { .n = ks->n, .names_len = ks->names_len };
+
+	memcpy(h.magic, core_magic, sizeof(h.magic));
+	if (fwrite(&h, sizeof(h), 1, f) != 1 ||
+	    fwrite(ks->addrs, sizeof(*ks->addrs), ks->n, f) != ks->n ||
+	    fwrite(ks->offs, sizeof(*ks->offs), ks->n, f) != ks->n ||
+	    fwrite(ks->names, 1, ks->names_len, f) != ks->names_len)
+		return -EIO;
+	return 0;
+}
+
+static bool read_all(int fd, void *buf, size_t len)
+{
+	for (size_t got = 0; got < len;) {
+		ssize_t r = read(fd, (char *)buf + got, len - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		got += (size_t)r;
+	}
+	return true;
+}
+
+int kallsyms_load_saved(int fd, size_t size, struct kallsyms **out)
+{
+	struct core_hdr h;
+	struct kallsyms *ks;
+	char extra;
+
+	*out = NULL;
+	if (size < sizeof(h) || !read_all(fd, &h, sizeof(h)) ||
+	    memcmp(h.magic, core_magic, sizeof(h.magic)) || h.n == 0 || h.n > KSYMS_MAX_LINES ||
+	    h.names_len == 0 || h.names_len > OFF_MASK ||
+	    size != sizeof(h) + h.n * (sizeof(uint64_t) + sizeof(uint32_t)) + h.names_len)
+		return -EINVAL;
+	ks = calloc(1, sizeof(*ks));
+	if (!ks)
+		return -ENOMEM;
+	ks->n = h.n;
+	ks->names_len = h.names_len;
+	ks->addrs = malloc(h.n * sizeof(*ks->addrs));
+	ks->offs = malloc(h.n * sizeof(*ks->offs));
+	ks->names = malloc(h.names_len);
+	if (!ks->addrs || !ks->offs || !ks->names) {
+		kallsyms_free(ks);
+		return -ENOMEM;
+	}
+	if (!read_all(fd, ks->addrs, h.n * sizeof(*ks->addrs)) ||
+	    !read_all(fd, ks->offs, h.n * sizeof(*ks->offs)) ||
+	    !read_all(fd, ks->names, h.names_len) || read(fd, &extra, 1) != 0 ||
+	    ks->names[h.names_len - 1] != '\0') {
+		kallsyms_free(ks);
+		return -EINVAL;
+	}
+	/* What a load leaves: one symbol per address, ascending, none at 0,
+	 * names inside the arena and not empty. */
+	for (size_t i = 0; i < ks->n; i++) {
+		if (!ks->addrs[i] || (i && ks->addrs[i] <= ks->addrs[i - 1]) ||
+		    ks->offs[i] >= ks->names_len || !ks->names[ks->offs[i]]) {
+			kallsyms_free(ks);
+			return -EINVAL;
+		}
+	}
+	*out = ks;
+	return 0;
+}
+
+int kallsyms_merge(struct kallsyms *a, struct kallsyms *b, struct kallsyms **out)
+{
+	struct kallsyms *m = calloc(1, sizeof(*m));
+	size_t n = a->n + b->n, i = 0, j = 0;
+
+	*out = NULL;
+	if (!m)
+		return -ENOMEM;
+	m->n = n;
+	m->names_len = a->names_len + b->names_len;
+	m->addrs = malloc((n ? n : 1) * sizeof(*m->addrs));
+	m->offs = malloc((n ? n : 1) * sizeof(*m->offs));
+	m->names = malloc(m->names_len ? m->names_len : 1);
+	if (!m->addrs || !m->offs || !m->names || m->names_len > OFF_MASK) {
+		int err = m->names_len > OFF_MASK ? -EFBIG : -ENOMEM;
+
+		kallsyms_free(m);
+		return err;
+	}
+	memcpy(m->names, a->names, a->names_len);
+	memcpy(m->names + a->names_len, b->names, b->names_len);
+	for (size_t k = 0; k < n; k++) {
+		bool from_a = j >= b->n || (i < a->n && a->addrs[i] < b->addrs[j]);
+
+		/* One address in both: which alias a whole file keeps depends
+		 * on ranks the tables no longer hold. */
+		if (i < a->n && j < b->n && a->addrs[i] == b->addrs[j]) {
+			kallsyms_free(m);
+			return -EEXIST;
+		}
+		if (from_a) {
+			m->addrs[k] = a->addrs[i];
+			m->offs[k] = a->offs[i++];
+		} else {
+			m->addrs[k] = b->addrs[j];
+			m->offs[k] = b->offs[j++] + (uint32_t)a->names_len;
+		}
+	}
+	m->bad_lines = a->bad_lines + b->bad_lines;
+	m->skipped = a->skipped + b->skipped;
+	*out = m;
+	return 0;
+}
+
+const char *kallsyms_at(const struct kallsyms *ks, size_t i, uint64_t *addr)
+{
+	if (i >= ks->n)
+		return NULL;
+	*addr = ks->addrs[i];
+	return ks->names + ks->offs[i];
 }
 
 const char *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, uint64_t *sym_off)

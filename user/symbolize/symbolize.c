@@ -35,6 +35,7 @@
 #include "hashmap.h"
 #include "symbolize/demangle.h"
 #include "symbolize/kallsyms.h"
+#include "symbolize/ksym_cache.h"
 #include "log.h"
 #include "symbolize/perfmap.h"
 #include "proc/proc_maps.h"
@@ -278,6 +279,12 @@ struct symbolizer {
 	struct kallsyms *ks_pending;
 	int ks_err;
 	uint64_t ks_load_ns;
+	/* symbolizer_set_kernel_cache (ksym_cache.h); -1: read kallsyms whole. */
+	int ks_dirfd, ks_iter_fd;
+	int ks_cache_err;     /* why the boot cache was not used; 0: it was */
+	size_t ks_check_diff; /* EBPF_PROF_KSYM_CHECK: entries unlike a full read */
+	size_t ks_check_bpf;  /* and [bpf] symbols alike in both */
+	bool ks_checked;
 	unsigned char *vdso_img; /* copy of our own vDSO: the kernel's image is the same */
 	size_t vdso_img_size, vdso_map_size;
 	bool vdso_tried;
@@ -1353,6 +1360,42 @@ struct Dwfl *symbolizer_dwfl(struct symbolizer *s, uint32_t pid)
 	return ps ? ps->dwfl : NULL;
 }
 
+/* From this boot's cache and the iterator when they can be used, else
+ * whole (and then the cache is written for the next run). */
+static int load_kernel_syms(struct symbolizer *s, struct kallsyms **out)
+{
+	struct kallsyms *full;
+
+	s->ks_cache_err = ksym_cache_load(s->ks_dirfd, s->ks_iter_fd, out);
+	if (!s->ks_cache_err) {
+		/* The tests' proof that the two ways give one table. */
+		if (getenv("EBPF_PROF_KSYM_CHECK") && !kallsyms_load(s->kallsyms_path, &full)) {
+			s->ks_check_diff = ksym_cache_diff(*out, full, &s->ks_check_bpf);
+			s->ks_checked = true;
+			kallsyms_free(full);
+		}
+		return 0;
+	}
+	/* A good file that only lacks the iterator is not written again. */
+	return ksym_cache_full_load(s->ks_cache_err == -ENOTSUP ? -1 : s->ks_dirfd,
+				    s->kallsyms_path, out);
+}
+
+static void log_kernel_syms(const struct symbolizer *s)
+{
+	if (s->ks_iter_fd < 0 && s->ks_dirfd < 0)
+		return;
+	if (!s->ks_cache_err)
+		log_info("kallsyms: core kernel from this boot's cache, the rest from the kernel's "
+			 "iterator");
+	else
+		log_info("kallsyms: read whole (boot cache: %s)", strerror(-s->ks_cache_err));
+	if (s->ks_checked)
+		log_info(
+			"kallsyms check: %zu entries unlike /proc/kallsyms, %zu [bpf] symbols alike",
+			s->ks_check_diff, s->ks_check_bpf);
+}
+
 static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out)
 {
 	const char *name;
@@ -1374,8 +1417,9 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result
 				 "kernel frame waited %.1f ms for it",
 				 (double)s->ks_load_ns / 1e6, (double)(now_ns() - t0) / 1e6);
 		} else {
-			err = kallsyms_load(s->kallsyms_path, &s->ks);
+			err = load_kernel_syms(s, &s->ks);
 		}
+		log_kernel_syms(s);
 		s->ks_tried = true;
 		if (err < 0)
 			log_warn(
@@ -1402,10 +1446,16 @@ static void *kallsyms_thread(void *arg)
 	struct symbolizer *s = arg;
 	uint64_t t0 = now_ns();
 
-	s->ks_err = kallsyms_load(s->kallsyms_path, &s->ks_pending);
+	s->ks_err = load_kernel_syms(s, &s->ks_pending);
 	/* Logged by the joining thread: lines from two threads could mix. */
 	s->ks_load_ns = now_ns() - t0;
 	return NULL;
+}
+
+void symbolizer_set_kernel_cache(struct symbolizer *s, int dirfd, int iter_link_fd)
+{
+	s->ks_dirfd = dirfd;
+	s->ks_iter_fd = iter_link_fd;
 }
 
 int symbolizer_preload_kernel(struct symbolizer *s)
@@ -1463,6 +1513,8 @@ int symbolizer_new(struct symbolizer **out, const struct symbolizer_opts *opts)
 		return -ENOMEM;
 	s->proc_root = dup_or(opts->proc_root, "/proc");
 	s->kallsyms_path = dup_or(opts->kallsyms_path, "/proc/kallsyms");
+	s->ks_dirfd = s->ks_iter_fd = -1;
+	s->ks_cache_err = -ENOENT;
 	s->perfmap_dir = dup_or(opts->perfmap_dir, "/tmp");
 	if (opts->debuginfo_path)
 		s->debuginfo_path = strdup(opts->debuginfo_path);

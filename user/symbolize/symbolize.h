@@ -65,6 +65,13 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *ou
  * (the lazy load still happens). */
 int symbolizer_preload_kernel(struct symbolizer *s);
 
+/* Before the first kernel lookup or the preload: kallsyms from the boot
+ * cache in dirfd plus the iterator link iter_link_fd (ksym_cache.h), or,
+ * when that cannot be used, read whole and the cache written to dirfd.
+ * Either may be -1. Both fds stay the caller's; they must outlive the
+ * load (symbolizer_kernel or the preload's join). */
+void symbolizer_set_kernel_cache(struct symbolizer *s, int dirfd, int iter_link_fd);
+
 /* The libdwfl session of pid (modules reported from its maps), for the CFI
  * unwinder (unwind.c) to share rather than build its own; NULL on ENOMEM.
  * Valid until symbolizer_forget_pid(pid) or a reload after exec: callers
