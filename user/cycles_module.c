@@ -40,6 +40,7 @@
 #include "cycles_summary.h"
 #include "export/csv.h"
 #include "histogram.h"
+#include "kernel/kfeat.h"
 #include "log.h"
 #include "proc/proc_maps.h"
 #include "report_html.h"
@@ -190,14 +191,23 @@ static int cm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
 	if (!skel) {
 		/* Asked-for boundaries that cannot be attached are an error;
 		 * without them the run is one cycle as before. */
+		if (s->spec.src != CYC_SRC_AUTO && err == -EOPNOTSUPP) {
+			log_error("cycles: --cycle%s %s needs %s (Linux %s+), which this kernel "
+				  "lacks",
+				  s->spec.every ? "-every" : "", s->spec.text,
+				  kfeat_name(KFEAT_ATTACH_COOKIE),
+				  kfeat_since(KFEAT_ATTACH_COOKIE));
+			return err;
+		}
 		if (s->spec.src != CYC_SRC_AUTO) {
 			log_error("cycles: cannot load the BPF programs for --cycle%s %s: %s (run "
 				  "with -vv for the verifier log)",
 				  s->spec.every ? "-every" : "", s->spec.text, strerror(-err));
 			return err;
 		}
-		log_info("cycles: no cycle boundaries: cannot load the BPF programs: %s",
-			 strerror(-err));
+		if (err != -EOPNOTSUPP)
+			log_info("cycles: no cycle boundaries: cannot load the BPF programs: %s",
+				 strerror(-err));
 		return 0;
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.cycle_events), on_event, s, NULL);
@@ -1076,6 +1086,8 @@ const struct rec_module cycles_rec_module = {
 	.name = "cycles",
 	.open = cm_open,
 	.bpf_part = "cycle_",
+	.bpf_kfeats = 1u << KFEAT_ATTACH_COOKIE,
+	.what = "cycle boundaries",
 	.bpf_setup = cm_bpf_setup,
 	.bpf_loaded = cm_bpf_loaded,
 	.add_target = cm_add_target,

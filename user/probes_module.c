@@ -43,6 +43,7 @@
 #include "overload/links.h"
 #include "proc/pid_index.h"
 #include "cycle_sink.h"
+#include "kernel/kfeat.h"
 #include "log.h"
 #include "overload/priority.h"
 #include "probes.h"
@@ -833,7 +834,7 @@ static int pm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
 
 	/* Probes are an addition to the CPU profile: a kernel that cannot
 	 * load them costs the probe data, not the run. */
-	if (!skel)
+	if (!skel && err != -EOPNOTSUPP) /* EOPNOTSUPP: said by record.c */
 		log_warn("probes disabled: cannot load the BPF programs: %s (run with -vv for the "
 			 "verifier log)",
 			 strerror(-err));
@@ -1421,6 +1422,9 @@ const struct rec_module probes_rec_module = {
 	.name = "probes",
 	.open = pm_open,
 	.bpf_part = "probe_",
+	/* Each uprobe's cookie says which probe it is. */
+	.bpf_kfeats = 1u << KFEAT_ATTACH_COOKIE,
+	.what = "probes",
 	.bpf_setup = pm_bpf_setup,
 	.bpf_loaded = pm_bpf_loaded,
 	.add_target = pm_add_target,

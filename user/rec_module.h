@@ -35,9 +35,13 @@ struct cycle_sink;
 struct modules_bpf;
 struct pyframes;
 struct link_list;
+struct kfeat;
 
 struct rec_ctx {
 	const struct cli_opts *opts;
+	/* What the running kernel's BPF has (kernel/kfeat.h): a module whose
+	 * programs need a missing helper removes the calls or does not load. */
+	const struct kfeat *kf;
 	/* The in-kernel tgid filter of the CPU sampler (bpf/profile.bpf.c
 	 * `targets`): reuse it in a module's BPF object with
 	 * bpf_map__reuse_fd() before load, so every module follows the same
@@ -94,6 +98,13 @@ struct rec_module {
 	const char *bpf_part;
 	int (*bpf_setup)(void *state, struct modules_bpf *skel);
 	int (*bpf_loaded)(void *state, struct modules_bpf *skel, int err);
+	/* The kernel features (1 << enum kfeat_id, kernel/kfeat.h) the part's
+	 * programs call. On a kernel without one, a part that takes part is
+	 * not loaded: bpf_loaded gets skel NULL and -EOPNOTSUPP, and logs
+	 * nothing for it unless the run must end (record.c names the missing
+	 * features and `what` in one line for every such module). */
+	unsigned bpf_kfeats;
+	const char *what; /* "scheduler view": for that line; NULL: name */
 	int (*add_target)(void *state, uint32_t pid);
 	int (*attach)(void *state);
 	/* Non-blocking: drain ring buffers, sample files. */

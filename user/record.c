@@ -41,6 +41,7 @@
 #include "export/pprof_elf.h"
 #include "export/rotate.h"
 #include "sampler.h"
+#include "kernel/kfeat.h"
 #include "sched_view.h"
 #include "symbolize/symbolize.h"
 #include "top_live.h"
@@ -152,14 +153,11 @@ static uint64_t mono_ns(void)
 struct part_ctx {
 	struct recorder *r;
 	size_t i;
+	/* The part was kept from loading: the kernel lacks these kfeat bits. */
+	unsigned *lacking;
+	char *off_names; /* "scheduler view, probes" */
+	size_t off_len;
 };
-
-static int part_setup(void *state, struct modules_bpf *skel)
-{
-	struct part_ctx *pc = state;
-
-	return modules[pc->i]->bpf_setup(pc->r->mstate[pc->i], skel);
-}
 
 static int part_loaded(void *state, struct modules_bpf *skel, int err)
 {
@@ -177,6 +175,33 @@ static int part_loaded(void *state, struct modules_bpf *skel, int err)
 	return err;
 }
 
+/* A part that takes part but needs what the kernel lacks is not loaded (the
+ * verifier would refuse it): its module gets -EOPNOTSUPP and stays quiet,
+ * load_module_bpf names the features in one line for all of them. */
+static int part_setup(void *state, struct modules_bpf *skel)
+{
+	struct part_ctx *pc = state;
+	const struct rec_module *m = modules[pc->i];
+	unsigned lack = 0;
+	int rc;
+
+	rc = m->bpf_setup(pc->r->mstate[pc->i], skel);
+	if (rc <= 0)
+		return rc;
+	for (int f = 0; f < KFEAT_COUNT; f++)
+		if ((m->bpf_kfeats & (1u << f)) && !pc->r->mctx.kf->have[f])
+			lack |= 1u << f;
+	if (!lack)
+		return 1;
+	*pc->lacking |= lack;
+	if (*pc->off_names)
+		strncat(pc->off_names, ", ", pc->off_len - strlen(pc->off_names) - 1);
+	strncat(pc->off_names, m->what ? m->what : m->name,
+		pc->off_len - strlen(pc->off_names) - 1);
+	rc = part_loaded(pc, NULL, -EOPNOTSUPP);
+	return rc ? rc : 0;
+}
+
 /* Loads the modules' BPF parts as one object (bpf_parts.h). The
  * environment variable EBPF_PROF_FAULT_BPF=PREFIX makes that part fail
  * to load: the fallback it exercises otherwise runs only on kernels that
@@ -185,12 +210,19 @@ static int load_module_bpf(struct recorder *r)
 {
 	struct bpf_part parts[NMODULES];
 	struct part_ctx pcs[NMODULES];
+	unsigned lacking = 0;
+	char off[160] = "", why[160];
 	size_t n = 0;
+	int err;
 
 	for_each_module(r, i) {
 		if (!modules[i]->bpf_part)
 			continue;
-		pcs[n] = (struct part_ctx){ .r = r, .i = i };
+		pcs[n] = (struct part_ctx){ .r = r,
+					    .i = i,
+					    .lacking = &lacking,
+					    .off_names = off,
+					    .off_len = sizeof(off) };
 		parts[n] = (struct bpf_part){ .prefix = modules[i]->bpf_part,
 					      .setup = part_setup,
 					      .loaded = part_loaded,
@@ -199,8 +231,12 @@ static int load_module_bpf(struct recorder *r)
 	}
 	if (!n)
 		return 0;
-	return bpf_parts_load(parts, n, r->mctx.targets_map_fd, r->opts->btf_path,
-			      getenv("EBPF_PROF_FAULT_BPF"), &r->bpf_objs);
+	err = bpf_parts_load(parts, n, r->mctx.targets_map_fd, r->opts->btf_path,
+			     getenv("EBPF_PROF_FAULT_BPF"), &r->bpf_objs);
+	if (lacking)
+		log_warn("this kernel has no %s: %s off",
+			 kfeat_missing(r->mctx.kf, lacking, why, sizeof(why)), off);
+	return err;
 }
 
 /* CPU time, not wall time: on a busy machine the collector is preempted
@@ -1298,8 +1334,43 @@ static void ignore_late_signals(int sfd)
 			 "summary are complete");
 }
 
-int record_main(const struct cli_opts *o)
+/* The default unwinding (cfi-kernel) and Python frames need bpf_loop
+ * (5.17+): without it the defaults degrade by themselves, in one line, to
+ * what the kernel can do (an explicit --unwind cfi-kernel still fails, in
+ * sampler_open; an explicit --python warns there). x86_64 copies a stack
+ * window and unwinds it in the collector; the arm64 collector has no such
+ * unwinder, so it walks frame pointers in the kernel. */
+static void degrade_defaults(struct cli_opts *o, const struct kfeat *kf)
 {
+	bool unwind = o->unwind == CLI_UNWIND_KERNEL && !o->unwind_given;
+	bool python = o->python != CLI_PYTHON_NATIVE && !o->python_given;
+
+	if (kf->have[KFEAT_BPF_LOOP] || (!unwind && !python))
+		return;
+	if (python)
+		o->python = CLI_PYTHON_NATIVE;
+	if (!unwind) {
+		log_warn("this kernel has no bpf_loop (Linux 5.17+): Python frames are not walked");
+		return;
+	}
+#if defined(__x86_64__)
+	o->unwind = CLI_UNWIND_AUTO;
+	log_warn("this kernel has no bpf_loop (Linux 5.17+): user stacks are unwound from a "
+		 "copied stack window (--unwind auto), not in the kernel%s",
+		 python ? "; Python frames are not walked" : "");
+#else
+	o->unwind = CLI_UNWIND_FP;
+	log_warn("this kernel has no bpf_loop (Linux 5.17+): user stacks are walked by frame "
+		 "pointers (--unwind fp), not from CFI in the kernel%s",
+		 python ? "; Python frames are not walked" : "");
+#endif
+}
+
+int record_main(const struct cli_opts *cli)
+{
+	struct cli_opts eff = *cli;
+	const struct cli_opts *o = &eff;
+	struct kfeat kf;
 	struct recorder r = { .opts = o,
 			      .child = -1,
 			      .unavailable_frame = -1,
@@ -1308,16 +1379,7 @@ int record_main(const struct cli_opts *o)
 			      .unknown_map_frame = -1 };
 	struct output_dir od = { .dirfd = -1 };
 	struct launch l = { -1, -1 };
-	struct sampler_opts so = {
-		.freq_hz = o->freq_hz,
-		.kernel_stacks = o->kernel_stacks,
-		.stack_bytes = o->unwind == CLI_UNWIND_FP || o->unwind == CLI_UNWIND_KERNEL
-				       ? 0
-				       : o->stack_bytes,
-		.kwalk = o->unwind == CLI_UNWIND_KERNEL,
-		.python = o->python != CLI_PYTHON_NATIVE,
-		.btf_path = o->btf_path,
-	};
+	struct sampler_opts so;
 	struct symbolizer_opts symo = {
 		.proc_root = o->proc_root,
 		.kallsyms_path = "/proc/kallsyms",
@@ -1335,15 +1397,33 @@ int record_main(const struct cli_opts *o)
 	int npids = 0;
 	struct collector_prio prio;
 
+	libbpf_set_print(libbpf_print);
+	if (check_environment(o->btf_path))
+		return 1;
+	kfeat_probe(&kf);
+	/* Tests run this kernel as an older one (kernel/kfeat.h). */
+	if (getenv("EBPF_PROF_FAULT_KFEAT") && kfeat_hide(&kf, getenv("EBPF_PROF_FAULT_KFEAT"))) {
+		log_error("EBPF_PROF_FAULT_KFEAT=%s: not a list of known helper names",
+			  getenv("EBPF_PROF_FAULT_KFEAT"));
+		return 1;
+	}
+	degrade_defaults(&eff, &kf);
+	so = (struct sampler_opts){
+		.freq_hz = o->freq_hz,
+		.kernel_stacks = o->kernel_stacks,
+		.stack_bytes = o->unwind == CLI_UNWIND_FP || o->unwind == CLI_UNWIND_KERNEL
+				       ? 0
+				       : o->stack_bytes,
+		.kwalk = o->unwind == CLI_UNWIND_KERNEL,
+		.python = o->python != CLI_PYTHON_NATIVE,
+		.btf_path = o->btf_path,
+		.kf = &kf,
+	};
 	r.ri.exit_status = -1;
 	r.ri.freq_hz = o->freq_hz;
 	r.ri.kernel_frames = o->kernel_stacks;
 	r.ri.unwind.mode = unwind_mode_name(o->unwind);
 	r.ri.unwind.stack_bytes = so.stack_bytes;
-	libbpf_set_print(libbpf_print);
-
-	if (check_environment(o->btf_path))
-		return 1;
 	err = resolve_pids(o, pids, &npids);
 	if (err)
 		return err == -EINVAL ? 2 : 1; /* a kernel thread: a usage error */
@@ -1477,6 +1557,7 @@ int record_main(const struct cli_opts *o)
 		goto out;
 
 	r.mctx.opts = o;
+	r.mctx.kf = &kf;
 	r.mctx.targets_map_fd = sampler_targets_fd(r.sampler);
 	r.mctx.uw_objs_fd = r.mctx.uw_blk_pc_fd = r.mctx.uw_procs_fd = -1;
 	if (so.kwalk) {

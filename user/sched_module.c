@@ -14,6 +14,7 @@
 #include "bpf_parts.h"
 #include "cycle_sink.h"
 #include "cycles_json.h"
+#include "kernel/kfeat.h"
 #include "log.h"
 #include "proc/proc_info.h"
 #include "python/pyframes.h"
@@ -292,6 +293,8 @@ static int sm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
 
 	if (!skel) {
 		/* The CPU profile does not need this: go on without it. */
+		if (err == -EOPNOTSUPP) /* said by record.c */
+			return -ENODEV;
 		log_warn("scheduler view off: cannot load its BPF programs: %s (-v for the "
 			 "verifier log)",
 			 strerror(-err));
@@ -732,6 +735,10 @@ const struct rec_module sched_rec_module = {
 	.name = "sched",
 	.open = sm_open,
 	.bpf_part = "sched_",
+	/* Per-thread state in task storage; the off-CPU user stacks start
+	 * from the blocked task's saved user registers. */
+	.bpf_kfeats = 1u << KFEAT_TASK_STORAGE | 1u << KFEAT_TASK_PT_REGS,
+	.what = "the scheduler view (off-CPU time and stacks)",
 	.bpf_setup = sm_bpf_setup,
 	.bpf_loaded = sm_bpf_loaded,
 	.add_target = sm_add_target,

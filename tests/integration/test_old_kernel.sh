@@ -1,0 +1,78 @@
+#!/bin/bash
+# Kernels older than the BPF helpers ebpf-prof uses (JetPack 5's 5.10 and
+# 6's 5.15, issue #18), simulated on this kernel with EBPF_PROF_FAULT_KFEAT,
+# which marks helpers missing before anything is loaded (kernel/kfeat.h);
+# the real 5.10 kernel is tests/arm64/test_vm_510.sh's. Each case:
+#   no bpf_loop   (5.15) the default run degrades by itself to --unwind auto
+#                 in exactly one warning line, and its stacks of frameless
+#                 code are whole (unwind_frameless: parent_a's share 3/8,
+#                 through the program built for kernels without bpf_loop
+#                 and bpf_find_vma); the scheduler view still works;
+#   cfi-kernel    asked for explicitly without bpf_loop: exit 1, naming it;
+#   5.10          no task storage, bpf_task_pt_regs, attach cookies either:
+#                 the scheduler view and probes are off in one line naming
+#                 the helpers and releases, the CPU profile and the memory
+#                 tracepoints work; --alloc is skipped in one line;
+#   bad list      an unknown helper name in the hook: exit 1, named.
+# Needs root.
+. "$(dirname "$0")/lib.sh"
+ep_require_root
+ep_init
+
+FREQ=499
+ep_start_target unwind_frameless 0
+PID=$TARGET_PID
+ep_wait_cpu "$PID" 0.2 10
+
+OUT="$EP_WORK/noloop"
+EBPF_PROF_FAULT_KFEAT=bpf_loop,bpf_find_vma ep_prof_run 60 --pid "$PID" -F "$FREQ" -d 2 -o "$OUT"
+[ "$PROF_RC" -eq 0 ] || ep_fail "no bpf_loop: ebpf-prof exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
+ERRLOG=$PROF_ERR ep_py "$OUT" <<'PY'
+err = open(os.environ["ERRLOG"]).read()
+w = [l for l in err.splitlines() if "warning" in l and "bpf_loop" in l]
+check(len(w) == 1, "no bpf_loop: %d warning lines about it, want 1: %r" % (len(w), w))
+check(w and "bpf_loop (Linux 5.17+)" in w[0] and "--unwind auto" in w[0], "no bpf_loop: warning %r" % w)
+U = R.get("unwind") or {}
+check(U.get("mode") == "auto" and U.get("stack_bytes") == 8192, "no bpf_loop: unwinding %r" % U)
+leaf = folded_total(lambda fr: "leaf_work" in fr)
+a = folded_total(lambda fr: has_seq(fr, ["main", "round_once", "parent_a", "leaf_work"]))
+info("no bpf_loop: parent_a %d of %d leaf_work samples" % (a, leaf))
+check(leaf >= 300, "no bpf_loop: only %d samples in leaf_work (2 s at 499 Hz)" % leaf)
+check(leaf > 0 and abs(a / leaf - 3 / 8) <= 0.06, "no bpf_loop: parent_a share %d/%d, expected 0.375 +-0.06" % (a, leaf))
+check(R["dropped"]["total"] == 0, "no bpf_loop: drops %r" % R["dropped"])
+check("sched" in R, "no bpf_loop: the scheduler view is gone (it does not need bpf_loop)")
+PY
+
+OUT="$EP_WORK/kwalk"
+EBPF_PROF_FAULT_KFEAT=bpf_loop ep_prof_run 60 --pid "$PID" -F "$FREQ" -d 1 --unwind cfi-kernel -o "$OUT"
+[ "$PROF_RC" -eq 1 ] || ep_fail "explicit cfi-kernel without bpf_loop: exit $PROF_RC, want 1"
+grep -q -- "--unwind cfi-kernel needs bpf_loop (Linux 5.17+)" "$PROF_ERR" ||
+	ep_fail "explicit cfi-kernel without bpf_loop: $(tail -n 3 "$PROF_ERR")"
+
+K510=bpf_loop,bpf_find_vma,bpf_task_pt_regs,bpf_get_attach_cookie,bpf_task_storage_get,bpf_get_current_task_btf
+OUT="$EP_WORK/k510"
+EBPF_PROF_FAULT_KFEAT=$K510 ep_prof_run 60 --pid "$PID" -F "$FREQ" -d 2 --alloc -o "$OUT"
+[ "$PROF_RC" -eq 0 ] || ep_fail "5.10: ebpf-prof exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
+ERRLOG=$PROF_ERR ep_py "$OUT" <<'PY'
+err = open(os.environ["ERRLOG"]).read()
+off = [l for l in err.splitlines() if l.startswith("ebpf-prof: warning: this kernel has no ") and l.endswith(" off")]
+check(len(off) == 1, "5.10: modules-off lines %r" % off)
+for want in ("bpf_task_storage_get (Linux 5.13+)", "bpf_task_pt_regs (Linux 5.15+)",
+             "bpf_get_attach_cookie (Linux 5.15+)", "the scheduler view", "probes"):
+    check(off and want in off[0], "5.10: %r not in %r" % (want, off))
+al = [l for l in err.splitlines() if "--alloc: this kernel has no" in l]
+check(len(al) == 1 and "bpf_get_current_task_btf (Linux 5.11+)" in al[0], "5.10: --alloc line %r" % al)
+check(not any("cannot load" in l or "did not load" in l for l in err.splitlines()), "5.10: a load was tried: %r" % err[-400:])
+check("sched" not in R and "alloc" not in R, "5.10: sections of modules that are off: %r" % [k for k in ("sched", "alloc") if k in R])
+check(R["unwind"]["mode"] == "auto", "5.10: unwinding %r" % R["unwind"]["mode"])
+check(R["memory"]["sources"]["rss"] == "kmem/rss_stat", "5.10: rss source %r" % R["memory"]["sources"])
+check(folded_total(lambda fr: "leaf_work" in fr) >= 300, "5.10: CPU profile %r" % R["samples"])
+PY
+
+OUT="$EP_WORK/bad"
+EBPF_PROF_FAULT_KFEAT=bpf_loop,nonsense ep_prof_run 60 --pid "$PID" -d 1 -o "$OUT"
+[ "$PROF_RC" -eq 1 ] || ep_fail "bad helper list: exit $PROF_RC, want 1"
+grep -q "EBPF_PROF_FAULT_KFEAT=bpf_loop,nonsense: not a list of known helper names" "$PROF_ERR" ||
+	ep_fail "bad helper list: $(tail -n 3 "$PROF_ERR")"
+ep_stop_pid "$PID"
+ep_log "ok"
