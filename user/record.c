@@ -1402,7 +1402,8 @@ int record_main(const struct cli_opts *cli)
 		return 1;
 	kfeat_probe(&kf);
 	/* Tests run this kernel as an older one (kernel/kfeat.h). */
-	if (getenv("EBPF_PROF_FAULT_KFEAT") && kfeat_hide(&kf, getenv("EBPF_PROF_FAULT_KFEAT"))) {
+	if (getenv("EBPF_PROF_FAULT_KFEAT") && *getenv("EBPF_PROF_FAULT_KFEAT") &&
+	    kfeat_hide(&kf, getenv("EBPF_PROF_FAULT_KFEAT"))) {
 		log_error("EBPF_PROF_FAULT_KFEAT=%s: not a list of known helper names",
 			  getenv("EBPF_PROF_FAULT_KFEAT"));
 		return 1;
