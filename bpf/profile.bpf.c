@@ -86,10 +86,27 @@ struct {
 /* The user registers at the moment of the sample (UW_NREGS of them): the
  * interrupted ones when the tick hit user mode, else those saved at the
  * last kernel entry (the user state the kernel will return to). */
-/* Set by the collector when the kernel has bpf_task_pt_regs (5.15+):
- * without it a sample taken in the kernel carries no user registers (its
- * frame-pointer stack only). */
+/* Set by the collector when the kernel has bpf_task_pt_regs (5.15+).
+ * Without it the user registers of a sample taken in the kernel are read
+ * where task_pt_regs() has them: task->stack + THREAD_SIZE - sizeof(struct
+ * pt_regs), THREAD_SIZE 16 KiB on x86_64 and on arm64 with 4 KiB pages,
+ * both without KASAN (sched.bpf.c does the same; docs/jetson.md). */
 const volatile bool have_task_pt_regs = false;
+const volatile __u32 thread_size = 16384;
+
+static __always_inline struct pt_regs *current_user_regs(void)
+{
+	struct task_struct *task;
+	void *stack;
+
+	if (have_task_pt_regs)
+		return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	task = (struct task_struct *)bpf_get_current_task();
+	stack = BPF_CORE_READ(task, stack);
+	if (!stack)
+		return NULL;
+	return (struct pt_regs *)(stack + thread_size - bpf_core_type_size(struct pt_regs));
+}
 
 static __always_inline bool read_uregs(struct bpf_perf_event_data *ctx, bool user_mode, __u64 *regs)
 {
@@ -103,9 +120,7 @@ static __always_inline bool read_uregs(struct bpf_perf_event_data *ctx, bool use
 		regs[UW_REG_LR] = 0;
 		return true;
 	}
-	if (!have_task_pt_regs)
-		return false;
-	r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	r = current_user_regs();
 	if (!r)
 		return false;
 	uw_regs_from_pt(r, regs);
@@ -130,9 +145,7 @@ static __always_inline bool read_uregs(struct bpf_perf_event_data *ctx, bool use
 		regs[UW_REG_LR] = *(volatile __u64 *)&ctx->regs.regs[30];
 		return true;
 	}
-	if (!have_task_pt_regs)
-		return false;
-	r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	r = current_user_regs();
 	if (!r)
 		return false;
 	uw_regs_from_pt(r, regs);

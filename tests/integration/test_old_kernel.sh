@@ -17,7 +17,10 @@
 #                 and bpf_task_pt_regs (registers from the kernel stack):
 #                 test_sched_stacks.sh's checks on switch_mix hold, among
 #                 them the cost rule's bound on user stack walks, which
-#                 wrong registers (wait-site keys) would break;
+#                 wrong registers (wait-site keys) would break; samples
+#                 taken in the kernel (kernel_heavy, --unwind auto) get their
+#                 user registers without bpf_task_pt_regs: >= 90% of all
+#                 stacks unwound with CFI from them, no register errors;
 #   bad list      an unknown helper name in the hook: exit 1, named.
 # Needs root.
 . "$(dirname "$0")/lib.sh"
@@ -71,6 +74,24 @@ check(R.get("sched", {}).get("threads"), "5.10: no scheduler view")
 check(R["unwind"]["mode"] == "auto", "5.10: unwinding %r" % R["unwind"]["mode"])
 check(R["memory"]["sources"]["rss"] == "kmem/rss_stat", "5.10: rss source %r" % R["memory"]["sources"])
 check(folded_total(lambda fr: "leaf_work" in fr) >= 300, "5.10: CPU profile %r" % R["samples"])
+PY
+
+# Kernel-mode samples on 5.10: user registers from the kernel stack.
+ep_stop_pid "$PID"
+ep_start_target kernel_heavy 120
+PID=$TARGET_PID
+OUT="$EP_WORK/k510-kernel"
+EBPF_PROF_FAULT_KFEAT=$K510 ep_prof_run 60 --pid "$PID" -F "$FREQ" -d 2 --no-sched -o "$OUT"
+[ "$PROF_RC" -eq 0 ] || ep_fail "5.10 kernel samples: ebpf-prof exited $PROF_RC: $(tail -n 5 "$PROF_ERR")"
+ep_py "$OUT" <<'PY'
+U = R["unwind"]
+tot, kern = R["samples"]["total"], R["samples"]["kernel"]
+info("5.10 kernel samples: %d of %d in the kernel; cfi %d, fp fallback %d, register errors %d"
+     % (kern, tot, U["cfi_stacks"], U["fp_fallback"], U["user_regs_errors"]))
+check(U["mode"] == "auto", "5.10 kernel samples: unwinding %r" % U["mode"])
+check(kern >= 0.5 * tot and tot >= 300, "5.10 kernel samples: %d of %d in the kernel" % (kern, tot))
+check(U["user_regs_errors"] == 0, "5.10 kernel samples: %d without user registers" % U["user_regs_errors"])
+check(U["cfi_stacks"] >= 0.9 * tot, "5.10 kernel samples: %d of %d stacks unwound with CFI" % (U["cfi_stacks"], tot))
 PY
 
 # The scheduler view on 5.10: test_sched_stacks.sh's default-mode checks.
