@@ -22,9 +22,11 @@
 #   EP_VM_KERNEL    which kernel to boot: unset, the default, is Debian 12's
 #                   (6.1, from apt); a Debian suite name (bullseye: 5.10, the
 #                   JetPack 5 stand-in) boots that suite's linux-image-arm64,
-#                   resolved from deb.debian.org's Packages index for it and
-#                   checked against the index's SHA256, cached as
-#                   EP_VM_CACHE/vmlinuz-SUITE (its config beside it)
+#                   resolved from deb.debian.org's Packages index for it
+#                   (archive.debian.org's once the suite has moved there;
+#                   EP_VM_MIRROR=URL for another) and checked against the
+#                   index's SHA256, cached as EP_VM_CACHE/vmlinuz-SUITE (its
+#                   config beside it)
 #   EP_VM_FETCH_ONLY  1: download the kernel and busybox into the cache, no boot
 #   EP_VM_LOG       where to keep the console log (default OUTDIR/console.log)
 #   EP_VM_PRE       a shell script run in the VM before ebpf-prof (debugging;
@@ -97,11 +99,16 @@ if [ -n "${EP_VM_KERNEL:-}" ]; then
 	case "$suite" in *[!a-z-]* | "") echo "arm64-vm.sh: EP_VM_KERNEL=$suite: not a Debian suite name" >&2; exit 2 ;; esac
 	kernel=$cache/vmlinuz-$suite
 	if [ ! -f "$kernel" ]; then
-		mirror=${EP_VM_MIRROR:-http://deb.debian.org/debian}
 		dl=$(mktemp -d /tmp/arm64-vm-dl.XXXXXX)
 		fail_dl() { rm -rf "$dl"; echo "arm64-vm.sh: cannot fetch $suite's arm64 kernel: $*" >&2; exit 2; }
-		curl -fsS --retry 3 -o "$dl/Packages.xz" "$mirror/dists/$suite/main/binary-arm64/Packages.xz" ||
-			fail_dl "$mirror/dists/$suite/main/binary-arm64/Packages.xz not downloadable"
+		# Old suites leave deb.debian.org for archive.debian.org, same layout.
+		tried=""
+		for mirror in ${EP_VM_MIRROR:-http://deb.debian.org/debian http://archive.debian.org/debian}; do
+			tried="$tried $mirror/dists/$suite/main/binary-arm64/Packages.xz"
+			curl -fsS --retry 3 -o "$dl/Packages.xz" "$mirror/dists/$suite/main/binary-arm64/Packages.xz" 2>/dev/null && break
+			rm -f "$dl/Packages.xz"
+		done
+		[ -f "$dl/Packages.xz" ] || fail_dl "none of$tried downloadable"
 		xz -dc "$dl/Packages.xz" >"$dl/Packages" || fail_dl "Packages.xz is not xz"
 		# The stanza of a package: its Depends, Filename, SHA256.
 		field() { awk -v p="$1" -v f="$2:" '$1 == "Package:" {in_p = ($2 == p)} in_p && $1 == f {sub(/^[^ ]+ /, ""); print; exit}' "$dl/Packages"; }
