@@ -177,6 +177,20 @@ static int cm_bpf_setup(void *state, struct modules_bpf *skel)
 
 	if (!s->ctx->cycles)
 		return 0; /* whole run only */
+	/* Function boundaries say begin/end in their uprobe's cookie (5.15+);
+	 * USDT ones (the marker, usdt:, py:) do not need it. */
+	if (!s->ctx->kf->have[KFEAT_ATTACH_COOKIE]) {
+		if (s->spec.src == CYC_SRC_UPROBE) {
+			log_error("cycles: --cycle%s %s needs %s (Linux %s+), which this kernel "
+				  "lacks; USDT boundaries (the marker, usdt:, py:) work",
+				  s->spec.every ? "-every" : "", s->spec.text,
+				  kfeat_name(KFEAT_ATTACH_COOKIE),
+				  kfeat_since(KFEAT_ATTACH_COOKIE));
+			return -EOPNOTSUPP;
+		}
+		bpf_program__set_autoload(skel->progs.cycle_entry, false);
+		bpf_program__set_autoload(skel->progs.cycle_return, false);
+	}
 	if (s->spec.src == CYC_SRC_PY) {
 		memcpy((char *)skel->rodata->py_name, s->spec.py_name, sizeof(s->spec.py_name));
 		skel->rodata->py_name_len = (uint32_t)strlen(s->spec.py_name) + 1;
@@ -191,23 +205,14 @@ static int cm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
 	if (!skel) {
 		/* Asked-for boundaries that cannot be attached are an error;
 		 * without them the run is one cycle as before. */
-		if (s->spec.src != CYC_SRC_AUTO && err == -EOPNOTSUPP) {
-			log_error("cycles: --cycle%s %s needs %s (Linux %s+), which this kernel "
-				  "lacks",
-				  s->spec.every ? "-every" : "", s->spec.text,
-				  kfeat_name(KFEAT_ATTACH_COOKIE),
-				  kfeat_since(KFEAT_ATTACH_COOKIE));
-			return err;
-		}
 		if (s->spec.src != CYC_SRC_AUTO) {
 			log_error("cycles: cannot load the BPF programs for --cycle%s %s: %s (run "
 				  "with -vv for the verifier log)",
 				  s->spec.every ? "-every" : "", s->spec.text, strerror(-err));
 			return err;
 		}
-		if (err != -EOPNOTSUPP)
-			log_info("cycles: no cycle boundaries: cannot load the BPF programs: %s",
-				 strerror(-err));
+		log_info("cycles: no cycle boundaries: cannot load the BPF programs: %s",
+			 strerror(-err));
 		return 0;
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.cycle_events), on_event, s, NULL);
@@ -1086,8 +1091,6 @@ const struct rec_module cycles_rec_module = {
 	.name = "cycles",
 	.open = cm_open,
 	.bpf_part = "cycle_",
-	.bpf_kfeats = 1u << KFEAT_ATTACH_COOKIE,
-	.what = "cycle boundaries",
 	.bpf_setup = cm_bpf_setup,
 	.bpf_loaded = cm_bpf_loaded,
 	.add_target = cm_add_target,

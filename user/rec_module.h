@@ -98,13 +98,6 @@ struct rec_module {
 	const char *bpf_part;
 	int (*bpf_setup)(void *state, struct modules_bpf *skel);
 	int (*bpf_loaded)(void *state, struct modules_bpf *skel, int err);
-	/* The kernel features (1 << enum kfeat_id, kernel/kfeat.h) the part's
-	 * programs call. On a kernel without one, a part that takes part is
-	 * not loaded: bpf_loaded gets skel NULL and -EOPNOTSUPP, and logs
-	 * nothing for it unless the run must end (record.c names the missing
-	 * features and `what` in one line for every such module). */
-	unsigned bpf_kfeats;
-	const char *what; /* "scheduler view": for that line; NULL: name */
 	int (*add_target)(void *state, uint32_t pid);
 	int (*attach)(void *state);
 	/* Non-blocking: drain ring buffers, sample files. */

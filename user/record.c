@@ -153,11 +153,14 @@ static uint64_t mono_ns(void)
 struct part_ctx {
 	struct recorder *r;
 	size_t i;
-	/* The part was kept from loading: the kernel lacks these kfeat bits. */
-	unsigned *lacking;
-	char *off_names; /* "scheduler view, probes" */
-	size_t off_len;
 };
+
+static int part_setup(void *state, struct modules_bpf *skel)
+{
+	struct part_ctx *pc = state;
+
+	return modules[pc->i]->bpf_setup(pc->r->mstate[pc->i], skel);
+}
 
 static int part_loaded(void *state, struct modules_bpf *skel, int err)
 {
@@ -175,33 +178,6 @@ static int part_loaded(void *state, struct modules_bpf *skel, int err)
 	return err;
 }
 
-/* A part that takes part but needs what the kernel lacks is not loaded (the
- * verifier would refuse it): its module gets -EOPNOTSUPP and stays quiet,
- * load_module_bpf names the features in one line for all of them. */
-static int part_setup(void *state, struct modules_bpf *skel)
-{
-	struct part_ctx *pc = state;
-	const struct rec_module *m = modules[pc->i];
-	unsigned lack = 0;
-	int rc;
-
-	rc = m->bpf_setup(pc->r->mstate[pc->i], skel);
-	if (rc <= 0)
-		return rc;
-	for (int f = 0; f < KFEAT_COUNT; f++)
-		if ((m->bpf_kfeats & (1u << f)) && !pc->r->mctx.kf->have[f])
-			lack |= 1u << f;
-	if (!lack)
-		return 1;
-	*pc->lacking |= lack;
-	if (*pc->off_names)
-		strncat(pc->off_names, ", ", pc->off_len - strlen(pc->off_names) - 1);
-	strncat(pc->off_names, m->what ? m->what : m->name,
-		pc->off_len - strlen(pc->off_names) - 1);
-	rc = part_loaded(pc, NULL, -EOPNOTSUPP);
-	return rc ? rc : 0;
-}
-
 /* Loads the modules' BPF parts as one object (bpf_parts.h). The
  * environment variable EBPF_PROF_FAULT_BPF=PREFIX makes that part fail
  * to load: the fallback it exercises otherwise runs only on kernels that
@@ -210,19 +186,12 @@ static int load_module_bpf(struct recorder *r)
 {
 	struct bpf_part parts[NMODULES];
 	struct part_ctx pcs[NMODULES];
-	unsigned lacking = 0;
-	char off[160] = "", why[160];
 	size_t n = 0;
-	int err;
 
 	for_each_module(r, i) {
 		if (!modules[i]->bpf_part)
 			continue;
-		pcs[n] = (struct part_ctx){ .r = r,
-					    .i = i,
-					    .lacking = &lacking,
-					    .off_names = off,
-					    .off_len = sizeof(off) };
+		pcs[n] = (struct part_ctx){ .r = r, .i = i };
 		parts[n] = (struct bpf_part){ .prefix = modules[i]->bpf_part,
 					      .setup = part_setup,
 					      .loaded = part_loaded,
@@ -231,12 +200,8 @@ static int load_module_bpf(struct recorder *r)
 	}
 	if (!n)
 		return 0;
-	err = bpf_parts_load(parts, n, r->mctx.targets_map_fd, r->opts->btf_path,
-			     getenv("EBPF_PROF_FAULT_BPF"), &r->bpf_objs);
-	if (lacking)
-		log_warn("this kernel has no %s: %s off",
-			 kfeat_missing(r->mctx.kf, lacking, why, sizeof(why)), off);
-	return err;
+	return bpf_parts_load(parts, n, r->mctx.targets_map_fd, r->opts->btf_path,
+			      getenv("EBPF_PROF_FAULT_BPF"), &r->bpf_objs);
 }
 
 /* CPU time, not wall time: on a busy machine the collector is preempted

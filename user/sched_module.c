@@ -307,8 +307,6 @@ static int sm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
 
 	if (!skel) {
 		/* The CPU profile does not need this: go on without it. */
-		if (err == -EOPNOTSUPP) /* said by record.c */
-			return -ENODEV;
 		log_warn("scheduler view off: cannot load its BPF programs: %s (-v for the "
 			 "verifier log)",
 			 strerror(-err));

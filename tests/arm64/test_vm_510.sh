@@ -10,13 +10,15 @@
 #               by itself to the kernel's frame-pointer walk in exactly one
 #               warning line naming bpf_loop (Linux 5.17+); burn_a/burn_b
 #               75/25 (+-0.10), >= 95% of the burn stacks reach main (the
-#               target keeps frame pointers), nothing dropped; probes and
-#               cycle boundaries are off in one line that names
-#               bpf_get_attach_cookie (Linux 5.15+); the scheduler view works
+#               target keeps frame pointers), nothing dropped; the scheduler view works
 #               without task storage and bpf_task_pt_regs (>= 45 of the 50
 #               sleeps seen as voluntary switches, >= 90 ms asleep, >= 90%
 #               of the sleeps' off-CPU stacks through main); the memory
 #               tracepoints load (rss from kmem/rss_stat, events seen);
+#   probes      USDT ep_vm:tick without attach cookies (libbpf finds the
+#               spec by address): exactly 1000 events carrying 0..999 in
+#               order; the function probe on outer is not attached, in one
+#               line naming bpf_get_attach_cookie (Linux 5.15+);
 #   cfi-kernel  an explicit --unwind cfi-kernel fails (exit 1), saying that
 #               it needs bpf_loop (Linux 5.17+);
 #   alloc       --alloc is skipped in one line naming task storage (5.13+),
@@ -52,6 +54,7 @@ grep -qx 'CONFIG_DEBUG_INFO_BTF=y' "$cache/vmlinuz-bullseye.config" ||
 	fail "bullseye's kernel config has no CONFIG_DEBUG_INFO_BTF=y"
 {
 	echo '! [ -r /sys/kernel/btf/vmlinux ] && echo "EP-VM-BTF: present"'
+	echo "probes -F 99 --no-sched --probes none --probe vm_target:outer --probe usdt:/opt/ep/vm_target:ep_vm:tick -- /opt/ep/vm_target 1"
 	echo "kwalk --unwind cfi-kernel -F 99 -- /opt/ep/vm_target 1"
 	echo "alloc --alloc -F 99 --no-sched -- /opt/ep/vm_target 1"
 } >"$work/runs"
@@ -80,9 +83,6 @@ def rc(run):
 w = re.findall(r"^ebpf-prof: warning: .*bpf_loop.*$", first, re.M)
 check(len(w) == 1, "default: %d bpf_loop warning lines, want 1: %r" % (len(w), w))
 check(w and "bpf_loop (Linux 5.17+)" in w[0] and "--unwind fp" in w[0], "default: warning %r" % w)
-off = re.findall(r"^ebpf-prof: warning: this kernel has no .* off$", first, re.M)
-check(off == ["ebpf-prof: warning: this kernel has no bpf_get_attach_cookie (Linux 5.15+): probes, cycle boundaries off"],
-      "default: modules-off lines %r" % off)
 check(len(re.findall(r"^ebpf-prof: warning:", first, re.M)) <= 3,
       "default: more warnings than the two expected (and a behind-the-sampler one): %r" % re.findall(r"^ebpf-prof: warning:.*", first, re.M))
 R = json.load(open(os.path.join(d, "report.json")))
@@ -115,6 +115,20 @@ print("[test_vm_510] default (%s): burn_a %d burn_b %d, %d reach main" % (R["unw
 check(a + b >= 150, "default: only %d samples in burn_a/burn_b" % (a + b))
 check(abs(a / max(a + b, 1) - 0.75) <= 0.10, "default: burn_a share %.3f, want 0.75 +-0.10" % (a / max(a + b, 1)))
 check(rooted >= 0.95 * (a + b), "default: %d of %d burn stacks reach main" % (rooted, a + b))
+
+# --- USDT without attach cookies, a function probe skipped ---
+check(rc("probes") == 0, "probes: exited %d" % rc("probes"))
+P = {p["label"]: p for p in json.load(open(os.path.join(d, "runs", "probes", "report.json")))["probes"]["list"]}
+p = P.get("tick", {})
+check(p.get("count") == 1000 and p.get("completed") == 1000 and p.get("errors") == 0, "probes: tick %r" % p)
+check(not P.get("outer", {}).get("count"), "probes: outer counted %r without its program" % P.get("outer"))
+T = json.load(open(os.path.join(d, "runs", "probes", "trace.json")))["traceEvents"]
+ticks = sorted((e for e in T if e.get("ph") == "X" and e.get("name") == "tick"), key=lambda e: e["ts"])
+check([e["args"].get("ret") for e in ticks] == list(range(1000)), "probes: tick arguments %r..." % [e["args"].get("ret") for e in ticks][:8])
+pl = re.findall(r"^ebpf-prof: warning: probes: this kernel has no .*$", con, re.M)
+check(len(pl) == 1 and "bpf_get_attach_cookie (Linux 5.15+): function probes are not attached (outer in" in pl[0],
+      "probes: function-probe lines %r" % pl)
+print("[test_vm_510] probes: tick %r of 1000 in order: %s" % (p.get("count"), [e["args"].get("ret") for e in ticks] == list(range(1000))))
 
 # --- explicit --unwind cfi-kernel ---
 check(rc("kwalk") == 1, "cfi-kernel: exited %d, want 1" % rc("kwalk"))
