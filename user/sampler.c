@@ -142,7 +142,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		s->skel->rodata->py_enabled = opts->kf->have[KFEAT_BPF_LOOP];
 		if (!s->skel->rodata->py_enabled)
 			log_warn(
-				"this kernel has no bpf_loop (5.17+): Python frames are not walked");
+				"this kernel has no bpf_loop (Linux 5.17+): Python frames are not walked");
 	}
 	if (!s->skel->rodata->py_enabled) {
 		bpf_map__set_max_entries(s->skel->maps.py_tstates, 1);
