@@ -15,7 +15,7 @@
 #               sleeps seen as voluntary switches, >= 90 ms asleep, >= 90%
 #               of the sleeps' off-CPU stacks through main); the memory
 #               tracepoints load (rss from kmem/rss_stat, events seen);
-#   --pid       `ebpf-prof --pid P -d 2` on a vm_target already running
+#   --pid       `ebpf-prof --pid P -d 3` on a vm_target already running
 #               (issue #18's case): exit 0, frame pointers, the 75/25 split
 #               (+-0.10) and >= 95% of the burn stacks through main;
 #   probes      USDT ep_vm:tick without attach cookies (libbpf finds the
@@ -57,9 +57,10 @@ grep -qx 'CONFIG_DEBUG_INFO_BTF=y' "$cache/vmlinuz-bullseye.config" ||
 	fail "bullseye's kernel config has no CONFIG_DEBUG_INFO_BTF=y"
 {
 	echo '! [ -r /sys/kernel/btf/vmlinux ] && echo "EP-VM-BTF: present"'
-	# Longer than ebpf-prof's start under emulation plus -d 2; stopped after.
-	echo '! /opt/ep/vm_target 30 >/tmp/vmt.out 2>&1 & echo $! >/tmp/vmt.pid'
-	echo 'pid -F 99 -d 2 --pid $(cat /tmp/vmt.pid)'
+	# Longer than ebpf-prof's start under emulation plus -d 3 on any host;
+	# stopped after the run.
+	echo '! /opt/ep/vm_target 600 >/tmp/vmt.out 2>&1 & echo $! >/tmp/vmt.pid'
+	echo 'pid -F 99 -d 3 --pid $(cat /tmp/vmt.pid)'
 	echo '! kill $(cat /tmp/vmt.pid)'
 	echo "probes -F 99 --no-sched --probes none --probe vm_target:outer --probe usdt:/opt/ep/vm_target:ep_vm:tick -- /opt/ep/vm_target 1"
 	echo "kwalk --unwind cfi-kernel -F 99 -- /opt/ep/vm_target 1"
@@ -135,7 +136,9 @@ pa = sum(n for fr, n in Fp if "burn_a" in fr)
 pb = sum(n for fr, n in Fp if "burn_b" in fr)
 pr = sum(n for fr, n in Fp if ("burn_a" in fr or "burn_b" in fr) and "work_outer" in fr and "main" in fr)
 print("[test_vm_510] --pid: burn_a %d burn_b %d, %d reach main" % (pa, pb, pr))
-check(pa + pb >= 80, "--pid: only %d samples in burn_a/burn_b" % (pa + pb))
+# test_vm.sh's minimum for the same tolerance: the target shares the VM's
+# two emulated CPUs with the collector (64 samples in 2 s seen at load ~15).
+check(pa + pb >= 50, "--pid: only %d samples in burn_a/burn_b" % (pa + pb))
 check(abs(pa / max(pa + pb, 1) - 0.75) <= 0.10, "--pid: burn_a share %.3f, want 0.75 +-0.10" % (pa / max(pa + pb, 1)))
 check(pr >= 0.95 * (pa + pb), "--pid: %d of %d burn stacks reach main" % (pr, pa + pb))
 
