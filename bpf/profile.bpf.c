@@ -86,6 +86,28 @@ struct {
 /* The user registers at the moment of the sample (UW_NREGS of them): the
  * interrupted ones when the tick hit user mode, else those saved at the
  * last kernel entry (the user state the kernel will return to). */
+/* Set by the collector when the kernel has bpf_task_pt_regs (5.15+).
+ * Without it the user registers of a sample taken in the kernel are read
+ * where task_pt_regs() has them: task->stack + THREAD_SIZE - sizeof(struct
+ * pt_regs), THREAD_SIZE 16 KiB on x86_64 and on arm64 with 4 KiB pages,
+ * both without KASAN (sched.bpf.c does the same; docs/jetson.md). */
+const volatile bool have_task_pt_regs = false;
+const volatile __u32 thread_size = 16384;
+
+static __always_inline struct pt_regs *current_user_regs(void)
+{
+	struct task_struct *task;
+	void *stack;
+
+	if (have_task_pt_regs)
+		return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	task = (struct task_struct *)bpf_get_current_task();
+	stack = BPF_CORE_READ(task, stack);
+	if (!stack)
+		return NULL;
+	return (struct pt_regs *)(stack + thread_size - bpf_core_type_size(struct pt_regs));
+}
+
 static __always_inline bool read_uregs(struct bpf_perf_event_data *ctx, bool user_mode, __u64 *regs)
 {
 	struct pt_regs *r;
@@ -98,7 +120,7 @@ static __always_inline bool read_uregs(struct bpf_perf_event_data *ctx, bool use
 		regs[UW_REG_LR] = 0;
 		return true;
 	}
-	r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	r = current_user_regs();
 	if (!r)
 		return false;
 	uw_regs_from_pt(r, regs);
@@ -123,7 +145,7 @@ static __always_inline bool read_uregs(struct bpf_perf_event_data *ctx, bool use
 		regs[UW_REG_LR] = *(volatile __u64 *)&ctx->regs.regs[30];
 		return true;
 	}
-	r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	r = current_user_regs();
 	if (!r)
 		return false;
 	uw_regs_from_pt(r, regs);
@@ -162,11 +184,12 @@ static long vma_bounds(struct task_struct *task, struct vm_area_struct *vma, voi
 }
 
 /* Bytes readable from sp to the end of its mapping, or ~0 when unknown. */
-static __always_inline __u64 stack_room(__u32 tid, __u64 sp)
+static __always_inline __u64 stack_room(__u32 tid, __u64 sp, const bool loops)
 {
 	struct stack_vma *c, v = {};
 
-	if (!have_find_vma)
+	/* loops: bpf_find_vma's callback is refused like bpf_loop's (cpu_sample). */
+	if (!loops || !have_find_vma)
 		return ~0ull;
 	c = bpf_map_lookup_elem(&stack_vmas, &tid);
 	if (c && sp >= c->start && sp < c->end)
@@ -272,7 +295,7 @@ const volatile bool have_bpf_loop = false;
 
 static __always_inline void fix_uretprobes(struct ep_sample *s, __u32 win_off, __u32 len)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct uretfix_ctx c = { .sp = s->uregs[EP_UREG_SP], .win_off = win_off, .len = len };
 	struct return_instance *ri;
 
@@ -366,7 +389,8 @@ static __always_inline void kwalk_user(struct bpf_perf_event_data *ctx, struct e
 
 static __always_inline void fix_uprobe_regs(struct ep_sample *s)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	/* CO-RE reads only: bpf_get_current_task_btf is 5.11+. */
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u64 ip = s->uregs[EP_UREG_IP], area, xol;
 	struct return_instance *ri;
 
@@ -396,8 +420,12 @@ static __always_inline void fix_uprobe_regs(struct ep_sample *s)
 #define PYFRAMES_RING events
 #include "pyframes.bpf.h"
 
-SEC("perf_event")
-int on_cpu_sample(struct bpf_perf_event_data *ctx)
+/* loops: the kernel has bpf_loop. A program that only refers to a bpf_loop
+ * callback, on a branch the verifier would drop, is still refused before
+ * 5.13 (its func_info counts the callback, the kernel's subprograms do
+ * not), so kernels without bpf_loop get the program built with loops false:
+ * no callback in it at all. */
+static __always_inline int cpu_sample(struct bpf_perf_event_data *ctx, const bool loops)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, zero = 0;
@@ -432,7 +460,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (kbytes < 0 || kbytes > EP_MAX_STACK_DEPTH * 8)
 		kbytes = 0;
 	kbytes &= ~7L;
-	if (kwalk) {
+	if (loops && kwalk) {
 		kwalk_user(ctx, s, user_mode, kbytes);
 		goto out;
 	}
@@ -462,25 +490,40 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 			fix_uprobe_regs(s);
 			if (off > 2 * EP_MAX_STACK_DEPTH * 8)
 				off = 2 * EP_MAX_STACK_DEPTH * 8;
-			s->ustack_copy = copy_ustack((void *)s->stack + off, s->uregs[EP_UREG_SP],
-						     stack_room((__u32)id, s->uregs[EP_UREG_SP]));
+			s->ustack_copy =
+				copy_ustack((void *)s->stack + off, s->uregs[EP_UREG_SP],
+					    stack_room((__u32)id, s->uregs[EP_UREG_SP], loops));
 			/* Even the first 64 bytes at sp unreadable: bogus sp. */
 			if (!s->ustack_copy)
 				count_drop(EP_DROP_USTACK_COPY_ERR);
-			else
+			else if (loops)
 				fix_uretprobes(s, off, s->ustack_copy);
 		}
 	}
 	size = EP_SAMPLE_HDR_SIZE + kbytes + ubytes + s->ustack_copy;
 out:
-	if (kwalk)
+	if (loops && kwalk)
 		size = EP_SAMPLE_HDR_SIZE + kbytes + (s->ustack_sz > 0 ? s->ustack_sz : 0);
 	if (size > sizeof(*s))
 		size = sizeof(*s);
-	pyframes_emit(&s->hdr); /* its record goes first: the collector pairs them */
+	if (loops)
+		pyframes_emit(&s->hdr); /* its record goes first: the collector pairs them */
 	if (bpf_ringbuf_output(&events, s, size, submit_flags()))
 		count_drop(EP_DROP_RINGBUF_FULL);
 	return 0;
+}
+
+SEC("perf_event")
+int on_cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	return cpu_sample(ctx, true);
+}
+
+/* Loaded instead of on_cpu_sample on kernels without bpf_loop (5.17+). */
+SEC("perf_event")
+int on_cpu_sample_noloop(struct bpf_perf_event_data *ctx)
+{
+	return cpu_sample(ctx, false);
 }
 
 static __always_inline void emit_task_event(__u32 type, struct task_struct *task, __u32 parent,
@@ -581,7 +624,7 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	 * another ring before the event is, sees the count moved and makes
 	 * the symbolizer re-read the maps (user/symbolize: mmap_gen). */
 	__sync_fetch_and_add(&mmap_exec_gen, 1);
-	emit_task_event(EP_EV_MMAP_EXEC, bpf_get_current_task_btf(), 0, 0);
+	emit_task_event(EP_EV_MMAP_EXEC, (struct task_struct *)bpf_get_current_task(), 0, 0);
 	return 0;
 }
 

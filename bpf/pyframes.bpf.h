@@ -261,7 +261,7 @@ static __always_inline __u64 py_find_tstate(struct py_walk *w, __u32 tid)
 	struct py_tcache nc = {};
 
 #if defined(__TARGET_ARCH_x86)
-	w->fsbase = BPF_CORE_READ(bpf_get_current_task_btf(), thread.fsbase);
+	w->fsbase = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), thread.fsbase);
 #else
 	return 0;
 #endif

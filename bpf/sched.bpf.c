@@ -43,10 +43,24 @@ const volatile __u64 sched_wakeup_watermark = 64 << 10;
  * are short pays for none. N > 0 adds one walk in N blocking switch-outs
  * (--offcpu-ustack-every). */
 const volatile __u8 ustack_sample_every = 0;
+/* Kernels before 5.13 (JetPack 5's 5.10) have no task storage for tracing
+ * programs: the state then lives in `sched_threads` by tid (a hash lookup
+ * per switched task), and `sched_tls` is not created. Before 5.15 there is
+ * no bpf_task_pt_regs: the blocked task's user registers are read where
+ * the kernel keeps them, at the top of its kernel stack (task_pt_regs():
+ * task->stack + THREAD_SIZE - sizeof(struct pt_regs), arm64's and x86_64's
+ * asm/processor.h; THREAD_SIZE is 16 KiB on both with 4 KiB pages and no
+ * KASAN, arch/arm64/include/asm/memory.h, arch/x86/include/asm/page_64_types.h).
+ * Set by the collector. */
+const volatile bool sched_task_storage = true;
+const volatile bool sched_task_pt_regs = true;
+const volatile __u32 sched_thread_size = 16384;
 
 /* Zeroed template for new sched_ustacks entries: larger than the 512-byte BPF
  * stack. */
 const struct ep_sched_ustack zero_ustack = {};
+/* The same for a thread's entry in `sched_threads` without task storage. */
+const struct ep_sched_thread zero_thread = {};
 
 /* Per-thread accounting while the thread lives: task-local storage, found
  * from the task_struct the tracepoint hands over (no hash of the tid per
@@ -163,11 +177,39 @@ static __always_inline bool is_target(struct task_struct *t, __u32 *tgid)
  * task_struct (see `sched_tls`). A thread without one is looked up in `targets`
  * once per switch until it is traced; then its /proc seed, if any, is moved
  * here, else it starts ON now (created between seeding and attach). */
+static __always_inline struct ep_sched_thread *get_thread_by_tid(struct task_struct *task)
+{
+	__u32 tgid, tid = task->pid;
+	struct ep_sched_thread *t = bpf_map_lookup_elem(&sched_threads, &tid);
+
+	/* A DEAD entry is an earlier thread with this tid, not yet harvested:
+	 * the new one waits for the harvest (within a second). A seed is used
+	 * in place, as task storage takes it over. */
+	if (t)
+		return t->state == EP_TS_DEAD ? NULL : t;
+	if (!is_target(task, &tgid))
+		return NULL;
+	bpf_map_update_elem(&sched_threads, &tid, &zero_thread, BPF_NOEXIST);
+	t = bpf_map_lookup_elem(&sched_threads, &tid);
+	if (!t) {
+		count_drop(EP_SDROP_THREAD_MAP_FULL);
+		return NULL;
+	}
+	t->pid = tgid;
+	t->state = EP_TS_ON;
+	t->last_ts = bpf_ktime_get_ns();
+	bpf_probe_read_kernel_str(t->comm, sizeof(t->comm), task->comm);
+	return t;
+}
+
 static __always_inline struct ep_sched_thread *get_thread(struct task_struct *task)
 {
-	struct ep_sched_thread *t = bpf_task_storage_get(&sched_tls, task, NULL, 0), *seed;
+	struct ep_sched_thread *t, *seed;
 	__u32 tgid, tid;
 
+	if (!sched_task_storage)
+		return get_thread_by_tid(task);
+	t = bpf_task_storage_get(&sched_tls, task, NULL, 0);
 	if (t || !is_target(task, &tgid))
 		return t;
 	t = bpf_task_storage_get(&sched_tls, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -212,7 +254,11 @@ static __always_inline void save_py_stack(__u32 tid, __u32 pid)
 	py_walk_into(cfg, tid, ps, bpf_ktime_get_ns());
 }
 
-static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thread *t)
+/* loops: the kernel has bpf_loop. Before 5.13 a program that only refers to
+ * a bpf_loop callback is refused (profile.bpf.c cpu_sample): sched_switch_noloop
+ * is built without the CFI walk and the Python frames. */
+static __always_inline void save_user_stack_body(void *ctx, __u32 tid, struct ep_sched_thread *t,
+						 const bool loops)
 {
 	struct ep_sched_ustack *s = bpf_map_lookup_elem(&sched_ustacks, &tid);
 
@@ -226,7 +272,7 @@ static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thr
 	}
 	s->kwalk = 0;
 	s->trunc = 0;
-	if (sched_kwalk) {
+	if (loops && sched_kwalk) {
 		struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 		struct uw_walk w = {};
 		__u64 regs[UW_NREGS];
@@ -258,7 +304,7 @@ static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thr
 	 * frame pointers, as without tables. */
 	if (!s->kwalk)
 		s->size = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
-	if (py_enabled)
+	if (loops && py_enabled)
 		save_py_stack(tid, t->pid);
 	t->ustack_ok = 1;
 	count_drop(EP_SSTAT_USTACK_WALKS);
@@ -267,25 +313,59 @@ static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thr
 		t->ustack_key = 0;
 }
 
+static __noinline void save_user_stack(void *ctx, __u32 tid, struct ep_sched_thread *t)
+{
+	save_user_stack_body(ctx, tid, t, true);
+}
+
+static __noinline void save_user_stack_noloop(void *ctx, __u32 tid, struct ep_sched_thread *t)
+{
+	save_user_stack_body(ctx, tid, t, false);
+}
+
+/* The user pc and sp of a task blocked in the kernel (see
+ * sched_task_pt_regs): false when unknown. */
+static __always_inline bool user_ip_sp(struct task_struct *task, __u64 *ip, __u64 *sp)
+{
+	struct pt_regs *regs;
+	void *stack;
+
+	if (sched_task_pt_regs) {
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		if (!regs)
+			return false;
+		*ip = PT_REGS_IP(regs);
+		*sp = PT_REGS_SP(regs);
+		return true;
+	}
+	stack = BPF_CORE_READ(task, stack);
+	if (!stack)
+		return false;
+	regs = (struct pt_regs *)(stack + sched_thread_size - bpf_core_type_size(struct pt_regs));
+	*ip = PT_REGS_IP_CORE(regs);
+	*sp = PT_REGS_SP_CORE(regs);
+	return true;
+}
+
 /* prev blocks: plan its user stack from where it stopped in user space (the
  * syscall wrapper, or the instruction whose page fault waits), read from
  * its saved user registers without walking anything. */
 static __always_inline void plan_user_stack(void *ctx, struct task_struct *prev, __u32 tid,
-					    struct ep_sched_thread *t)
+					    struct ep_sched_thread *t, const bool loops)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	__u64 ip, sp;
 
-	if (!regs)
+	if (!user_ip_sp(prev, &ip, &sp))
 		return;
-	ip = PT_REGS_IP(regs);
-	sp = PT_REGS_SP(regs);
 	/* The same native site from another Python function is another stack
 	 * (3.11+ calls Python from Python without a C frame). */
-	if (py_enabled)
+	if (loops && py_enabled)
 		sp ^= py_where(t->pid, tid);
 	if (ep_ustack_plan(t, ep_ustack_key(ip, sp), ustack_sample_every) == EP_USTACK_WALK) {
-		save_user_stack(ctx, tid, t);
+		if (loops)
+			save_user_stack(ctx, tid, t);
+		else
+			save_user_stack_noloop(ctx, tid, t);
 		if (!t->ustack_ok)
 			t->ustack_key = 0; /* no slot */
 	}
@@ -326,7 +406,9 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct 
 		    max_ubytes = EP_OFFCPU_USER_FRAMES * sizeof(__u64), zero = 0;
 	struct ep_offcpu *e = bpf_map_lookup_elem(&sched_offcpu_scratch, &zero);
 	struct ep_sched_ustack *s;
-	__u32 kbytes = 0, ubytes = 0;
+	/* 64-bit, clamped after a barrier: 5.10's verifier loses the bounds
+	 * of 32-bit values zero-extended by shifts. */
+	__u64 kbytes = 0, ubytes = 0, size;
 	long n;
 
 	if (!e) {
@@ -353,6 +435,7 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct 
 		else
 			kbytes = (__u32)n & ~7u;
 	}
+	barrier_var(kbytes);
 	if (kbytes > max_bytes)
 		kbytes = max_bytes;
 	e->ustack_sz = -EP_ENOENT;
@@ -368,6 +451,7 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct 
 			e->utrunc = s->trunc;
 			if (s->size > 0) {
 				ubytes = (__u32)s->size & ~7u;
+				barrier_var(ubytes);
 				if (ubytes > max_ubytes)
 					ubytes = max_ubytes;
 				if (bpf_probe_read_kernel((void *)e->ips + kbytes, ubytes,
@@ -384,13 +468,16 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct 
 		emit_py_stack(tid, &e->hdr);
 	e->kstack_sz = e->kstack_sz < 0 ? e->kstack_sz : (__s32)kbytes;
 	e->ustack_sz = e->ustack_sz < 0 ? e->ustack_sz : (__s32)ubytes;
-	if (bpf_ringbuf_output(&sched_offcpu_events, e,
-			       offsetof(struct ep_offcpu, ips) + kbytes + ubytes, submit_flags()))
+	size = offsetof(struct ep_offcpu, ips) + (__u64)kbytes + ubytes;
+	barrier_var(size);
+	if (size > sizeof(*e))
+		size = sizeof(*e);
+	if (bpf_ringbuf_output(&sched_offcpu_events, e, size, submit_flags()))
 		count_drop(EP_SDROP_RINGBUF_FULL);
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
+				     struct task_struct *next, const bool loops)
 {
 	struct ep_sched_thread *t;
 	__u64 now = 0, ep, rq;
@@ -406,7 +493,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		/* A preempted thread is not blocked anywhere: its stack is a
 		 * CPU sample's, and it is not reported. */
 		if (capture_stacks && reason != EP_OFF_PREEMPTED && reason != EP_OFF_DEAD)
-			plan_user_stack(ctx, prev, tid, t);
+			plan_user_stack(ctx, prev, tid, t, loops);
 	}
 	t = get_thread(next);
 	if (t) {
@@ -426,6 +513,19 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		}
 	}
 	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(ctx, preempt, prev, next, true);
+}
+
+/* Loaded instead of sched_switch on kernels without bpf_loop (5.17+). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch_noloop, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(ctx, preempt, prev, next, false);
 }
 
 static __always_inline void on_wakeup(struct task_struct *p, bool new_task)
@@ -469,9 +569,19 @@ int BPF_PROG(sched_wake_new, struct task_struct *p)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sched_exit, struct task_struct *task)
 {
-	struct ep_sched_thread *t = bpf_task_storage_get(&sched_tls, task, NULL, 0);
+	struct ep_sched_thread *t;
 	__u32 tid = task->pid;
 
+	if (!sched_task_storage) {
+		/* The state is where the collector reads it already. */
+		t = bpf_map_lookup_elem(&sched_threads, &tid);
+		if (t && t->state != EP_TS_DEAD) {
+			ep_acct_exit(t, bpf_ktime_get_ns());
+			bpf_get_current_comm(t->comm, sizeof(t->comm));
+		}
+		return 0;
+	}
+	t = bpf_task_storage_get(&sched_tls, task, NULL, 0);
 	if (!t) {
 		/* Seeded, never switched since the attach. */
 		t = bpf_map_lookup_elem(&sched_threads, &tid);

@@ -162,11 +162,16 @@ int sm_oom(struct trace_event_raw_mark_victim *ctx)
 	if (!e)
 		return 0;
 	e->pid = pid;
-	e->v[0] = ctx->total_vm;
-	e->v[1] = ctx->anon_rss;
-	e->v[2] = ctx->file_rss;
-	e->v[3] = ctx->shmem_rss;
-	read_loc_str(ctx, ctx->__data_loc_comm, e->name);
+	/* Before 6.1 (JetPack 5's 5.10, 6's 5.15) the tracepoint has the pid
+	 * only: the sizes stay 0 and the name empty. */
+	if (bpf_core_field_exists(ctx->total_vm)) {
+		e->v[0] = ctx->total_vm;
+		e->v[1] = ctx->anon_rss;
+		e->v[2] = ctx->file_rss;
+		e->v[3] = ctx->shmem_rss;
+	}
+	if (bpf_core_field_exists(ctx->__data_loc_comm))
+		read_loc_str(ctx, ctx->__data_loc_comm, e->name);
 	submit(e);
 	return 0;
 }

@@ -19,6 +19,14 @@
 #   EP_VM_TIMEOUT   seconds before the VM is killed (default 600)
 #   EP_VM_FILES     extra files to copy into the VM's / (space-separated)
 #                   (not under /tmp: a tmpfs in the VM)
+#   EP_VM_KERNEL    which kernel to boot: unset, the default, is Debian 12's
+#                   (6.1, from apt); a Debian suite name (bullseye: 5.10, the
+#                   JetPack 5 stand-in) boots that suite's linux-image-arm64,
+#                   resolved from deb.debian.org's Packages index for it
+#                   (archive.debian.org's once the suite has moved there;
+#                   EP_VM_MIRROR=URL for another) and checked against the
+#                   index's SHA256, cached as EP_VM_CACHE/vmlinuz-SUITE (its
+#                   config beside it)
 #   EP_VM_FETCH_ONLY  1: download the kernel and busybox into the cache, no boot
 #   EP_VM_LOG       where to keep the console log (default OUTDIR/console.log)
 #   EP_VM_PRE       a shell script run in the VM before ebpf-prof (debugging;
@@ -35,7 +43,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/.." && pwd)
-usage() { sed -n '3,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '3,38p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 out=""
 opts=()
@@ -81,6 +89,41 @@ if [ ! -f "$cache/vmlinuz" ] || [ ! -f "$cache/busybox" ]; then
 	cp "$dl"/x/boot/vmlinuz-* "$cache/vmlinuz.tmp" && mv "$cache/vmlinuz.tmp" "$cache/vmlinuz"
 	cp "$dl/x/bin/busybox" "$cache/busybox.tmp" && mv "$cache/busybox.tmp" "$cache/busybox"
 	rm -rf "$dl"
+fi
+# Another suite's kernel: one Debian URL pattern, the version read from the
+# suite's Packages index (a point release replaces it; a pinned name would
+# disappear from the archive).
+kernel=$cache/vmlinuz
+if [ -n "${EP_VM_KERNEL:-}" ]; then
+	suite=$EP_VM_KERNEL
+	case "$suite" in *[!a-z-]* | "") echo "arm64-vm.sh: EP_VM_KERNEL=$suite: not a Debian suite name" >&2; exit 2 ;; esac
+	kernel=$cache/vmlinuz-$suite
+	if [ ! -f "$kernel" ]; then
+		dl=$(mktemp -d /tmp/arm64-vm-dl.XXXXXX)
+		fail_dl() { rm -rf "$dl"; echo "arm64-vm.sh: cannot fetch $suite's arm64 kernel: $*" >&2; exit 2; }
+		# Old suites leave deb.debian.org for archive.debian.org, same layout.
+		tried=""
+		for mirror in ${EP_VM_MIRROR:-http://deb.debian.org/debian http://archive.debian.org/debian}; do
+			tried="$tried $mirror/dists/$suite/main/binary-arm64/Packages.xz"
+			curl -fsS --retry 3 -o "$dl/Packages.xz" "$mirror/dists/$suite/main/binary-arm64/Packages.xz" 2>/dev/null && break
+			rm -f "$dl/Packages.xz"
+		done
+		[ -f "$dl/Packages.xz" ] || fail_dl "none of$tried downloadable"
+		xz -dc "$dl/Packages.xz" >"$dl/Packages" || fail_dl "Packages.xz is not xz"
+		# The stanza of a package: its Depends, Filename, SHA256.
+		field() { awk -v p="$1" -v f="$2:" '$1 == "Package:" {in_p = ($2 == p)} in_p && $1 == f {sub(/^[^ ]+ /, ""); print; exit}' "$dl/Packages"; }
+		pkg=$(field linux-image-arm64 Depends | sed -n 's/^\(linux-image-[0-9][^ ,]*-arm64\).*/\1/p')
+		[ -n "$pkg" ] || fail_dl "no linux-image-arm64 in the index"
+		file=$(field "$pkg" Filename)
+		sum=$(field "$pkg" SHA256)
+		[ -n "$file" ] && [ -n "$sum" ] || fail_dl "no Filename/SHA256 for $pkg in the index"
+		curl -fsS --retry 3 -o "$dl/k.deb" "$mirror/$file" || fail_dl "$mirror/$file not downloadable"
+		echo "$sum  $dl/k.deb" | sha256sum -c --quiet - >/dev/null 2>&1 || fail_dl "$file: SHA256 differs from the index"
+		dpkg-deb -x "$dl/k.deb" "$dl/x" || fail_dl "$file is not a .deb"
+		cp "$dl"/x/boot/config-* "$kernel.config"
+		cp "$dl"/x/boot/vmlinuz-* "$kernel.tmp" && mv "$kernel.tmp" "$kernel"
+		rm -rf "$dl"
+	fi
 fi
 # EP_VM_FETCH_ONLY=1: only fill the cache (a test cuts the BTF out of the
 # kernel image before booting it).
@@ -188,7 +231,7 @@ mkdir -p "$out"
 [ -n "$log" ] || log=$out/console.log
 start=$(date +%s)
 qemu-system-aarch64 -M virt -cpu max -smp 2 -m 2048 -nographic -no-reboot -nic none \
-	-kernel "$cache/vmlinuz" -initrd "$work/initrd.gz" \
+	-kernel "$kernel" -initrd "$work/initrd.gz" \
 	-append "console=ttyAMA0 rdinit=/init panic=-1 quiet loglevel=3" >"$log" 2>&1 &
 qpid=$!
 deadline=$((start + ${EP_VM_TIMEOUT:-600}))

@@ -364,6 +364,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 			o->kernel_stacks = false;
 			break;
 		case OPT_UNWIND:
+			o->unwind_given = true;
 			if (!strcmp(optarg, "auto")) {
 				o->unwind = CLI_UNWIND_AUTO;
 			} else if (!strcmp(optarg, "dwarf")) {
@@ -392,6 +393,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 #endif
 			break;
 		case OPT_PYTHON:
+			o->python_given = true;
 			if (!strcmp(optarg, "mixed")) {
 				o->python = CLI_PYTHON_MIXED;
 			} else if (!strcmp(optarg, "only")) {

@@ -64,8 +64,10 @@ struct cli_opts {
 	bool kernel_stacks;
 	bool no_demangle;	/* --no-demangle: raw symbol names */
 	enum cli_unwind unwind; /* --unwind */
+	bool unwind_given;	/* --unwind on the command line (not the default) */
 	uint32_t stack_bytes;	/* --stack-bytes */
 	enum cli_python python; /* --python */
+	bool python_given;	/* --python on the command line */
 	int verbosity;		/* -1 quiet, 0 normal, 1+ verbose */
 	bool show_help;
 	bool show_version;

@@ -43,6 +43,7 @@
 #include "overload/links.h"
 #include "proc/pid_index.h"
 #include "cycles/cycle_sink.h"
+#include "kernel/kfeat.h"
 #include "log.h"
 #include "overload/priority.h"
 #include "probes.h"
@@ -113,6 +114,10 @@ struct probes_mod {
 	size_t *def_name; /* def -> index in names */
 	size_t ldso_name;
 	bool *def_matched, *def_warned;
+	/* No bpf_get_attach_cookie (before 5.15): function probes, whose
+	 * cookie says which probe fired, are not loaded; USDT probes are
+	 * (libbpf finds their spec by address there). */
+	bool no_cookie, no_cookie_said;
 	struct modules_bpf *skel; /* owned by record.c (bpf_parts.h) */
 	bool prepared;
 	struct ring_buffer *rb;
@@ -379,7 +384,19 @@ static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const 
 	uint32_t id;
 	uint64_t cookie;
 	size_t before = t->nlinks;
-	int err = probe_id_for(m, d, f, &id);
+	int err;
+
+	if (m->no_cookie && !def->usdt_provider) {
+		if (!m->no_cookie_said)
+			log_warn(
+				"probes: this kernel has no %s (Linux %s+): function probes are not "
+				"attached (%s in %s, and any other), USDT probes are",
+				kfeat_name(KFEAT_ATTACH_COOKIE), kfeat_since(KFEAT_ATTACH_COOKIE),
+				def->label, f->path);
+		m->no_cookie_said = true;
+		return;
+	}
+	err = probe_id_for(m, d, f, &id);
 
 	if (err) {
 		log_warn("probes: cannot add %s in %s: %s", def->label, f->path, strerror(-err));
@@ -837,6 +854,11 @@ static int pm_bpf_setup(void *state, struct modules_bpf *skel)
 
 	if (rc)
 		return rc;
+	m->no_cookie = !m->ctx->kf->have[KFEAT_ATTACH_COOKIE];
+	if (m->no_cookie) {
+		bpf_program__set_autoload(skel->progs.probe_entry, false);
+		bpf_program__set_autoload(skel->progs.probe_return, false);
+	}
 	/* --probes none, no --probe, no request: stay idle, load nothing. */
 	if (!m->specs.n)
 		return 0;

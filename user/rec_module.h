@@ -35,9 +35,13 @@ struct cycle_sink;
 struct modules_bpf;
 struct pyframes;
 struct link_list;
+struct kfeat;
 
 struct rec_ctx {
 	const struct cli_opts *opts;
+	/* What the running kernel's BPF has (kernel/kfeat.h): a module whose
+	 * programs need a missing helper removes the calls or does not load. */
+	const struct kfeat *kf;
 	/* The in-kernel tgid filter of the CPU sampler (bpf/profile.bpf.c
 	 * `targets`): reuse it in a module's BPF object with
 	 * bpf_map__reuse_fd() before load, so every module follows the same

@@ -42,6 +42,7 @@
 #include "export/pprof_elf.h"
 #include "export/rotate.h"
 #include "sampler.h"
+#include "kernel/kfeat.h"
 #include "sched_view.h"
 #include "symbolize/ksym_cache.h"
 #include "symbolize/ksym_part.h"
@@ -1313,8 +1314,43 @@ static void ignore_late_signals(int sfd)
 			 "summary are complete");
 }
 
-int record_main(const struct cli_opts *o)
+/* The default unwinding (cfi-kernel) and Python frames need bpf_loop
+ * (5.17+): without it the defaults degrade by themselves, in one line, to
+ * what the kernel can do (an explicit --unwind cfi-kernel still fails, in
+ * sampler_open; an explicit --python warns there). x86_64 copies a stack
+ * window and unwinds it in the collector; the arm64 collector has no such
+ * unwinder, so it walks frame pointers in the kernel. */
+static void degrade_defaults(struct cli_opts *o, const struct kfeat *kf)
 {
+	bool unwind = o->unwind == CLI_UNWIND_KERNEL && !o->unwind_given;
+	bool python = o->python != CLI_PYTHON_NATIVE && !o->python_given;
+
+	if (kf->have[KFEAT_BPF_LOOP] || (!unwind && !python))
+		return;
+	if (python)
+		o->python = CLI_PYTHON_NATIVE;
+	if (!unwind) {
+		log_warn("this kernel has no bpf_loop (Linux 5.17+): Python frames are not walked");
+		return;
+	}
+#if defined(__x86_64__)
+	o->unwind = CLI_UNWIND_AUTO;
+	log_warn("this kernel has no bpf_loop (Linux 5.17+): user stacks are unwound from a "
+		 "copied stack window (--unwind auto), not in the kernel%s",
+		 python ? "; Python frames are not walked" : "");
+#else
+	o->unwind = CLI_UNWIND_FP;
+	log_warn("this kernel has no bpf_loop (Linux 5.17+): user stacks are walked by frame "
+		 "pointers (--unwind fp), not from CFI in the kernel%s",
+		 python ? "; Python frames are not walked" : "");
+#endif
+}
+
+int record_main(const struct cli_opts *cli)
+{
+	struct cli_opts eff = *cli;
+	const struct cli_opts *o = &eff;
+	struct kfeat kf;
 	struct recorder r = { .opts = o,
 			      .child = -1,
 			      .unavailable_frame = -1,
@@ -1323,16 +1359,7 @@ int record_main(const struct cli_opts *o)
 			      .unknown_map_frame = -1 };
 	struct output_dir od = { .dirfd = -1 };
 	struct launch l = { -1, -1 };
-	struct sampler_opts so = {
-		.freq_hz = o->freq_hz,
-		.kernel_stacks = o->kernel_stacks,
-		.stack_bytes = o->unwind == CLI_UNWIND_FP || o->unwind == CLI_UNWIND_KERNEL
-				       ? 0
-				       : o->stack_bytes,
-		.kwalk = o->unwind == CLI_UNWIND_KERNEL,
-		.python = o->python != CLI_PYTHON_NATIVE,
-		.btf_path = o->btf_path,
-	};
+	struct sampler_opts so;
 	struct symbolizer_opts symo = {
 		.proc_root = o->proc_root,
 		.kallsyms_path = "/proc/kallsyms",
@@ -1350,15 +1377,34 @@ int record_main(const struct cli_opts *o)
 	int npids = 0;
 	struct collector_prio prio;
 
+	libbpf_set_print(libbpf_print);
+	if (check_environment(o->btf_path))
+		return 1;
+	kfeat_probe(&kf);
+	/* Tests run this kernel as an older one (kernel/kfeat.h). */
+	if (getenv("EBPF_PROF_FAULT_KFEAT") && *getenv("EBPF_PROF_FAULT_KFEAT") &&
+	    kfeat_hide(&kf, getenv("EBPF_PROF_FAULT_KFEAT"))) {
+		log_error("EBPF_PROF_FAULT_KFEAT=%s: not a list of known helper names",
+			  getenv("EBPF_PROF_FAULT_KFEAT"));
+		return 1;
+	}
+	degrade_defaults(&eff, &kf);
+	so = (struct sampler_opts){
+		.freq_hz = o->freq_hz,
+		.kernel_stacks = o->kernel_stacks,
+		.stack_bytes = o->unwind == CLI_UNWIND_FP || o->unwind == CLI_UNWIND_KERNEL
+				       ? 0
+				       : o->stack_bytes,
+		.kwalk = o->unwind == CLI_UNWIND_KERNEL,
+		.python = o->python != CLI_PYTHON_NATIVE,
+		.btf_path = o->btf_path,
+		.kf = &kf,
+	};
 	r.ri.exit_status = -1;
 	r.ri.freq_hz = o->freq_hz;
 	r.ri.kernel_frames = o->kernel_stacks;
 	r.ri.unwind.mode = unwind_mode_name(o->unwind);
 	r.ri.unwind.stack_bytes = so.stack_bytes;
-	libbpf_set_print(libbpf_print);
-
-	if (check_environment(o->btf_path))
-		return 1;
 	err = resolve_pids(o, pids, &npids);
 	if (err)
 		return err == -EINVAL ? 2 : 1; /* a kernel thread: a usage error */
@@ -1493,6 +1539,7 @@ int record_main(const struct cli_opts *o)
 		goto out;
 
 	r.mctx.opts = o;
+	r.mctx.kf = &kf;
 	r.mctx.targets_map_fd = sampler_targets_fd(r.sampler);
 	r.mctx.uw_objs_fd = r.mctx.uw_blk_pc_fd = r.mctx.uw_procs_fd = -1;
 	if (so.kwalk) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <time.h>
 
+#include "kernel/kfeat.h"
 #include "log.h"
 #include "overload/links.h"
 #include "overload/rb_budget.h"
@@ -95,26 +96,31 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 	s->skel->rodata->stack_bytes = opts->stack_bytes > EP_MAX_STACK_BYTES ? EP_MAX_STACK_BYTES
 									      : opts->stack_bytes;
 	/* The window stops at the end of the stack mapping without faulting
-	 * where the kernel can look the mapping up (5.17+). The probe returns
-	 * 1 when it can, 0 or an error otherwise. */
-	if (s->skel->rodata->stack_bytes)
-		s->skel->rodata->have_find_vma = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT,
-									 BPF_FUNC_find_vma,
-									 NULL) == 1;
-	/* Uretprobe return addresses are put back in the window with bpf_loop
-	 * (5.17+); older kernels keep the trampoline's address there. */
-	if (s->skel->rodata->stack_bytes)
-		s->skel->rodata->have_bpf_loop =
-			libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+	 * where the kernel can look the mapping up (5.17+). Uretprobe return
+	 * addresses are put back in the window with bpf_loop (5.17+); older
+	 * kernels keep the trampoline's address there. Kernel-mode samples read
+	 * the user registers with bpf_task_pt_regs (5.15+), or from the top of
+	 * the task's kernel stack before that. */
+	s->skel->rodata->have_find_vma = opts->kf->have[KFEAT_FIND_VMA];
+	s->skel->rodata->have_bpf_loop = opts->kf->have[KFEAT_BPF_LOOP];
+	s->skel->rodata->have_task_pt_regs = opts->kf->have[KFEAT_TASK_PT_REGS];
 	s->skel->rodata->kwalk = opts->kwalk;
+	bpf_program__set_autoload(s->skel->progs.on_cpu_sample, opts->kf->have[KFEAT_BPF_LOOP]);
+	bpf_program__set_autoload(s->skel->progs.on_cpu_sample_noloop,
+				  !opts->kf->have[KFEAT_BPF_LOOP]);
 	bpf_program__set_autoload(s->skel->progs.on_mmap_enter, opts->kwalk);
 	bpf_program__set_autoload(s->skel->progs.on_mmap_exit, opts->kwalk);
 	if (!opts->kwalk)
 		bpf_map__set_max_entries(s->skel->maps.mmap_exec_tids, 1);
-	if (opts->kwalk &&
-	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) != 1) {
+	if (opts->kwalk && !opts->kf->have[KFEAT_BPF_LOOP]) {
 		err = -ENOTSUP;
-		log_error("--unwind cfi-kernel needs bpf_loop (Linux 5.17+): use --unwind auto");
+		log_error("--unwind cfi-kernel needs bpf_loop (Linux 5.17+): use --unwind %s",
+#if defined(__x86_64__)
+			  "auto"
+#else
+			  "fp"
+#endif
+		);
 		goto fail;
 	}
 	/* The walker's row cache: 80 KiB per CPU. */
@@ -133,11 +139,10 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		bpf_map__set_max_entries(s->skel->maps.uw_rcache, 1);
 	}
 	if (opts->python) {
-		s->skel->rodata->py_enabled =
-			libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+		s->skel->rodata->py_enabled = opts->kf->have[KFEAT_BPF_LOOP];
 		if (!s->skel->rodata->py_enabled)
 			log_warn(
-				"this kernel has no bpf_loop (5.17+): Python frames are not walked");
+				"this kernel has no bpf_loop (Linux 5.17+): Python frames are not walked");
 	}
 	if (!s->skel->rodata->py_enabled) {
 		bpf_map__set_max_entries(s->skel->maps.py_tstates, 1);
@@ -285,7 +290,10 @@ int sampler_attach(struct sampler *s)
 			return err;
 		}
 		s->pfds[cpu] = fd;
-		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_cpu_sample, fd);
+		s->links[cpu] = bpf_program__attach_perf_event(
+			s->opts.kf->have[KFEAT_BPF_LOOP] ? s->skel->progs.on_cpu_sample
+							 : s->skel->progs.on_cpu_sample_noloop,
+			fd);
 		if (!s->links[cpu]) {
 			err = -errno;
 			log_error("cannot attach BPF program to perf event on CPU %d: %s", cpu,

@@ -29,6 +29,8 @@ struct sampler_opts {
 	/* Kernel BTF for CO-RE when the kernel has none (--btf); NULL: the
 	 * kernel's own. */
 	const char *btf_path;
+	/* The kernel's BPF features (kernel/kfeat.h). */
+	const struct kfeat *kf;
 };
 
 /* The in-kernel walker's maps, for user/unwind/ktables.c and for the other

@@ -14,6 +14,7 @@
 #include "bpf_parts.h"
 #include "cycles/cycle_sink.h"
 #include "cycles/cycles_json.h"
+#include "kernel/kfeat.h"
 #include "log.h"
 #include "proc/proc_info.h"
 #include "python/pyframes.h"
@@ -247,11 +248,25 @@ static int sm_bpf_setup(void *state, struct modules_bpf *skel)
 {
 	struct sched_mod *m = state;
 	const struct cli_opts *o = m->ctx->opts;
+	const struct kfeat *kf = m->ctx->kf;
 
 	skel->rodata->offcpu_min_ns = (uint64_t)o->offcpu_min_us * 1000;
 	skel->rodata->capture_stacks = m->stacks;
 	skel->rodata->sched_capture_kernel = o->kernel_stacks;
 	skel->rodata->ustack_sample_every = (uint8_t)o->offcpu_ustack_every;
+	/* Older kernels (JetPack 5's 5.10): per-thread state by tid instead of
+	 * task storage (5.13+), user registers from the kernel stack instead
+	 * of bpf_task_pt_regs (5.15+), sched_switch without bpf_loop (5.17+)
+	 * callbacks. No task storage: the iterator that copies it out at the
+	 * end has nothing to copy. */
+	skel->rodata->sched_task_storage = kf->have[KFEAT_TASK_STORAGE];
+	skel->rodata->sched_task_pt_regs = kf->have[KFEAT_TASK_PT_REGS];
+	bpf_program__set_autoload(skel->progs.sched_switch, kf->have[KFEAT_BPF_LOOP]);
+	bpf_program__set_autoload(skel->progs.sched_switch_noloop, !kf->have[KFEAT_BPF_LOOP]);
+	if (!kf->have[KFEAT_TASK_STORAGE]) {
+		bpf_map__set_autocreate(skel->maps.sched_tls, false);
+		bpf_program__set_autoload(skel->progs.sched_flush, false);
+	}
 	if (!m->stacks)
 		bpf_map__set_max_entries(skel->maps.sched_ustacks, 1);
 	/* Python frames beside the user stacks, with the CPU sampler's
@@ -404,7 +419,12 @@ struct tp_prog {
 
 static void tracepoint_progs(struct modules_bpf *skel, struct tp_prog tp[NTP_PROGS])
 {
-	tp[0] = (struct tp_prog){ skel->progs.sched_switch, &skel->links.sched_switch };
+	/* The one of the two loaded (sm_bpf_setup). */
+	if (bpf_program__autoload(skel->progs.sched_switch))
+		tp[0] = (struct tp_prog){ skel->progs.sched_switch, &skel->links.sched_switch };
+	else
+		tp[0] = (struct tp_prog){ skel->progs.sched_switch_noloop,
+					  &skel->links.sched_switch_noloop };
 	tp[1] = (struct tp_prog){ skel->progs.sched_wake, &skel->links.sched_wake };
 	tp[2] = (struct tp_prog){ skel->progs.sched_wake_new, &skel->links.sched_wake_new };
 	tp[3] = (struct tp_prog){ skel->progs.sched_exit, &skel->links.sched_exit };
@@ -585,11 +605,15 @@ static int sm_poll(void *state, uint64_t now_ns)
  * `sched_threads` map (the BPF iterator sched_flush), where harvest() reads it. */
 static int flush_tls(struct sched_mod *m)
 {
-	struct bpf_link *link = bpf_program__attach_iter(m->skel->progs.sched_flush, NULL);
+	struct bpf_link *link;
 	char buf[64];
 	ssize_t n;
 	int fd, err = 0;
 
+	/* Without task storage the state is in `sched_threads` already. */
+	if (!bpf_program__autoload(m->skel->progs.sched_flush))
+		return 0;
+	link = bpf_program__attach_iter(m->skel->progs.sched_flush, NULL);
 	if (!link)
 		return -errno;
 	fd = bpf_iter_create(bpf_link__fd(link));

@@ -22,6 +22,7 @@
 #include "check.h"
 #include "cli.h"
 #include "events.h"
+#include "kernel/kfeat.h"
 #include "probes.h"
 #include "rec_module.h"
 
@@ -124,6 +125,7 @@ static void test_module(void)
 	const char *dir = getenv("EP_TARGETS_DIR");
 	struct cli_opts o = { 0 };
 	struct rec_ctx ctx = { 0 };
+	struct kfeat kf;
 	struct probe_bus *b = NULL;
 	struct got g = { .thread = pthread_self() };
 	struct bpf_part part = { 0 };
@@ -161,6 +163,8 @@ static void test_module(void)
 	o.proc_root = "/proc";
 	o.probe_presets = "none"; /* only the bus request */
 	ctx.opts = &o;
+	kfeat_probe(&kf); /* as record.c does */
+	ctx.kf = &kf;
 	ctx.targets_map_fd = fd;
 	ctx.probe_bus = b;
 	CHECK_INT_EQ(probes_rec_module.open(&st, &ctx), 0);

@@ -21,6 +21,7 @@
 #include "export/pprof.h"
 #include "report.h"
 #include "cycles/cycle_sink.h"
+#include "kernel/kfeat.h"
 #include "log.h"
 #include "symbolize/symbolize.h"
 #include "top_live.h"
@@ -159,13 +160,24 @@ static int on_event(void *ctx, void *data, size_t size)
 
 /* ---- hooks ---- */
 
+#define ALLOC_KFEATS                                                                          \
+	(1u << KFEAT_CURRENT_TASK_BTF | 1u << KFEAT_TASK_STORAGE | 1u << KFEAT_TASK_PT_REGS | \
+	 1u << KFEAT_ATTACH_COOKIE)
+
 static int am_open(void **state, const struct rec_ctx *ctx)
 {
 	struct alloc_mod *m;
+	char why[160];
 	int err;
 
 	if (!ctx->opts->alloc)
 		return -ENODEV;
+	/* Per-thread state in task storage, the allocator's caller from the
+	 * user registers, the probe's identity in its cookie. */
+	if (*kfeat_missing(ctx->kf, ALLOC_KFEATS, why, sizeof(why))) {
+		log_warn("--alloc: this kernel has no %s: no allocation profile", why);
+		return -ENODEV;
+	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;

@@ -41,6 +41,7 @@
 #include "cycles/cycles_summary.h"
 #include "export/csv.h"
 #include "histogram.h"
+#include "kernel/kfeat.h"
 #include "log.h"
 #include "proc/proc_maps.h"
 #include "python/pyframes.h"
@@ -229,6 +230,20 @@ static int cm_bpf_setup(void *state, struct modules_bpf *skel)
 
 	if (!s->ctx->cycles)
 		return 0; /* whole run only */
+	/* Function boundaries say begin/end in their uprobe's cookie (5.15+);
+	 * USDT ones (the marker, usdt:, py:) do not need it. */
+	if (!s->ctx->kf->have[KFEAT_ATTACH_COOKIE]) {
+		if (s->spec.src == CYC_SRC_UPROBE) {
+			log_error("cycles: --cycle%s %s needs %s (Linux %s+), which this kernel "
+				  "lacks; USDT boundaries (the marker, usdt:, py:) work",
+				  s->spec.every ? "-every" : "", s->spec.text,
+				  kfeat_name(KFEAT_ATTACH_COOKIE),
+				  kfeat_since(KFEAT_ATTACH_COOKIE));
+			return -EOPNOTSUPP;
+		}
+		bpf_program__set_autoload(skel->progs.cycle_entry, false);
+		bpf_program__set_autoload(skel->progs.cycle_return, false);
+	}
 	if (s->spec.src == CYC_SRC_PY) {
 		memcpy((char *)skel->rodata->py_name, s->spec.py_name, sizeof(s->spec.py_name));
 		skel->rodata->py_name_len = (uint32_t)strlen(s->spec.py_name) + 1;
