@@ -14,6 +14,7 @@ pkgs=(
   libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev
   golang-go prometheus curl # tests: go tool pprof, promtool and a scraping prometheus
   python3 libsqlite3-dev sqlite3 tmux procps
+  python3-dev # tests: a C program embedding libpython (test_python_embed)
   systemtap-sdt-dev
   chromium
   libjemalloc2 libtcmalloc-minimal4 # tests: --alloc where another allocator replaces malloc
