@@ -117,30 +117,6 @@ static __always_inline bool is_sql_kind(__u32 kind)
 	return kind >= EP_PK_SQL_PREPARE_V2 && kind <= EP_PK_SQL_STMT;
 }
 
-/* The nesting flags of a call pushed above the thread's d frames. A global
- * function, so the verifier checks its 16 iterations once: inlined, they
- * were checked again for every path into push_frame (each kind of
- * probe_entry's switch), ~8,000 instructions and ~10 ms of every load. */
-__noinline int nest_flags(const struct ep_probe_thread *t, __u32 d, __u32 probe, __u32 sql,
-			  __u32 cls)
-{
-	int flags = 0;
-
-	if (!t)
-		return 0;
-	for (__u32 i = 0; i < EP_PROBE_STACK_DEPTH; i++) {
-		if (i >= d)
-			break;
-		if (t->f[i].probe_id == probe)
-			flags |= EP_SPAN_F_NESTED_SAME;
-		if (sql && is_sql_kind(t->f[i].kind))
-			flags |= EP_SPAN_F_NESTED_SQL;
-		if (cls && t->f[i].cls == cls)
-			flags |= EP_SPAN_F_NESTED_CLASS;
-	}
-	return flags;
-}
-
 /* Pushes a frame for a call (or a USDT begin point) of `probe` on the
  * thread's stack. The caller has checked the target filter and counted the
  * call. */
@@ -164,7 +140,21 @@ static __always_inline void push_frame(__u32 tid, __u32 tgid, __u32 probe, __u32
 		return;
 	}
 	/* Recursion: the inner call's time is already inside the outer one. */
-	flags = (__u16)nest_flags(t, d, probe, is_sql_kind(kind), cls);
+	/* Inlined, not a global function: Linux before 5.12 refuses a
+	 * global function with a pointer argument ("Arg#0 type PTR ... not
+	 * supported yet", JetPack 5's 5.10), and passing the frames by value
+	 * would cost every probe hit a copy. */
+	flags = 0;
+	for (__u32 i = 0; i < EP_PROBE_STACK_DEPTH; i++) {
+		if (i >= d)
+			break;
+		if (t->f[i].probe_id == probe)
+			flags |= EP_SPAN_F_NESTED_SAME;
+		if (is_sql_kind(kind) && is_sql_kind(t->f[i].kind))
+			flags |= EP_SPAN_F_NESTED_SQL;
+		if (cls && t->f[i].cls == cls)
+			flags |= EP_SPAN_F_NESTED_CLASS;
+	}
 	f = &t->f[d & (EP_PROBE_STACK_DEPTH - 1)];
 	f->probe_id = probe;
 	f->flags = flags;
