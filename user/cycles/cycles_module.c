@@ -879,40 +879,33 @@ static void cm_on_held(void *state, uint32_t pid)
 		scan_target(s, t);
 }
 
-static void read_watch_stats(struct cycles_state *s)
+/* out[k] = the sum over CPUs of per-CPU array fd's entry k, k < n (an entry
+ * that cannot be read keeps its value). */
+static void sum_percpu(int fd, uint32_t n, uint64_t *out)
 {
-	int ncpu = libbpf_num_possible_cpus(), fd;
+	int ncpu = libbpf_num_possible_cpus();
 	uint64_t *v;
 
 	if (ncpu <= 0 || !(v = calloc((size_t)ncpu, sizeof(*v))))
 		return;
-	fd = bpf_map__fd(s->skel->maps.cycle_watch_stats);
-	for (uint32_t r = 0; r < EP_CYC_W__COUNT; r++) {
+	for (uint32_t r = 0; r < n; r++) {
 		if (bpf_map_lookup_elem(fd, &r, v))
 			continue;
-		s->pw_stats[r] = 0;
+		out[r] = 0;
 		for (int c = 0; c < ncpu; c++)
-			s->pw_stats[r] += v[c];
+			out[r] += v[c];
 	}
 	free(v);
 }
 
+static void read_watch_stats(struct cycles_state *s)
+{
+	sum_percpu(bpf_map__fd(s->skel->maps.cycle_watch_stats), EP_CYC_W__COUNT, s->pw_stats);
+}
+
 static void read_drops(struct cycles_state *s)
 {
-	int ncpu = libbpf_num_possible_cpus(), fd;
-	uint64_t *v;
-
-	if (ncpu <= 0 || !(v = calloc((size_t)ncpu, sizeof(*v))))
-		return;
-	fd = bpf_map__fd(s->skel->maps.cycle_drops);
-	for (uint32_t r = 0; r < EP_CYC_DROP__COUNT; r++) {
-		if (bpf_map_lookup_elem(fd, &r, v))
-			continue;
-		s->drops[r] = 0;
-		for (int c = 0; c < ncpu; c++)
-			s->drops[r] += v[c];
-	}
-	free(v);
+	sum_percpu(bpf_map__fd(s->skel->maps.cycle_drops), EP_CYC_DROP__COUNT, s->drops);
 }
 
 /* Released beside the outputs: each uprobe link's release waits for a
