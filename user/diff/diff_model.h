@@ -55,6 +55,9 @@ struct dm_row {
 	 * fractions (abs_change); interval 95%; NAN when not computable. */
 	double est, lo, hi;
 	bool abs_change;
+	/* A per-cycle time under DM_SMALL_SHARE of the cycle: est, lo and hi
+	 * are relative to that share of the median wall time, not to base. */
+	bool of_cycle;
 	double p; /* NAN when untested */
 	enum dm_test test;
 	enum dm_better better;
@@ -67,6 +70,11 @@ struct dm_row {
 	double est_eq, p_eq;
 	size_t n_base, n_new;
 };
+
+/* Per-cycle times smaller than this share of the median cycle are compared
+ * as changes of this share: a regression must add threshold x 5% of the
+ * cycle (0.5% at the default 10%). */
+#define DM_SMALL_SHARE 0.05
 
 struct dm_opts {
 	double threshold; /* 0.10 = 10% */

@@ -49,7 +49,7 @@ void diff_fmt_change(char *buf, size_t len, const struct dm_row *w)
 	else if (w->abs_change)
 		snprintf(buf, len, "%+.1f pt", 100 * w->est);
 	else
-		snprintf(buf, len, "%+.1f%%", 100 * w->est);
+		snprintf(buf, len, "%+.1f%%%s", 100 * w->est, w->of_cycle ? "*" : "");
 }
 
 static void fmt_ci(char *buf, size_t len, const struct dm_row *w)
@@ -191,6 +191,14 @@ void diff_print_summary(FILE *f, const struct dl_run *b, const struct dl_run *n,
 		for (size_t i = 0; i < r->nrows; i++)
 			if (r->rows[i].section == DM_S_CYCLE)
 				print_row(f, &r->rows[i], false);
+		for (size_t i = 0; i < r->nrows; i++)
+			if (r->rows[i].section == DM_S_CYCLE && r->rows[i].of_cycle) {
+				fprintf(f,
+					"  * under %.0f%% of the cycle: change and interval in percent "
+					"of %.0f%% of the cycle's median wall time\n",
+					100 * DM_SMALL_SHARE, 100 * DM_SMALL_SHARE);
+				break;
+			}
 	}
 	fprintf(f,
 		"\nFunctions, self CPU %s                     base        new    change 95%% interval                 p\n",
@@ -259,6 +267,7 @@ static cJSON *row_json(const struct dm_row *w)
 	const char *kind = isinf(w->est) || (!w->abs_change && w->base == 0 && w->new != 0)
 				   ? "from-zero"
 			   : w->abs_change ? "absolute"
+			   : w->of_cycle   ? "of-cycle"
 					   : "relative";
 
 	if (!o || !add(o, "section", cJSON_CreateString(dm_section_name(w->section))) ||
