@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "uprobe_discovery.h"
 
+#include "probes/sym_scan.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -75,6 +77,57 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, size_t nphd
 	}
 }
 
+struct find_ctx {
+	Elf *elf;
+	size_t nphdr, n, *found;
+	uint64_t file_size, *offsets;
+	bool vaddrs;
+};
+
+/* scan_symtab's test of one symbol, for sym_scan. */
+static bool take_symbol(void *arg, size_t k, const struct sym_scan_sym *sym)
+{
+	struct find_ctx *c = arg;
+	uint64_t off;
+
+	if ((sym->type != STT_FUNC && (!c->vaddrs || sym->type != STT_OBJECT)) ||
+	    sym->shndx == SHN_UNDEF || !sym->value || c->offsets[k])
+		return false;
+	off = c->vaddrs ? sym->value : vaddr_to_offset(c->elf, c->nphdr, sym->value, c->file_size);
+	if (off) {
+		c->offsets[k] = off;
+		(*c->found)++;
+	}
+	return *c->found >= c->n;
+}
+
+/* The table through sym_scan (a small buffer), else through libelf (the
+ * whole section in memory). */
+static void scan_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const GElf_Ehdr *eh, int fd,
+		       size_t nphdr, uint64_t file_size, const char *const *names, size_t n,
+		       uint64_t *offsets, size_t *found, bool vaddrs)
+{
+	Elf_Scn *ss = elf_getscn(elf, sh->sh_link);
+	GElf_Shdr ssh;
+
+	if (eh->e_ident[EI_DATA] == ELFDATA2LSB && ss && gelf_getshdr(ss, &ssh) &&
+	    ssh.sh_type == SHT_STRTAB) {
+		struct sym_scan_table t = { .sym_off = sh->sh_offset,
+					    .sym_size = sh->sh_size,
+					    .sym_entsize = sh->sh_entsize,
+					    .str_off = ssh.sh_offset,
+					    .str_size = ssh.sh_size,
+					    .elf64 = eh->e_ident[EI_CLASS] == ELFCLASS64 };
+		struct find_ctx c = { elf, nphdr, n, found, file_size, offsets, vaddrs };
+
+		/* A failure part way leaves names found in table order, the
+		 * first of each: libelf's pass skips them and finds the rest. */
+		if (!sym_scan(fd, file_size, &t, names, n, take_symbol, &c))
+			return;
+	}
+	scan_symtab(elf, scn, sh, nphdr, file_size, names, n, offsets, found, vaddrs);
+}
+
 static int find_names(int fd, const char *const *names, size_t n, uint64_t *offsets, bool vaddrs)
 {
 	struct stat st;
@@ -113,8 +166,8 @@ static int find_names(int fd, const char *const *names, size_t n, uint64_t *offs
 				continue;
 			if (sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB))
 				continue;
-			scan_symtab(elf, scn, &sh, nphdr, (uint64_t)st.st_size, names, n, offsets,
-				    &found, vaddrs);
+			scan_table(elf, scn, &sh, &eh, fd, nphdr, (uint64_t)st.st_size, names, n,
+				   offsets, &found, vaddrs);
 		}
 	}
 	elf_end(elf);
