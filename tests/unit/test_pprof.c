@@ -3,6 +3,7 @@
  * protobuf-c and compared with the sample list in synth_profile.h; the
  * build-id note parser on good and bad input; sources and build-id of a
  * real ELF file (tests/elf). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -527,6 +528,34 @@ static void test_src_cache_disk(const char *bd)
 }
 
 /* A real shared library built with -g by gcc (tests/elf). */
+/* A module with a build-id and no debuginfo anywhere, no debuginfod
+ * server configured: naming its sources must not load libdw's debuginfod
+ * client (curl, gnutls: ~7 MB, ~5 ms) only to find no server. */
+static void test_no_debuginfod(const char *lib)
+{
+	char dir[] = "/tmp/ep-pprof-XXXXXX", out[256], cmd[4600];
+	struct pprof_src src[1] = { { 0 } };
+	struct profile p;
+
+	unsetenv("DEBUGINFOD_URLS");
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		return;
+	}
+	snprintf(out, sizeof(out), "%s/libnodebug.so", dir);
+	snprintf(cmd, sizeof(cmd), "objcopy --strip-debug '%s' '%s'", lib, out);
+	CHECK_INT_EQ(system(cmd), 0);
+	CHECK_INT_EQ(profile_init(&p, 100), 0);
+	profile_intern_frame(&p, "symtest_lib_alpha", out, false);
+	pprof_elf_sources(&p, src, NULL);
+	CHECK(!src[0].file);
+	free(src[0].file);
+	profile_free(&p);
+	CHECK(dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_NOLOAD) == NULL);
+	unlink(out);
+	rmdir(dir);
+}
+
 static void test_elf(void)
 {
 	const char *bd = getenv("EP_BUILD_DIR");
@@ -558,6 +587,7 @@ static void test_elf(void)
 	for (int i = 0; i < 3; i++)
 		free(src[i].file);
 	profile_free(&p);
+	test_no_debuginfod(path);
 	test_elf_cache(bd);
 	test_elf_prefetch(bd);
 	test_src_cache_disk(bd);

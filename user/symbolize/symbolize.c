@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "hashmap.h"
+#include "symbolize/debuginfo.h"
 #include "symbolize/demangle.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/ksym_cache.h"
@@ -393,126 +394,18 @@ static int open_mapped(struct pid_state *ps, uint64_t start, uint64_t end, const
 	return fd;
 }
 
-/* Opens path if it is a regular ELF file whose GNU build-id is id; -1
- * otherwise. Candidates can sit in directories the traced program controls:
- * O_NONBLOCK so that a FIFO planted there cannot hang the open. */
-static int open_debug_with_id(const char *path, const unsigned char *id, int id_len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	const void *got = NULL;
-	ssize_t n = -1;
-	struct stat st;
-	Elf *elf;
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -1;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf)
-		n = dwelf_elf_gnu_build_id(elf, &got);
-	if (n != id_len || !got || memcmp(got, id, (size_t)id_len)) {
-		if (elf)
-			elf_end(elf);
-		close(fd);
-		return -1;
-	}
-	elf_end(elf);
-	return fd;
-}
-
-/*
- * dwfl_standard_find_debuginfo without its last resort unless a debuginfod
- * server is configured: when no local file is found for a module with a
- * build-id, libdw 0.188 loads libdebuginfod (with curl, gnutls, libcrypto:
- * ~7 MB of the collector's resident memory, measured) even when
- * DEBUGINFOD_URLS is unset, and only to find that no server is configured.
- * Without DEBUGINFOD_URLS, such a module's debuginfo is looked for where the
- * standard search looks locally: by build-id under each absolute directory
- * of the debuginfo path (default /usr/lib/debug), then by its
- * .gnu_debuglink next to the file, in its .debug subdirectory and under
- * those directories, each candidate checked to carry the module's build-id.
- * Modules without a build-id go to the standard search (it asks debuginfod
- * only by build-id).
- */
+/* The debuginfo path of a module's symbolizer (mod_ctx), for
+ * debuginfo_find. */
 static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			      Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			      GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	const struct mod_ctx *mc = *userdata;
-	const char *urls = getenv("DEBUGINFOD_URLS");
 	const char *path = mc && mc->ps && mc->ps->s->debuginfo_path ? mc->ps->s->debuginfo_path
-								     : "/usr/lib/debug";
-	const unsigned char *id;
-	char dirs[PATH_MAX], cand[PATH_MAX], fdir[PATH_MAX];
-	GElf_Addr id_vaddr;
-	int id_len, fd;
+								     : NULL;
 
-	id_len = dwfl_module_build_id(mod, &id, &id_vaddr);
-	if ((urls && *urls) || id_len <= 0)
-		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-						    debuglink_file, debuglink_crc,
-						    debuginfo_file_name);
-	/* The path as libdwfl reads it: ':'-separated, a leading '+' or '-'
-	 * (CRC checking) ignored; relative entries are for debuglinks. */
-	snprintf(dirs, sizeof(dirs), "%s", path);
-	fdir[0] = '\0';
-	if (file_name) {
-		const char *slash = strrchr(file_name, '/');
-
-		if (slash && (size_t)(slash - file_name) < sizeof(fdir)) {
-			memcpy(fdir, file_name, (size_t)(slash - file_name));
-			fdir[slash - file_name] = '\0';
-		}
-	}
-	for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d;
-	     d = strtok_r(NULL, ":", &save)) {
-		int n = 0;
-
-		if (*d == '+' || *d == '-')
-			d++;
-		if (*d != '/')
-			continue;
-		n = snprintf(cand, sizeof(cand), "%s/.build-id/%02x/", d, id[0]);
-		for (int i = 1; i < id_len && n > 0 && (size_t)n + 3 < sizeof(cand); i++)
-			n += snprintf(cand + n, sizeof(cand) - (size_t)n, "%02x", id[i]);
-		if (n > 0 && (size_t)n + 7 < sizeof(cand)) {
-			strcat(cand, ".debug");
-			fd = open_debug_with_id(cand, id, id_len);
-			if (fd >= 0)
-				goto found;
-		}
-	}
-	if (!debuglink_file || strchr(debuglink_file, '/'))
-		return -1;
-	snprintf(dirs, sizeof(dirs), "%s", path);
-	for (int i = 0; fdir[0] && i < 2; i++) {
-		if (snprintf(cand, sizeof(cand), "%s/%s%s", fdir, i ? ".debug/" : "",
-			     debuglink_file) >= (int)sizeof(cand))
-			continue;
-		fd = open_debug_with_id(cand, id, id_len);
-		if (fd >= 0)
-			goto found;
-	}
-	for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d;
-	     d = strtok_r(NULL, ":", &save)) {
-		if (*d == '+' || *d == '-')
-			d++;
-		if (*d != '/' || !fdir[0])
-			continue;
-		if (snprintf(cand, sizeof(cand), "%s%s/%s", d, fdir, debuglink_file) >=
-		    (int)sizeof(cand))
-			continue;
-		fd = open_debug_with_id(cand, id, id_len);
-		if (fd >= 0)
-			goto found;
-	}
-	return -1;
-found:
-	*debuginfo_file_name = strdup(cand);
-	return fd;
+	return debuginfo_find(path, mod, userdata, modname, base, file_name, debuglink_file,
+			      debuglink_crc, debuginfo_file_name);
 }
 
 static int sym_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
