@@ -9,6 +9,7 @@
 # verifier without BTF.
 #   no --btf     exit 1 with one error line naming --btf FILE, BTFHub,
 #                `pahole -J` and docs/jetson.md, nothing loaded;
+#   cfi-kernel   asked for with --btf: exit 1, it needs the kernel's BTF;
 #   --btf FILE   (a copy of this kernel's BTF) report.json says raw_tp
 #                programs, no kernel BTF and the file; one warning line
 #                about it, one about the unwinding (not in the kernel):
@@ -61,6 +62,12 @@ for want in "this kernel has no BTF" "--btf FILE" "BTFHub's file for $rel" "paho
 	case "$line" in *"$want"*) ;; *) ep_fail "no BTF: the error line lacks '$want': $line" ;; esac
 done
 [ ! -e "$EP_WORK/none/report.json" ] || ep_fail "no BTF, no --btf: a report was written"
+
+# The in-kernel walk asked for explicitly: it needs the kernel's BTF.
+ep_prof_run 60 --btf "$btf" --unwind cfi-kernel -F 99 -o "$EP_WORK/kwalk" -- "$EP_TARGETS_DIR/cpu_tree" 1
+[ "$PROF_RC" -eq 1 ] || ep_fail "--unwind cfi-kernel without kernel BTF: exit $PROF_RC, want 1"
+grep -q -- "--unwind cfi-kernel needs the kernel's BTF" "$PROF_ERR" ||
+	ep_fail "--unwind cfi-kernel without kernel BTF: $(tail -n 3 "$PROF_ERR")"
 
 # Every run with --btf: raw_tp programs, said once, no error.
 check_run() {
