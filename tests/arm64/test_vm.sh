@@ -47,8 +47,8 @@
 #                   (the BTF cut from the booted image, tools/btf-from-image.py)
 #                   on the frame-pointer target: raw_tp programs in
 #                   report.json, frame-pointer unwinding (the in-kernel walk
-#                   needs the kernel's BTF), the 75/25 split with stacks to
-#                   main, the sleeps in the scheduler view with user stacks
+#                   needs the kernel's BTF), burn_a the larger (0.55-0.95:
+#                   the split aliases at 99 Hz) with stacks to main, the sleeps in the scheduler view with user stacks
 #                   and no kernel frames, the 1000 USDT ticks in order.
 # Needs root (debugfs-free; the VM runs ebpf-prof as its root), qemu and
 # the :arm64 packages (tools/cross-build.sh installs them). CI runs it
@@ -301,7 +301,14 @@ if rc("btf") == 0:
     check(not re.search(r"^ebpf-prof: error", err, re.M), "btf: errors %r" % re.findall(r"^ebpf-prof: error.*", err, re.M))
     check(Rb["unwind"]["mode"] == "fp", "btf: unwinding %r, want fp" % Rb["unwind"]["mode"])
     B = burns(folded("runs/btf"))
-    a, b = share("btf", B)
+    # Not share()'s +-0.10: this run is about the raw_tp path, and at 99 Hz
+    # against the target's rounds under emulation the split aliases (0.863
+    # and the default 5.10 run's 0.875 seen, on tp_btf too): burn_a the
+    # larger, as test_btf.sh's bound.
+    a = sum(n for fr, n, i in B if fr[i] == "burn_a")
+    b = sum(n for fr, n, i in B if fr[i] == "burn_b")
+    check(a + b >= 100 and b > 0 and 0.55 <= a / max(a + b, 1) <= 0.95,
+          "btf: burn_a %d, burn_b %d: want >= 100 samples, burn_a's share 0.55-0.95" % (a, b))
     rooted = sum(n for fr, n, i in B if "work_outer" in fr and "main" in fr)
     check(rooted >= 0.95 * (a + b), "btf: %d of %d burn stacks reach main" % (rooted, a + b))
     S = Rb.get("sched") or {}
