@@ -563,9 +563,9 @@ int probe_ldso(struct pt_regs *ctx)
 }
 
 /* A thread that leaves with nothing open frees its slot; one that leaves
- * mid-call keeps it, so the collector reports those calls as open. */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(probe_thread_exit, struct task_struct *task)
+ * mid-call keeps it, so the collector reports those calls as open. Twice,
+ * as profile.bpf.c's lifecycle programs: raw_tp on kernels without BTF. */
+static __always_inline int thread_exit(struct task_struct *task)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
 	struct ep_probe_thread *t;
@@ -576,4 +576,16 @@ int BPF_PROG(probe_thread_exit, struct task_struct *task)
 	if (t && t->depth == 0 && t->overflow == 0)
 		bpf_map_delete_elem(&probe_threads, &tid);
 	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(probe_thread_exit, struct task_struct *task)
+{
+	return thread_exit(task);
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(probe_thread_exit_raw, struct task_struct *task)
+{
+	return thread_exit(task);
 }

@@ -548,8 +548,13 @@ static __always_inline void emit_task_event(__u32 type, struct task_struct *task
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+/* The task lifecycle tracepoints, each twice: tp_btf where the kernel has
+ * its own BTF, raw_tp where it has not (a kernel built without BTF, run
+ * with --btf FILE: libbpf cannot resolve a tp_btf attach point from that
+ * file, and the kernel refuses tp_btf programs anyway). The sampler loads
+ * one of each pair (kfeat.h). The bodies read the task with CO-RE probe
+ * reads, which both kinds allow, so the pair shares one body. */
+static __always_inline int task_fork(struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
@@ -567,10 +572,21 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	return task_fork(parent, child);
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(on_fork_raw, struct task_struct *parent, struct task_struct *child)
+{
+	return task_fork(parent, child);
+}
+
 /* After exec every address means something else: the collector must drop
  * what it knows of the old image before symbolizing the next sample. */
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(on_exec, struct task_struct *task)
+static __always_inline int task_exec(struct task_struct *task)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 
@@ -578,6 +594,18 @@ int BPF_PROG(on_exec, struct task_struct *task)
 		return 0;
 	emit_task_event(EP_EV_EXEC, task, 0, 0);
 	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *task)
+{
+	return task_exec(task);
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(on_exec_raw, struct task_struct *task)
+{
+	return task_exec(task);
 }
 
 /* Loaded only with kwalk (sampler.c): a dlopen'ed library's code gets its
@@ -628,8 +656,7 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(on_exit, struct task_struct *task)
+static __always_inline int task_exit(struct task_struct *task)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 
@@ -642,4 +669,16 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	emit_task_event(EP_EV_EXIT, task, 0, BPF_CORE_READ(task, exit_code));
 	bpf_map_delete_elem(&targets, &tgid);
 	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *task)
+{
+	return task_exit(task);
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(on_exit_raw, struct task_struct *task)
+{
+	return task_exit(task);
 }

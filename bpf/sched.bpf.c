@@ -28,6 +28,9 @@ char LICENSE[] __weak SEC("license") = "Dual BSD/GPL";
 /* Set by the collector before load. */
 const volatile __u64 offcpu_min_ns = 1000000;
 const volatile bool capture_stacks = true;
+/* The kernel stack of an episode is the sleeping task's, read at its
+ * switch-in with bpf_get_task_stack, which takes a BTF-typed task: off on
+ * kernels without BTF (the raw_tp programs). */
 const volatile bool sched_capture_kernel = true;
 /* --unwind cfi-kernel: user stacks at switch-out walked with CFI tables
  * (uwalk.h, maps shared with the CPU sampler) instead of frame pointers. */
@@ -157,19 +160,25 @@ static __always_inline void count_drop(__u32 reason)
 }
 
 /* The tp_btf arguments are trusted BTF pointers: their fields are read with
- * plain (CO-RE relocated) loads, no bpf_probe_read_kernel call per field. */
-static __always_inline __u32 task_state(struct task_struct *t)
+ * plain (CO-RE relocated) loads, no bpf_probe_read_kernel call per field.
+ * A kernel without BTF has no tp_btf programs: there the same bodies run
+ * as raw_tp programs (the twins at the end), whose arguments are plain
+ * numbers to the verifier, read with probe reads. `raw` is a constant in
+ * each program, so the tp_btf ones are built exactly as without it. */
+#define TASK_READ(raw, t, field) ((raw) ? BPF_CORE_READ((t), field) : (t)->field)
+
+static __always_inline __u32 task_state(struct task_struct *t, const bool raw)
 {
 	if (bpf_core_field_exists(t->__state))
-		return t->__state;
-	return (__u32)((struct task_struct___pre514 *)t)->state;
+		return TASK_READ(raw, t, __state);
+	return (__u32)TASK_READ(raw, (struct task_struct___pre514 *)t, state);
 }
 
 /* tgid 0 is the idle task: half of all switches on an idle-ish machine,
  * never a target, no map lookup. */
-static __always_inline bool is_target(struct task_struct *t, __u32 *tgid)
+static __always_inline bool is_target(struct task_struct *t, __u32 *tgid, const bool raw)
 {
-	*tgid = t->tgid;
+	*tgid = TASK_READ(raw, t, tgid);
 	return *tgid && bpf_map_lookup_elem(&targets, tgid) != NULL;
 }
 
@@ -177,9 +186,10 @@ static __always_inline bool is_target(struct task_struct *t, __u32 *tgid)
  * task_struct (see `sched_tls`). A thread without one is looked up in `targets`
  * once per switch until it is traced; then its /proc seed, if any, is moved
  * here, else it starts ON now (created between seeding and attach). */
-static __always_inline struct ep_sched_thread *get_thread_by_tid(struct task_struct *task)
+static __always_inline struct ep_sched_thread *get_thread_by_tid(struct task_struct *task,
+								 const bool raw)
 {
-	__u32 tgid, tid = task->pid;
+	__u32 tgid, tid = TASK_READ(raw, task, pid);
 	struct ep_sched_thread *t = bpf_map_lookup_elem(&sched_threads, &tid);
 
 	/* A DEAD entry is an earlier thread with this tid, not yet harvested:
@@ -187,7 +197,7 @@ static __always_inline struct ep_sched_thread *get_thread_by_tid(struct task_str
 	 * in place, as task storage takes it over. */
 	if (t)
 		return t->state == EP_TS_DEAD ? NULL : t;
-	if (!is_target(task, &tgid))
+	if (!is_target(task, &tgid, raw))
 		return NULL;
 	bpf_map_update_elem(&sched_threads, &tid, &zero_thread, BPF_NOEXIST);
 	t = bpf_map_lookup_elem(&sched_threads, &tid);
@@ -202,15 +212,16 @@ static __always_inline struct ep_sched_thread *get_thread_by_tid(struct task_str
 	return t;
 }
 
-static __always_inline struct ep_sched_thread *get_thread(struct task_struct *task)
+static __always_inline struct ep_sched_thread *get_thread(struct task_struct *task, const bool raw)
 {
 	struct ep_sched_thread *t, *seed;
 	__u32 tgid, tid;
 
-	if (!sched_task_storage)
-		return get_thread_by_tid(task);
+	/* Task storage takes a BTF-typed task: not in raw_tp programs. */
+	if (raw || !sched_task_storage)
+		return get_thread_by_tid(task, raw);
 	t = bpf_task_storage_get(&sched_tls, task, NULL, 0);
-	if (t || !is_target(task, &tgid))
+	if (t || !is_target(task, &tgid, raw))
 		return t;
 	t = bpf_task_storage_get(&sched_tls, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t) {
@@ -325,12 +336,13 @@ static __noinline void save_user_stack_noloop(void *ctx, __u32 tid, struct ep_sc
 
 /* The user pc and sp of a task blocked in the kernel (see
  * sched_task_pt_regs): false when unknown. */
-static __always_inline bool user_ip_sp(struct task_struct *task, __u64 *ip, __u64 *sp)
+static __always_inline bool user_ip_sp(struct task_struct *task, __u64 *ip, __u64 *sp,
+				       const bool raw)
 {
 	struct pt_regs *regs;
 	void *stack;
 
-	if (sched_task_pt_regs) {
+	if (!raw && sched_task_pt_regs) {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
 		if (!regs)
 			return false;
@@ -351,11 +363,12 @@ static __always_inline bool user_ip_sp(struct task_struct *task, __u64 *ip, __u6
  * syscall wrapper, or the instruction whose page fault waits), read from
  * its saved user registers without walking anything. */
 static __always_inline void plan_user_stack(void *ctx, struct task_struct *prev, __u32 tid,
-					    struct ep_sched_thread *t, const bool loops)
+					    struct ep_sched_thread *t, const bool loops,
+					    const bool raw)
 {
 	__u64 ip, sp;
 
-	if (!user_ip_sp(prev, &ip, &sp))
+	if (!user_ip_sp(prev, &ip, &sp, raw))
 		return;
 	/* The same native site from another Python function is another stack
 	 * (3.11+ calls Python from Python without a C frame). */
@@ -477,29 +490,29 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct 
 }
 
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
-				     struct task_struct *next, const bool loops)
+				     struct task_struct *next, const bool loops, const bool raw)
 {
 	struct ep_sched_thread *t;
 	__u64 now = 0, ep, rq;
 	__u32 tid;
 	__u8 reason;
 
-	t = get_thread(prev);
+	t = get_thread(prev, raw);
 	if (t) {
 		now = bpf_ktime_get_ns();
-		tid = prev->pid;
-		reason = ep_sched_classify(task_state(prev), preempt);
+		tid = TASK_READ(raw, prev, pid);
+		reason = ep_sched_classify(task_state(prev, raw), preempt);
 		ep_acct_switch_out(t, now, reason);
 		/* A preempted thread is not blocked anywhere: its stack is a
 		 * CPU sample's, and it is not reported. */
 		if (capture_stacks && reason != EP_OFF_PREEMPTED && reason != EP_OFF_DEAD)
-			plan_user_stack(ctx, prev, tid, t, loops);
+			plan_user_stack(ctx, prev, tid, t, loops, raw);
 	}
-	t = get_thread(next);
+	t = get_thread(next, raw);
 	if (t) {
 		if (!now)
 			now = bpf_ktime_get_ns();
-		tid = next->pid;
+		tid = TASK_READ(raw, next, pid);
 		reason = t->out_reason;
 		ep = ep_acct_switch_in(t, now, &rq);
 		if (rq != EP_ACCT_NO_RQ)
@@ -518,19 +531,33 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(ctx, preempt, prev, next, true);
+	return on_switch(ctx, preempt, prev, next, true, false);
 }
 
 /* Loaded instead of sched_switch on kernels without bpf_loop (5.17+). */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_noloop, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(ctx, preempt, prev, next, false);
+	return on_switch(ctx, preempt, prev, next, false, false);
 }
 
-static __always_inline void on_wakeup(struct task_struct *p, bool new_task)
+/* The raw_tp twins of the two, for kernels without BTF (see TASK_READ). */
+SEC("raw_tp/sched_switch")
+int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	struct ep_sched_thread *t = get_thread(p);
+	return on_switch(ctx, preempt, prev, next, true, true);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(sched_switch_noloop_raw, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return on_switch(ctx, preempt, prev, next, false, true);
+}
+
+static __always_inline void on_wakeup(struct task_struct *p, bool new_task, const bool raw)
+{
+	struct ep_sched_thread *t = get_thread(p, raw);
 	__u64 now;
 
 	if (!t)
@@ -552,27 +579,40 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new_task)
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(sched_wake, struct task_struct *p)
 {
-	on_wakeup(p, false);
+	on_wakeup(p, false, false);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(sched_wake_new, struct task_struct *p)
 {
-	on_wakeup(p, true);
+	on_wakeup(p, true, false);
+	return 0;
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(sched_wake_raw, struct task_struct *p)
+{
+	on_wakeup(p, false, true);
+	return 0;
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(sched_wake_new_raw, struct task_struct *p)
+{
+	on_wakeup(p, true, true);
 	return 0;
 }
 
 /* Per thread, in the exiting thread's context. No target check: only
  * traced threads have entries, and the CPU sampler may already have dropped
  * the tgid from `targets` when this is the process's last thread. */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(sched_exit, struct task_struct *task)
+static __always_inline int exit_thread(struct task_struct *task, const bool raw)
 {
 	struct ep_sched_thread *t;
-	__u32 tid = task->pid;
+	__u32 tid = TASK_READ(raw, task, pid);
 
-	if (!sched_task_storage) {
+	if (raw || !sched_task_storage) {
 		/* The state is where the collector reads it already. */
 		t = bpf_map_lookup_elem(&sched_threads, &tid);
 		if (t && t->state != EP_TS_DEAD) {
@@ -597,6 +637,18 @@ int BPF_PROG(sched_exit, struct task_struct *task)
 	if (bpf_map_update_elem(&sched_threads, &tid, t, BPF_ANY))
 		count_drop(EP_SDROP_THREAD_MAP_FULL);
 	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(sched_exit, struct task_struct *task)
+{
+	return exit_thread(task, false);
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(sched_exit_raw, struct task_struct *task)
+{
+	return exit_thread(task, true);
 }
 
 /* Run by the collector at the end (bpf_iter_create): copies every live

@@ -867,6 +867,9 @@ static int pm_bpf_setup(void *state, struct modules_bpf *skel)
 	for (size_t d = 0; d < m->specs.n && !usdt; d++)
 		usdt = m->specs.defs[d].usdt_provider != NULL;
 	bpf_program__set_autoload(skel->progs.probe_usdt, usdt);
+	/* The raw_tp twin on a kernel without BTF (kfeat.h). */
+	bpf_program__set_autoload(skel->progs.probe_thread_exit, m->ctx->kf->btf);
+	bpf_program__set_autoload(skel->progs.probe_thread_exit_raw, !m->ctx->kf->btf);
 	return 1;
 }
 
@@ -895,8 +898,13 @@ static int setup_bpf(struct probes_mod *m)
 		log_error("probes: cannot set up the ring buffer: %s", strerror(-rc));
 		return rc;
 	}
-	m->skel->links.probe_thread_exit = bpf_program__attach(m->skel->progs.probe_thread_exit);
-	if (!m->skel->links.probe_thread_exit) {
+	if (bpf_program__autoload(m->skel->progs.probe_thread_exit))
+		m->skel->links.probe_thread_exit =
+			bpf_program__attach(m->skel->progs.probe_thread_exit);
+	else
+		m->skel->links.probe_thread_exit_raw =
+			bpf_program__attach(m->skel->progs.probe_thread_exit_raw);
+	if (!m->skel->links.probe_thread_exit && !m->skel->links.probe_thread_exit_raw) {
 		rc = -errno;
 		log_error("probes: cannot attach the thread-exit tracepoint: %s", strerror(-rc));
 		return rc;
@@ -1438,6 +1446,8 @@ static void pm_close(void *state)
 	if (m->skel) {
 		bpf_link__destroy(m->skel->links.probe_thread_exit);
 		m->skel->links.probe_thread_exit = NULL;
+		bpf_link__destroy(m->skel->links.probe_thread_exit_raw);
+		m->skel->links.probe_thread_exit_raw = NULL;
 	}
 	for (size_t i = 0; i < m->nfc; i++)
 		free(m->fc[i].offsets);

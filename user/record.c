@@ -2,6 +2,7 @@
 #include "proc/pid_index.h"
 #include "record.h"
 
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stddef.h>
@@ -842,12 +843,24 @@ static int check_environment(const char *btf_path)
 		return -EPERM;
 	}
 	/* With --btf the programs' relocations come from the file: the load
-	 * says whether the kernel takes them. */
-	if (!btf_path && access("/sys/kernel/btf/vmlinux", R_OK)) {
-		log_error(
-			"this kernel has no BTF (/sys/kernel/btf/vmlinux missing): give it with "
-			"--btf FILE (BTFHub's file for this kernel, or `pahole -J` on its vmlinux; "
-			"docs/jetson.md)");
+	 * says whether the kernel takes them. Without it, libbpf looks where
+	 * a kernel older than sysfs BTF kept it (/boot/vmlinux-RELEASE, ...):
+	 * what it finds there serves as --btf would (parsed once more here,
+	 * only on such kernels). */
+	if (!btf_path && !kfeat_kernel_btf()) {
+		struct btf *b = btf__load_vmlinux_btf();
+		struct utsname u;
+
+		if (b) {
+			btf__free(b);
+			return 0;
+		}
+		if (uname(&u))
+			snprintf(u.release, sizeof(u.release), "?");
+		log_error("this kernel has no BTF (/sys/kernel/btf/vmlinux missing): give it "
+			  "with --btf FILE: BTFHub's file for %s, or `pahole -J` on this "
+			  "kernel's vmlinux (docs/jetson.md)",
+			  u.release);
 		return -ENOTSUP;
 	}
 	return 0;
@@ -1322,27 +1335,32 @@ static void ignore_late_signals(int sfd)
  * unwinder, so it walks frame pointers in the kernel. */
 static void degrade_defaults(struct cli_opts *o, const struct kfeat *kf)
 {
-	bool unwind = o->unwind == CLI_UNWIND_KERNEL && !o->unwind_given;
-	bool python = o->python != CLI_PYTHON_NATIVE && !o->python_given;
+	bool loop = kf->have[KFEAT_BPF_LOOP];
+	/* The in-kernel walk also needs the kernel's BTF (sampler_open);
+	 * Python frames bpf_loop only. */
+	bool unwind = o->unwind == CLI_UNWIND_KERNEL && !o->unwind_given && (!loop || !kf->btf);
+	bool python = o->python != CLI_PYTHON_NATIVE && !o->python_given && !loop;
+	const char *why = loop ? "this kernel has no BTF"
+			       : "this kernel has no bpf_loop (Linux 5.17+)";
 
-	if (kf->have[KFEAT_BPF_LOOP] || (!unwind && !python))
+	if (!unwind && !python)
 		return;
 	if (python)
 		o->python = CLI_PYTHON_NATIVE;
 	if (!unwind) {
-		log_warn("this kernel has no bpf_loop (Linux 5.17+): Python frames are not walked");
+		log_warn("%s: Python frames are not walked", why);
 		return;
 	}
 #if defined(__x86_64__)
 	o->unwind = CLI_UNWIND_AUTO;
-	log_warn("this kernel has no bpf_loop (Linux 5.17+): user stacks are unwound from a "
-		 "copied stack window (--unwind auto), not in the kernel%s",
-		 python ? "; Python frames are not walked" : "");
+	log_warn("%s: user stacks are unwound from a copied stack window (--unwind auto), not in "
+		 "the kernel%s",
+		 why, python ? "; Python frames are not walked" : "");
 #else
 	o->unwind = CLI_UNWIND_FP;
-	log_warn("this kernel has no bpf_loop (Linux 5.17+): user stacks are walked by frame "
-		 "pointers (--unwind fp), not from CFI in the kernel%s",
-		 python ? "; Python frames are not walked" : "");
+	log_warn("%s: user stacks are walked by frame pointers (--unwind fp), not from CFI in the "
+		 "kernel%s",
+		 why, python ? "; Python frames are not walked" : "");
 #endif
 }
 
@@ -1389,6 +1407,13 @@ int record_main(const struct cli_opts *cli)
 		return 1;
 	}
 	degrade_defaults(&eff, &kf);
+	/* What a kernel without BTF costs beyond the unwinding (the line
+	 * above) and --alloc (its own line), once. */
+	if (!kf.btf)
+		log_warn("this kernel has no BTF: its tracepoints are followed by raw_tp programs "
+			 "(types from %s); off-CPU episodes have no kernel frames "
+			 "(bpf_get_task_stack needs the kernel's BTF)",
+			 o->btf_path ? o->btf_path : "libbpf's vmlinux file");
 	so = (struct sampler_opts){
 		.freq_hz = o->freq_hz,
 		.kernel_stacks = o->kernel_stacks,
@@ -1404,6 +1429,9 @@ int record_main(const struct cli_opts *cli)
 	r.ri.freq_hz = o->freq_hz;
 	r.ri.kernel_frames = o->kernel_stacks;
 	r.ri.unwind.mode = unwind_mode_name(o->unwind);
+	r.ri.kernel_btf = kf.btf;
+	r.ri.btf_file = o->btf_path;
+	r.ri.tracepoint_programs = kfeat_prog_kind(&kf);
 	r.ri.unwind.stack_bytes = so.stack_bytes;
 	err = resolve_pids(o, pids, &npids);
 	if (err)
@@ -1582,7 +1610,7 @@ int record_main(const struct cli_opts *cli)
 	}
 	/* The iterator is worth its load only when this boot's cache holds
 	 * the core kernel's symbols (ksym_cache.h); it needs Linux 6.0. */
-	r.ksym.want = o->kernel_stacks && r.kt && kernel_at_least(6, 0) &&
+	r.ksym.want = o->kernel_stacks && r.kt && kernel_at_least(6, 0) && kf.btf &&
 		      ksym_cache_present(ktables_cache_dirfd(r.kt));
 	if (load_module_bpf(&r))
 		goto out;

@@ -98,6 +98,12 @@ struct run_info {
 	uint64_t first_sample_ns; /* CLOCK_MONOTONIC of the first sample, 0 if none */
 	struct run_unwind unwind;
 	struct run_python python;
+	/* The kernel's BTF (report.json `kernel`): its own, or none and the
+	 * types from btf_file (--btf; NULL: libbpf's vmlinux file); the kind
+	 * of tracepoint programs loaded ("tp_btf", "raw_tp"). */
+	bool kernel_btf;
+	const char *btf_file;
+	const char *tracepoint_programs;
 	/* Lets the recorder's modules add their sections to report.json. */
 	int (*extend_report)(void *ctx, cJSON *root);
 	void *extend_ctx;

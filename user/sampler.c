@@ -108,6 +108,14 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 	bpf_program__set_autoload(s->skel->progs.on_cpu_sample, opts->kf->have[KFEAT_BPF_LOOP]);
 	bpf_program__set_autoload(s->skel->progs.on_cpu_sample_noloop,
 				  !opts->kf->have[KFEAT_BPF_LOOP]);
+	/* The lifecycle tracepoints as tp_btf programs, or raw_tp ones on a
+	 * kernel without BTF (kfeat.h). */
+	bpf_program__set_autoload(s->skel->progs.on_fork, opts->kf->btf);
+	bpf_program__set_autoload(s->skel->progs.on_exec, opts->kf->btf);
+	bpf_program__set_autoload(s->skel->progs.on_exit, opts->kf->btf);
+	bpf_program__set_autoload(s->skel->progs.on_fork_raw, !opts->kf->btf);
+	bpf_program__set_autoload(s->skel->progs.on_exec_raw, !opts->kf->btf);
+	bpf_program__set_autoload(s->skel->progs.on_exit_raw, !opts->kf->btf);
 	bpf_program__set_autoload(s->skel->progs.on_mmap_enter, opts->kwalk);
 	bpf_program__set_autoload(s->skel->progs.on_mmap_exit, opts->kwalk);
 	if (!opts->kwalk)
@@ -115,6 +123,20 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 	if (opts->kwalk && !opts->kf->have[KFEAT_BPF_LOOP]) {
 		err = -ENOTSUP;
 		log_error("--unwind cfi-kernel needs bpf_loop (Linux 5.17+): use --unwind %s",
+#if defined(__x86_64__)
+			  "auto"
+#else
+			  "fp"
+#endif
+		);
+		goto fail;
+	}
+	/* The walk's registers and task come from BTF-typed helpers
+	 * (bpf_task_pt_regs, bpf_get_current_task_btf). */
+	if (opts->kwalk && !opts->kf->btf) {
+		err = -ENOTSUP;
+		log_error("--unwind cfi-kernel needs the kernel's BTF, which this kernel does not "
+			  "have: use --unwind %s",
 #if defined(__x86_64__)
 			  "auto"
 #else
@@ -162,24 +184,13 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		goto fail;
 	}
 	err = profile_bpf__load(s->skel);
-	if (err && !opts->btf_path && access("/sys/kernel/btf/vmlinux", R_OK)) {
+	/* libbpf found no BTF for the relocations: not in sysfs, not at its
+	 * other places (record.c checked them), and no --btf. */
+	if (err == -ESRCH && !opts->btf_path && !opts->kf->btf) {
 		log_error("cannot load BPF programs: %s: this kernel has no BTF "
 			  "(/sys/kernel/btf/vmlinux); give it with --btf FILE: BTFHub's file for "
 			  "this kernel, or `pahole -J` on its vmlinux (docs/jetson.md)",
 			  strerror(-err));
-		goto fail;
-	}
-	/* --btf relocates the programs' field accesses, but libbpf resolves
-	 * the tp_btf attach points from the running kernel's BTF only (sysfs,
-	 * /boot/vmlinux-RELEASE), and the kernel itself needs its BTF for them
-	 * and for the BTF-typed helpers: found in the arm64 VM test. */
-	if (err == -ESRCH && opts->btf_path && access("/sys/kernel/btf/vmlinux", R_OK)) {
-		log_error("cannot load BPF programs with --btf %s: the tracing programs (tp_btf) "
-			  "need the running kernel's own BTF, which libbpf reads from "
-			  "/sys/kernel/btf/vmlinux or /boot/vmlinux-RELEASE, not from --btf; a "
-			  "kernel built without CONFIG_DEBUG_INFO_BTF cannot run ebpf-prof "
-			  "(docs/jetson.md)",
-			  opts->btf_path);
 		goto fail;
 	}
 	/* The verifier answers EACCES or EINVAL; EPERM is bpf() itself denied

@@ -261,8 +261,24 @@ static int sm_bpf_setup(void *state, struct modules_bpf *skel)
 	 * end has nothing to copy. */
 	skel->rodata->sched_task_storage = kf->have[KFEAT_TASK_STORAGE];
 	skel->rodata->sched_task_pt_regs = kf->have[KFEAT_TASK_PT_REGS];
-	bpf_program__set_autoload(skel->progs.sched_switch, kf->have[KFEAT_BPF_LOOP]);
-	bpf_program__set_autoload(skel->progs.sched_switch_noloop, !kf->have[KFEAT_BPF_LOOP]);
+	/* A kernel without BTF takes the raw_tp twins of the programs (its
+	 * task storage is off with the rest, kfeat.h), without the sleeping
+	 * task's kernel stack: bpf_get_task_stack takes a BTF-typed task. */
+	bpf_program__set_autoload(skel->progs.sched_switch, kf->btf && kf->have[KFEAT_BPF_LOOP]);
+	bpf_program__set_autoload(skel->progs.sched_switch_noloop,
+				  kf->btf && !kf->have[KFEAT_BPF_LOOP]);
+	bpf_program__set_autoload(skel->progs.sched_switch_raw,
+				  !kf->btf && kf->have[KFEAT_BPF_LOOP]);
+	bpf_program__set_autoload(skel->progs.sched_switch_noloop_raw,
+				  !kf->btf && !kf->have[KFEAT_BPF_LOOP]);
+	bpf_program__set_autoload(skel->progs.sched_wake, kf->btf);
+	bpf_program__set_autoload(skel->progs.sched_wake_new, kf->btf);
+	bpf_program__set_autoload(skel->progs.sched_exit, kf->btf);
+	bpf_program__set_autoload(skel->progs.sched_wake_raw, !kf->btf);
+	bpf_program__set_autoload(skel->progs.sched_wake_new_raw, !kf->btf);
+	bpf_program__set_autoload(skel->progs.sched_exit_raw, !kf->btf);
+	if (!kf->btf)
+		skel->rodata->sched_capture_kernel = false;
 	if (!kf->have[KFEAT_TASK_STORAGE]) {
 		bpf_map__set_autocreate(skel->maps.sched_tls, false);
 		bpf_program__set_autoload(skel->progs.sched_flush, false);
@@ -419,15 +435,30 @@ struct tp_prog {
 
 static void tracepoint_progs(struct modules_bpf *skel, struct tp_prog tp[NTP_PROGS])
 {
-	/* The one of the two loaded (sm_bpf_setup). */
+	/* The ones loaded (sm_bpf_setup): tp_btf or their raw_tp twins. */
+	bool raw = !bpf_program__autoload(skel->progs.sched_wake);
+
 	if (bpf_program__autoload(skel->progs.sched_switch))
 		tp[0] = (struct tp_prog){ skel->progs.sched_switch, &skel->links.sched_switch };
-	else
+	else if (bpf_program__autoload(skel->progs.sched_switch_noloop))
 		tp[0] = (struct tp_prog){ skel->progs.sched_switch_noloop,
 					  &skel->links.sched_switch_noloop };
-	tp[1] = (struct tp_prog){ skel->progs.sched_wake, &skel->links.sched_wake };
-	tp[2] = (struct tp_prog){ skel->progs.sched_wake_new, &skel->links.sched_wake_new };
-	tp[3] = (struct tp_prog){ skel->progs.sched_exit, &skel->links.sched_exit };
+	else if (bpf_program__autoload(skel->progs.sched_switch_raw))
+		tp[0] = (struct tp_prog){ skel->progs.sched_switch_raw,
+					  &skel->links.sched_switch_raw };
+	else
+		tp[0] = (struct tp_prog){ skel->progs.sched_switch_noloop_raw,
+					  &skel->links.sched_switch_noloop_raw };
+	if (raw) {
+		tp[1] = (struct tp_prog){ skel->progs.sched_wake_raw, &skel->links.sched_wake_raw };
+		tp[2] = (struct tp_prog){ skel->progs.sched_wake_new_raw,
+					  &skel->links.sched_wake_new_raw };
+		tp[3] = (struct tp_prog){ skel->progs.sched_exit_raw, &skel->links.sched_exit_raw };
+	} else {
+		tp[1] = (struct tp_prog){ skel->progs.sched_wake, &skel->links.sched_wake };
+		tp[2] = (struct tp_prog){ skel->progs.sched_wake_new, &skel->links.sched_wake_new };
+		tp[3] = (struct tp_prog){ skel->progs.sched_exit, &skel->links.sched_exit };
+	}
 }
 
 static int attach_tracepoints(struct modules_bpf *skel)

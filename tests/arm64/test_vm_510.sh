@@ -28,7 +28,14 @@
 #               the run goes on (exit 0, a CPU profile);
 #   BTF         the kernel's config has CONFIG_DEBUG_INFO_BTF=y and the VM
 #               has /sys/kernel/btf/vmlinux (Debian's 5.10 has BTF: no
-#               kernel without it is booted here, see docs/jetson.md).
+#               kernel without it is booted here, see docs/jetson.md);
+#   no BTF      simulated as test_vm.sh does (the kernel's BTF copied to
+#               /tmp, an empty tmpfs over /sys/kernel/btf), run with --btf
+#               the copy: the raw_tp twins of the tracepoint programs pass
+#               5.10's verifier and attach (report.json says raw_tp),
+#               burn_a the larger with stacks to main, the sleeps in the
+#               scheduler view with their user stacks and no kernel frames,
+#               the 1000 USDT ticks in order.
 # Under CI=true a kernel that cannot be downloaded fails the test.
 set -euo pipefail
 : "${EP_SOURCE_DIR:?}" "${EP_BUILD_DIR:?}"
@@ -65,6 +72,8 @@ grep -qx 'CONFIG_DEBUG_INFO_BTF=y' "$cache/vmlinuz-bullseye.config" ||
 	echo "probes -F 99 --no-sched --probes none --probe vm_target:outer --probe usdt:/opt/ep/vm_target:ep_vm:tick -- /opt/ep/vm_target 1"
 	echo "kwalk --unwind cfi-kernel -F 99 -- /opt/ep/vm_target 1"
 	echo "alloc --alloc -F 99 --no-sched -- /opt/ep/vm_target 1"
+	echo '! cp /sys/kernel/btf/vmlinux /tmp/vmlinux.btf && mount -t tmpfs nobtf /sys/kernel/btf'
+	echo "nobtf --btf /tmp/vmlinux.btf -F 99 --probes none --probe usdt:/opt/ep/vm_target:ep_vm:tick -- /opt/ep/vm_target 2"
 } >"$work/runs"
 rc=0
 EP_VM_RUNS=$work/runs EP_ARM64_BIN=$EP_BUILD_DIR/ebpf-prof "$EP_SOURCE_DIR/tools/arm64-vm.sh" \
@@ -166,6 +175,49 @@ check(re.search(r"^ebpf-prof: warning: --alloc: this kernel has no .*bpf_task_st
       "alloc: no skip line naming task storage")
 A = json.load(open(os.path.join(d, "runs", "alloc", "report.json")))
 check(A["samples"]["total"] >= 20, "alloc: %r CPU samples" % A["samples"]["total"])
+
+# --- no kernel BTF in sysfs, --btf a copy of it ---
+check(rc("nobtf") == 0, "nobtf: exited %d" % rc("nobtf"))
+if rc("nobtf") == 0:
+    nd = os.path.join(d, "runs", "nobtf")
+    Rn = json.load(open(os.path.join(nd, "report.json")))
+    check(Rn.get("kernel") == {"btf": False, "btf_file": "/tmp/vmlinux.btf", "tracepoint_programs": "raw_tp"},
+          "nobtf: report.kernel %r" % Rn.get("kernel"))
+    err = re.split(r"^EP-VM-(?:RUN|RC|CMD)", con.split("EP-VM-RUN: nobtf ", 1)[-1], flags=re.M)[0]
+    check(len(re.findall(r"^ebpf-prof: warning: this kernel has no BTF: its tracepoints are followed by raw_tp", err, re.M)) == 1,
+          "nobtf: no raw_tp warning line")
+    check(not re.search(r"^ebpf-prof: error", err, re.M), "nobtf: errors %r" % re.findall(r"^ebpf-prof: error.*", err, re.M))
+    def fold(name):
+        out = []
+        for line in open(os.path.join(nd, name)):
+            st, n = line.rstrip("\n").rsplit(" ", 1)
+            out.append((st.split(";"), int(n)))
+        return out
+    Fn = fold("stacks.folded")
+    na = sum(n for fr, n in Fn if "burn_a" in fr)
+    nb = sum(n for fr, n in Fn if "burn_b" in fr)
+    nr = sum(n for fr, n in Fn if ("burn_a" in fr or "burn_b" in fr) and "work_outer" in fr and "main" in fr)
+    # burn_a the larger, not 0.75 +-0.10: the run is about the raw_tp path,
+    # and the split aliases at 99 Hz under emulation (test_vm.sh's btf run).
+    check(na + nb >= 100, "nobtf: only %d samples in burn_a/burn_b" % (na + nb))
+    check(nb > 0 and 0.55 <= na / max(na + nb, 1) <= 0.95, "nobtf: burn_a share %.3f, want 0.55-0.95" % (na / max(na + nb, 1)))
+    check(nr >= 0.95 * (na + nb), "nobtf: %d of %d burn stacks reach main" % (nr, na + nb))
+    S = Rn.get("sched") or {}
+    sleep = (S.get("off_cpu_by_reason") or {}).get("sleep", 0)
+    check(S.get("voluntary_switches", 0) >= 45 and sleep >= 90e6,
+          "nobtf: scheduler %r voluntary switches, sleep %r ns for 50 x 2 ms" % (S.get("voluntary_switches"), sleep))
+    On = fold("offcpu.folded")
+    sl = sum(n for fr, n in On if "__clock_nanosleep" in fr or "clock_nanosleep" in fr)
+    slm = sum(n for fr, n in On if ("__clock_nanosleep" in fr or "clock_nanosleep" in fr) and "main" in fr)
+    check(sl > 0 and slm >= 0.9 * sl, "nobtf: off-CPU sleep stacks through main %d of %d" % (slm, sl))
+    check(not any(x.endswith("_[k]") for fr, n in On for x in fr), "nobtf: kernel frames off-CPU without the kernel's BTF")
+    Pn = {p["label"]: p for p in Rn["probes"]["list"]}
+    check(Pn.get("tick", {}).get("count") == 1000, "nobtf: tick %r, want 1000" % Pn.get("tick"))
+    T = json.load(open(os.path.join(nd, "trace.json")))["traceEvents"]
+    ticks = sorted((e for e in T if e.get("ph") == "X" and e.get("name") == "tick"), key=lambda e: e["ts"])
+    check([e["args"].get("ret") for e in ticks] == list(range(1000)), "nobtf: tick arguments out of order")
+    print("[test_vm_510] nobtf (raw_tp): burn_a %d burn_b %d, %d reach main; %r switches, sleep %d ns; ticks %d"
+          % (na, nb, nr, S.get("voluntary_switches"), sleep, len(ticks)))
 for m in bad:
     print("  check failed: " + m)
 sys.exit(1 if bad else 0)

@@ -12,6 +12,7 @@ static void all(struct kfeat *k)
 {
 	for (int i = 0; i < KFEAT_COUNT; i++)
 		k->have[i] = true;
+	k->btf = true;
 }
 
 int main(void)
@@ -33,6 +34,15 @@ int main(void)
 	/* A short buffer is cut, terminated. */
 	kfeat_missing(&k, ~0u, tiny, sizeof(tiny));
 	CHECK(strlen(tiny) == sizeof(tiny) - 1 && !strncmp(tiny, "bpf_task_st", 11));
+	/* A kernel without BTF: what needs it is named so, the rest by release. */
+	k.btf = false;
+	k.have[KFEAT_CURRENT_TASK_BTF] = false;
+	CHECK_STR_EQ(kfeat_missing(&k, ~0u, buf, sizeof(buf)),
+		     "bpf_get_current_task_btf (needs the kernel's BTF), bpf_task_storage_get "
+		     "(needs the kernel's BTF), bpf_loop (Linux 5.17+)");
+	CHECK_STR_EQ(kfeat_prog_kind(&k), "raw_tp");
+	k.btf = true;
+	CHECK_STR_EQ(kfeat_prog_kind(&k), "tp_btf");
 	CHECK_STR_EQ(kfeat_name(KFEAT_ATTACH_COOKIE), "bpf_get_attach_cookie");
 	CHECK_STR_EQ(kfeat_since(KFEAT_TASK_PT_REGS), "5.15");
 

@@ -349,6 +349,16 @@ static cJSON *build_report(struct builder *b, const struct profile *p, const str
 		add(b, s, "kernel_frames", cJSON_CreateBool(ri->kernel_frames));
 	}
 	add(b, root, "stop_reason", str(ri->stop_reason));
+	if (ri->tracepoint_programs) {
+		cJSON *k = check(b, cJSON_CreateObject());
+
+		add(b, root, "kernel", k);
+		if (k) {
+			add(b, k, "btf", cJSON_CreateBool(ri->kernel_btf));
+			add(b, k, "btf_file", str(ri->btf_file));
+			add(b, k, "tracepoint_programs", str(ri->tracepoint_programs));
+		}
+	}
 	if (ri->unwind.mode)
 		add(b, root, "unwind", build_unwind(b, &ri->unwind));
 	if (ri->python.mode && ri->python.st.samples)

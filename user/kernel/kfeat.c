@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct {
 	enum bpf_func_id fn;
@@ -21,12 +22,34 @@ static const struct {
 	[KFEAT_FIND_VMA] = { BPF_FUNC_find_vma, "bpf_find_vma", "5.17" },
 };
 
+/* Features the kernel refuses without its own BTF: task storage maps and
+ * helpers whose task argument or result is a BTF-typed pointer. */
+#define KFEAT_NEED_BTF                                                 \
+	((1u << KFEAT_CURRENT_TASK_BTF) | (1u << KFEAT_TASK_STORAGE) | \
+	 (1u << KFEAT_TASK_PT_REGS) | (1u << KFEAT_FIND_VMA))
+
+bool kfeat_kernel_btf(void)
+{
+	/* Not libbpf's other places (/boot/vmlinux-RELEASE, ...): a file there
+	 * serves libbpf's relocations, as --btf does, but a kernel that does
+	 * not export its BTF here was built without it (5.5+ always exports
+	 * it), and the kernel's own BTF is what tp_btf programs need. */
+	return access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+}
+
+const char *kfeat_prog_kind(const struct kfeat *k)
+{
+	return k->btf ? "tp_btf" : "raw_tp";
+}
+
 void kfeat_probe(struct kfeat *k)
 {
+	k->btf = kfeat_kernel_btf();
 	/* Kprobe programs get the tracing helpers the tracepoint, perf_event
 	 * and raw/BTF tracepoint programs get (bpf_tracing_func_proto). */
 	for (int i = 0; i < KFEAT_COUNT; i++)
-		k->have[i] = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, feats[i].fn, NULL) != 0;
+		k->have[i] = (k->btf || !(KFEAT_NEED_BTF & (1u << i))) &&
+			     libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, feats[i].fn, NULL) != 0;
 }
 
 int kfeat_hide(struct kfeat *k, const char *names)
@@ -70,8 +93,12 @@ const char *kfeat_missing(const struct kfeat *k, unsigned mask, char *buf, size_
 
 		if (!(mask & (1u << i)) || k->have[i] || n >= len)
 			continue;
-		w = snprintf(buf + n, len - n, "%s%s (Linux %s+)", n ? ", " : "", feats[i].name,
-			     feats[i].since);
+		if (!k->btf && (KFEAT_NEED_BTF & (1u << i)))
+			w = snprintf(buf + n, len - n, "%s%s (needs the kernel's BTF)",
+				     n ? ", " : "", feats[i].name);
+		else
+			w = snprintf(buf + n, len - n, "%s%s (Linux %s+)", n ? ", " : "",
+				     feats[i].name, feats[i].since);
 		n = w < 0 ? len : n + (size_t)w;
 	}
 	return buf;

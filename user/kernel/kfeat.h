@@ -25,12 +25,25 @@ enum kfeat_id {
 
 struct kfeat {
 	bool have[KFEAT_COUNT];
+	/* The kernel has its own BTF (/sys/kernel/btf/vmlinux: every kernel
+	 * built with CONFIG_DEBUG_INFO_BTF since 5.5). Without it the kernel
+	 * refuses tp_btf and iterator programs, task storage and the helpers
+	 * taking or returning BTF-typed task pointers, whatever BTF userspace
+	 * hands libbpf (--btf): the sched tracepoints are then raw_tp programs
+	 * (kfeat_prog_kind), and those features are marked missing. */
+	bool btf;
 };
 
 /* Fills k; a helper whose probe fails for another reason than "unknown
  * helper" (no permission, ...) counts as present, so that the load reports
  * the real error. */
 void kfeat_probe(struct kfeat *k);
+
+/* Whether the kernel has its own BTF (see struct kfeat). */
+bool kfeat_kernel_btf(void);
+
+/* "tp_btf" or "raw_tp": the kind of the tracepoint programs loaded. */
+const char *kfeat_prog_kind(const struct kfeat *k);
 
 /* Marks the features named in names (comma-separated helper names, as
  * kfeat_name gives them) missing: the test hook EBPF_PROF_FAULT_KFEAT runs a
@@ -43,7 +56,9 @@ const char *kfeat_name(enum kfeat_id id);
 const char *kfeat_since(enum kfeat_id id);
 
 /* "bpf_loop (Linux 5.17+), bpf_find_vma (Linux 5.17+)": the features of
- * mask (bits 1 << kfeat_id) that k lacks, in buf; "" when none. */
+ * mask (bits 1 << kfeat_id) that k lacks, in buf; "" when none. On a
+ * kernel without BTF the ones that need it are named so instead
+ * ("bpf_get_current_task_btf (needs the kernel's BTF)"). */
 const char *kfeat_missing(const struct kfeat *k, unsigned mask, char *buf, size_t len);
 
 #endif
