@@ -35,6 +35,38 @@ run cached
 grep -q "kallsyms: core kernel from this boot's cache" "$PROF_ERR" || ep_fail "second run did not use the cache: $(grep kallsyms "$PROF_ERR")"
 grep -qE "kallsyms check: 0 entries unlike /proc/kallsyms, [1-9][0-9]* \[bpf\] symbols alike" "$PROF_ERR" ||
 	ep_fail "cache + iterator differ from /proc/kallsyms: $(grep 'kallsyms check' "$PROF_ERR")"
+# Program info names every BPF function as the kernel does (the lazy path
+# below relies on it).
+line=$(grep -oE "[0-9]+ \[bpf\] symbols alike, [0-9]+ named alike by program info" "$PROF_ERR")
+set -- $line
+[ -n "$line" ] && [ "$1" = "$5" ] || ep_fail "program info names differ from kallsyms: '$line'"
+
+# Without the check: the core kernel alone at start; the samples inside the
+# probe's BPF programs (a probed function in a tight loop) are named from
+# the programs' info, as /proc/kallsyms names them.
+unset EBPF_PROF_KSYM_CHECK
+ep_start_target probe_loop 60
+ep_prof_run 60 -v --pid "$TARGET_PID" -F 999 -d 2 --probes none --probe probe_loop:hot_fn \
+	-o "$EP_WORK/lazy"
+[ "$PROF_RC" -eq 0 ] || ep_fail "lazy: ebpf-prof exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
+grep -q "kallsyms: core kernel from this boot's cache; BPF programs from their info" "$PROF_ERR" ||
+	ep_fail "lazy: not the core-only load: $(grep kallsyms "$PROF_ERR")"
+grep -qE "kallsyms: [1-9][0-9]* BPF functions from program info" "$PROF_ERR" ||
+	ep_fail "lazy: BPF program info not read: $(grep kallsyms "$PROF_ERR")"
+ep_log "lazy: $(grep -c 'modules and the rest read' "$PROF_ERR") iterator reads"
+ep_py "$EP_WORK/lazy" <<'PY'
+import re
+bpf = {x: n for fr, n in F for x in fr if is_kernel(x) and "[bpf]" in x}
+tot = sum(n for _, n in F)
+nb = sum(n for fr, n in F if any(is_kernel(x) and "[bpf]" in x for x in fr))
+check(nb >= 5, "only %d of %d samples in BPF programs: %r" % (nb, tot, sorted(bpf)[:5]))
+for x in bpf:
+    check(re.match(r"bpf_prog_[0-9a-f]{16}_(probe_entry|probe_return|[A-Za-z_0-9]+) \[bpf\]", x), "bad BPF frame name %r" % x)
+check(any("_probe_entry [bpf]" in x or "_probe_return [bpf]" in x for x in bpf), "no probe program frame: %r" % sorted(bpf))
+unk = [x for fr, _ in F for x in fr if is_kernel(x) and x.startswith("[unknown]")]
+check(not unk, "unnamed kernel frames: %r" % unk[:5])
+PY
+export EBPF_PROF_KSYM_CHECK=1
 for d in whole cached; do
 	ep_py "$EP_WORK/$d" <<'PY'
 names = {x for fr, _ in F for x in fr if is_kernel(x)}

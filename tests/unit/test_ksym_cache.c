@@ -262,6 +262,52 @@ static void test_sample(void)
 	kallsyms_free(core);
 }
 
+/* The first lines of /proc/kallsyms against a saved core table
+ * (ksym_cache_load_core): per-CPU and data lines pass over, text lines
+ * must be in the table; a cut last line is not judged. */
+static void test_head(void)
+{
+	struct kallsyms *core = NULL;
+	FILE *in = mem(core_text);
+	char head[4096] = "0000000000000000 A fixed_percpu_data\n", line[128];
+
+	CHECK(in != NULL);
+	if (!in)
+		return;
+	CHECK_INT_EQ(kallsyms_load_streams(&in, 1, NULL, &core), 0);
+	fclose(in);
+	if (!core)
+		return;
+	for (int i = 0; i <= 8; i++) {
+		snprintf(line, sizeof(line), "ffffffff81000%x00 T f%d\n", i, i);
+		strcat(head, line);
+		strcat(head, "ffffffff82000000 D some_data\n");
+	}
+	CHECK(ksym_cache_head_ok(core, head, strlen(head)));
+	/* Cut in the middle of a line: that line is left out. */
+	CHECK(ksym_cache_head_ok(core, head, strlen(head) - 3));
+	/* Fewer than 8 text lines. */
+	CHECK(!ksym_cache_head_ok(core, head, 200));
+	{
+		char bad[sizeof(head) + 128];
+
+		/* A text symbol at an address the table lacks: another kernel. */
+		snprintf(bad, sizeof(bad), "%sffffffff81000010 t moved\n", head);
+		CHECK(!ksym_cache_head_ok(core, bad, strlen(bad)));
+		/* kptr_restrict: every address zero. */
+		snprintf(bad, sizeof(bad), "%s", head);
+		for (char *p = bad; (p = strstr(p, "ffffffff81000")); p++)
+			memcpy(p, "0000000000000000", 16);
+		CHECK(!ksym_cache_head_ok(core, bad, strlen(bad)));
+		/* A module's text line (tab, [module]) is not the core's. */
+		snprintf(bad, sizeof(bad), "%sffffffffc0000000 t modfn\t[mod]\n", head);
+		CHECK(ksym_cache_head_ok(core, bad, strlen(bad)));
+	}
+	CHECK(!ksym_cache_head_ok(core, "", 0));
+	CHECK(!ksym_cache_head_ok(core, "zz\n\n\n", 5));
+	kallsyms_free(core);
+}
+
 /* A full load writes this boot's table (0600) and removes other boots';
  * a file that shows zeros writes nothing; ksym_cache_load refuses what it
  * cannot trust before it reads any iterator. */
@@ -336,6 +382,7 @@ static void test_files(const char *dir)
 
 int main(void)
 {
+	test_head();
 	char dir[] = "/tmp/ep-ksym-cache-XXXXXX", path[256];
 
 	if (!mkdtemp(dir))

@@ -22,6 +22,8 @@
 #define TAIL_MAX   (64u << 20)
 #define SAMPLE_MIN 8
 #define IO_BUF	   (64u << 10)
+/* The first lines of /proc/kallsyms checked against a saved core table. */
+#define HEAD_BYTES (16u << 10)
 
 /* "kallsyms-<boot id>": a new boot, a new name. */
 static int file_name(char *buf, size_t len)
@@ -167,16 +169,14 @@ static int read_iter(int link_fd, char **sample, size_t *slen, char **tail, size
 	return 0;
 }
 
-int ksym_cache_load(int dirfd, int iter_link_fd, struct kallsyms **out)
+/* This boot's file, if ours. */
+static int load_file(int dirfd, struct kallsyms **core)
 {
-	struct kallsyms *core = NULL, *rest = NULL;
-	char name[128], *sample = NULL, *tail = NULL;
-	size_t slen = 0, tlen = 0;
+	char name[128];
 	struct stat st;
-	FILE *f = NULL;
 	int fd, err;
 
-	*out = NULL;
+	*core = NULL;
 	if (dirfd < 0)
 		return -ENOENT;
 	err = file_name(name, sizeof(name));
@@ -189,14 +189,22 @@ int ksym_cache_load(int dirfd, int iter_link_fd, struct kallsyms **out)
 		close(fd);
 		return -EPERM;
 	}
-	if (iter_link_fd < 0) {
-		close(fd);
-		return -ENOTSUP;
-	}
-	err = kallsyms_load_saved(fd, (size_t)st.st_size, &core);
+	err = kallsyms_load_saved(fd, (size_t)st.st_size, core);
 	close(fd);
-	if (err)
-		return err;
+	return err;
+}
+
+int ksym_cache_load_rest(struct kallsyms *core, int iter_link_fd, struct kallsyms **out)
+{
+	struct kallsyms *rest = NULL;
+	char *sample = NULL, *tail = NULL;
+	size_t slen = 0, tlen = 0;
+	FILE *f = NULL;
+	int err;
+
+	*out = NULL;
+	if (iter_link_fd < 0)
+		return -ENOTSUP;
 	err = read_iter(iter_link_fd, &sample, &slen, &tail, &tlen);
 	if (err)
 		goto out;
@@ -217,14 +225,93 @@ int ksym_cache_load(int dirfd, int iter_link_fd, struct kallsyms **out)
 out:
 	if (f)
 		fclose(f);
-	kallsyms_free(core);
 	kallsyms_free(rest);
 	free(sample);
 	free(tail);
 	return err;
 }
 
-/* Other boots' files: never read again. */
+int ksym_cache_load(int dirfd, int iter_link_fd, struct kallsyms **out)
+{
+	struct kallsyms *core = NULL;
+	int err;
+
+	*out = NULL;
+	err = load_file(dirfd, &core);
+	if (err)
+		return err;
+	if (iter_link_fd < 0)
+		err = -ENOTSUP;
+	else
+		err = ksym_cache_load_rest(core, iter_link_fd, out);
+	kallsyms_free(core);
+	return err;
+}
+
+bool ksym_cache_head_ok(const struct kallsyms *core, const char *head, size_t len)
+{
+	const char *p = head, *end = head + len;
+	size_t matched = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		uint64_t a, off = 1;
+
+		if (!nl)
+			break; /* cut by the read: not judged */
+		size_t hex = strspn(p, "0123456789abcdef");
+		char type = line_addr(p, nl, &a) ? p[hex + 1] : '?';
+
+		/* Text lines of the core kernel; a tab starts a module's. */
+		if ((type == 't' || type == 'T' || type == 'w' || type == 'W') &&
+		    !memchr(p, '\t', (size_t)(nl - p))) {
+			if (!a || !kallsyms_lookup(core, a, &off) || off)
+				return false;
+			matched++;
+		}
+		p = nl + 1;
+	}
+	return matched >= SAMPLE_MIN;
+}
+
+int ksym_cache_load_core(int dirfd, const char *kallsyms_path, struct kallsyms **core)
+{
+	char head[HEAD_BYTES];
+	size_t len = 0;
+	int fd, err;
+
+	*core = NULL;
+	err = load_file(dirfd, core);
+	if (err)
+		return err;
+	/* The kernel prints /proc/kallsyms as it is read: one read of the
+	 * first lines costs what they cost, not the whole table. */
+	fd = open(kallsyms_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	while (len < sizeof(head)) {
+		ssize_t n = read(fd, head + len, sizeof(head) - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (!ksym_cache_head_ok(*core, head, len)) {
+		err = -ESTALE;
+		goto fail;
+	}
+	return 0;
+fail:
+	kallsyms_free(*core);
+	*core = NULL;
+	return err;
+}
+
 static void remove_stale(int dirfd, const char *keep)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -34,6 +34,23 @@ bool ksym_cache_present(int dirfd);
  * and in the rest; other negative errnos from the reads. */
 int ksym_cache_load(int dirfd, int iter_link_fd, struct kallsyms **out);
 
+/* The core table alone: this boot's file (errors as ksym_cache_load),
+ * checked against the first lines of kallsyms_path (/proc/kallsyms: the
+ * kernel formats only what is read) instead of the iterator's sample:
+ * -ESTALE when they do not match. Modules, ftrace trampolines and BPF
+ * programs are not in it: ksym_cache_load_rest adds them, for a run that
+ * meets one (user/symbolize/symbolize.c). */
+int ksym_cache_load_core(int dirfd, const char *kallsyms_path, struct kallsyms **core);
+
+/* core merged with the rest of the table from a new iterator on
+ * iter_link_fd (-ENOTSUP when -1), its sample checked against core. */
+int ksym_cache_load_rest(struct kallsyms *core, int iter_link_fd, struct kallsyms **out);
+
+/* The check of the first lines of /proc/kallsyms (head, len bytes; a cut
+ * last line is ignored) against a saved core table: at least 8 text lines
+ * of the core kernel, each at a non-zero address where core has a symbol. */
+bool ksym_cache_head_ok(const struct kallsyms *core, const char *head, size_t len);
+
 /* Loads path (/proc/kallsyms) whole and, when dirfd >= 0 and the table has
  * real addresses, publishes its core lines as this boot's file (replacing
  * other boots' files). Errors writing the file are not the load's. */

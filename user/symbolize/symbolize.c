@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "hashmap.h"
+#include "symbolize/bpf_ksyms.h"
 #include "symbolize/debuginfo.h"
 #include "symbolize/demangle.h"
 #include "symbolize/kallsyms.h"
@@ -285,7 +286,14 @@ struct symbolizer {
 	int ks_cache_err;     /* why the boot cache was not used; 0: it was */
 	size_t ks_check_diff; /* EBPF_PROF_KSYM_CHECK: entries unlike a full read */
 	size_t ks_check_bpf;  /* and [bpf] symbols alike in both */
+	size_t ks_check_info; /* and [bpf] symbols named alike from program info */
 	bool ks_checked;
+	/* ks holds the core kernel only (ksym_cache_load_core): an address
+	 * outside [ks_lo, ks_hi] is looked up in the BPF programs' info, else
+	 * the rest of the table is read then (ks_rest_tried). */
+	bool ks_core_only, ks_rest_tried, bpfks_tried;
+	uint64_t ks_lo, ks_hi;
+	struct bpf_ksyms *bpfks;
 	unsigned char *vdso_img; /* copy of our own vDSO: the kernel's image is the same */
 	size_t vdso_img_size, vdso_map_size;
 	bool vdso_tried;
@@ -1253,17 +1261,55 @@ struct Dwfl *symbolizer_dwfl(struct symbolizer *s, uint32_t pid)
 	return ps ? ps->dwfl : NULL;
 }
 
+/* [bpf] symbols of table whose program info names them alike (same
+ * address and name): all of them but programs loaded or unloaded between
+ * the two reads. */
+static size_t check_bpf_info(const struct kallsyms *table)
+{
+	struct bpf_ksyms *b;
+	size_t alike = 0;
+	uint64_t a, off;
+	const char *n, *m;
+
+	if (bpf_ksyms_load(&b))
+		return 0;
+	for (size_t i = 0; (n = kallsyms_at(table, i, &a)); i++) {
+		size_t l = strlen(n);
+
+		if (l > 6 && !strcmp(n + l - 6, " [bpf]") && !strncmp(n, "bpf_prog_", 9) &&
+		    (m = bpf_ksyms_lookup(b, a, &off)) && !off && !strcmp(m, n))
+			alike++;
+	}
+	bpf_ksyms_free(b);
+	return alike;
+}
+
 /* From this boot's cache and the iterator when they can be used, else
  * whole (and then the cache is written for the next run). */
 static int load_kernel_syms(struct symbolizer *s, struct kallsyms **out)
 {
 	struct kallsyms *full;
+	bool check = getenv("EBPF_PROF_KSYM_CHECK");
 
+	/* The core kernel alone, unless the tests compare whole tables: the
+	 * iterator makes the kernel expand all ~120k core names, ~10% of the
+	 * collector's CPU on a short run, for modules, trampolines and BPF
+	 * programs that most profiles never meet (docs/performance.md). */
+	if (!check && s->ks_iter_fd >= 0) {
+		s->ks_cache_err = ksym_cache_load_core(s->ks_dirfd, s->kallsyms_path, out);
+		if (!s->ks_cache_err) {
+			s->ks_core_only = kallsyms_at(*out, 0, &s->ks_lo) &&
+					  kallsyms_at(*out, kallsyms_count(*out) - 1, &s->ks_hi);
+			return 0;
+		}
+	}
 	s->ks_cache_err = ksym_cache_load(s->ks_dirfd, s->ks_iter_fd, out);
 	if (!s->ks_cache_err) {
-		/* The tests' proof that the two ways give one table. */
-		if (getenv("EBPF_PROF_KSYM_CHECK") && !kallsyms_load(s->kallsyms_path, &full)) {
+		/* The tests' proof that the two ways give one table, and that
+		 * program info names BPF functions as the kernel does. */
+		if (check && !kallsyms_load(s->kallsyms_path, &full)) {
 			s->ks_check_diff = ksym_cache_diff(*out, full, &s->ks_check_bpf);
+			s->ks_check_info = check_bpf_info(full);
 			s->ks_checked = true;
 			kallsyms_free(full);
 		}
@@ -1278,15 +1324,54 @@ static void log_kernel_syms(const struct symbolizer *s)
 {
 	if (s->ks_iter_fd < 0 && s->ks_dirfd < 0)
 		return;
-	if (!s->ks_cache_err)
+	if (!s->ks_cache_err && s->ks_core_only)
+		log_info("kallsyms: core kernel from this boot's cache; BPF programs from their "
+			 "info and the rest from the kernel's iterator when a frame needs them");
+	else if (!s->ks_cache_err)
 		log_info("kallsyms: core kernel from this boot's cache, the rest from the kernel's "
 			 "iterator");
 	else
 		log_info("kallsyms: read whole (boot cache: %s)", strerror(-s->ks_cache_err));
 	if (s->ks_checked)
-		log_info(
-			"kallsyms check: %zu entries unlike /proc/kallsyms, %zu [bpf] symbols alike",
-			s->ks_check_diff, s->ks_check_bpf);
+		log_info("kallsyms check: %zu entries unlike /proc/kallsyms, %zu [bpf] symbols "
+			 "alike, %zu named alike by program info",
+			 s->ks_check_diff, s->ks_check_bpf, s->ks_check_info);
+}
+
+/* An address outside the core kernel with only the core loaded: a BPF
+ * function named from its program's info (read once), else the rest of
+ * the table from the iterator (once; the table then holds everything). */
+static const char *beyond_core(struct symbolizer *s, uint64_t addr, uint64_t *off)
+{
+	struct kallsyms *full;
+	const char *name;
+	int err;
+
+	if (!s->bpfks_tried) {
+		s->bpfks_tried = true;
+		err = bpf_ksyms_load(&s->bpfks);
+		if (err)
+			log_info("kallsyms: BPF program info not read (%s)", strerror(-err));
+		else
+			log_info("kallsyms: %zu BPF functions from program info",
+				 bpf_ksyms_count(s->bpfks));
+	}
+	name = s->bpfks ? bpf_ksyms_lookup(s->bpfks, addr, off) : NULL;
+	if (name || s->ks_rest_tried)
+		return name;
+	s->ks_rest_tried = true;
+	err = ksym_cache_load_rest(s->ks, s->ks_iter_fd, &full);
+	if (err) {
+		log_warn("kallsyms: cannot read the module and BPF symbols (%s): kernel frames "
+			 "outside the core kernel are [unknown]",
+			 strerror(-err));
+		return NULL;
+	}
+	log_info("kallsyms: modules and the rest read for a frame at 0x%" PRIx64, addr);
+	kallsyms_free(s->ks);
+	s->ks = full;
+	s->ks_core_only = false;
+	return NULL;
 }
 
 static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out)
@@ -1327,6 +1412,11 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result
 	if (!s->ks || kallsyms_restricted(s->ks))
 		return set_result(s, out, "[unknown] [kernel]", "[kernel.kallsyms]", addr, 0,
 				  false);
+	if (s->ks_core_only && (addr < s->ks_lo || addr > s->ks_hi)) {
+		name = beyond_core(s, addr, &off);
+		if (name)
+			return set_result(s, out, name, "[kernel.kallsyms]", addr, off, true);
+	}
 	name = kallsyms_lookup(s->ks, addr, &off);
 	if (name)
 		return set_result(s, out, name, "[kernel.kallsyms]", addr, off, true);
@@ -1496,6 +1586,7 @@ void symbolizer_free(struct symbolizer *s)
 		kallsyms_free(s->ks_pending);
 	}
 	kallsyms_free(s->ks);
+	bpf_ksyms_free(s->bpfks);
 	free(s->kcache.e);
 	bid_tables_free(&s->bt);
 	strtab_free(&s->strs);
