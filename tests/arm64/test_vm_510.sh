@@ -130,7 +130,9 @@ b = sum(n for fr, n in F if "burn_b" in fr)
 rooted = sum(n for fr, n in F if ("burn_a" in fr or "burn_b" in fr) and "work_outer" in fr and "main" in fr)
 print("[test_vm_510] default (%s): burn_a %d burn_b %d, %d reach main" % (R["unwind"]["mode"], a, b, rooted))
 check(a + b >= 150, "default: only %d samples in burn_a/burn_b" % (a + b))
-check(abs(a / max(a + b, 1) - 0.75) <= 0.10, "default: burn_a share %.3f, want 0.75 +-0.10" % (a / max(a + b, 1)))
+# +-0.15 as test_pid_mode: under emulation at 99 Hz burn_a came out 0.875
+# once in this default run (2026-11-29), with no tool change.
+check(abs(a / max(a + b, 1) - 0.75) <= 0.15, "default: burn_a share %.3f, want 0.75 +-0.15" % (a / max(a + b, 1)))
 check(rooted >= 0.95 * (a + b), "default: %d of %d burn stacks reach main" % (rooted, a + b))
 
 # --- --pid on a running process ---
@@ -148,7 +150,7 @@ print("[test_vm_510] --pid: burn_a %d burn_b %d, %d reach main" % (pa, pb, pr))
 # test_vm.sh's minimum for the same tolerance: the target shares the VM's
 # two emulated CPUs with the collector (64 samples in 2 s seen at load ~15).
 check(pa + pb >= 50, "--pid: only %d samples in burn_a/burn_b" % (pa + pb))
-check(abs(pa / max(pa + pb, 1) - 0.75) <= 0.10, "--pid: burn_a share %.3f, want 0.75 +-0.10" % (pa / max(pa + pb, 1)))
+check(abs(pa / max(pa + pb, 1) - 0.75) <= 0.15, "--pid: burn_a share %.3f, want 0.75 +-0.15" % (pa / max(pa + pb, 1)))
 check(pr >= 0.95 * (pa + pb), "--pid: %d of %d burn stacks reach main" % (pr, pa + pb))
 
 # --- USDT without attach cookies, a function probe skipped ---
