@@ -83,6 +83,10 @@ struct rec_ctx {
 	 * there before the command's first instruction of main. */
 	void (*notify_held)(void *rec, uint32_t pid);
 	void *rec;
+	/* Executable file mappings made by the targets so far (the sampler's
+	 * count, moved by mmap): a module that scans the targets' maps for
+	 * what a library brings can look again as soon as one is mapped. */
+	const volatile uint64_t *mmap_gen;
 };
 
 struct rec_module {

@@ -1582,6 +1582,7 @@ int record_main(const struct cli_opts *cli)
 	r.mctx.py_procs_fd = r.py ? sampler_py_procs_fd(r.sampler) : -1;
 	r.mctx.py_tstates_fd = r.py ? sampler_py_tstates_fd(r.sampler) : -1;
 	r.mctx.sym = r.sym;
+	r.mctx.mmap_gen = sampler_mmap_gen(r.sampler);
 	r.mctx.ri = &r.ri;
 	r.mctx.prof = &r.prof;
 	live_metrics_init(&r.live);
