@@ -24,7 +24,9 @@
 #                documented loss), nothing dropped;
 #     USDT       usdt_points: ep_lib:tick exactly 1000 times carrying
 #                0..999 in order, the semaphore-guarded point 500 times
-#                (the probes' raw_tp thread-exit program loaded beside).
+#                (the probes' raw_tp thread-exit program loaded beside);
+#     programs   while that run is on, none of its loaded programs is of a
+#                BTF-typed kind or calls a BTF-typed helper (bpftool).
 # Needs root.
 . "$(dirname "$0")/lib.sh"
 ep_require_root
@@ -139,6 +141,46 @@ ep_prof_bg -v --btf "$btf" --pid "$TARGET_PID" -o "$EP_WORK/usdt" --no-gpu --pro
 	--probe "usdt:usdt_points_lib:ep_lib:tick" --probe "usdt:$EP_TARGETS_DIR/usdt_points:ep_tgt:guarded"
 ep_wait_line "$PROF_ERR" "probes: pid $TARGET_PID: guarded in " 20 "$PROF_PID" || ep_fail "guarded not attached"
 ep_wait_line "$PROF_ERR" "probes: pid $TARGET_PID: tick in .*usdt_points_lib" 5 "$PROF_PID" || ep_fail "tick not attached"
+# What no verifier test here can show (the kernel has BTF): no program of
+# this run is a BTF-typed kind (tracing: tp_btf, iterators) or calls a
+# helper that takes or returns a BTF-typed pointer; a kernel without BTF
+# refuses those. Read from the loaded programs (bpftool, outside the
+# namespace), while they run.
+PROF_PID=$PROF_PID python3 - <<'PY' || ep_fail "BTF-typed programs or helpers loaded without kernel BTF"
+import json, os, subprocess, sys
+pid = int(os.environ["PROF_PID"])
+# Ours: the programs whose fds the process holds (fdinfo's prog_id).
+ids = set()
+for fd in os.listdir("/proc/%d/fdinfo" % pid):
+    try:
+        for line in open("/proc/%d/fdinfo/%s" % (pid, fd)):
+            if line.startswith("prog_id:"):
+                ids.add(int(line.split()[1]))
+    except OSError:
+        pass
+progs = [p for p in json.loads(subprocess.check_output(["bpftool", "prog", "show", "-j"]))
+         if p["id"] in ids]
+bad_helpers = ("bpf_get_current_task_btf", "bpf_task_pt_regs", "bpf_task_storage_get",
+               "bpf_task_storage_delete", "bpf_find_vma", "bpf_get_task_stack", "bpf_per_cpu_ptr",
+               "bpf_this_cpu_ptr", "bpf_d_path", "bpf_snprintf_btf", "bpf_seq_printf_btf",
+               "bpf_btf_find_by_name_kind", "kernel-function")
+bad = []
+for p in progs:
+    if p.get("type") in ("tracing", "lsm", "ext", "struct_ops"):
+        bad.append("%s: type %s" % (p.get("name"), p.get("type")))
+    x = subprocess.run(["bpftool", "prog", "dump", "xlated", "id", str(p["id"])],
+                       capture_output=True, text=True).stdout
+    for h in bad_helpers:
+        if "call " + h in x:
+            bad.append("%s calls %s" % (p.get("name"), h))
+print("[test_nobtf] %d programs of pid %d checked: %s" % (len(progs), pid, sorted(p.get("name") for p in progs)))
+if len(progs) < 5 or not any(p.get("type") == "raw_tracepoint" for p in progs):
+    print("too few programs, or no raw_tracepoint one: %r" % [(p.get("name"), p.get("type")) for p in progs])
+    sys.exit(1)
+if bad:
+    print("\n".join(bad))
+    sys.exit(1)
+PY
 kill -USR1 "$TARGET_PID"
 ep_wait_exit "$PROF_PID" 30 || ep_fail "ebpf-prof did not stop"
 [ "$EP_EXIT_RC" -eq 0 ] || ep_fail "USDT with --btf: exit $EP_EXIT_RC: $(grep -i error "$PROF_ERR" | head -n 3)"
