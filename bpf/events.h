@@ -168,6 +168,7 @@ enum ep_probe_drop {
 	EP_PDROP_LOST_RET = 4,	     /* entry whose return never came (longjmp) */
 	EP_PDROP_SQL_READ = 5,	     /* SQL text unreadable */
 	EP_PDROP_LLAMA_ARGS = 6,     /* llama.cpp parameters not delivered or unreadable */
+	EP_PDROP_NO_COOKIE = 7,	     /* no cookie stored for the probed address (before 5.15) */
 	EP_PDROP__COUNT
 };
 
@@ -229,7 +230,21 @@ struct ep_probe_frame {
 	__u16 kind;
 	__s32 nbyte;
 	__u32 cls; /* EP_PROBE_COOKIE_CLASS */
+	/* Stack pointer at entry, as the return will see it: without attach
+	 * cookies (before Linux 5.15) a return is matched to its entry by it. */
+	__u64 sp;
 };
+
+/* Without attach cookies the collector stores each function probe's cookie
+ * under the traced process and the probed instruction's address. */
+struct ep_probe_ip_key {
+	__u32 tgid;
+	__u32 _pad;
+	__u64 ip;
+};
+
+/* Function probes x processes, entries made only without cookies. */
+#define EP_PROBE_IP_MAX 4096
 
 struct ep_probe_thread {
 	__u32 depth;	/* frames in use */

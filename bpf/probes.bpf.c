@@ -41,6 +41,17 @@ struct {
 	__type(value, struct ep_probe_thread);
 } probe_threads SEC(".maps");
 
+/* Kernels without attach cookies (kfeat): the cookie of each function probe
+ * by process and probed address, stored by the collector at attach. No
+ * preallocation: empty on every other kernel. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EP_PROBE_IP_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ep_probe_ip_key);
+	__type(value, __u64);
+} probe_ip_cookies SEC(".maps");
+
 /* Calls entered, per probe id: exact even when spans are dropped, and the
  * only data in count-only mode. */
 struct {
@@ -117,9 +128,21 @@ static __always_inline bool is_sql_kind(__u32 kind)
 	return kind >= EP_PK_SQL_PREPARE_V2 && kind <= EP_PK_SQL_STMT;
 }
 
+/* The stack pointer the function's return will show: at entry the return
+ * address is on top of the stack on x86_64 (popped by ret), in the link
+ * register on arm64 (the stack pointer is the same at return). */
+static __always_inline __u64 sp_at_return(struct pt_regs *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+	return PT_REGS_SP(ctx) + 8;
+#else
+	return PT_REGS_SP(ctx);
+#endif
+}
+
 static __always_inline void push_frame_at(struct ep_probe_thread *t, __u32 d, __u32 probe,
 					  __u32 kind, __u32 cls, __u64 arg0, __u64 arg1,
-					  __s32 nbyte, __u16 flags)
+					  __s32 nbyte, __u16 flags, __u64 sp)
 {
 	struct ep_probe_frame *f = &t->f[d & (EP_PROBE_STACK_DEPTH - 1)];
 
@@ -130,6 +153,7 @@ static __always_inline void push_frame_at(struct ep_probe_thread *t, __u32 d, __
 	f->cls = cls;
 	f->arg0 = arg0;
 	f->arg1 = arg1;
+	f->sp = sp;
 	t->depth = d + 1;
 	/* Last, so the time spent above is not charged to the call. */
 	f->start_ns = bpf_ktime_get_ns();
@@ -166,7 +190,8 @@ __noinline int nest_flags(const struct ep_probe_thread *t, __u32 d, __u32 probe,
  * thread's stack. The caller has checked the target filter and counted the
  * call. global_scan (a constant): nest_flags() instead of the inline scan. */
 static __always_inline void push_frame(__u32 tid, __u32 tgid, __u32 probe, __u32 kind, __u32 cls,
-				       __u64 arg0, __u64 arg1, __s32 nbyte, bool global_scan)
+				       __u64 arg0, __u64 arg1, __s32 nbyte, bool global_scan,
+				       __u64 sp)
 {
 	struct ep_probe_thread *t;
 	__u32 d;
@@ -186,7 +211,7 @@ static __always_inline void push_frame(__u32 tid, __u32 tgid, __u32 probe, __u32
 	/* Recursion: the inner call's time is already inside the outer one. */
 	if (global_scan) {
 		push_frame_at(t, d, probe, kind, cls, arg0, arg1, nbyte,
-			      (__u16)nest_flags(t, d, probe, is_sql_kind(kind), cls));
+			      (__u16)nest_flags(t, d, probe, is_sql_kind(kind), cls), sp);
 		return;
 	}
 	/* Inline for Linux before 5.12, which refuses a global function with
@@ -203,7 +228,7 @@ static __always_inline void push_frame(__u32 tid, __u32 tgid, __u32 probe, __u32
 		if (cls && t->f[i].cls == cls)
 			flags |= EP_SPAN_F_NESTED_CLASS;
 	}
-	push_frame_at(t, d, probe, kind, cls, arg0, arg1, nbyte, flags);
+	push_frame_at(t, d, probe, kind, cls, arg0, arg1, nbyte, flags, sp);
 }
 
 /* llama.cpp's loaders take their parameter struct by value: copy it (and
@@ -253,18 +278,15 @@ static __always_inline void emit_llama_args(struct pt_regs *ctx, __u64 id, __u32
 	bpf_ringbuf_submit(a, 0);
 }
 
-SEC("uprobe")
-int probe_entry(struct pt_regs *ctx)
+/* A function's entry, its cookie known. global_scan: as push_frame. */
+static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, bool global_scan)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, probe = EP_PROBE_COOKIE_ID(cookie);
 	__u32 kind = EP_PROBE_COOKIE_KIND(cookie);
 	__u64 arg0 = 0, arg1 = 0;
 	__s32 nbyte = -1;
 
-	if (!traced(tgid))
-		return 0;
 	count_call(probe);
 	/* Set-up calls send their parameters in either mode: the presets
 	 * count them only (an entry probe detaches at half the cost). */
@@ -291,8 +313,42 @@ int probe_entry(struct pt_regs *ctx)
 		break;
 	}
 	push_frame((__u32)id, tgid, probe, kind, EP_PROBE_COOKIE_CLASS(cookie), arg0, arg1, nbyte,
-		   true);
+		   global_scan, sp_at_return(ctx));
 	return 0;
+}
+
+SEC("uprobe")
+int probe_entry(struct pt_regs *ctx)
+{
+	if (!traced((__u32)(bpf_get_current_pid_tgid() >> 32)))
+		return 0;
+	return on_entry(ctx, bpf_get_attach_cookie(ctx), true);
+}
+
+/* Linux before 5.15: the cookie from probe_ip_cookies. The inline nesting
+ * scan: such kernels refuse nest_flags (pointer argument). */
+SEC("uprobe")
+int probe_entry_nc(struct pt_regs *ctx)
+{
+	struct ep_probe_ip_key k = { .tgid = (__u32)(bpf_get_current_pid_tgid() >> 32) };
+	__u64 *cookie;
+
+	if (!traced(k.tgid))
+		return 0;
+	k.ip = PT_REGS_IP(ctx);
+	cookie = bpf_map_lookup_elem(&probe_ip_cookies, &k);
+#if defined(__TARGET_ARCH_x86)
+	/* In case the breakpoint's address is still ip + 1 (int3's length). */
+	if (!cookie) {
+		k.ip--;
+		cookie = bpf_map_lookup_elem(&probe_ip_cookies, &k);
+	}
+#endif
+	if (!cookie) {
+		count_drop(EP_PDROP_NO_COOKIE);
+		return 0;
+	}
+	return on_entry(ctx, *cookie, false);
 }
 
 static __always_inline void fill_span(struct ep_span *s, __u64 pid_tgid,
@@ -314,7 +370,11 @@ static __always_inline void fill_span(struct ep_span *s, __u64 pid_tgid,
 
 /* Pops the frame of `probe` (normally the top one) off the thread's stack;
  * NULL when there is none to pop (counted). *depth: frames left below it. */
-static __always_inline struct ep_probe_frame *pop_frame(__u32 tid, __u32 probe, __u32 *depth)
+/* by_sp: the frame whose entry stack pointer is sp (kernels without
+ * cookies, where a return does not know its probe); else the frame of
+ * probe. */
+static __always_inline struct ep_probe_frame *pop_frame(__u32 tid, __u32 probe, __u32 *depth,
+							bool by_sp, __u64 sp)
 {
 	struct ep_probe_thread *t;
 	__u32 d, top;
@@ -338,7 +398,9 @@ static __always_inline struct ep_probe_frame *pop_frame(__u32 tid, __u32 probe, 
 	 * calls whose return was skipped (longjmp, exceptions): drop them. */
 	top = d - 1;
 	for (__u32 i = 0; i < EP_PROBE_STACK_DEPTH; i++) {
-		if (t->f[top & (EP_PROBE_STACK_DEPTH - 1)].probe_id == probe)
+		const struct ep_probe_frame *c = &t->f[top & (EP_PROBE_STACK_DEPTH - 1)];
+
+		if (by_sp ? c->sp == sp : c->probe_id == probe)
 			break;
 		if (top == 0) {
 			count_drop(EP_PDROP_UNMATCHED_RET);
@@ -368,11 +430,10 @@ static __always_inline void emit_span(__u64 id, const struct ep_probe_frame *f, 
 	bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
 }
 
-SEC("uretprobe")
-int probe_return(struct pt_regs *ctx)
+/* A function's return, matched to its entry by probe or by stack pointer. */
+static __always_inline int on_return(struct pt_regs *ctx, __u64 cookie, bool by_sp)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, probe = EP_PROBE_COOKIE_ID(cookie);
 	struct ep_probe_frame *f;
@@ -381,7 +442,7 @@ int probe_return(struct pt_regs *ctx)
 
 	if (!traced(tgid))
 		return 0;
-	f = pop_frame((__u32)id, probe, &top);
+	f = pop_frame((__u32)id, probe, &top, by_sp, PT_REGS_SP(ctx));
 	if (!f)
 		return 0;
 
@@ -416,6 +477,20 @@ int probe_return(struct pt_regs *ctx)
 	return 0;
 }
 
+SEC("uretprobe")
+int probe_return(struct pt_regs *ctx)
+{
+	return on_return(ctx, bpf_get_attach_cookie(ctx), false);
+}
+
+/* Linux before 5.15: no cookie to say which probe returns; its frame is the
+ * one pushed at the same stack pointer. */
+SEC("uretprobe")
+int probe_return_nc(struct pt_regs *ctx)
+{
+	return on_return(ctx, 0, true);
+}
+
 /* Every USDT attachment: a single point (a zero-length span carrying its
  * first argument), or the begin or end point of a pair, paired per thread
  * exactly like a function's entry and return. */
@@ -437,7 +512,7 @@ int probe_usdt(struct pt_regs *ctx)
 	if (bpf_usdt_arg_cnt(ctx) > 0 && bpf_usdt_arg(ctx, 0, &arg))
 		arg = 0;
 	if (kind == EP_PK_USDT_END) {
-		f = pop_frame((__u32)id, probe, &top);
+		f = pop_frame((__u32)id, probe, &top, false, 0);
 		if (f)
 			emit_span(id, f, now, arg, top);
 		return 0;
@@ -447,7 +522,7 @@ int probe_usdt(struct pt_regs *ctx)
 		return 0;
 	if (kind == EP_PK_USDT_BEGIN) {
 		push_frame((__u32)id, tgid, probe, kind, EP_PROBE_COOKIE_CLASS(cookie), (__u64)arg,
-			   0, -1, false);
+			   0, -1, false, 0);
 		return 0;
 	}
 	s = bpf_ringbuf_reserve(&probe_events, sizeof(*s), 0);

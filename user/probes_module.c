@@ -104,6 +104,10 @@ struct ptarget {
 	struct bpf_link **links;
 	size_t nlinks, caplinks;
 	uint64_t rdebug_delta; /* its ld.so's file_cache.rdebug_delta */
+	/* Without attach cookies: the addresses whose cookies it stored in
+	 * probe_ip_cookies, removed when it exits. */
+	uint64_t *ips;
+	size_t nips, capips;
 };
 
 struct probes_mod {
@@ -114,10 +118,11 @@ struct probes_mod {
 	size_t *def_name; /* def -> index in names */
 	size_t ldso_name;
 	bool *def_matched, *def_warned;
-	/* No bpf_get_attach_cookie (before 5.15): function probes, whose
-	 * cookie says which probe fired, are not loaded; USDT probes are
-	 * (libbpf finds their spec by address there). */
-	bool no_cookie, no_cookie_said;
+	/* No bpf_get_attach_cookie (before 5.15): function probes go through
+	 * probe_entry_nc/probe_return_nc, which find the cookie by process
+	 * and probed address in probe_ip_cookies (and match returns by stack
+	 * pointer); USDT probes through libbpf's own address lookup. */
+	bool no_cookie;
 	struct modules_bpf *skel; /* owned by record.c (bpf_parts.h) */
 	bool prepared;
 	struct ring_buffer *rb;
@@ -329,6 +334,37 @@ static int attach_uprobe(struct ptarget *t, const struct bpf_program *prog, cons
 	return err;
 }
 
+/* Without attach cookies: the cookie of a probe at file offset off of f,
+ * under the address where t has it mapped (f's executable mapping). */
+static int store_ip_cookie(struct probes_mod *m, struct ptarget *t, const struct ud_file *f,
+			   uint64_t off, uint64_t cookie)
+{
+	struct ep_probe_ip_key k = { .tgid = t->pid };
+	size_t cap = t->capips;
+	int err;
+
+	if (off < f->pgoff || off - f->pgoff >= f->end - f->start)
+		return -ERANGE; /* not in the mapping we know: no address */
+	k.ip = f->start + (off - f->pgoff);
+	if (bpf_map_update_elem(bpf_map__fd(m->skel->maps.probe_ip_cookies), &k, &cookie, BPF_ANY))
+		return -errno;
+	err = ep_vec_push((void **)&t->ips, &t->nips, &cap, sizeof(k.ip), &k.ip);
+	t->capips = cap;
+	return err;
+}
+
+/* Its addresses' cookies go with it: a later process with its pid must not
+ * find them. */
+static void forget_ip_cookies(struct probes_mod *m, struct ptarget *t)
+{
+	for (size_t i = 0; m->skel && i < t->nips; i++) {
+		struct ep_probe_ip_key k = { .tgid = t->pid, .ip = t->ips[i] };
+
+		bpf_map_delete_elem(bpf_map__fd(m->skel->maps.probe_ip_cookies), &k);
+	}
+	t->nips = 0;
+}
+
 static int attach_usdt(struct probes_mod *m, struct ptarget *t, const char *path,
 		       const char *provider, const char *name, uint64_t cookie)
 {
@@ -386,16 +422,6 @@ static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const 
 	size_t before = t->nlinks;
 	int err;
 
-	if (m->no_cookie && !def->usdt_provider) {
-		if (!m->no_cookie_said)
-			log_warn(
-				"probes: this kernel has no %s (Linux %s+): function probes are not "
-				"attached (%s in %s, and any other), USDT probes are",
-				kfeat_name(KFEAT_ATTACH_COOKIE), kfeat_since(KFEAT_ATTACH_COOKIE),
-				def->label, f->path);
-		m->no_cookie_said = true;
-		return;
-	}
 	err = probe_id_for(m, d, f, &id);
 
 	if (err) {
@@ -414,6 +440,12 @@ static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const 
 					  EP_PROBE_COOKIE(id, EP_PK_USDT_END, def->mode));
 		if (!err)
 			err = attach_usdt(m, t, f->path, def->usdt_provider, def->symbol, cookie);
+	} else if (m->no_cookie) {
+		err = store_ip_cookie(m, t, f, off, cookie);
+		if (!err)
+			err = attach_uprobe(t, m->skel->progs.probe_entry_nc, path, off, 0, false);
+		if (!err && def->mode == EP_PM_LATENCY)
+			err = attach_uprobe(t, m->skel->progs.probe_return_nc, path, off, 0, true);
 	} else {
 		err = attach_uprobe(t, m->skel->progs.probe_entry, path, off, cookie, false);
 		if (!err && def->mode == EP_PM_LATENCY)
@@ -855,10 +887,11 @@ static int pm_bpf_setup(void *state, struct modules_bpf *skel)
 	if (rc)
 		return rc;
 	m->no_cookie = !m->ctx->kf->have[KFEAT_ATTACH_COOKIE];
-	if (m->no_cookie) {
-		bpf_program__set_autoload(skel->progs.probe_entry, false);
-		bpf_program__set_autoload(skel->progs.probe_return, false);
-	}
+	/* One pair of function programs: with cookies, or by address. */
+	bpf_program__set_autoload(skel->progs.probe_entry, !m->no_cookie);
+	bpf_program__set_autoload(skel->progs.probe_return, !m->no_cookie);
+	bpf_program__set_autoload(skel->progs.probe_entry_nc, m->no_cookie);
+	bpf_program__set_autoload(skel->progs.probe_return_nc, m->no_cookie);
 	/* --probes none, no --probe, no request: stay idle, load nothing. */
 	if (!m->specs.n)
 		return 0;
@@ -1192,6 +1225,7 @@ static void pm_on_exit(void *state, uint32_t pid, uint64_t ts)
 	if (!m->draining)
 		ring_buffer__consume(m->rb);
 	t->exited = true;
+	forget_ip_cookies(m, t);
 	/* Each uprobe link's release waited 0.3-0.4 s on the recorder thread
 	 * under load, per exiting child of a fork storm that had lived long
 	 * enough to be probed (issue 17): kept, disabled, for the release at
@@ -1436,6 +1470,7 @@ static void pm_close(void *state)
 		destroy_links(&m->tg[i]);
 		free(m->tg[i].links);
 		free(m->tg[i].seen);
+		free(m->tg[i].ips);
 	}
 	free(m->tg);
 	/* Not handed over (a run that failed before its stop). */

@@ -710,6 +710,7 @@ static const char *drop_names[EP_PDROP__COUNT] = {
 	[EP_PDROP_LOST_RET] = "lost_return",
 	[EP_PDROP_SQL_READ] = "sql_text_unreadable",
 	[EP_PDROP_LLAMA_ARGS] = "llama_params_unreadable",
+	[EP_PDROP_NO_COOKIE] = "unknown_probe_address",
 };
 
 static cJSON *add_num(cJSON *o, const char *k, double v)
