@@ -126,6 +126,29 @@ static __always_inline void on_hit(__u64 cookie, bool is_return, __s64 arg)
 	emit(id, kind, arg, ts);
 }
 
+/* Linux before 5.15 has no attach cookies: the one function boundary's
+ * cookies (--cycle LIB:SYMBOL), set by the collector before load. */
+const volatile __u64 cycle_entry_cookie = 0;
+const volatile __u64 cycle_return_cookie = 0;
+
+SEC("uprobe")
+int cycle_entry_nc(struct pt_regs *ctx)
+{
+	if (!traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	on_hit(cycle_entry_cookie, false, 0);
+	return 0;
+}
+
+SEC("uretprobe")
+int cycle_return_nc(struct pt_regs *ctx)
+{
+	if (!traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	on_hit(cycle_return_cookie, true, 0);
+	return 0;
+}
+
 SEC("uprobe")
 int cycle_entry(struct pt_regs *ctx)
 {

@@ -440,17 +440,21 @@ static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const 
 					  EP_PROBE_COOKIE(id, EP_PK_USDT_END, def->mode));
 		if (!err)
 			err = attach_usdt(m, t, f->path, def->usdt_provider, def->symbol, cookie);
-	} else if (m->no_cookie) {
-		err = store_ip_cookie(m, t, f, off, cookie);
-		if (!err)
-			err = attach_uprobe(t, m->skel->progs.probe_entry_nc, path, off, 0, false);
-		if (!err && def->mode == EP_PM_LATENCY)
-			err = attach_uprobe(t, m->skel->progs.probe_return_nc, path, off, 0, true);
 	} else {
-		err = attach_uprobe(t, m->skel->progs.probe_entry, path, off, cookie, false);
+		/* Return first, as the USDT pairs: a call entered between the
+		 * two attaches would leave a frame no return pops. */
+		bool nc = m->no_cookie;
+
+		err = nc ? store_ip_cookie(m, t, f, off, cookie) : 0;
 		if (!err && def->mode == EP_PM_LATENCY)
-			err = attach_uprobe(t, m->skel->progs.probe_return, path, off, cookie,
-					    true);
+			err = attach_uprobe(t,
+					    nc ? m->skel->progs.probe_return_nc
+					       : m->skel->progs.probe_return,
+					    path, off, nc ? 0 : cookie, true);
+		if (!err)
+			err = attach_uprobe(
+				t, nc ? m->skel->progs.probe_entry_nc : m->skel->progs.probe_entry,
+				path, off, nc ? 0 : cookie, false);
 	}
 	if (err) {
 		while (t->nlinks > before)

@@ -23,6 +23,9 @@
 #               order; function probes on outer and inner by address
 #               (cookies in a map, returns by stack pointer): exactly 200
 #               and 600 calls, all completed;
+#   cycle       --cycle vm_target:work_outer without attach cookies (the
+#               boundary's cookies in .rodata): a cycle per round the
+#               target counts, but for rounds run before the attach;
 #   cfi-kernel  an explicit --unwind cfi-kernel fails (exit 1), saying that
 #               it needs bpf_loop (Linux 5.17+);
 #   alloc       --alloc is skipped in one line naming task storage (5.13+),
@@ -71,6 +74,7 @@ grep -qx 'CONFIG_DEBUG_INFO_BTF=y' "$cache/vmlinuz-bullseye.config" ||
 	echo 'pid -F 99 -d 3 --pid $(cat /tmp/vmt.pid)'
 	echo '! kill $(cat /tmp/vmt.pid)'
 	echo "probes -F 99 --no-sched --probes none --probe vm_target:outer --probe vm_target:inner --probe usdt:/opt/ep/vm_target:ep_vm:tick -- /opt/ep/vm_target 1"
+	echo "cycle -F 99 --no-sched --probes none --cycle vm_target:work_outer -- /opt/ep/vm_target 2"
 	echo "kwalk --unwind cfi-kernel -F 99 -- /opt/ep/vm_target 1"
 	echo "alloc --alloc -F 99 --no-sched -- /opt/ep/vm_target 1"
 	echo '! cp /sys/kernel/btf/vmlinux /tmp/vmlinux.btf && mount -t tmpfs nobtf /sys/kernel/btf'
@@ -171,6 +175,21 @@ check([e["args"].get("ret") for e in ticks] == list(range(1000)), "probes: tick 
 pl = re.findall(r"^ebpf-prof: warning: probes: .*not attached.*$", con, re.M)
 check(not pl, "probes: function probes refused %r" % pl)
 print("[test_vm_510] probes: tick %r of 1000 in order: %s; outer %r, inner %r by address" % (p.get("count"), [e["args"].get("ret") for e in ticks] == list(range(1000)), P.get("outer", {}).get("count"), P.get("inner", {}).get("count")))
+
+# --- --cycle on a function without attach cookies ---
+check(rc("cycle") == 0, "cycle: exited %d" % rc("cycle"))
+if rc("cycle") == 0:
+    Rc = json.load(open(os.path.join(d, "runs", "cycle", "report.json")))
+    Cc = [c for c in Rc.get("cycles") or [] if not c.get("partial")]
+    # One cycle per work_outer call; the static target has no dynamic
+    # linker to be held at, so the boundary may attach after its first
+    # rounds (the loop starts after 100 ms of naps).
+    seg = con.split("EP-VM-RUN: cycle ", 1)[-1]
+    m = re.search(r"^done rounds=(\d+)", seg, re.M)
+    rounds = int(m.group(1)) if m else 0
+    check(rounds > 0, "cycle: the target's round count not found")
+    check(max(3, 0.7 * rounds) <= len(Cc) <= rounds, "cycle: %d whole cycles of work_outer for %d rounds" % (len(Cc), rounds))
+    print("[test_vm_510] cycle: %d cycles of work_outer for %d rounds (cookies in .rodata)" % (len(Cc), rounds))
 
 # --- explicit --unwind cfi-kernel ---
 check(rc("kwalk") == 1, "cfi-kernel: exited %d, want 1" % rc("kwalk"))

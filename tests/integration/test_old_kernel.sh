@@ -14,7 +14,8 @@
 #                 process and address, returns matched by stack pointer:
 #                 nested_calls' exact counts and nesting) (USDT probes: the
 #                 VM test checks them, libbpf's cookie-less USDT needs a real
-#                 5.10); --cycle on a function is an error naming it; the
+#                 5.10); --cycle on a function: 102 cycles of nested_calls'
+#                 recursive rec (outermost calls, cookies in .rodata); the
 #                 CPU profile and the memory tracepoints work; --alloc is
 #                 skipped in one line; the
 #                 scheduler view works without task storage (state by tid)
@@ -166,11 +167,22 @@ for thread, fn in (("pinger", "long_nap"), ("ponger", "pong_read")):
           "5.10: %s: %d us under %s, expected >= %d" % (thread, us(thread, fn), fn, 0.9 * (naps - 1) * 20000))
 PY
 
-OUT="$EP_WORK/k510-cycle"
-EBPF_PROF_FAULT_KFEAT=$K510 ep_prof_run 60 -d 1 --cycle unwind_frameless:round_once -o "$OUT" -- "$EP_TARGETS_DIR/unwind_frameless" 1
-[ "$PROF_RC" -eq 1 ] || ep_fail "5.10: --cycle on a function: exit $PROF_RC, want 1"
-grep -q "cycles: --cycle unwind_frameless:round_once needs bpf_get_attach_cookie (Linux 5.15+)" "$PROF_ERR" ||
-	ep_fail "5.10: --cycle on a function: $(tail -n 3 "$PROF_ERR")"
+# --cycle on a function without cookies: the boundary's cookies in
+# .rodata. nested_calls' rec: 100 rec(5), one rec(40), one rec(5) at the
+# top level; the recursion inside each is one cycle (outermost calls).
+ep_start_target nested_calls
+NPID=$TARGET_PID
+EBPF_PROF_FAULT_KFEAT=$K510 ep_prof_bg -v --pid "$NPID" -o "$EP_WORK/k510-cycle" --no-gpu --probes none \
+	--cycle nested_calls:rec
+ep_wait_line "$PROF_ERR" "cycles: pid $NPID: cycle boundary nested_calls:rec" 20 "$PROF_PID" ||
+	ep_fail "5.10: --cycle on a function not attached: $(tail -n 3 "$PROF_ERR")"
+kill -USR1 "$NPID"
+ep_wait_exit "$PROF_PID" 30 || ep_fail "5.10: ebpf-prof with --cycle did not stop"
+[ "$EP_EXIT_RC" -eq 0 ] || ep_fail "5.10: --cycle on a function: exit $EP_EXIT_RC"
+ep_py "$EP_WORK/k510-cycle" <<'PY'
+C = [c for c in R.get("cycles") or [] if not c.get("partial")]
+check(len(C) == 102, "5.10: %d whole cycles of rec, want 102" % len(C))
+PY
 
 OUT="$EP_WORK/bad"
 EBPF_PROF_FAULT_KFEAT=bpf_loop,nonsense ep_prof_run 60 --pid "$PID" -d 1 -o "$OUT"

@@ -105,6 +105,7 @@ struct cycles_state {
 	struct output_dir *od; /* from write_files, still open while report.json is written */
 	struct cycle_spec spec;
 	struct modules_bpf *skel; /* owned by record.c (bpf_parts.h) */
+	bool no_cookie;		  /* no attach cookies (before 5.15): the _nc programs */
 	struct ring_buffer *rb;
 	struct ctarget *tg;
 	size_t ntg, captg;
@@ -225,6 +226,13 @@ fail:
 	return rc ? rc : -EINVAL;
 }
 
+/* The cookie of a function boundary's entry (its return's is
+ * EP_CYC_END | EP_CYC_COOKIE_DEPTH). */
+static uint64_t entry_cookie(const struct cycles_state *s)
+{
+	return s->spec.every ? EP_CYC_ENTRY : (EP_CYC_BEGIN | EP_CYC_COOKIE_DEPTH);
+}
+
 static int cm_bpf_setup(void *state, struct modules_bpf *skel)
 {
 	struct cycles_state *s = state;
@@ -232,18 +240,19 @@ static int cm_bpf_setup(void *state, struct modules_bpf *skel)
 	if (!s->ctx->cycles)
 		return 0; /* whole run only */
 	/* Function boundaries say begin/end in their uprobe's cookie (5.15+);
-	 * USDT ones (the marker, usdt:, py:) do not need it. */
-	if (!s->ctx->kf->have[KFEAT_ATTACH_COOKIE]) {
-		if (s->spec.src == CYC_SRC_UPROBE) {
-			log_error("cycles: --cycle%s %s needs %s (Linux %s+), which this kernel "
-				  "lacks; USDT boundaries (the marker, usdt:, py:) work",
-				  s->spec.every ? "-every" : "", s->spec.text,
-				  kfeat_name(KFEAT_ATTACH_COOKIE),
-				  kfeat_since(KFEAT_ATTACH_COOKIE));
-			return -EOPNOTSUPP;
-		}
-		bpf_program__set_autoload(skel->progs.cycle_entry, false);
-		bpf_program__set_autoload(skel->progs.cycle_return, false);
+	 * without cookies the run's one function boundary has its cookies
+	 * in .rodata (cycle_entry_nc/cycle_return_nc). USDT ones (the
+	 * marker, usdt:, py:) do not need them. */
+	s->no_cookie = !s->ctx->kf->have[KFEAT_ATTACH_COOKIE];
+	bpf_program__set_autoload(skel->progs.cycle_entry, !s->no_cookie);
+	bpf_program__set_autoload(skel->progs.cycle_return, !s->no_cookie);
+	bpf_program__set_autoload(skel->progs.cycle_entry_nc,
+				  s->no_cookie && s->spec.src == CYC_SRC_UPROBE);
+	bpf_program__set_autoload(skel->progs.cycle_return_nc,
+				  s->no_cookie && s->spec.src == CYC_SRC_UPROBE && !s->spec.every);
+	if (s->no_cookie && s->spec.src == CYC_SRC_UPROBE) {
+		skel->rodata->cycle_entry_cookie = entry_cookie(s);
+		skel->rodata->cycle_return_cookie = EP_CYC_END | EP_CYC_COOKIE_DEPTH;
 	}
 	if (s->spec.src == CYC_SRC_PY) {
 		memcpy((char *)skel->rodata->py_name, s->spec.py_name, sizeof(s->spec.py_name));
@@ -321,10 +330,12 @@ static int attach_usdt(struct cycles_state *s, struct ctarget *t, const char *pa
 static int attach_uprobe(struct cycles_state *s, struct ctarget *t, const char *path, uint64_t off,
 			 uint64_t cookie, bool ret)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = cookie, .retprobe = ret);
-	struct bpf_link *l = bpf_program__attach_uprobe_opts(ret ? s->skel->progs.cycle_return
-								 : s->skel->progs.cycle_entry,
-							     (pid_t)t->pid, path, off, &o);
+	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = s->no_cookie ? 0 : cookie, .retprobe = ret);
+	const struct bpf_program *p =
+		s->no_cookie
+			? (ret ? s->skel->progs.cycle_return_nc : s->skel->progs.cycle_entry_nc)
+			: (ret ? s->skel->progs.cycle_return : s->skel->progs.cycle_entry);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(p, (pid_t)t->pid, path, off, &o);
 
 	return l ? keep_link(t, l) : -errno;
 }
@@ -365,10 +376,17 @@ static void scan_uprobe(struct cycles_state *s, struct ctarget *t, const struct 
 				 s->spec.text, d->symbol, f->path);
 		return;
 	}
-	begin = s->spec.every ? EP_CYC_ENTRY : (EP_CYC_BEGIN | EP_CYC_COOKIE_DEPTH);
-	err = attach_uprobe(s, t, path, off, begin, false);
-	if (!err && !s->spec.every)
-		err = attach_uprobe(s, t, path, off, EP_CYC_END | EP_CYC_COOKIE_DEPTH, true);
+	/* Return first: a call entered between the two attaches would
+	 * otherwise raise the thread's depth for good (its return unseen),
+	 * and no later call would be outermost: one cycle for the whole run
+	 * (seen on a running target under emulation). A call in progress
+	 * now ends unmatched instead (counted). */
+	begin = entry_cookie(s);
+	err = s->spec.every
+		      ? 0
+		      : attach_uprobe(s, t, path, off, EP_CYC_END | EP_CYC_COOKIE_DEPTH, true);
+	if (!err)
+		err = attach_uprobe(s, t, path, off, begin, false);
 	if (err) {
 		while (t->nlinks > before)
 			bpf_link__destroy(t->links[--t->nlinks]);
