@@ -182,13 +182,18 @@ if rc("cycle") == 0:
     Rc = json.load(open(os.path.join(d, "runs", "cycle", "report.json")))
     Cc = [c for c in Rc.get("cycles") or [] if not c.get("partial")]
     # One cycle per work_outer call; the static target has no dynamic
-    # linker to be held at, so the boundary may attach after its first
-    # rounds (the loop starts after 100 ms of naps).
+    # linker to be held at, so the boundary attaches after some of its
+    # rounds (401 of 571 seen: the emulated collector is slow to scan).
+    # A broken pairing gives one cycle for the whole run (seen, before
+    # the return was attached first).
     seg = con.split("EP-VM-RUN: cycle ", 1)[-1]
     m = re.search(r"^done rounds=(\d+)", seg, re.M)
     rounds = int(m.group(1)) if m else 0
     check(rounds > 0, "cycle: the target's round count not found")
-    check(max(3, 0.7 * rounds) <= len(Cc) <= rounds, "cycle: %d whole cycles of work_outer for %d rounds" % (len(Cc), rounds))
+    check(min(50, rounds) <= len(Cc) <= rounds, "cycle: %d whole cycles of work_outer for %d rounds" % (len(Cc), rounds))
+    walls = sorted(c["wall_ns"] for c in Cc)
+    if walls:
+        check(walls[-1] <= 20 * walls[len(walls) // 2], "cycle: a cycle of %.1f ms, median %.1f ms" % (walls[-1] / 1e6, walls[len(walls) // 2] / 1e6))
     print("[test_vm_510] cycle: %d cycles of work_outer for %d rounds (cookies in .rodata)" % (len(Cc), rounds))
 
 # --- explicit --unwind cfi-kernel ---
