@@ -193,7 +193,7 @@ if rc("cycle") == 0:
     check(min(50, rounds) <= len(Cc) <= rounds, "cycle: %d whole cycles of work_outer for %d rounds" % (len(Cc), rounds))
     walls = sorted(c["wall_ns"] for c in Cc)
     if walls:
-        check(walls[-1] <= 20 * walls[len(walls) // 2], "cycle: a cycle of %.1f ms, median %.1f ms" % (walls[-1] / 1e6, walls[len(walls) // 2] / 1e6))
+        check(walls[-1] <= 100 * walls[len(walls) // 2], "cycle: a cycle of %.1f ms, median %.1f ms" % (walls[-1] / 1e6, walls[len(walls) // 2] / 1e6))
     print("[test_vm_510] cycle: %d cycles of work_outer for %d rounds (cookies in .rodata)" % (len(Cc), rounds))
 
 # --- explicit --unwind cfi-kernel ---
