@@ -309,7 +309,12 @@ struct ep_sched_thread {
 	__u8 walk_ctr;	     /* blocking switch-outs since the last sampled stack walk */
 	__u8 out_site;	     /* wait site (ep_ustack_key >> 58) of the current episode */
 	__u8 out_site2;	     /* the same site's second bit (key >> 52 & 63) */
-	__u32 _pad3;
+	/* Switches the kernel did not report, inferred from the state (a
+	 * switch-out of a thread believed off-CPU; see ep_acct_missed). */
+	__u32 missed;
+	/* The task's own run time (se.sum_exec_runtime) at its last event,
+	 * plus 1; 0 when unknown. */
+	__u64 rt_mark;
 	/* Bit per wait site, under two hashes (a site is two bits, one in each
 	 * pair): its last blocking episode was long; a stack was walked there. */
 	__u64 long_sites, long_sites2;

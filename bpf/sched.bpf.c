@@ -167,6 +167,13 @@ static __always_inline void count_drop(__u32 reason)
  * each program, so the tp_btf ones are built exactly as without it. */
 #define TASK_READ(raw, t, field) ((raw) ? BPF_CORE_READ((t), field) : (t)->field)
 
+/* The task's own run time (what its CPU clock reads): kept by the kernel
+ * whatever switches it reports, see ep_acct_missed. */
+static __always_inline __u64 task_runtime(struct task_struct *t, const bool raw)
+{
+	return TASK_READ(raw, t, se.sum_exec_runtime);
+}
+
 static __always_inline __u32 task_state(struct task_struct *t, const bool raw)
 {
 	if (bpf_core_field_exists(t->__state))
@@ -502,7 +509,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 		now = bpf_ktime_get_ns();
 		tid = TASK_READ(raw, prev, pid);
 		reason = ep_sched_classify(task_state(prev, raw), preempt);
-		ep_acct_switch_out(t, now, reason);
+		ep_acct_switch_out(t, now, reason, task_runtime(prev, raw));
 		/* A preempted thread is not blocked anywhere: its stack is a
 		 * CPU sample's, and it is not reported. */
 		if (capture_stacks && reason != EP_OFF_PREEMPTED && reason != EP_OFF_DEAD)
@@ -514,7 +521,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 			now = bpf_ktime_get_ns();
 		tid = TASK_READ(raw, next, pid);
 		reason = t->out_reason;
-		ep = ep_acct_switch_in(t, now, &rq);
+		ep = ep_acct_switch_in(t, now, &rq, task_runtime(next, raw));
 		if (rq != EP_ACCT_NO_RQ)
 			ep_acct_rq(t, rq);
 		if (ep && reason != EP_OFF_PREEMPTED)
@@ -571,6 +578,7 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new_task, cons
 		t->out_reason = EP_OFF_RUNQ;
 		t->out_ts = 0;
 		t->last_ts = now;
+		t->rt_mark = ep_rt_mark(task_runtime(p, raw));
 		return;
 	}
 	ep_acct_wakeup(t, now);
@@ -616,7 +624,7 @@ static __always_inline int exit_thread(struct task_struct *task, const bool raw)
 		/* The state is where the collector reads it already. */
 		t = bpf_map_lookup_elem(&sched_threads, &tid);
 		if (t && t->state != EP_TS_DEAD) {
-			ep_acct_exit(t, bpf_ktime_get_ns());
+			ep_acct_exit(t, bpf_ktime_get_ns(), task_runtime(task, raw));
 			bpf_get_current_comm(t->comm, sizeof(t->comm));
 		}
 		return 0;
@@ -626,10 +634,10 @@ static __always_inline int exit_thread(struct task_struct *task, const bool raw)
 		/* Seeded, never switched since the attach. */
 		t = bpf_map_lookup_elem(&sched_threads, &tid);
 		if (t)
-			ep_acct_exit(t, bpf_ktime_get_ns());
+			ep_acct_exit(t, bpf_ktime_get_ns(), task_runtime(task, raw));
 		return 0;
 	}
-	ep_acct_exit(t, bpf_ktime_get_ns());
+	ep_acct_exit(t, bpf_ktime_get_ns(), task_runtime(task, raw));
 	/* Its final name (pthread_setname_np after creation). */
 	bpf_get_current_comm(t->comm, sizeof(t->comm));
 	/* `sched_tls` goes with the task: the record moves to where the collector

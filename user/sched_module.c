@@ -390,6 +390,7 @@ static void seed_pid(struct sched_mod *m, uint32_t pid, uint64_t now)
 		struct ep_sched_thread t;
 		char *end, state, *lp, *rp;
 		unsigned long tid;
+		uint64_t rt;
 		int n;
 
 		errno = 0;
@@ -409,6 +410,8 @@ static void seed_pid(struct sched_mod *m, uint32_t pid, uint64_t now)
 		t.reason = ep_sched_seed_reason(state);
 		t.out_reason = t.reason;
 		t.last_ts = now;
+		if (!proc_read_thread_runtime(root, pid, (uint32_t)tid, &rt) && rt)
+			t.rt_mark = ep_rt_mark(rt);
 		/* comm is between the first '(' and the last ')'. */
 		lp = strchr(buf, '(');
 		rp = strrchr(buf, ')');
@@ -555,6 +558,12 @@ static int harvest(struct sched_mod *m, bool all, uint64_t now)
 		if (!all && t.state != EP_TS_DEAD)
 			continue;
 		if (all) {
+			uint64_t rt;
+
+			if (t.state == EP_TS_OFF &&
+			    !proc_read_thread_runtime(m->ctx->opts->proc_root, t.pid, key, &rt) &&
+			    rt)
+				ep_acct_resync(&t, now, rt);
 			ep_acct_finish(&t, now);
 			if (t.state != EP_TS_DEAD)
 				refresh_comm(m, key, &t);

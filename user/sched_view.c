@@ -108,6 +108,7 @@ void sched_rec_fold(struct ep_sched_thread *agg, const struct ep_sched_thread *t
 	if (t->rq_max_ns > agg->rq_max_ns)
 		agg->rq_max_ns = t->rq_max_ns;
 	agg->episodes_long = sat_add(agg->episodes_long, t->episodes_long);
+	agg->missed = agg->missed + t->missed < agg->missed ? UINT32_MAX : agg->missed + t->missed;
 	for (uint32_t b = 0; b < EP_SCHED_HIST_BUCKETS; b++)
 		agg->rq_hist[b] = agg->rq_hist[b] + t->rq_hist[b] < agg->rq_hist[b]
 					  ? UINT32_MAX
@@ -197,6 +198,7 @@ static cJSON *thread_json(const struct sched_thread_rec *r)
 	    !add_u64(o, "involuntary_switches", t->nivcsw) ||
 	    !add_u64(o, "context_switches", t->nvcsw + t->nivcsw) ||
 	    !add_u64(o, "offcpu_episodes_long", t->episodes_long) ||
+	    !add_u64(o, "unreported_switches", t->missed) ||
 	    !cJSON_AddBoolToObject(o, "exited", t->state == EP_TS_DEAD))
 		goto fail;
 	sub = reasons_json(t->off_ns);
@@ -220,7 +222,7 @@ cJSON *sched_report_json(const struct sched_thread_rec *recs, size_t n,
 {
 	const struct sched_thread_rec **order = NULL;
 	__u64 off[EP_OFF__COUNT] = { 0 };
-	uint64_t on = 0, vol = 0, invol = 0, dtotal = 0;
+	uint64_t on = 0, vol = 0, invol = 0, dtotal = 0, missed = st->folded.missed;
 	struct histogram *all = malloc(sizeof(*all));
 	cJSON *o = cJSON_CreateObject(), *arr, *sub, *d, *by;
 
@@ -237,6 +239,7 @@ cJSON *sched_report_json(const struct sched_thread_rec *recs, size_t n,
 			off[r] += recs[i].t.off_ns[r];
 		vol += recs[i].t.nvcsw;
 		invol += recs[i].t.nivcsw;
+		missed += recs[i].t.missed;
 		sched_hist_import(all, &recs[i].t);
 	}
 	if (st->nfolded) {
@@ -254,7 +257,8 @@ cJSON *sched_report_json(const struct sched_thread_rec *recs, size_t n,
 	    !add_u64(o, "threads_not_listed", st->nfolded) || !add_u64(o, "on_cpu_ns", on) ||
 	    !add_u64(o, "off_cpu_ns", off[0] + off[1] + off[2] + off[3] + off[4]) ||
 	    !add_u64(o, "voluntary_switches", vol) || !add_u64(o, "involuntary_switches", invol) ||
-	    !add_u64(o, "context_switches", vol + invol))
+	    !add_u64(o, "context_switches", vol + invol) ||
+	    !add_u64(o, "unreported_switches", missed))
 		goto fail;
 	sub = reasons_json(off);
 	if (!sub || !cJSON_AddItemToObject(o, "off_cpu_by_reason", sub)) {
@@ -323,7 +327,8 @@ static void fmt_ns(char *buf, size_t len, uint64_t ns)
 void sched_print_summary(const struct sched_thread_rec *recs, size_t n,
 			 const struct sched_stats *st, FILE *out)
 {
-	uint64_t off[EP_OFF__COUNT] = { 0 }, on = 0, sw = 0, drops = st->collector_drops;
+	uint64_t off[EP_OFF__COUNT] = { 0 }, on = 0, sw = 0, drops = st->collector_drops,
+		 missed = st->folded.missed;
 	struct histogram *all = malloc(sizeof(*all));
 	char a[32], b[32], c[32];
 
@@ -335,6 +340,7 @@ void sched_print_summary(const struct sched_thread_rec *recs, size_t n,
 		for (int r = 0; r < EP_OFF__COUNT; r++)
 			off[r] += recs[i].t.off_ns[r];
 		sw += recs[i].t.nvcsw + recs[i].t.nivcsw;
+		missed += recs[i].t.missed;
 		sched_hist_import(all, &recs[i].t);
 	}
 	if (st->nfolded) {
@@ -375,6 +381,11 @@ void sched_print_summary(const struct sched_thread_rec *recs, size_t n,
 				"where a long wait was predicted: --offcpu-ustack-every)\n",
 				st->ustack_skipped);
 	}
+	if (missed)
+		fprintf(out,
+			"  %" PRIu64 " switch(es) the kernel did not report (their time is taken "
+			"from the threads' own run time: docs/sched.md)\n",
+			missed);
 	if (drops) {
 		fprintf(out, "  dropped: %" PRIu64 " (", drops);
 		bool first = true;

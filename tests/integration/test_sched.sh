@@ -16,8 +16,11 @@
 #    stay within its off-CPU time, no more.
 #  - spinner: never blocks: sleep + uninterruptible < 2% of its time.
 #  - per thread, on-CPU time = the thread's own CPU clock (printed by the
-#    target) within 2% + 5 ms, whatever the machine's load; on + off covers
-#    the run: within 10% of the traced window.
+#    target) within 2% + 5 ms + 10 us per switch, whatever the machine's
+#    load; on + off covers the run: within 10% of the traced window. A
+#    switch that reaches no program (a few per run on 6.18 in a VM) cost
+#    the spinner 0.1-0.8 s in 1 run of 15; such intervals are now split by
+#    the thread's run time (sched.unreported_switches).
 #  - stacks: the off-CPU profile of sleep_phase() holds >= 85% of the
 #    sleeper's blocked time (episodes are >= 10 ms, all above the 1 ms
 #    threshold; the part below is the run-queue wait after each wakeup and
@@ -96,9 +99,10 @@ check(blocked(sp) < 0.02 * span(sp), "spinner blocked: %r" % sp["off_cpu_by_reas
 # its time with three busy loops beside it), and the share said nothing of
 # the accounting (issue 17). Tolerance 2% + 5 ms (the clock is read before
 # the thread's last instructions and exit) + 10 us per context switch: the
-# tracepoint edges are not the kernel's own runtime edges, and threads that
-# block often measure 1.5-3.5 us per switch below their clock, quiet or
-# loaded (docs/performance.md); a lost interval is milliseconds or more.
+# tracepoint edges are not the kernel's own runtime edges (a thread woken
+# onto an idle CPU is charged from its wakeup: the disker's clock runs
+# ~3.4 us per switch ahead of its on-CPU time, see docs/performance.md);
+# a lost interval is milliseconds or more.
 for name in ("sleeper", "piper", "feeder", "disker", "spinner"):
     if check(name in own, "the target printed no CPU time for %s" % name):
         on, cs = th[name]["on_cpu_ns"], th[name]["context_switches"]
@@ -106,6 +110,9 @@ for name in ("sleeper", "piper", "feeder", "disker", "spinner"):
         check(abs(on - own[name]) <= 0.02 * own[name] + 5e6 + 1e4 * cs,
               "%s: on-CPU %.4f s, its own CPU clock %.4f s (%d switches)" % (name, on / 1e9, own[name] / 1e9, cs))
 check(sp["on_cpu_ns"] >= 0.05 * span(sp), "spinner on-CPU only %.3f of its time" % (sp["on_cpu_ns"] / span(sp)))
+check(sc["unreported_switches"] == sum(t["unreported_switches"] for t in sc["threads"]),
+      "unreported_switches %r is not the threads' sum" % sc["unreported_switches"])
+info("switches that reached no program: %d" % sc["unreported_switches"])
 # ~100 sleeps/s of 10 ms: about secs*100 voluntary switches
 check(0.5 * secs * 100 <= th["sleeper"]["voluntary_switches"] <= 1.2 * secs * 100,
       "sleeper voluntary switches %d, expected ~%d" % (th["sleeper"]["voluntary_switches"], secs * 100))

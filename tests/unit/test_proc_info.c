@@ -115,6 +115,45 @@ int main(void)
 	put(root, "42/stat", "\xff\xfe", 2);
 	CHECK_INT_EQ(proc_get_state(root, 42), PROC_ALIVE);
 
+	/* schedstat: run time (ns), run-queue wait, timeslices. */
+	{
+		uint64_t rt = 0;
+		const char ss[] = "2997591834 1640272 215\n";
+
+		CHECK_INT_EQ(proc_parse_schedstat_runtime(ss, sizeof(ss) - 1, &rt), 0);
+		CHECK_INT_EQ((long long)rt, 2997591834LL);
+		/* Cut after the number, no separator: still the number. */
+		CHECK_INT_EQ(proc_parse_schedstat_runtime(ss, 4, &rt), 0);
+		CHECK_INT_EQ((long long)rt, 2997);
+		CHECK_INT_EQ(proc_parse_schedstat_runtime("", 0, &rt), -EINVAL);
+		CHECK_INT_EQ(proc_parse_schedstat_runtime(" 1 2 3", 6, &rt), -EINVAL);
+		CHECK_INT_EQ(proc_parse_schedstat_runtime("-1 2 3", 6, &rt), -EINVAL);
+		CHECK_INT_EQ(proc_parse_schedstat_runtime("12x 2 3", 7, &rt), -EINVAL);
+		CHECK_INT_EQ(proc_parse_schedstat_runtime("99999999999999999999 0 0", 24, &rt),
+			     -EINVAL);
+		snprintf(path, sizeof(path), "%s/42/task", root);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/42/task/43", root);
+		mkdir(path, 0755);
+		put(root, "42/task/43/schedstat", ss, sizeof(ss) - 1);
+		CHECK_INT_EQ(proc_read_thread_runtime(root, 42, 43, &rt), 0);
+		CHECK_INT_EQ((long long)rt, 2997591834LL);
+		CHECK_INT_EQ(proc_read_thread_runtime(root, 42, 44, &rt), -ENOENT);
+		put(root, "42/task/43/schedstat", "garbage", 7);
+		CHECK_INT_EQ(proc_read_thread_runtime(root, 42, 43, &rt), -EINVAL);
+		/* Ours grows as we run. */
+		uint64_t a = 0, b = 0;
+		CHECK_INT_EQ(proc_read_thread_runtime("/proc", (uint32_t)getpid(),
+						      (uint32_t)getpid(), &a),
+			     0);
+		for (volatile unsigned i = 0; i < 20000000; i++)
+			;
+		CHECK_INT_EQ(proc_read_thread_runtime("/proc", (uint32_t)getpid(),
+						      (uint32_t)getpid(), &b),
+			     0);
+		CHECK(b > a);
+	}
+
 	/* The real /proc: ourselves. */
 	CHECK_INT_EQ(proc_get_state("/proc", (uint32_t)getpid()), PROC_ALIVE);
 	CHECK_INT_EQ(proc_read_comm("/proc", (uint32_t)getpid(), comm, sizeof(comm)), 0);

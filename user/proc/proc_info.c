@@ -187,6 +187,47 @@ int proc_read_stat_field(const char *proc_root, uint32_t pid, unsigned n, uint64
 	return proc_parse_stat_field(buf, (size_t)len, n, out);
 }
 
+int proc_parse_schedstat_runtime(const char *buf, size_t len, uint64_t *ns)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+
+	if (!len || buf[0] < '0' || buf[0] > '9')
+		return -EINVAL;
+	for (; i < len && buf[i] >= '0' && buf[i] <= '9'; i++) {
+		uint64_t d = (uint64_t)(buf[i] - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+	}
+	if (i < len && buf[i] != ' ' && buf[i] != '\n')
+		return -EINVAL;
+	*ns = v;
+	return 0;
+}
+
+int proc_read_thread_runtime(const char *proc_root, uint32_t pid, uint32_t tid, uint64_t *ns)
+{
+	char path[256], buf[96];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u/task/%u/schedstat", proc_root, pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf));
+	if (len < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	close(fd);
+	return proc_parse_schedstat_runtime(buf, (size_t)len, ns);
+}
+
 /* include/linux/sched.h; part of the ABI since /proc/PID/stat shows it. */
 #define EP_PF_KTHREAD 0x00200000u
 

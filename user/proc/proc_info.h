@@ -39,6 +39,13 @@ int proc_parse_stat_field(const char *stat_line, size_t len, unsigned n, uint64_
 /* Field n of /proc/PID/stat: 0 or a negative errno (-ENOENT: gone). */
 int proc_read_stat_field(const char *proc_root, uint32_t pid, unsigned n, uint64_t *out);
 
+/* The run time of a thread (ns, the first number of /proc/PID/task/TID/
+ * schedstat: its se.sum_exec_runtime). Pure parser: buf need not end in
+ * NUL; 0 or -EINVAL. A kernel without CONFIG_SCHED_INFO prints zeros. */
+int proc_parse_schedstat_runtime(const char *buf, size_t len, uint64_t *ns);
+/* Reads it for tid of pid: 0 or a negative errno (-ENOENT: gone). */
+int proc_read_thread_runtime(const char *proc_root, uint32_t pid, uint32_t tid, uint64_t *ns);
+
 /* 1 when PID is a kernel thread (PF_KTHREAD in field 9 of /proc/PID/stat),
  * 0 when it is not, -errno when stat cannot be read or parsed. */
 int proc_is_kernel_thread(const char *proc_root, uint32_t pid);
