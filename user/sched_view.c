@@ -383,8 +383,9 @@ void sched_print_summary(const struct sched_thread_rec *recs, size_t n,
 	}
 	if (missed)
 		fprintf(out,
-			"  %" PRIu64 " switch(es) the kernel did not report (their time is taken "
-			"from the threads' own run time: docs/sched.md)\n",
+			"  %" PRIu64 " switch(es) reached no tracepoint program: their time is "
+			"split by the threads' own run time (docs/report-schema.md, "
+			"sched.unreported_switches)\n",
 			missed);
 	if (drops) {
 		fprintf(out, "  dropped: %" PRIu64 " (", drops);

@@ -364,6 +364,9 @@ static void test_report(void)
 	st.collector_drops = 1;
 	/* By design, not a failure: reported apart, outside dropped.total. */
 	st.ustack_skipped = 7;
+	r[0].t.missed = 2;
+	r[1].t.missed = 1;
+	st.folded.missed = 4; /* exited threads past the listed ones */
 
 	o = sched_report_json(r, 2, &st);
 	CHECK(o != NULL);
@@ -382,6 +385,7 @@ static void test_report(void)
 	CHECK_INT_EQ(num(o, "dropped.by_cause.ringbuf_full"), 3);
 	CHECK_INT_EQ(num(o, "offcpu_stacks.min_us"), 1000);
 	CHECK_INT_EQ(num(o, "offcpu_stacks.user_stack_skipped"), 7);
+	CHECK_INT_EQ(num(o, "unreported_switches"), 7);
 	th = cJSON_GetObjectItemCaseSensitive(o, "threads");
 	CHECK_INT_EQ(cJSON_GetArraySize(th), 2);
 	/* sorted by tid within the pid */
@@ -390,7 +394,24 @@ static void test_report(void)
 		     "0123456789abcdef");
 	CHECK_INT_EQ(num(cJSON_GetArrayItem(th, 1), "off_cpu_by_reason.sleep"), 20 * MS);
 	CHECK_INT_EQ(num(cJSON_GetArrayItem(th, 1), "runqueue_latency_ns.count"), 1);
+	CHECK_INT_EQ(num(cJSON_GetArrayItem(th, 1), "unreported_switches"), 2);
 	cJSON_Delete(o);
+
+	/* Folding exited threads adds their times and counts, saturating. */
+	struct ep_sched_thread agg;
+
+	memset(&agg, 0, sizeof(agg));
+	sched_rec_fold(&agg, &r[0].t);
+	sched_rec_fold(&agg, &r[1].t);
+	CHECK_INT_EQ(agg.on_ns, (10 + 9) * MS + (5 + 32) * MS);
+	CHECK_INT_EQ(agg.off_ns[EP_OFF_SLEEP], 20 * MS);
+	CHECK_INT_EQ(agg.nvcsw, 2);
+	CHECK_INT_EQ(agg.rq_count, 2);
+	CHECK_INT_EQ(agg.missed, 3);
+	CHECK_INT_EQ(agg.state, EP_TS_DEAD);
+	agg.missed = UINT32_MAX - 1;
+	sched_rec_fold(&agg, &r[0].t);
+	CHECK(agg.missed == UINT32_MAX);
 
 	/* An empty run still yields a well-formed section. */
 	o = sched_report_json(NULL, 0, &st);
@@ -406,6 +427,7 @@ static void test_report(void)
 	fclose(m);
 	CHECK(strstr(buf, "2 thread(s)") != NULL);
 	CHECK(strstr(buf, "ringbuf_full 3") != NULL);
+	CHECK(strstr(buf, "7 switch(es) reached no tracepoint program") != NULL);
 	free(buf);
 
 	CHECK_INT_EQ(sched_episode_weight_us(1499), 1);
