@@ -142,6 +142,13 @@ EP_ACCT_INLINE void ep_sched_hist_range(__u32 b, __u64 *lo, __u64 *hi)
 	*hi = *lo + (1ull << (e - EP_SCHED_HIST_SUB_BITS)) - 1;
 }
 
+/* Length of the open interval at now (0 when events from two CPUs run
+ * backwards). */
+EP_ACCT_INLINE __u64 ep_acct_since(const struct ep_sched_thread *t, __u64 now)
+{
+	return now > t->last_ts ? now - t->last_ts : 0;
+}
+
 /* The run time mark of a task whose se.sum_exec_runtime reads rt. */
 EP_ACCT_INLINE __u64 ep_rt_mark(__u64 rt)
 {
@@ -171,7 +178,7 @@ EP_ACCT_INLINE void ep_acct_missed(struct ep_sched_thread *t, __u64 d, __u64 rt,
  * se.sum_exec_runtime. */
 EP_ACCT_INLINE void ep_acct_switch_out(struct ep_sched_thread *t, __u64 now, __u8 reason, __u64 rt)
 {
-	__u64 d = now > t->last_ts ? now - t->last_ts : 0;
+	__u64 d = ep_acct_since(t, now);
 
 	if (t->state == EP_TS_DEAD)
 		return; /* the last switch-out after sched_process_exit */
@@ -206,8 +213,7 @@ EP_ACCT_INLINE void ep_acct_wakeup(struct ep_sched_thread *t, __u64 now)
 		return; /* woken before it got off the CPU: nothing was blocked */
 	if (t->reason == EP_OFF_RUNQ || t->reason == EP_OFF_PREEMPTED)
 		return; /* already runnable (a seeded "R" included) */
-	if (now > t->last_ts)
-		t->off_ns[ep_off_idx(t->reason)] += now - t->last_ts;
+	t->off_ns[ep_off_idx(t->reason)] += ep_acct_since(t, now);
 	if (t->state == EP_TS_SEEDED) {
 		/* The episode began before the attach: no stack, no length. */
 		t->out_ts = 0;
@@ -222,7 +228,7 @@ EP_ACCT_INLINE void ep_acct_wakeup(struct ep_sched_thread *t, __u64 now)
  * seen); *rq_ns is the run-queue wait to record, or EP_ACCT_NO_RQ. */
 EP_ACCT_INLINE __u64 ep_acct_switch_in(struct ep_sched_thread *t, __u64 now, __u64 *rq_ns, __u64 rt)
 {
-	__u64 d = now > t->last_ts ? now - t->last_ts : 0, ep = 0;
+	__u64 d = ep_acct_since(t, now), ep = 0;
 
 	*rq_ns = EP_ACCT_NO_RQ;
 	if (t->state == EP_TS_DEAD)
@@ -333,7 +339,7 @@ EP_ACCT_INLINE void ep_ustack_learn(struct ep_sched_thread *t, bool long_ep)
  * it. */
 EP_ACCT_INLINE void ep_acct_exit(struct ep_sched_thread *t, __u64 now, __u64 rt)
 {
-	__u64 d = now > t->last_ts ? now - t->last_ts : 0;
+	__u64 d = ep_acct_since(t, now);
 
 	if (t->state == EP_TS_DEAD)
 		return;
@@ -354,7 +360,7 @@ EP_ACCT_INLINE void ep_acct_exit(struct ep_sched_thread *t, __u64 now, __u64 rt)
  * the tracepoints were detached must not be charged. */
 EP_ACCT_INLINE void ep_acct_resync(struct ep_sched_thread *t, __u64 now, __u64 rt)
 {
-	__u64 d = now > t->last_ts ? now - t->last_ts : 0;
+	__u64 d = ep_acct_since(t, now);
 
 	if (t->state != EP_TS_OFF || !t->rt_mark || ep_rt_mark(rt) <= t->rt_mark ||
 	    (t->reason != EP_OFF_RUNQ && t->reason != EP_OFF_PREEMPTED))
@@ -388,7 +394,7 @@ EP_ACCT_INLINE void ep_acct_rq(struct ep_sched_thread *t, __u64 rq_ns)
  * an idle CPU) and as still blocked otherwise. */
 EP_ACCT_INLINE void ep_acct_finish(struct ep_sched_thread *t, __u64 now)
 {
-	__u64 d = now > t->last_ts ? now - t->last_ts : 0;
+	__u64 d = ep_acct_since(t, now);
 
 	if (t->state == EP_TS_ON || (t->state == EP_TS_SEEDED && t->reason == EP_OFF_PREEMPTED))
 		t->on_ns += d;

@@ -25,6 +25,13 @@ static void fresh(struct ep_sched_thread *t, uint64_t now)
 	t->last_ts = now;
 }
 
+/* A thread followed since its creation: its run time is known (0 then). */
+static void followed(struct ep_sched_thread *t, uint64_t now)
+{
+	fresh(t, now);
+	t->rt_mark = ep_rt_mark(0);
+}
+
 /* Switch-out, optional wakeup, switch-in: what sched.bpf.c does. */
 static uint64_t block(struct ep_sched_thread *t, uint64_t out, uint8_t reason, uint64_t wake,
 		      uint64_t in)
@@ -189,8 +196,7 @@ static void test_unreported(void)
 
 	/* The spinner: preempted at 10 (run time 10 ms), switched back in
 	 * unreported, preempted again at 200 having run 185 ms more. */
-	fresh(&t, 0);
-	t.rt_mark = ep_rt_mark(0);
+	followed(&t, 0);
 	ep_acct_switch_out(&t, 10 * MS, EP_OFF_PREEMPTED, 10 * MS);
 	ep_acct_switch_out(&t, 200 * MS, EP_OFF_PREEMPTED, 195 * MS);
 	CHECK_INT_EQ(t.missed, 1);
@@ -205,8 +211,7 @@ static void test_unreported(void)
 
 	/* The disker: D at 10 (run time 4), woken at 12 onto an idle CPU, the
 	 * switch-in unreported, switched out at 15 having run 2.5 ms. */
-	fresh(&t, 6 * MS);
-	t.rt_mark = ep_rt_mark(0);
+	followed(&t, 6 * MS);
 	ep_acct_switch_out(&t, 10 * MS, EP_OFF_BLOCKED, 4 * MS);
 	ep_acct_wakeup(&t, 12 * MS);
 	ep_acct_switch_out(&t, 15 * MS, EP_OFF_BLOCKED, 4 * MS + 5 * MS / 2);
@@ -224,8 +229,7 @@ static void test_unreported(void)
 	CHECK_INT_EQ(t.on_ns + off, 11 * MS);
 
 	/* Run time beyond the interval (clock skew) is capped at it. */
-	fresh(&t, 0);
-	t.rt_mark = ep_rt_mark(0);
+	followed(&t, 0);
 	ep_acct_switch_out(&t, 1 * MS, EP_OFF_PREEMPTED, 1 * MS);
 	ep_acct_switch_out(&t, 3 * MS, EP_OFF_PREEMPTED, 9 * MS);
 	CHECK_INT_EQ(t.on_ns, 3 * MS);
@@ -233,8 +237,7 @@ static void test_unreported(void)
 
 	/* A switch-out the kernel did not report: the run time splits the
 	 * interval; why it left is unknown ("other"). */
-	fresh(&t, 0);
-	t.rt_mark = ep_rt_mark(0);
+	followed(&t, 0);
 	ep_acct_switch_in(&t, 12 * MS, &rq, 4 * MS);
 	CHECK_INT_EQ(t.on_ns, 4 * MS);
 	CHECK_INT_EQ(t.off_ns[EP_OFF_OTHER], 8 * MS);
@@ -242,8 +245,7 @@ static void test_unreported(void)
 	CHECK(rq == EP_ACCT_NO_RQ);
 
 	/* Exit while believed off-CPU: it runs its exit, so it was switched in. */
-	fresh(&t, 0);
-	t.rt_mark = ep_rt_mark(0);
+	followed(&t, 0);
 	ep_acct_switch_out(&t, 5 * MS, EP_OFF_PREEMPTED, 5 * MS);
 	ep_acct_exit(&t, 50 * MS, 45 * MS);
 	CHECK_INT_EQ(t.on_ns, 45 * MS);
@@ -265,15 +267,13 @@ static void test_unreported(void)
 	/* End of the run: a runnable thread believed off whose run time grew
 	 * ran unreported; a blocked one is left alone (run time it gained
 	 * after the detach is not the window's). */
-	fresh(&t, 0);
-	t.rt_mark = ep_rt_mark(0);
+	followed(&t, 0);
 	ep_acct_switch_out(&t, 10 * MS, EP_OFF_PREEMPTED, 10 * MS);
 	ep_acct_resync(&t, 100 * MS, 95 * MS);
 	ep_acct_finish(&t, 100 * MS);
 	CHECK_INT_EQ(t.on_ns, 95 * MS);
 	CHECK_INT_EQ(t.off_ns[EP_OFF_PREEMPTED], 5 * MS);
-	fresh(&t, 0);
-	t.rt_mark = ep_rt_mark(0);
+	followed(&t, 0);
 	ep_acct_switch_out(&t, 10 * MS, EP_OFF_SLEEP, 10 * MS);
 	ep_acct_resync(&t, 100 * MS, 11 * MS);
 	ep_acct_finish(&t, 100 * MS);
@@ -281,8 +281,7 @@ static void test_unreported(void)
 	CHECK_INT_EQ(t.off_ns[EP_OFF_SLEEP], 90 * MS);
 	CHECK_INT_EQ(t.missed, 0);
 	/* Run time unchanged: nothing to resync. */
-	fresh(&t, 0);
-	t.rt_mark = ep_rt_mark(0);
+	followed(&t, 0);
 	ep_acct_switch_out(&t, 10 * MS, EP_OFF_PREEMPTED, 10 * MS);
 	ep_acct_resync(&t, 100 * MS, 10 * MS);
 	CHECK_INT_EQ(t.missed, 0);

@@ -141,6 +141,26 @@ char proc_parse_stat_state(const char *line, size_t len)
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ? c : 0;
 }
 
+/* A decimal number at p ending at end, a space or a newline. */
+static int parse_u64_token(const char *p, const char *end, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (p >= end || *p < '0' || *p > '9')
+		return -EINVAL;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		uint64_t d = (uint64_t)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+	}
+	if (p < end && *p != ' ' && *p != '\n')
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 int proc_parse_stat_field(const char *line, size_t len, unsigned n, uint64_t *out)
 {
 	const char *rp = NULL, *p, *end = line + len;
@@ -160,21 +180,7 @@ int proc_parse_stat_field(const char *line, size_t len, unsigned n, uint64_t *ou
 		p++;
 		field++;
 	}
-	if (p >= end || *p < '0' || *p > '9')
-		return -EINVAL;
-	uint64_t v = 0;
-
-	for (; p < end && *p >= '0' && *p <= '9'; p++) {
-		uint64_t d = (uint64_t)(*p - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-	}
-	if (p < end && *p != ' ' && *p != '\n')
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return parse_u64_token(p, end, out);
 }
 
 int proc_read_stat_field(const char *proc_root, uint32_t pid, unsigned n, uint64_t *out)
@@ -189,42 +195,18 @@ int proc_read_stat_field(const char *proc_root, uint32_t pid, unsigned n, uint64
 
 int proc_parse_schedstat_runtime(const char *buf, size_t len, uint64_t *ns)
 {
-	uint64_t v = 0;
-	size_t i = 0;
-
-	if (!len || buf[0] < '0' || buf[0] > '9')
-		return -EINVAL;
-	for (; i < len && buf[i] >= '0' && buf[i] <= '9'; i++) {
-		uint64_t d = (uint64_t)(buf[i] - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-	}
-	if (i < len && buf[i] != ' ' && buf[i] != '\n')
-		return -EINVAL;
-	*ns = v;
-	return 0;
+	return parse_u64_token(buf, buf + len, ns);
 }
 
 int proc_read_thread_runtime(const char *proc_root, uint32_t pid, uint32_t tid, uint64_t *ns)
 {
-	char path[256], buf[96];
+	char name[48], buf[96];
 	ssize_t len;
-	int fd;
 
-	snprintf(path, sizeof(path), "%s/%u/task/%u/schedstat", proc_root, pid, tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	len = read(fd, buf, sizeof(buf));
-	if (len < 0) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	close(fd);
+	snprintf(name, sizeof(name), "task/%u/schedstat", tid);
+	len = read_proc_file(proc_root, pid, name, buf, sizeof(buf));
+	if (len < 0)
+		return (int)len;
 	return proc_parse_schedstat_runtime(buf, (size_t)len, ns);
 }
 
