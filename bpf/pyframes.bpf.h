@@ -383,7 +383,9 @@ __noinline __u32 py_walk_into(const struct ep_py_proc *cfg, __u32 tid, struct ep
  * without a C frame: the native site alone cannot tell them apart). */
 #define PY_WHERE_DEPTH 4
 
-static __always_inline __u64 py_where(__u32 pid, __u32 tid)
+/* Out of line: its walk state would otherwise sit in the caller's frame,
+ * under the deeper call chain of the native stack walk that follows it. */
+static __noinline __attribute__((unused)) __u64 py_where(__u32 pid, __u32 tid)
 {
 	struct py_walk w = {};
 	__u32 zero = 0;

@@ -139,6 +139,24 @@ struct {
 	__type(value, struct ep_offcpu);
 } sched_offcpu_scratch SEC(".maps");
 
+/* The CFI walk's state at a blocking switch-out. Not on the stack: the
+ * switch program's deepest call chain (the user stack's walk, then the
+ * Python frames' walk, each through bpf_loop callbacks, which newer
+ * verifiers count in the combined stack) must stay well under the 512-byte
+ * limit. sched_switch runs with interrupts off, so nothing else on this CPU
+ * uses the entry while a walk is under way. */
+struct sched_walk_scratch {
+	struct uw_walk w;
+	__u64 regs[UW_NREGS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sched_walk_scratch);
+} sched_walk_buf SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, EP_SCHED_COUNTERS); /* drops + EP_SSTAT_* */
@@ -292,16 +310,15 @@ static __always_inline void save_user_stack_body(void *ctx, __u32 tid, struct ep
 	s->trunc = 0;
 	if (loops && sched_kwalk) {
 		struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-		struct uw_walk w = {};
-		__u64 regs[UW_NREGS];
-		struct uw_out *o;
 		__u32 zero = 0, n;
+		struct sched_walk_scratch *ws = bpf_map_lookup_elem(&sched_walk_buf, &zero);
+		struct uw_out *o;
 		long sz;
 
 		s->size = -EP_EFAULT;
-		if (r) {
-			uw_regs_from_pt(r, regs);
-			n = uw_walk_user(bpf_get_current_task_btf(), t->pid, regs, &w);
+		if (r && ws) {
+			uw_regs_from_pt(r, ws->regs);
+			n = uw_walk_user(bpf_get_current_task_btf(), t->pid, ws->regs, &ws->w);
 			o = bpf_map_lookup_elem(&uw_out_buf, &zero);
 			sz = (long)n * 8;
 			if (sz > (long)sizeof(s->ips)) {
@@ -322,8 +339,6 @@ static __always_inline void save_user_stack_body(void *ctx, __u32 tid, struct ep
 	 * frame pointers, as without tables. */
 	if (!s->kwalk)
 		s->size = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
-	if (loops && py_enabled)
-		save_py_stack(tid, t->pid);
 	t->ustack_ok = 1;
 	count_drop(EP_SSTAT_USTACK_WALKS);
 	/* A failed walk is not taken again as is. */
@@ -386,6 +401,10 @@ static __always_inline void plan_user_stack(void *ctx, struct task_struct *prev,
 			save_user_stack(ctx, tid, t);
 		else
 			save_user_stack_noloop(ctx, tid, t);
+		/* Beside the native walk, not inside it: the two walks' call
+		 * chains would add up in the verifier's combined stack. */
+		if (loops && py_enabled && t->ustack_ok)
+			save_py_stack(tid, t->pid);
 		if (!t->ustack_ok)
 			t->ustack_key = 0; /* no slot */
 	}
@@ -496,25 +515,57 @@ static __noinline void emit_episode(struct task_struct *task, __u32 tid, struct 
 		count_drop(EP_SDROP_RINGBUF_FULL);
 }
 
+/* prev's half of a switch. Returns the time read, 0 when prev is not
+ * traced. */
+static __always_inline __u64 switch_out(void *ctx, bool preempt, struct task_struct *prev,
+					const bool loops, const bool raw)
+{
+	struct ep_sched_thread *t = get_thread(prev, raw);
+	__u64 now;
+	__u32 tid;
+	__u8 reason;
+
+	if (!t)
+		return 0;
+	now = bpf_ktime_get_ns();
+	tid = TASK_READ(raw, prev, pid);
+	reason = ep_sched_classify(task_state(prev, raw), preempt);
+	ep_acct_switch_out(t, now, reason, task_runtime(prev, raw));
+	/* A preempted thread is not blocked anywhere: its stack is a CPU
+	 * sample's, and it is not reported. */
+	if (capture_stacks && reason != EP_OFF_PREEMPTED && reason != EP_OFF_DEAD)
+		plan_user_stack(ctx, prev, tid, t, loops, raw);
+	return now;
+}
+
+/* Out of line where the user stack can be walked: the walk's call chain
+ * (bpf_loop callbacks included, which newer verifiers count) then starts
+ * from this frame, which holds only the switch-out's registers, instead of
+ * from the program's, which also holds the switch-in's. */
+static __noinline __u64 switch_out_walk(void *ctx, bool preempt, struct task_struct *prev)
+{
+	return switch_out(ctx, preempt, prev, true, false);
+}
+
+static __noinline __u64 switch_out_walk_raw(void *ctx, bool preempt, struct task_struct *prev)
+{
+	return switch_out(ctx, preempt, prev, true, true);
+}
+
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				     struct task_struct *next, const bool loops, const bool raw)
 {
 	struct ep_sched_thread *t;
-	__u64 now = 0, ep, rq;
+	__u64 now, ep, rq;
 	__u32 tid;
 	__u8 reason;
 
-	t = get_thread(prev, raw);
-	if (t) {
-		now = bpf_ktime_get_ns();
-		tid = TASK_READ(raw, prev, pid);
-		reason = ep_sched_classify(task_state(prev, raw), preempt);
-		ep_acct_switch_out(t, now, reason, task_runtime(prev, raw));
-		/* A preempted thread is not blocked anywhere: its stack is a
-		 * CPU sample's, and it is not reported. */
-		if (capture_stacks && reason != EP_OFF_PREEMPTED && reason != EP_OFF_DEAD)
-			plan_user_stack(ctx, prev, tid, t, loops, raw);
-	}
+	if (!loops)
+		now = switch_out(ctx, preempt, prev, loops, raw);
+	else if (raw)
+		now = switch_out_walk_raw(ctx, preempt, prev);
+	else
+		now = switch_out_walk(ctx, preempt, prev);
 	t = get_thread(next, raw);
 	if (t) {
 		if (!now)

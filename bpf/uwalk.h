@@ -636,24 +636,30 @@ struct ep_uw_proc uw_no_proc SEC(".bss");
  * global function gets (the verifier forgets the type of whatever memory
  * a global function was given, a map pointer in it included). */
 struct uw_loop {
-	struct uw_walk w;
+	struct uw_walk *w;
 	struct ep_uw_proc *proc;
 };
 
 static long uw_step(__u32 i, struct uw_loop *l)
 {
 	struct ep_uw_proc *p = l->proc;
+	struct uw_walk *w = l->w;
 
-	return uw_frame(i, &l->w, p ? p : &uw_no_proc) ? 1 : 0;
+	if (!w)
+		return 1;
+	return uw_frame(i, w, p ? p : &uw_no_proc) ? 1 : 0;
 }
 
 /* Walks from regs (UW_NREGS: ip, sp, fp, lr) into uw_out_buf. Returns the
- * frame count; w->end and w->fixed say how it went. */
+ * frame count; w->end and w->fixed say how it went. The walk's state is the
+ * caller's w, on its stack or in a per-CPU map: the bpf_loop context must be
+ * on the stack, and a program whose call chain is deep (the scheduler's,
+ * through a Python walk) cannot also hold the state there within the
+ * verifier's 512-byte combined stack. */
 static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, const __u64 *regs,
-					  struct uw_walk *res)
+					  struct uw_walk *w)
 {
 	struct uw_loop l = {};
-	struct uw_walk *w = &l.w;
 
 	w->pc = regs[EP_UREG_IP];
 	w->sp = regs[EP_UREG_SP];
@@ -676,6 +682,7 @@ static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, 
 	l.proc = NULL;
 	if (proc)
 		l.proc = proc;
+	l.w = w;
 	w->has_proc = proc && proc->n;
 	if (bpf_core_field_exists(task->utask)) {
 		struct uprobe_task *ut = BPF_CORE_READ(task, utask);
@@ -719,7 +726,6 @@ static __always_inline __u32 uw_walk_user(struct task_struct *task, __u32 tgid, 
 		w->end = EP_UW_END_NO_TABLES;
 	if (w->end == EP_UW_END_NONE)
 		w->end = EP_UW_END_DEPTH;
-	*res = *w;
 	return w->n;
 }
 

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "kernel/vstat.h"
 #include "log.h"
 #include "events.h" /* types the skeleton names */
 #include "modules.skel.h"
@@ -82,24 +83,43 @@ static void enable(struct modules_bpf *skel, const char *prefix, bool on)
 }
 
 /* Fault injection: a program type the kernel refuses makes the part fail
- * at load, as a missing kernel feature would. */
-static void break_part(struct modules_bpf *skel, const char *prefix)
+ * at load, as a missing kernel feature would. fault is the part's prefix
+ * (its first program refused) or "PREFIX:PROGRAM" (that program, where it
+ * loads). */
+static void break_part(struct modules_bpf *skel, const char *prefix, const char *fault)
 {
+	const char *colon = fault ? strchr(fault, ':') : NULL;
 	struct bpf_program *p;
 
+	if (!fault || strncmp(fault, prefix, colon ? (size_t)(colon - fault) : strlen(fault) + 1) ||
+	    (colon && strlen(prefix) != (size_t)(colon - fault)))
+		return;
 	bpf_object__for_each_program(p, skel->obj)
 	{
-		if (has_prefix(bpf_program__name(p), prefix) && bpf_program__autoload(p)) {
-			bpf_program__set_type(p, BPF_PROG_TYPE_UNSPEC);
-			return;
-		}
+		if (!has_prefix(bpf_program__name(p), prefix) || !bpf_program__autoload(p))
+			continue;
+		if (colon && strcmp(bpf_program__name(p), colon + 1))
+			continue;
+		bpf_program__set_type(p, BPF_PROG_TYPE_UNSPEC);
+		return;
 	}
+}
+
+static int load_obj(struct modules_bpf *skel, struct vstat *vs)
+{
+	int err = vstat_prepare(vs, skel->obj);
+
+	if (err)
+		return err;
+	err = modules_bpf__load(skel);
+	vstat_collect(vs, skel->obj, "modules", err);
+	return err;
 }
 
 /* Opens, sets up and loads one copy holding part i alone. *skel is NULL
  * when the part did not want to take part after all. */
 static int load_alone(const struct bpf_part *part, int targets_fd, const char *btf_path,
-		      const char *fault, struct modules_bpf **skel)
+		      const char *fault, struct modules_bpf **skel, struct vstat *vs)
 {
 	int err = open_obj(skel, targets_fd, btf_path);
 
@@ -112,9 +132,8 @@ static int load_alone(const struct bpf_part *part, int targets_fd, const char *b
 		*skel = NULL;
 		return err;
 	}
-	if (fault && !strcmp(fault, part->prefix))
-		break_part(*skel, part->prefix);
-	err = modules_bpf__load(*skel);
+	break_part(*skel, part->prefix, fault);
+	err = load_obj(*skel, vs);
 	if (err) {
 		modules_bpf__destroy(*skel);
 		*skel = NULL;
@@ -122,8 +141,39 @@ static int load_alone(const struct bpf_part *part, int targets_fd, const char *b
 	return err;
 }
 
+/* Part alone, again without each program the kernel refuses while the
+ * part can do without it (a few at most: each refusal turns one off). */
+#define MAX_REFUSED 4
+
+static int load_degrading(const struct bpf_part *part, int targets_fd, const char *btf_path,
+			  const char *fault, struct modules_bpf **skel, struct vstat *vs)
+{
+	int err = 0;
+
+	for (int k = 0; k <= MAX_REFUSED; k++) {
+		const struct vstat_prog *bad;
+		const char *lost;
+
+		err = load_alone(part, targets_fd, btf_path, fault, skel, vs);
+		if (err >= 0 || !part->refused)
+			return err;
+		bad = vstat_refused(vs, "modules");
+		if (!bad || !has_prefix(bad->name, part->prefix))
+			return err;
+		lost = part->refused(part->state, bad->name);
+		if (!lost)
+			return err;
+		log_warn("%s: this kernel refuses BPF program %s (%s): %s",
+			 part->what ? part->what : part->prefix, bad->name,
+			 bad->reason[0] ? bad->reason : strerror(-err), lost);
+		vstat_add_degraded(vs, bad->name, bad->reason[0] ? bad->reason : strerror(-err),
+				   lost);
+	}
+	return err;
+}
+
 int bpf_parts_load(const struct bpf_part *parts, size_t n, int targets_fd, const char *btf_path,
-		   const char *fault_prefix, struct bpf_parts_objs *objs)
+		   const char *fault_prefix, struct bpf_parts_objs *objs, struct vstat *vs)
 {
 	const size_t max = sizeof(objs->obj) / sizeof(objs->obj[0]);
 	struct modules_bpf *skel;
@@ -157,14 +207,13 @@ int bpf_parts_load(const struct bpf_part *parts, size_t n, int targets_fd, const
 		}
 		want[i] = true;
 		nwant++;
-		if (fault_prefix && !strcmp(fault_prefix, parts[i].prefix))
-			break_part(skel, parts[i].prefix);
+		break_part(skel, parts[i].prefix, fault_prefix);
 	}
 	if (!nwant) {
 		modules_bpf__destroy(skel);
 		return 0;
 	}
-	err = modules_bpf__load(skel);
+	err = load_obj(skel, vs);
 	if (!err) {
 		objs->obj[objs->n++] = skel;
 		for (size_t i = 0; i < n; i++) {
@@ -184,7 +233,7 @@ int bpf_parts_load(const struct bpf_part *parts, size_t n, int targets_fd, const
 	for (size_t i = 0; i < n; i++) {
 		if (!want[i])
 			continue;
-		err = load_alone(&parts[i], targets_fd, btf_path, fault_prefix, &skel);
+		err = load_degrading(&parts[i], targets_fd, btf_path, fault_prefix, &skel, vs);
 		if (err < 0) {
 			rc = parts[i].loaded(parts[i].state, NULL, err);
 			if (rc)

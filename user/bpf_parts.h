@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 struct modules_bpf;
+struct vstat;
 
 struct bpf_part {
 	const char *prefix;
@@ -31,6 +32,14 @@ struct bpf_part {
 	 * says why the part could not be loaded alone. Return 0 to go on, a
 	 * negative errno (logged) to end the run. */
 	int (*loaded)(void *state, struct modules_bpf *skel, int err);
+	/* Optional. The kernel refused prog, a program of the part loaded
+	 * alone: remember to leave it out at the next setup (taking a twin
+	 * that needs less of the kernel), and return what the run loses
+	 * ("off-CPU user stacks by frame pointers, no Python frames"); NULL
+	 * when the part cannot go on without it. */
+	const char *(*refused)(void *state, const char *prog);
+	/* What the part is, for messages ("scheduler view"). */
+	const char *what;
 	void *state;
 };
 
@@ -40,12 +49,17 @@ struct bpf_parts_objs {
 	size_t n;
 };
 
-/* Loads parts[0..n) (n <= 8: one object per part at most) and calls each part's loaded hook. A part
- * whose prefix is fault_prefix is made to fail to load (tests exercise
- * the fallback with it); NULL in normal runs. Returns 0 or the first
- * negative errno a loaded hook returned. */
+/* Loads parts[0..n) (n <= 8: one object per part at most) and calls each
+ * part's loaded hook. A part that fails alone is loaded again without the
+ * program the kernel refused, as long as its refused hook can do without
+ * it (degradation by program, not by module; each one noted in vs and
+ * said in one line). A part whose prefix is fault_prefix is made to fail
+ * to load (tests exercise the fallback with it; "PREFIX:PROGRAM" refuses
+ * that program alone); NULL in normal runs. The verifier's figures of
+ * every program go to vs. Returns 0 or the first negative errno a loaded
+ * hook returned. */
 int bpf_parts_load(const struct bpf_part *parts, size_t n, int targets_fd, const char *btf_path,
-		   const char *fault_prefix, struct bpf_parts_objs *objs);
+		   const char *fault_prefix, struct bpf_parts_objs *objs, struct vstat *vs);
 void bpf_parts_close(struct bpf_parts_objs *objs);
 
 #endif

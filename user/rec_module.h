@@ -36,12 +36,16 @@ struct modules_bpf;
 struct pyframes;
 struct link_list;
 struct kfeat;
+struct vstat;
 
 struct rec_ctx {
 	const struct cli_opts *opts;
 	/* What the running kernel's BPF has (kernel/kfeat.h): a module whose
 	 * programs need a missing helper removes the calls or does not load. */
 	const struct kfeat *kf;
+	/* The verifier's figures of every program loaded (kernel/vstat.h):
+	 * a module that loads its own object records them here. */
+	struct vstat *vs;
 	/* The in-kernel tgid filter of the CPU sampler (bpf/profile.bpf.c
 	 * `targets`): reuse it in a module's BPF object with
 	 * bpf_map__reuse_fd() before load, so every module follows the same
@@ -102,6 +106,10 @@ struct rec_module {
 	const char *bpf_part;
 	int (*bpf_setup)(void *state, struct modules_bpf *skel);
 	int (*bpf_loaded)(void *state, struct modules_bpf *skel, int err);
+	/* Optional: the kernel refused one of the part's programs (bpf_parts.h
+	 * `refused`): turn it off for the next bpf_setup and say what is
+	 * lost, or NULL to give the part up. */
+	const char *(*bpf_refused)(void *state, const char *prog);
 	int (*add_target)(void *state, uint32_t pid);
 	int (*attach)(void *state);
 	/* Non-blocking: drain ring buffers, sample files. */

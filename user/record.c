@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "bpf_parts.h"
+#include "kernel/vstat.h"
 #include "jetson/jetson_module.h"
 #include "probes.h"
 #include "cycles/cycles_module.h"
@@ -103,6 +104,8 @@ static const struct rec_module *const modules[] = {
 
 struct recorder {
 	const struct cli_opts *opts;
+	/* The verifier's figures of every program loaded (kernel/vstat.h). */
+	struct vstat vs;
 	struct profile prof;
 	struct symbolizer *sym;
 	struct unwinder *uw;
@@ -183,6 +186,15 @@ static int part_loaded(void *state, struct modules_bpf *skel, int err)
 	return err;
 }
 
+static const char *part_refused(void *state, const char *prog)
+{
+	struct part_ctx *pc = state;
+
+	if (!modules[pc->i]->bpf_refused)
+		return NULL;
+	return modules[pc->i]->bpf_refused(pc->r->mstate[pc->i], prog);
+}
+
 static bool kernel_at_least(int major, int minor)
 {
 	struct utsname u;
@@ -209,6 +221,8 @@ static int load_module_bpf(struct recorder *r)
 		parts[n] = (struct bpf_part){ .prefix = modules[i]->bpf_part,
 					      .setup = part_setup,
 					      .loaded = part_loaded,
+					      .refused = part_refused,
+					      .what = modules[i]->name,
 					      .state = &pcs[n] };
 		n++;
 	}
@@ -217,7 +231,7 @@ static int load_module_bpf(struct recorder *r)
 	if (!n)
 		return 0;
 	return bpf_parts_load(parts, n, r->mctx.targets_map_fd, r->opts->btf_path,
-			      getenv("EBPF_PROF_FAULT_BPF"), &r->bpf_objs);
+			      getenv("EBPF_PROF_FAULT_BPF"), &r->bpf_objs, &r->vs);
 }
 
 /* CPU time, not wall time: on a busy machine the collector is preempted
@@ -1424,6 +1438,7 @@ int record_main(const struct cli_opts *cli)
 		.python = o->python != CLI_PYTHON_NATIVE,
 		.btf_path = o->btf_path,
 		.kf = &kf,
+		.vs = &r.vs,
 	};
 	r.ri.exit_status = -1;
 	r.ri.freq_hz = o->freq_hz;
@@ -1432,6 +1447,7 @@ int record_main(const struct cli_opts *cli)
 	r.ri.kernel_btf = kf.btf;
 	r.ri.btf_file = o->btf_path;
 	r.ri.tracepoint_programs = kfeat_prog_kind(&kf);
+	r.ri.vstat = &r.vs;
 	r.ri.unwind.stack_bytes = so.stack_bytes;
 	err = resolve_pids(o, pids, &npids);
 	if (err)
@@ -1568,6 +1584,7 @@ int record_main(const struct cli_opts *cli)
 
 	r.mctx.opts = o;
 	r.mctx.kf = &kf;
+	r.mctx.vs = &r.vs;
 	r.mctx.targets_map_fd = sampler_targets_fd(r.sampler);
 	r.mctx.uw_objs_fd = r.mctx.uw_blk_pc_fd = r.mctx.uw_procs_fd = -1;
 	if (so.kwalk) {
@@ -1880,6 +1897,7 @@ out:
 	free(r.ri.targets);
 	pprof_elf_cache_free(r.ri.elf_cache);
 	pid_index_free(&r.tgidx);
+	vstat_free(&r.vs);
 	free(r.ri.command);
 	free(outdir);
 	if (sfd >= 0) {

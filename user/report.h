@@ -74,6 +74,8 @@ struct run_python {
 
 struct pprof_elf_cache;
 
+struct vstat;
+
 struct run_info {
 	struct report_target *targets;
 	size_t ntargets;
@@ -104,6 +106,9 @@ struct run_info {
 	bool kernel_btf;
 	const char *btf_file;
 	const char *tracepoint_programs;
+	/* The verifier's figures of the programs loaded and the ones given up
+	 * (kernel/vstat.h); NULL: none recorded. */
+	const struct vstat *vstat;
 	/* Lets the recorder's modules add their sections to report.json. */
 	int (*extend_report)(void *ctx, cJSON *root);
 	void *extend_ctx;

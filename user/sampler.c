@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "kernel/kfeat.h"
+#include "kernel/vstat.h"
 #include "log.h"
 #include "overload/links.h"
 #include "overload/rb_budget.h"
@@ -183,7 +184,10 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		log_error("cannot size the BPF ring buffer to %zu bytes: %s", ring, strerror(-err));
 		goto fail;
 	}
-	err = profile_bpf__load(s->skel);
+	err = vstat_prepare(opts->vs, s->skel->obj);
+	if (!err)
+		err = profile_bpf__load(s->skel);
+	vstat_collect(opts->vs, s->skel->obj, "profile", err);
 	/* libbpf found no BTF for the relocations: not in sysfs, not at its
 	 * other places (record.c checked them), and no --btf. */
 	if (err == -ESRCH && !opts->btf_path && !opts->kf->btf) {

@@ -14,6 +14,8 @@
 
 struct sampler;
 
+struct vstat;
+
 struct sampler_opts {
 	uint32_t freq_hz;
 	bool kernel_stacks;
@@ -31,6 +33,9 @@ struct sampler_opts {
 	const char *btf_path;
 	/* The kernel's BPF features (kernel/kfeat.h). */
 	const struct kfeat *kf;
+	/* Where the verifier's figures of the programs go (kernel/vstat.h);
+	 * NULL: not kept. */
+	struct vstat *vs;
 };
 
 /* The in-kernel walker's maps, for user/unwind/ktables.c and for the other

@@ -44,6 +44,9 @@ struct sched_mod {
 	struct rb_budget budget;
 	struct profile off; /* weights in microseconds (period_ns = 1000) */
 	bool stacks;
+	/* The kernel refused the switch program that walks user stacks with
+	 * bpf_loop (CFI tables, Python frames): its twin without them. */
+	bool no_walk;
 	bool attached;
 	uint32_t *pids; /* targets to seed from /proc at attach */
 	size_t npids, cap_pids;
@@ -264,13 +267,12 @@ static int sm_bpf_setup(void *state, struct modules_bpf *skel)
 	/* A kernel without BTF takes the raw_tp twins of the programs (its
 	 * task storage is off with the rest, kfeat.h), without the sleeping
 	 * task's kernel stack: bpf_get_task_stack takes a BTF-typed task. */
-	bpf_program__set_autoload(skel->progs.sched_switch, kf->btf && kf->have[KFEAT_BPF_LOOP]);
-	bpf_program__set_autoload(skel->progs.sched_switch_noloop,
-				  kf->btf && !kf->have[KFEAT_BPF_LOOP]);
-	bpf_program__set_autoload(skel->progs.sched_switch_raw,
-				  !kf->btf && kf->have[KFEAT_BPF_LOOP]);
-	bpf_program__set_autoload(skel->progs.sched_switch_noloop_raw,
-				  !kf->btf && !kf->have[KFEAT_BPF_LOOP]);
+	bool loops = kf->have[KFEAT_BPF_LOOP] && !m->no_walk;
+
+	bpf_program__set_autoload(skel->progs.sched_switch, kf->btf && loops);
+	bpf_program__set_autoload(skel->progs.sched_switch_noloop, kf->btf && !loops);
+	bpf_program__set_autoload(skel->progs.sched_switch_raw, !kf->btf && loops);
+	bpf_program__set_autoload(skel->progs.sched_switch_noloop_raw, !kf->btf && !loops);
 	bpf_program__set_autoload(skel->progs.sched_wake, kf->btf);
 	bpf_program__set_autoload(skel->progs.sched_wake_new, kf->btf);
 	bpf_program__set_autoload(skel->progs.sched_exit, kf->btf);
@@ -330,6 +332,21 @@ static int sm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
 	}
 	m->skel = skel;
 	return 0;
+}
+
+static const char *sm_bpf_refused(void *state, const char *prog)
+{
+	struct sched_mod *m = state;
+
+	/* The walking program's twin keeps all the accounting: only how the
+	 * off-CPU user stacks are taken changes. */
+	if (!m->no_walk && (!strcmp(prog, "sched_switch") || !strcmp(prog, "sched_switch_raw"))) {
+		m->no_walk = true;
+		return "its twin without bpf_loop loaded instead: on/off-CPU time, waits and "
+		       "run-queue latency kept; off-CPU user stacks by frame pointers (no CFI "
+		       "walk, no Python frames)";
+	}
+	return NULL;
 }
 
 static int sm_add_target(void *state, uint32_t pid)
@@ -798,6 +815,7 @@ const struct rec_module sched_rec_module = {
 	.bpf_part = "sched_",
 	.bpf_setup = sm_bpf_setup,
 	.bpf_loaded = sm_bpf_loaded,
+	.bpf_refused = sm_bpf_refused,
 	.add_target = sm_add_target,
 	.attach = sm_attach,
 	.poll = sm_poll,

@@ -175,7 +175,7 @@ static void test_module(void)
 	part.setup = probes_rec_module.bpf_setup;
 	part.loaded = probes_rec_module.bpf_loaded;
 	part.state = st;
-	CHECK_INT_EQ(bpf_parts_load(&part, 1, fd, NULL, NULL, &objs), 0);
+	CHECK_INT_EQ(bpf_parts_load(&part, 1, fd, NULL, NULL, &objs, NULL), 0);
 	CHECK_INT_EQ(objs.n, 1);
 	CHECK_INT_EQ(probes_rec_module.add_target(st, key), 0);
 	CHECK_INT_EQ(probes_rec_module.attach(st), 0);

@@ -22,6 +22,7 @@
 #include "report.h"
 #include "cycles/cycle_sink.h"
 #include "kernel/kfeat.h"
+#include "kernel/vstat.h"
 #include "log.h"
 #include "symbolize/symbolize.h"
 #include "top_live.h"
@@ -252,7 +253,10 @@ static int load_bpf(struct alloc_mod *m, bool session)
 		err = bpf_program__set_autoload(m->skel->progs.alloc_session, false);
 	if (err)
 		return err;
-	err = alloc_bpf__load(m->skel);
+	err = vstat_prepare(m->ctx->vs, m->skel->obj);
+	if (!err)
+		err = alloc_bpf__load(m->skel);
+	vstat_collect(m->ctx->vs, m->skel->obj, "alloc", err);
 	if (err)
 		return err;
 	m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.alloc_events), on_event, m, NULL);

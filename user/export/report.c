@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "json_write.h"
+#include "kernel/vstat.h"
 #include "report.h"
 
 #define REPORT_TOP_FUNCTIONS 50
@@ -357,6 +358,10 @@ static cJSON *build_report(struct builder *b, const struct profile *p, const str
 			add(b, k, "btf", cJSON_CreateBool(ri->kernel_btf));
 			add(b, k, "btf_file", str(ri->btf_file));
 			add(b, k, "tracepoint_programs", str(ri->tracepoint_programs));
+			if (ri->vstat) {
+				add(b, k, "bpf_programs", check(b, vstat_json(ri->vstat)));
+				add(b, k, "bpf_degraded", check(b, vstat_degraded_json(ri->vstat)));
+			}
 		}
 	}
 	if (ri->unwind.mode)
