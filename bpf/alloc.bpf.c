@@ -218,6 +218,17 @@ struct {
 	__type(value, struct ep_alloc_event);
 } alloc_scratch SEC(".maps");
 
+/* The CFI walk's state: on the stack it would put the walk's deepest call
+ * chain (through bpf_loop callbacks, which newer verifiers count) past the
+ * 512-byte combined limit on kernels without a private BPF stack. Used as
+ * alloc_scratch is: one program at a time per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct uw_walk);
+} alloc_walk_buf SEC(".maps");
+
 /* Out of line: only sampled calls come here. ctx is the program's (for
  * bpf_get_stack), regs (UW_NREGS, uwalk.h) the user registers the walk starts from. */
 static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size, __u32 kind)
@@ -246,12 +257,13 @@ static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size
 	e->ustack_sz = -1;
 #if defined(__TARGET_ARCH_x86)
 	if (alloc_kwalk) {
-		struct uw_walk w = {};
+		struct uw_walk *w = bpf_map_lookup_elem(&alloc_walk_buf, &zero);
 		struct uw_out *o;
-		__u32 n;
+		__u32 n = 0;
 		long sz;
 
-		n = uw_walk_user(bpf_get_current_task_btf(), id >> 32, regs, &w);
+		if (w)
+			n = uw_walk_user(bpf_get_current_task_btf(), id >> 32, regs, w);
 		o = bpf_map_lookup_elem(&uw_out_buf, &zero);
 		sz = (long)n * 8;
 		if (sz > (long)sizeof(e->ips))

@@ -53,6 +53,8 @@ enum cli_python {
 #define CLI_DEFAULT_TRACE_MAX_SPANS 50000
 #define CLI_MAX_TRACE_MAX_SPANS	    4000000
 
+struct check_result;
+
 struct cli_opts {
 	uint32_t pids[CLI_MAX_PIDS];
 	int npids;
@@ -99,6 +101,10 @@ struct cli_opts {
 	bool alloc;		  /* --alloc: allocation sampling (docs/alloc.md) */
 	uint32_t alloc_rate;	  /* --alloc-rate BYTES: mean bytes between samples */
 	uint32_t alloc_max_live;  /* --alloc-max-live N: sampled blocks tracked at once */
+	/* `ebpf-prof check` (kernel/check_cmd.h): load and attach everything a
+	 * run would, record nothing, and hand the verifier's figures and the
+	 * kernel's features here. NULL in a recording. */
+	struct check_result *check;
 };
 
 /* Whether modules keep struct live_metrics (top_live.h) up to date: the

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "diff/diff_cmd.h"
 #include "jetson/jetson.h"
+#include "kernel/check_cmd.h"
 #include "log.h"
 #include "record.h"
 #include "report.h"
@@ -22,6 +23,8 @@ int main(int argc, char **argv)
 		return report_cmd_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "diff"))
 		return diff_cmd_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "check"))
+		return check_cmd_main(argc - 1, argv + 1);
 	rc = cli_parse(argc, argv, &o, stderr);
 	if (rc)
 		return rc;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "bpf_parts.h"
+#include "kernel/check_cmd.h"
 #include "kernel/vstat.h"
 #include "jetson/jetson_module.h"
 #include "probes.h"
@@ -1650,6 +1651,13 @@ int record_main(const struct cli_opts *cli)
 		if (modules[i]->attach && modules[i]->attach(r.mstate[i]))
 			goto out;
 		malloc_trim(0);
+	}
+	/* `ebpf-prof check`: everything loaded and attached; the held command
+	 * never runs (closing its pipe below ends it). */
+	if (o->check) {
+		check_result_fill(o->check, &kf, &r.vs);
+		rc = 0;
+		goto out;
 	}
 	if (o->metrics_addr && metrics_server_start(&r.metrics, o->metrics_addr))
 		goto out;
