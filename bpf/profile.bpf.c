@@ -64,8 +64,15 @@ static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
 #if defined(__TARGET_ARCH_x86)
 	/* The context only allows full 8-byte loads; cs shares its slot with
 	 * padding (and FRED bits on new kernels), the privilege level is in
-	 * the low two bits either way. */
-	return (*(volatile __u64 *)&ctx->regs.cs & 3) != 0;
+	 * the low two bits either way. Read at its fixed offset (slot 17 of
+	 * pt_regs, as the entry code pushes it on every kernel), not through
+	 * a CO-RE relocation: vmlinux.h declares cs as FRED kernels (6.9+) do,
+	 * a u16 in a union, and libbpf refuses the 8-byte load of a 2-byte
+	 * field on the kernels whose cs is an unsigned long (5.10, 6.1 failed
+	 * to load the sampler). */
+	_Static_assert(__builtin_offsetof(struct bpf_perf_event_data, regs.cs) == 17 * 8,
+		       "x86-64 pt_regs: cs in slot 17");
+	return (*(volatile __u64 *)((void *)ctx + 17 * 8) & 3) != 0;
 #elif defined(__TARGET_ARCH_arm64)
 	return (*(volatile __u64 *)&ctx->regs.pstate & 0xf) == 0; /* PSR_MODE_EL0t */
 #else
