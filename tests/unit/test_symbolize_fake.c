@@ -201,6 +201,9 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/proc/%u' && ln -s / '%s/proc/%u/root'", tmp,
 		 FAKE_PID, tmp, FAKE_PID);
 	CHECK(system(cmd) == 0);
+	/* The executable, as the symbolizer checks it for an exec since. */
+	snprintf(cmd, sizeof(cmd), "ln -s '%s' '%s/proc/%u/exe'", exe, tmp, FAKE_PID);
+	CHECK(system(cmd) == 0);
 	snprintf(trunc, sizeof(trunc), "%s/trunc lib.so", tmp);
 	snprintf(cmd, sizeof(cmd), "head -c 2000 '%s' > '%s'", lib, trunc);
 	CHECK(system(cmd) == 0);
@@ -321,22 +324,34 @@ int main(void)
 	symbolizer_forget_pid(s, 999999); /* unknown pid: no-op */
 
 	/* The process exited while its samples are drained: its maps read
-	 * empty (a zombie's) and its root and map_files are gone. An unknown
+	 * empty (a zombie's) and its root, exe and map_files are gone. An unknown
 	 * address forces a re-read; the maps read before must stay (s), and a
 	 * session prepared while it ran (s2) opens its files by their paths,
 	 * which it saw from the same root. */
 	{
-		struct symbolizer *s2 = NULL;
+		struct symbolizer *s2 = NULL, *s4 = NULL;
+		struct symbolizer_opts o4 = o;
 
 		CHECK_INT_EQ(symbolizer_new(&s2, &o), 0);
 		if (s2)
 			symbolizer_prepare_pid(s2, FAKE_PID);
+		/* The default re-read interval, as in a recording: an unknown
+		 * address soon after the maps were read asks whether the
+		 * process exec'ed. */
+		o4.reload_min_interval_ms = 0;
+		CHECK_INT_EQ(symbolizer_new(&s4, &o4), 0);
+		if (s4)
+			symbolizer_prepare_pid(s4, FAKE_PID);
 		snprintf(cmd, sizeof(cmd), "%s/proc/%u/maps", tmp, FAKE_PID);
 		maps = fopen(cmd, "w");
 		CHECK(maps != NULL);
 		if (maps)
 			fclose(maps);
 		snprintf(cmd, sizeof(cmd), "%s/proc/%u/root", tmp, FAKE_PID);
+		CHECK(unlink(cmd) == 0);
+		/* Its exe is gone too: an unknown address must not pass for
+		 * an exec (a state started over would have no maps at all). */
+		snprintf(cmd, sizeof(cmd), "%s/proc/%u/exe", tmp, FAKE_PID);
 		CHECK(unlink(cmd) == 0);
 		expect(s, FAKE_PID, 0x10, "[unknown] 0x10", false);
 		expect(s, FAKE_PID, fn1, "symtarget_func_one", true);
@@ -348,6 +363,11 @@ int main(void)
 				 alpha_off);
 			expect(s2, FAKE_PID, BASE + 0x200000 + alpha_off, path, false);
 			symbolizer_free(s2);
+		}
+		if (s4) {
+			expect(s4, FAKE_PID, 0x10, "[unknown] 0x10", false);
+			expect(s4, FAKE_PID, fn1, "symtarget_func_one", true);
+			symbolizer_free(s4);
 		}
 	}
 

@@ -1226,8 +1226,13 @@ int symbolizer_user(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sy
 			dev_t dev;
 			ino_t ino;
 
+			/* A process gone since (no exe to read: 0/0) has not
+			 * exec'ed: starting over would replace the maps read
+			 * while it ran with a zombie's empty ones, and every
+			 * later frame of it would be unknown (seen when the
+			 * recorder fell seconds behind a short command). */
 			exe_identity(s, pid, &dev, &ino);
-			if (dev != ps->exe_dev || ino != ps->exe_ino) {
+			if ((dev || ino) && (dev != ps->exe_dev || ino != ps->exe_ino)) {
 				symbolizer_forget_pid(s, pid);
 				s->st.reloads++;
 				s->st.lookups--; /* counted again below */
