@@ -48,7 +48,8 @@ struct sysmon {
 	struct ring_buffer *rb;
 	struct bpf_link *links[NTP];
 	bool tp_ok[NTP];
-	bool tp_logged; /* setup runs again if the shared BPF load failed */
+	bool tp_refused[NTP]; /* the kernel refused its program: left out */
+	bool tp_logged;	      /* setup runs again if the shared BPF load failed */
 	struct memstate mem;
 	struct thermal_tl tl;
 	struct sysfs_seed seed;
@@ -258,8 +259,8 @@ static int sm_bpf_setup(void *state, struct modules_bpf *skel)
 
 	m->mem.rss_step = (uint64_t)skel->rodata->rss_step;
 	for (int i = 0; i < NTP; i++) {
-		m->tp_ok[i] = tracepoint_exists(tp_names[i]);
-		if (!m->tp_ok[i] && !m->tp_logged)
+		m->tp_ok[i] = tracepoint_exists(tp_names[i]) && !m->tp_refused[i];
+		if (!m->tp_ok[i] && !m->tp_refused[i] && !m->tp_logged)
 			log_info("tracepoint %s not in this kernel: its data is unavailable",
 				 tp_names[i]);
 		bpf_program__set_autoload(tp_prog(skel, i), m->tp_ok[i]);
@@ -281,6 +282,37 @@ static int sm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
 	}
 	m->skel = skel;
 	return 0;
+}
+
+/* Each tracepoint's program stands alone: one the kernel refuses costs its
+ * own data, not the others' (RSS then comes from /proc sampling, as where
+ * the tracepoint is missing). */
+static const char *sm_bpf_refused(void *state, const char *prog)
+{
+	static const char *const lost[NTP] = {
+		"RSS from /proc sampling instead of every change; the other tracepoints kept",
+		"OOM kills not seen as they happen; the other tracepoints kept",
+		"CPU frequency changes not seen; the other tracepoints kept",
+		"CPU frequency limits not seen; the other tracepoints kept",
+		"thermal zone temperatures from sysfs sampling only; the other tracepoints kept",
+		"thermal trip points not seen; the other tracepoints kept",
+		"cooling device changes not seen; the other tracepoints kept",
+		"exec of a followed process seen only from /proc; the other tracepoints kept",
+	};
+	/* tp_prog's order. */
+	static const char *const names[NTP] = {
+		"sm_rss",     "sm_oom",	 "sm_cpufreq", "sm_cpufreq_lim",
+		"sm_thermal", "sm_trip", "sm_cdev",    "sm_exec",
+	};
+	struct sysmon *m = state;
+
+	for (int i = 0; i < NTP; i++) {
+		if (m->tp_refused[i] || strcmp(prog, names[i]))
+			continue;
+		m->tp_refused[i] = true;
+		return lost[i];
+	}
+	return NULL;
 }
 
 static int sm_add_target(void *state, uint32_t pid)
@@ -809,6 +841,7 @@ const struct rec_module sysmon_rec_module = {
 	.bpf_part = "sm_",
 	.bpf_setup = sm_bpf_setup,
 	.bpf_loaded = sm_bpf_loaded,
+	.bpf_refused = sm_bpf_refused,
 	.add_target = sm_add_target,
 	.attach = sm_attach,
 	.poll = sm_poll,

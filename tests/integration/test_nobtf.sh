@@ -76,7 +76,15 @@ check_run() {
 	ERRLOG=$PROF_ERR BTF=$btf ep_py "$1" <<'PY'
 err = open(os.environ["ERRLOG"]).read().splitlines()
 K = R.get("kernel") or {}
-check(K == {"btf": False, "btf_file": os.environ["BTF"], "tracepoint_programs": "raw_tp"}, "report.kernel %r" % K)
+check({k: K.get(k) for k in ("btf", "btf_file", "tracepoint_programs")} ==
+      {"btf": False, "btf_file": os.environ["BTF"], "tracepoint_programs": "raw_tp"}, "report.kernel %r" % K)
+# The programs loaded are the raw_tp twins, all of them, none given up.
+P = {p["name"]: p for p in K.get("bpf_programs", [])}
+check(P.get("sched_switch_raw", {}).get("loaded") and "sched_switch" not in P,
+      "switch programs %r" % [n for n in P if n.startswith("sched_switch")])
+check(all(p["loaded"] and p["within_margins"] for p in P.values()),
+      "programs not loaded or past a margin: %r" % [n for n, p in P.items() if not p["within_margins"]])
+check(K.get("bpf_degraded") == [], "degraded %r" % K.get("bpf_degraded"))
 w = [l for l in err if "warning" in l and "no BTF" in l]
 check(len(w) == 2, "%d warning lines about the missing BTF, want 2: %r" % (len(w), w))
 check(any("raw_tp programs" in l and os.environ["BTF"] in l for l in w), "no raw_tp line: %r" % w)
