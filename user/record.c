@@ -1441,6 +1441,10 @@ int record_main(const struct cli_opts *cli)
 		.kf = &kf,
 		.vs = &r.vs,
 	};
+	/* Tests: EBPF_PROF_FAULT_BPF=profile:PROGRAM refuses a sampler program
+	 * (the modules' parts take the rest of the variable, bpf_parts.h). */
+	if (getenv("EBPF_PROF_FAULT_BPF") && !strncmp(getenv("EBPF_PROF_FAULT_BPF"), "profile:", 8))
+		so.fault_prog = getenv("EBPF_PROF_FAULT_BPF") + 8;
 	r.ri.exit_status = -1;
 	r.ri.freq_hz = o->freq_hz;
 	r.ri.kernel_frames = o->kernel_stacks;
@@ -1502,7 +1506,7 @@ int record_main(const struct cli_opts *cli)
 	if (sampler_open(&r.sampler, &so, on_event, &r))
 		goto out;
 	symbolizer_set_mmap_gen(r.sym, sampler_mmap_gen(r.sampler));
-	if (so.kwalk) {
+	if (sampler_kwalk(r.sampler)) {
 		struct sampler_uw_fds fds;
 		struct ktables_opts ko = { .proc_root = o->proc_root,
 					   .fault_unmapped = getenv("EBPF_PROF_FAULT_NO_TABLE") };
@@ -1588,7 +1592,7 @@ int record_main(const struct cli_opts *cli)
 	r.mctx.vs = &r.vs;
 	r.mctx.targets_map_fd = sampler_targets_fd(r.sampler);
 	r.mctx.uw_objs_fd = r.mctx.uw_blk_pc_fd = r.mctx.uw_procs_fd = -1;
-	if (so.kwalk) {
+	if (sampler_kwalk(r.sampler)) {
 		struct sampler_uw_fds fds;
 
 		sampler_get_uw_fds(r.sampler, &fds);

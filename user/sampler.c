@@ -33,6 +33,7 @@ struct sampler {
 	int *pfds;
 	int ncpus;
 	struct sampler_opts opts;
+	struct kfeat kf; /* opts.kf points here: the features this object was built for */
 };
 
 static int open_cpu_clock(uint32_t freq, int cpu)
@@ -75,8 +76,11 @@ static size_t ring_bytes(uint32_t freq_hz, uint32_t stack_bytes)
 	return sz;
 }
 
-int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_event_fn fn,
-		 void *ctx)
+/* One try at opening and loading. -EAGAIN: the kernel refused the sampling
+ * program that walks stacks with bpf_loop (CFI tables, Python frames),
+ * said and noted in opts->vs; sampler_open tries its twin without. */
+static int open_once(struct sampler **out, const struct sampler_opts *opts, sampler_event_fn fn,
+		     void *ctx)
 {
 	struct sampler *s;
 	size_t ring;
@@ -86,6 +90,8 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 	if (!s)
 		return -ENOMEM;
 	s->opts = *opts;
+	s->kf = *opts->kf;
+	s->opts.kf = &s->kf;
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = opts->btf_path);
 	s->skel = profile_bpf__open_opts(&oo);
 	if (!s->skel) {
@@ -184,10 +190,34 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 		log_error("cannot size the BPF ring buffer to %zu bytes: %s", ring, strerror(-err));
 		goto fail;
 	}
+	/* Fault injection (tests): "profile:PROGRAM" makes the kernel refuse
+	 * that program, as a kernel without something it needs would. */
+	if (opts->fault_prog) {
+		struct bpf_program *p =
+			bpf_object__find_program_by_name(s->skel->obj, opts->fault_prog);
+
+		if (p && bpf_program__autoload(p))
+			bpf_program__set_type(p, BPF_PROG_TYPE_UNSPEC);
+	}
 	err = vstat_prepare(opts->vs, s->skel->obj);
 	if (!err)
 		err = profile_bpf__load(s->skel);
 	vstat_collect(opts->vs, s->skel->obj, "profile", err);
+	if (err && opts->kf->have[KFEAT_BPF_LOOP]) {
+		const struct vstat_prog *bad = vstat_refused(opts->vs, "profile");
+
+		if (bad && !strcmp(bad->name, "on_cpu_sample")) {
+			const char *lost =
+				"its twin without bpf_loop loaded instead: CPU user "
+				"stacks by frame pointers (no CFI walk, no Python frames)";
+
+			log_warn("CPU sampling: this kernel refuses BPF program %s (%s): %s",
+				 bad->name, bad->reason, lost);
+			vstat_add_degraded(opts->vs, bad->name, bad->reason, lost);
+			err = -EAGAIN;
+			goto fail;
+		}
+	}
 	/* libbpf found no BTF for the relocations: not in sysfs, not at its
 	 * other places (record.c checked them), and no --btf. */
 	if (err == -ESRCH && !opts->btf_path && !opts->kf->btf) {
@@ -227,6 +257,31 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_
 fail:
 	sampler_close(s);
 	return err;
+}
+
+int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_event_fn fn,
+		 void *ctx)
+{
+	struct sampler_opts o = *opts;
+	struct kfeat kf = *opts->kf;
+	int err = open_once(out, opts, fn, ctx);
+
+	if (err != -EAGAIN)
+		return err;
+	/* As on a kernel without bpf_loop: the twin, frame-pointer stacks. */
+	kf.have[KFEAT_BPF_LOOP] = false;
+	o.kf = &kf;
+	o.kwalk = false;
+	o.python = false;
+	o.stack_bytes = 0;
+	o.fault_prog = NULL;
+	err = open_once(out, &o, fn, ctx);
+	return err == -EAGAIN ? -EACCES : err;
+}
+
+bool sampler_kwalk(const struct sampler *s)
+{
+	return s->opts.kwalk;
 }
 
 int sampler_add_target(struct sampler *s, uint32_t pid)

@@ -36,6 +36,8 @@ struct sampler_opts {
 	/* Where the verifier's figures of the programs go (kernel/vstat.h);
 	 * NULL: not kept. */
 	struct vstat *vs;
+	/* Tests: the program the kernel is made to refuse; NULL in runs. */
+	const char *fault_prog;
 };
 
 /* The in-kernel walker's maps, for user/unwind/ktables.c and for the other
@@ -52,6 +54,9 @@ typedef int (*sampler_event_fn)(void *ctx, const void *data, size_t size);
  * returns -errno. */
 int sampler_open(struct sampler **out, const struct sampler_opts *opts, sampler_event_fn fn,
 		 void *ctx);
+/* Whether user stacks are walked in the kernel (opts.kwalk, unless the
+ * kernel refused the walking program and its twin took over). */
+bool sampler_kwalk(const struct sampler *s);
 /* Adds a process (tgid) to the in-kernel filter. */
 int sampler_add_target(struct sampler *s, uint32_t pid);
 /* The tgid filter map, for other BPF objects to share (bpf_map__reuse_fd). */

@@ -15,7 +15,11 @@
 #               takes its twin without bpf_loop, says so in one line and in
 #               report.json kernel.bpf_degraded, and keeps on/off-CPU time
 #               (the sleeper >= 95% off-CPU) and off-CPU stacks (frame
-#               pointers) to sleep_phase; `check` would have said NOT OK.
+#               pointers) to sleep_phase.
+#   sampler     EBPF_PROF_FAULT_BPF=profile:on_cpu_sample: the CPU sampler
+#               takes its twin without bpf_loop (frame-pointer stacks), says
+#               so once and in bpf_degraded; the spinner's samples still
+#               reach spin_phase; the scheduler view is whole.
 # Needs root.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -117,5 +121,22 @@ check(len(d) == 1 and d[0]["program"] == "sched_switch" and d[0]["reason"] and "
 progs = {p["name"]: p for p in R["kernel"]["bpf_programs"]}
 check(progs.get("sched_switch", {}).get("loaded") is False, "sched_switch %r" % progs.get("sched_switch"))
 check(progs.get("sched_switch_noloop", {}).get("loaded") is True, "the twin %r" % progs.get("sched_switch_noloop"))
+PY
+# --- the CPU sampler's walking program refused ---
+EBPF_PROF_FAULT_BPF=profile:on_cpu_sample ep_prof_run 60 -v -F 199 -o "$EP_WORK/cpu" -- \
+	"$EP_TARGETS_DIR/offcpu_mix" --seconds "$SECS" --dir "$EP_WORK"
+[ "$PROF_RC" -eq 0 ] || ep_fail "sampler-degraded recording: exit $PROF_RC: $(tail -n 5 "$PROF_ERR")"
+n=$(grep -c "this kernel refuses BPF program on_cpu_sample" "$PROF_ERR")
+[ "$n" -eq 1 ] || ep_fail "the refused sampler program is said $n times, want once"
+sched_ok "$EP_WORK/cpu" || exit 1
+ep_py "$EP_WORK/cpu" <<'PY'
+d = R["kernel"]["bpf_degraded"]
+check([x["program"] for x in d] == ["on_cpu_sample"] and "frame pointers" in d[0]["lost"], "bpf_degraded %r" % d)
+progs = {p["name"]: p for p in R["kernel"]["bpf_programs"]}
+check(progs.get("on_cpu_sample_noloop", {}).get("loaded") is True, "the twin %r" % progs.get("on_cpu_sample_noloop"))
+F = load_folded("stacks.folded")
+spin = sum(c for fr, c in F if fr[0] == "spinner")
+inside = sum(c for fr, c in F if fr[0] == "spinner" and "spin_phase" in fr)
+check(spin >= 100 and inside >= 0.9 * spin, "spinner: %d samples, %d in spin_phase" % (spin, inside))
 PY
 ep_log "ok"
