@@ -104,6 +104,16 @@ ep_cleanup()
 
 # ep_now_ms: monotonic milliseconds (CLOCK_BOOTTIME via /proc/uptime is enough
 # for the second-scale durations the tests bound).
+# Time the hypervisor has stolen from this machine's CPUs since boot, in
+# ns (/proc/stat's steal column, USER_HZ ticks). A thread's CPU clock leaves
+# it out (paravirt steal accounting), our on-CPU time, read from the
+# monotonic clock between its switches, does not: tests that compare the
+# two allow what was stolen during the run.
+ep_steal_ns()
+{
+	awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" {printf "%.0f\n", $9 * 1e9 / hz; exit}' /proc/stat
+}
+
 ep_now_ms()
 {
 	local up
