@@ -18,6 +18,7 @@ void cli_usage(FILE *out)
 {
 	fputs("Usage: ebpf-prof [OPTIONS] --pid PID[,PID...]\n"
 	      "       ebpf-prof [OPTIONS] -- COMMAND [ARGS...]\n"
+	      "       ebpf-prof check [--json]   what this kernel's verifier takes, per program (run first)\n"
 	      "       ebpf-prof jetson [--help]   what the Jetson module sees on this board\n"
 	      "       ebpf-prof top [OPTIONS] --pid PID | -- COMMAND   live view (records too)\n"
 	      "       ebpf-prof report DIR   rebuild DIR/report.html and cycles.csv from report.json\n"
