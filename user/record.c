@@ -1200,7 +1200,8 @@ static void collect_drops(struct recorder *r)
 		return;
 	r->prof.drops[PROF_DROP_RINGBUF_FULL] += d[EP_DROP_RINGBUF_FULL];
 	/* Ticks taken on targets whose record never reached the handler (the
-	 * ones read stood for their skipped ticks there). */
+	 * ones read stood for their skipped ticks there). unread_at_stop
+	 * counts records of any kind, at a limited rate nearly all samples. */
 	r->prof.drops[PROF_DROP_RATE_LIMITED] += tick_guard_skipped(
 		&r->tick, d[EP_DROP_RINGBUF_FULL] + r->prof.drops[PROF_DROP_UNREAD]);
 	r->prof.drops[PROF_DROP_USER_STACK] += d[EP_DROP_USER_STACK_ERR];
