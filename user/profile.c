@@ -416,6 +416,8 @@ const char *profile_drop_name(enum prof_drop d)
 		return "collector";
 	case PROF_DROP_UNREAD:
 		return "unread_at_stop";
+	case PROF_DROP_RATE_LIMITED:
+		return "rate_limited";
 	case PROF_DROP__COUNT:
 		break;
 	}

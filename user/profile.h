@@ -54,6 +54,7 @@ enum prof_drop {
 	PROF_DROP_EVENT_LOST,	   /* fork/exit notice lost */
 	PROF_DROP_COLLECTOR,	   /* collector could not process (e.g. ENOMEM) */
 	PROF_DROP_UNREAD,	   /* queued, not read in the bounded drain at stop */
+	PROF_DROP_RATE_LIMITED,	   /* -F above the tick limit (overload/tick_guard.h) */
 	PROF_DROP__COUNT
 };
 

@@ -34,6 +34,7 @@
 #include "output.h"
 #include "overload/links.h"
 #include "overload/priority.h"
+#include "overload/tick_guard.h"
 #include "proc/proc_info.h"
 #include "rec_module.h"
 #include "profile.h"
@@ -138,6 +139,7 @@ struct recorder {
 	bool stop_requested;
 	struct metrics_server *metrics; /* --metrics */
 	struct rotator *rot;		/* --rotate */
+	struct tick_guard tick;		/* -F against the perf interrupt limit */
 };
 
 /* rec_ctx.notify_held: every module attaches to the held command first. */
@@ -529,7 +531,7 @@ static int rotate(struct recorder *r)
 	metrics_server_fold(r->metrics, &r->prof);
 	memcpy(drops, r->prof.drops, sizeof(drops));
 	profile_free(&r->prof);
-	if (profile_init(&r->prof, r->opts->freq_hz)) {
+	if (profile_init(&r->prof, r->tick.tick_hz)) {
 		log_error("rotate: out of memory for a new profile");
 		r->stop_requested = true;
 		return -ENOMEM;
@@ -703,6 +705,9 @@ static int on_event(void *ctx, const void *data, size_t size)
 			pyframes_on_event(r->py, data, size);
 		break;
 	case EP_EV_SAMPLE:
+		/* Here, not at stop: a --rotate interval and the live view get
+		 * their share. */
+		r->prof.drops[PROF_DROP_RATE_LIMITED] += tick_guard_skipped(&r->tick, 1);
 		if (size < EP_SAMPLE_HDR_SIZE) {
 			r->prof.drops[PROF_DROP_COLLECTOR]++;
 			return 0;
@@ -1209,6 +1214,11 @@ static void collect_drops(struct recorder *r)
 	if (sampler_read_drops(r->sampler, d))
 		return;
 	r->prof.drops[PROF_DROP_RINGBUF_FULL] += d[EP_DROP_RINGBUF_FULL];
+	/* Ticks taken on targets whose record never reached the handler (the
+	 * ones read stood for their skipped ticks there). unread_at_stop
+	 * counts records of any kind, at a limited rate nearly all samples. */
+	r->prof.drops[PROF_DROP_RATE_LIMITED] += tick_guard_skipped(
+		&r->tick, d[EP_DROP_RINGBUF_FULL] + r->prof.drops[PROF_DROP_UNREAD]);
 	r->prof.drops[PROF_DROP_USER_STACK] += d[EP_DROP_USER_STACK_ERR];
 	r->prof.drops[PROF_DROP_KERN_STACK] += d[EP_DROP_KERN_STACK_ERR];
 	r->prof.drops[PROF_DROP_TARGET_MAP_FULL] += d[EP_DROP_TARGET_MAP_FULL];
@@ -1411,6 +1421,11 @@ int record_main(const struct cli_opts *cli)
 	struct collector_prio prio;
 
 	libbpf_set_print(libbpf_print);
+	/* First: until then a target with hundreds of busy threads leaves us
+	 * one share in hundreds, and the feature probes below load ~340 BPF
+	 * programs (~50 ms of CPU, seconds at that share). Before any thread
+	 * or child is started: they inherit it. */
+	collector_priority_raise(&prio);
 	if (check_environment(o->btf_path))
 		return 1;
 	kfeat_probe(&kf);
@@ -1429,8 +1444,14 @@ int record_main(const struct cli_opts *cli)
 			 "(types from %s); off-CPU episodes have no kernel frames "
 			 "(bpf_get_task_stack needs the kernel's BTF)",
 			 o->btf_path ? o->btf_path : "libbpf's vmlinux file");
+	tick_guard_init(&r.tick, o->freq_hz);
+	if (tick_guard_limited(&r.tick))
+		log_warn("-F %u: sampling at %u Hz per CPU, the overload guard's limit (each tick "
+			 "is a timer interrupt on every CPU, whatever runs there); the ticks not "
+			 "taken on the targets are counted as lost (rate_limited)",
+			 r.tick.requested_hz, r.tick.tick_hz);
 	so = (struct sampler_opts){
-		.freq_hz = o->freq_hz,
+		.freq_hz = r.tick.tick_hz,
 		.kernel_stacks = o->kernel_stacks,
 		.stack_bytes = o->unwind == CLI_UNWIND_FP || o->unwind == CLI_UNWIND_KERNEL
 				       ? 0
@@ -1446,7 +1467,8 @@ int record_main(const struct cli_opts *cli)
 	if (getenv("EBPF_PROF_FAULT_BPF") && !strncmp(getenv("EBPF_PROF_FAULT_BPF"), "profile:", 8))
 		so.fault_prog = getenv("EBPF_PROF_FAULT_BPF") + 8;
 	r.ri.exit_status = -1;
-	r.ri.freq_hz = o->freq_hz;
+	r.ri.freq_hz = r.tick.tick_hz;
+	r.ri.requested_hz = o->freq_hz;
 	r.ri.kernel_frames = o->kernel_stacks;
 	r.ri.unwind.mode = unwind_mode_name(o->unwind);
 	r.ri.kernel_btf = kf.btf;
@@ -1460,8 +1482,6 @@ int record_main(const struct cli_opts *cli)
 	if (pprof_elf_cache_new(&r.ri.elf_cache))
 		r.ri.elf_cache = NULL; /* each pprof file reads the DWARF itself */
 	ensure_tracefs();
-	/* Before any thread or child is started: they inherit it. */
-	collector_priority_raise(&prio);
 	r.mctx.child_nice = prio.old_nice;
 	if (prio.nice_err || prio.rt_err)
 		log_info("collector priority not raised (%s): a target with more busy threads "
@@ -1486,7 +1506,8 @@ int record_main(const struct cli_opts *cli)
 		goto out;
 	}
 
-	if (profile_init(&r.prof, o->freq_hz)) {
+	/* A sample weighs the period it was taken at. */
+	if (profile_init(&r.prof, r.tick.tick_hz)) {
 		log_error("out of memory");
 		goto out;
 	}
@@ -1709,7 +1730,7 @@ int record_main(const struct cli_opts *cli)
 	}
 	if (log_get_level() >= LOG_INFO)
 		log_info("sampling %zu process(es) at %u Hz%s; Ctrl-C to stop", r.ri.ntargets,
-			 o->freq_hz, deadline ? "" : " until they exit");
+			 r.tick.tick_hz, deadline ? "" : " until they exit");
 
 	r.ri.stop_reason = "targets-exited";
 	const struct timespec rt_yield = { 0, COLLECTOR_RT_YIELD_MS * 1000000l };

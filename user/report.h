@@ -87,7 +87,10 @@ struct run_info {
 	int exit_status; /* launch mode: child's exit code, 128+sig if killed, -1 if unknown */
 	uint64_t start_mono_ns, end_mono_ns;
 	struct timespec start_wall, end_wall; /* CLOCK_REALTIME */
+	/* The perf events' rate, and -F: above it when the overload guard
+	 * limited the tick (overload/tick_guard.h); 0: the same. */
 	uint32_t freq_hz;
+	uint32_t requested_hz;
 	bool kernel_frames;
 	const char *stop_reason; /* "duration", "signal", "targets-exited" */
 	const char *output_dir;

@@ -72,8 +72,11 @@ void print_summary(const struct profile *p, const struct run_info *ri, FILE *out
 	print_target(ri, out);
 	uint64_t dur = ri->end_mono_ns > ri->start_mono_ns ? ri->end_mono_ns - ri->start_mono_ns
 							   : 0;
-	fprintf(out, "duration: %.2f s at %" PRIu32 " Hz%s%s\n", (double)dur / 1e9, p->freq_hz,
-		ri->stop_reason ? ", stopped by " : "", ri->stop_reason ? ri->stop_reason : "");
+	fprintf(out, "duration: %.2f s at %" PRIu32 " Hz", (double)dur / 1e9, p->freq_hz);
+	if (ri->requested_hz > p->freq_hz)
+		fprintf(out, " (-F %" PRIu32 " limited by the overload guard)", ri->requested_hz);
+	fprintf(out, "%s%s\n", ri->stop_reason ? ", stopped by " : "",
+		ri->stop_reason ? ri->stop_reason : "");
 
 	if (!p->total_samples) {
 		fputs("samples:  0 - no CPU samples were collected.\n"

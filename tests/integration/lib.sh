@@ -86,6 +86,10 @@ ep_cleanup()
 	for pid in "${EP_PIDS[@]}"; do
 		ep_stop_pid "$pid"
 	done
+	if [ -n "${EP_PERF_RATE_SAVED:-}" ]; then
+		echo "$EP_PERF_RATE_SAVED" >/proc/sys/kernel/perf_event_max_sample_rate ||
+			echo "[$EP_TEST_NAME] could not restore perf_event_max_sample_rate=$EP_PERF_RATE_SAVED" >&2
+	fi
 	if [ -n "$EP_WORK" ] && [ -d "$EP_WORK" ]; then
 		if [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ]; then
 			rm -rf "$EP_WORK"
@@ -188,6 +192,58 @@ ep_prof_run()
 	PROF_MS=$(($(ep_now_ms) - t0))
 	if [ "$PROF_RC" -eq 124 ] || [ "$PROF_RC" -eq 137 ]; then
 		ep_fail "ebpf-prof $* did not finish within ${timeout}s (stderr: $(tail -n 5 "$PROF_ERR"))"
+	fi
+}
+
+# ep_perf_rate_unthrottled: the kernel lets the perf interrupt run at
+# 100 kHz (kernel.perf_event_max_sample_rate 100000, its boot default) for
+# this test, whatever an earlier perf run or the kernel's own throttling
+# left there, so that high -F is tested where nothing but ebpf-prof limits
+# it. The old value is put back at exit (ep_cleanup).
+ep_perf_rate_unthrottled()
+{
+	local f=/proc/sys/kernel/perf_event_max_sample_rate
+	[ -w "$f" ] || ep_fail "$f is not writable"
+	[ -n "${EP_PERF_RATE_SAVED:-}" ] || EP_PERF_RATE_SAVED=$(cat "$f")
+	echo 100000 >"$f" || ep_fail "cannot set $f to 100000"
+	[ "$(cat "$f")" -eq 100000 ] || ep_fail "$f is $(cat "$f") after writing 100000"
+}
+
+# ep_prof_run_nice0 TIMEOUT_S ARGS...: like ep_prof_run, for timings under
+# load: this shell polls and times, so it must not be starved itself and
+# runs at nice -20 meanwhile, and so does timeout, which reaps ebpf-prof;
+# ebpf-prof alone starts at nice 0 (nice -n 20 from -20), as a user would
+# start it. Targets are started before, at nice 0. Also sets ATTACH_MS
+# (until the perf events are open).
+ep_prof_run_nice0()
+{
+	local timeout=$1 t0 pid epid
+	shift
+	renice -n -20 $$ >/dev/null || ep_fail "cannot renice the test shell"
+	PROF_OUT="$EP_WORK/prof.$RANDOM.out"
+	PROF_ERR="${PROF_OUT%.out}.err"
+	t0=$(ep_now_ms)
+	timeout -k 5 "$timeout" nice -n 20 "$EP_BIN" "$@" >"$PROF_OUT" 2>"$PROF_ERR" </dev/null &
+	pid=$!
+	EP_PIDS+=("$pid")
+	ATTACH_MS=
+	epid=
+	while ep_pid_alive "$pid"; do
+		# timeout forks nice, which execs ebpf-prof: watch that child's
+		# descriptors.
+		[ -n "$epid" ] || epid=$(pgrep -P "$pid" | head -n1)
+		if [ -z "$ATTACH_MS" ] && [ -n "$epid" ] &&
+			find "/proc/$epid/fd" -maxdepth 1 -type l -lname 'anon_inode:\[perf_event\]' 2>/dev/null | grep -q .; then
+			ATTACH_MS=$(($(ep_now_ms) - t0))
+		fi
+		sleep 0.02
+	done
+	PROF_RC=0
+	wait "$pid" || PROF_RC=$?
+	PROF_MS=$(($(ep_now_ms) - t0))
+	renice -n 0 $$ >/dev/null
+	if [ "$PROF_RC" -eq 124 ] || [ "$PROF_RC" -eq 137 ]; then
+		ep_fail "ebpf-prof $* did not finish within ${timeout}s"
 	fi
 }
 

@@ -8,44 +8,10 @@
 ep_require_root
 ep_init
 
-# This shell polls and times: it must not be starved itself, so it runs at
-# nice -20 while it measures; targets are started at nice 0 before, and
-# ebpf-prof back at nice 0 (nice -n 20 from -20), as a user would start it.
-
-# run_at_nice0 TIMEOUT_S ARGS...: like ep_prof_run, plus ATTACH_MS (until the
-# perf events are open). Sets PROF_RC, PROF_MS, PROF_OUT, PROF_ERR.
-run_at_nice0()
-{
-	local timeout=$1 t0 pid epid
-	shift
-	renice -n -20 $$ >/dev/null || ep_fail "cannot renice the test shell"
-	PROF_OUT="$EP_WORK/prof.$RANDOM.out"
-	PROF_ERR="${PROF_OUT%.out}.err"
-	t0=$(ep_now_ms)
-	nice -n 20 timeout -k 5 "$timeout" "$EP_BIN" "$@" >"$PROF_OUT" 2>"$PROF_ERR" </dev/null &
-	pid=$!
-	EP_PIDS+=("$pid")
-	ATTACH_MS=
-	epid=
-	while ep_pid_alive "$pid"; do
-		# timeout forks ebpf-prof: watch that child's descriptors.
-		[ -n "$epid" ] || epid=$(pgrep -P "$pid" | head -n1)
-		if [ -z "$ATTACH_MS" ] && [ -n "$epid" ] &&
-			find "/proc/$epid/fd" -maxdepth 1 -type l -lname 'anon_inode:\[perf_event\]' 2>/dev/null | grep -q .; then
-			ATTACH_MS=$(($(ep_now_ms) - t0))
-		fi
-		sleep 0.02
-	done
-	PROF_RC=0
-	wait "$pid" || PROF_RC=$?
-	PROF_MS=$(($(ep_now_ms) - t0))
-	renice -n 0 $$ >/dev/null
-	[ "$PROF_RC" -ne 124 ] && [ "$PROF_RC" -ne 137 ] ||
-		ep_fail "ebpf-prof $* did not finish within ${timeout}s"
-}
+# Timed with the shell at nice -20, ebpf-prof at nice 0 (ep_prof_run_nice0).
 
 ep_start_target busy_threads 256 30
-run_at_nice0 60 --pid "$TARGET_PID" -F 99 -d 3 -o "$EP_WORK/out-256"
+ep_prof_run_nice0 60 --pid "$TARGET_PID" -F 99 -d 3 -o "$EP_WORK/out-256"
 [ "$PROF_RC" -eq 0 ] || ep_fail "256 threads: exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
 ep_log "256 busy threads: attached after ${ATTACH_MS:-?} ms, -d 3 run took ${PROF_MS} ms"
 [ -n "$ATTACH_MS" ] && [ "$ATTACH_MS" -lt 10000 ] || ep_fail "256 threads: attach took ${ATTACH_MS:-forever} ms, want < 10000"
@@ -65,7 +31,7 @@ ep_stop_pid "$TARGET_PID"
 # keeps its -d, every loss is counted, and the scheduler view either kept up
 # or says how many threads it could not follow.
 ep_start_target busy_threads 0 30 --forks
-run_at_nice0 60 --pid "$TARGET_PID" -F 99 -d 3 -o "$EP_WORK/out-forks"
+ep_prof_run_nice0 60 --pid "$TARGET_PID" -F 99 -d 3 -o "$EP_WORK/out-forks"
 [ "$PROF_RC" -eq 0 ] || ep_fail "fork storm: exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
 ep_log "fork storm: -d 3 run took ${PROF_MS} ms"
 [ "$PROF_MS" -lt 15000 ] || ep_fail "fork storm: -d 3 took ${PROF_MS} ms, want < 15000"

@@ -347,6 +347,10 @@ static cJSON *build_report(struct builder *b, const struct profile *p, const str
 	if (s) {
 		add(b, s, "frequency_hz", cJSON_CreateNumber(p->freq_hz));
 		add(b, s, "period_ns", u64(p->period_ns));
+		/* -F as given: above frequency_hz when the overload guard took
+		 * the samples at its limit (dropped.by_cause.rate_limited). */
+		add(b, s, "requested_hz",
+		    cJSON_CreateNumber(ri->requested_hz ? ri->requested_hz : p->freq_hz));
 		add(b, s, "kernel_frames", cJSON_CreateBool(ri->kernel_frames));
 	}
 	add(b, root, "stop_reason", str(ri->stop_reason));
