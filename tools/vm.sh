@@ -319,6 +319,8 @@ log=${EP_VM_LOG:-}
 mkdir -p "$out"
 [ -n "$log" ] || log=$out/console.log
 start=$(date +%s)
+# Created before qemu starts: the wait loop below reads it at once.
+: >"$log"
 "$qemu" "${machine[@]}" -smp 2 -m 2048 -nographic -no-reboot -nic none \
 	-kernel "$kernel" -initrd "$work/initrd.gz" \
 	-append "console=$console rdinit=/init panic=-1 quiet loglevel=3" >"$log" 2>&1 &
