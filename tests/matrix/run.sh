@@ -24,7 +24,7 @@
 #              their tracepoints, the in-kernel CFI walk on kernels with
 #              bpf_loop (5.17+; on 5.10 x86_64 unwinds a copied stack window
 #              here, arm64 walks frame pointers, said in one warning line),
-#              nothing dropped, no other warning.
+#              no other warning (samples dropped are shown, not failed).
 # Prints a table, one line per kernel and architecture, and the reasons of
 # every failure below it; exits 1 when a cell failed (a kernel that cannot
 # be downloaded fails its cells, saying so), 2 on a usage or set-up error.
@@ -302,9 +302,13 @@ def judge(a, k):
     want_old = "auto" if a == "x86_64" else "fp"
     if ver < (5, 17) and mode != want_old:
         bad.append("report.json: unwinding %r on %s (no bpf_loop), want %s" % (mode, release, want_old))
+    # Shown, not failed: under emulation the recorder waits seconds for
+    # kallsyms at its first kernel frame, and on a loaded host the ring
+    # can fill meanwhile (5.10 x86_64's copied stack windows fill it
+    # first); the checks above say whether enough was kept.
     drops = (R.get("dropped") or {}).get("total")
     if drops:
-        bad.append("report.json: %r samples dropped" % drops)
+        parts.append("%d dropped" % drops)
     for w in warns:
         # The expected degradations and this harness's own conditions.
         if re.search(r"bpf_loop \(Linux 5\.17\+\)", w) and ver < (5, 17):
