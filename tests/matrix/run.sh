@@ -7,7 +7,8 @@
 # In each boot:
 #   check      `ebpf-prof check --json` when the binary has the subcommand
 #              (`check --help` exits 0): exit 0, "ok": true, every program
-#              loaded; without it the cell says "absent" and does not fail
+#              loaded within the verifier margins, nothing degraded; without
+#              the subcommand the cell says "absent" and does not fail
 #              (EP_MATRIX_NEED_CHECK=1 makes that a failure);
 #   recording  `ebpf-prof -F 499 -- spin_sleep 2` (tests/matrix/spin_sleep.c:
 #              static, frame pointers, rounds of 4 ms in spin_work, 4 ms in
@@ -20,11 +21,12 @@
 #              stacks reaches main; run with -v, so that a program the
 #              kernel refuses is reported with the verifier's reason;
 #              report.json leaves no module out: the scheduler section is
-#              there, every sysmon tracepoint attached, RSS and OOM from
-#              their tracepoints, the in-kernel CFI walk on kernels with
-#              bpf_loop (5.17+; on 5.10 x86_64 unwinds a copied stack window
-#              here, arm64 walks frame pointers, said in one warning line),
-#              no other warning (samples dropped are shown, not failed).
+#              there, kernel.bpf_degraded empty, every sysmon tracepoint
+#              attached, RSS and OOM from their tracepoints, the in-kernel
+#              CFI walk on kernels with bpf_loop (5.17+; on 5.10 x86_64
+#              unwinds a copied stack window here, arm64 walks frame
+#              pointers, said in one warning line), no other warning
+#              (samples dropped are shown, not failed).
 # Prints a table, one line per kernel and architecture, and the reasons of
 # every failure below it; exits 1 when a cell failed (a kernel that cannot
 # be downloaded fails its cells, saying so), 2 on a usage or set-up error.
@@ -92,9 +94,10 @@ for a in $arches; do
 done
 
 # The check first looks for the subcommand, so that a binary without it
-# still records; its verdict is read on the host.
+# still records; its verdict is read on the host (-v: libbpf's reasons on
+# stderr, should the check fail before it has a table).
 cat >"$work/runs" <<'EOF'
-! if /opt/ep/ebpf-prof check --help >/dev/null 2>&1; then /opt/ep/ebpf-prof check --json >/result/out/check.json 2>/result/out/check.err; echo $? >/result/out/check.rc; else echo absent >/result/out/check.rc; fi
+! if /opt/ep/ebpf-prof check --help >/dev/null 2>&1; then /opt/ep/ebpf-prof check --json -v >/result/out/check.json 2>/result/out/check.err; echo $? >/result/out/check.rc; else echo absent >/result/out/check.rc; fi
 EOF
 
 # One cell: fetch (a failure is the cell's), boot, record, check on the host.
@@ -203,18 +206,32 @@ def judge(a, k):
         row["check"] = "no result"
         bad.append("check: did not run in the VM")
     else:
+        cerr = read(os.path.join(o, "check.err"), "") or ""
+        lines = [l for l in cerr.splitlines() if re.match(r"(ebpf-prof: error: |ebpf-prof check: |libbpf: extern )", l)]
+        why = "; ".join(dict.fromkeys(lines)) or cerr.strip()[-300:]
         try:
             C = json.loads(read(os.path.join(o, "check.json"), "") or "null")
         except ValueError as e:
             C = None
-            bad.append("check: output is not JSON (%s); stderr: %s" % (e, (read(os.path.join(o, "check.err"), "") or "").strip()[-300:]))
+            bad.append("check: output is not JSON (%s); stderr: %s" % (e, why))
+        if C is None:
+            row["check"] = "no result"
+            bad.append("check: exited %s without a result: %s" % (crc, why))
         if isinstance(C, dict):
             progs = C.get("programs") or []
             loaded = [p for p in progs if p.get("loaded")]
-            row["check"] = "%d/%d loaded%s" % (len(loaded), len(progs), "" if C.get("ok") else ", not ok")
+            over = [p for p in loaded if p.get("within_margins") is False]
+            row["check"] = "%d/%d loaded%s%s" % (len(loaded), len(progs), ", %d over margins" % len(over) if over else "",
+                                                 "" if C.get("ok") else ", not ok")
             for p in progs:
                 if not p.get("loaded"):
-                    bad.append("check: %s not loaded: %s" % (p.get("name"), p.get("reason")))
+                    bad.append("check: %s (%s) not loaded: %s" % (p.get("name"), p.get("object"), p.get("reason") or p.get("error")))
+            for p in over:
+                bad.append("check: %s (%s) over the margins: stack %s of %s (max %s), %s insns processed (max %s)"
+                           % (p.get("name"), p.get("object"), p.get("stack_combined"), p.get("stack_limit"), p.get("stack_max"),
+                              p.get("insns_processed"), p.get("insns_max")))
+            for g in C.get("degraded") or []:
+                bad.append("check: degraded: %s refused (%s): %s" % (g.get("program"), g.get("reason"), g.get("lost")))
             if C.get("ok") is not True:
                 bad.append("check: \"ok\" is %r" % C.get("ok"))
         if crc != "0":
@@ -287,6 +304,8 @@ def judge(a, k):
     parts.append(str(mode))
     if "sched" not in R:
         bad.append("report.json: no sched section (scheduler view off)")
+    for g in (R.get("kernel") or {}).get("bpf_degraded") or []:
+        bad.append("report.json: degraded: %s refused (%s): %s" % (g.get("program"), g.get("reason"), g.get("lost")))
     tps = (R.get("sysmon") or {}).get("tracepoints") or {}
     off = sorted(t for t, on in tps.items() if not on)
     if not tps or off:
