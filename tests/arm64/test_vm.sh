@@ -292,7 +292,8 @@ check(re.search(r"no BTF .*--btf FILE", console) is not None, "nobtf: the refusa
 check(rc("btf") == 0, "btf: with --btf exited %d" % rc("btf"))
 if rc("btf") == 0:
     Rb = load("runs/btf", "report.json")
-    check(Rb.get("kernel") == {"btf": False, "btf_file": btf, "tracepoint_programs": "raw_tp"},
+    check({k: (Rb.get("kernel") or {}).get(k) for k in ("btf", "btf_file", "tracepoint_programs")} ==
+          {"btf": False, "btf_file": btf, "tracepoint_programs": "raw_tp"},
           "btf: report.kernel %r" % Rb.get("kernel"))
     # Its stderr: the console from its EP-VM-RUN line to the next marker.
     err = re.split(r"^EP-VM-(?:RUN|RC|CMD)", console.split("EP-VM-RUN: btf ", 1)[-1], flags=re.M)[0]
