@@ -728,6 +728,9 @@ static int on_event(void *ctx, const void *data, size_t size)
 		memcpy(comm, e->comm, EP_COMM_LEN);
 		comm[EP_COMM_LEN] = '\0';
 		log_info("following new process %u (%s), child of %u", h->pid, comm, e->parent_pid);
+		/* A pid used again: the exited process's state (kept for its
+		 * late records) must not name the new one's frames. */
+		symbolizer_fork_pid(r->sym, h->pid);
 		if (add_target(r, h->pid, e->parent_pid, comm))
 			r->prof.drops[PROF_DROP_COLLECTOR]++;
 		/* The child has its parent's mappings until it execs. */
@@ -785,7 +788,8 @@ static int on_event(void *ctx, const void *data, size_t size)
 		for_each_module(r, i)
 			if (modules[i]->on_exit)
 				modules[i]->on_exit(r->mstate[i], h->pid, h->ts_ns);
-		symbolizer_forget_pid(r->sym, h->pid);
+		/* Not forgotten: the modules' rings may still hold its records. */
+		symbolizer_retire_pid(r->sym, h->pid);
 		if (r->kt)
 			ktables_forget(r->kt, h->pid);
 		if (r->py)

@@ -88,7 +88,6 @@ msub=$(dis main | sed -n 's/.*sub[[:space:]]*sp, sp, #0x\([0-9a-f]*\).*/\1/p' | 
 [ -n "$msub" ] && [ $((16#$msub)) -ge 1024 ] || fail "main in $nofp has no frame over 1 KiB (sub sp, #0x${msub:-?})"
 
 # The BTF the kernel carries, cut from the image the VM boots.
-cache=${EP_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ebpf-prof/arm64-vm}
 btf=$work/vmlinux.btf
 fx=""
 if [ -d "${EP_SHARED_DIR:-}/fixtures/jetson/expected" ]; then
@@ -116,12 +115,12 @@ fi
 files=""
 [ -z "$fx" ] || files="$fx/jp6-agx-orin-throttled $fx/jp4-nano"
 rc=0
-EP_VM_FETCH_ONLY=1 EP_ARM64_BIN=$EP_BUILD_DIR/ebpf-prof "$EP_SOURCE_DIR/tools/arm64-vm.sh" \
-	-o "$work/fetch" -- "$nofp" || fail "cannot fetch the VM's kernel"
-[ -f "$cache/vmlinuz" ] || fail "no kernel image in $cache"
+kimg=$(EP_VM_FETCH_ONLY=1 EP_ARM64_BIN=$EP_BUILD_DIR/ebpf-prof "$EP_SOURCE_DIR/tools/arm64-vm.sh" \
+	-o "$work/fetch" -- "$nofp") || fail "cannot fetch the VM's kernel"
+[ -f "$kimg" ] || fail "no kernel image at $kimg"
 aarch64-linux-gnu-nm "$sig" >"$work/vm_sig.nm" || fail "cannot read the symbols of $sig"
-python3 "$EP_SOURCE_DIR/tools/btf-from-image.py" "$cache/vmlinuz" "$btf" >/dev/null ||
-	fail "cannot cut the BTF out of $cache/vmlinuz"
+python3 "$EP_SOURCE_DIR/tools/btf-from-image.py" "$kimg" "$btf" >/dev/null ||
+	fail "cannot cut the BTF out of $kimg"
 EP_VM_RUNS=$work/runs EP_VM_PROGS="$nofp $nocfi $nofp_dyn $sig" EP_VM_FILES="$btf $files" \
 	EP_ARM64_BIN=$EP_BUILD_DIR/ebpf-prof "$EP_SOURCE_DIR/tools/arm64-vm.sh" -o "$work/out" -F 99 \
 	--probes none --probe vm_target:outer --probe vm_target:inner \
@@ -293,7 +292,8 @@ check(re.search(r"no BTF .*--btf FILE", console) is not None, "nobtf: the refusa
 check(rc("btf") == 0, "btf: with --btf exited %d" % rc("btf"))
 if rc("btf") == 0:
     Rb = load("runs/btf", "report.json")
-    check(Rb.get("kernel") == {"btf": False, "btf_file": btf, "tracepoint_programs": "raw_tp"},
+    check({k: (Rb.get("kernel") or {}).get(k) for k in ("btf", "btf_file", "tracepoint_programs")} ==
+          {"btf": False, "btf_file": btf, "tracepoint_programs": "raw_tp"},
           "btf: report.kernel %r" % Rb.get("kernel"))
     # Its stderr: the console from its EP-VM-RUN line to the next marker.
     err = re.split(r"^EP-VM-(?:RUN|RC|CMD)", console.split("EP-VM-RUN: btf ", 1)[-1], flags=re.M)[0]

@@ -54,17 +54,16 @@ target=$EP_BUILD_DIR/tests/vm_target
 [ -x "$target" ] || fail "no $target (built by the cross build)"
 work=$(mktemp -d /var/tmp/ep-test_vm_510.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-cache=${EP_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ebpf-prof/arm64-vm}
 export EP_VM_KERNEL=bullseye
 
-if ! EP_VM_FETCH_ONLY=1 EP_ARM64_BIN=$EP_BUILD_DIR/ebpf-prof "$EP_SOURCE_DIR/tools/arm64-vm.sh" \
-	-o "$work/fetch" -- "$target" 2>"$work/fetch.err"; then
+if ! kimg=$(EP_VM_FETCH_ONLY=1 EP_ARM64_BIN=$EP_BUILD_DIR/ebpf-prof "$EP_SOURCE_DIR/tools/arm64-vm.sh" \
+	-o "$work/fetch" -- "$target" 2>"$work/fetch.err"); then
 	cat "$work/fetch.err" >&2
 	[ "${CI:-}" = true ] && fail "cannot fetch Debian bullseye's arm64 kernel (CI=true, not skipping)"
 	echo "SKIP: cannot fetch Debian bullseye's arm64 kernel"
 	exit 77
 fi
-grep -qx 'CONFIG_DEBUG_INFO_BTF=y' "$cache/vmlinuz-bullseye.config" ||
+grep -qx 'CONFIG_DEBUG_INFO_BTF=y' "$kimg.config" ||
 	fail "bullseye's kernel config has no CONFIG_DEBUG_INFO_BTF=y"
 {
 	echo '! [ -r /sys/kernel/btf/vmlinux ] && echo "EP-VM-BTF: present"'
@@ -212,7 +211,8 @@ check(rc("nobtf") == 0, "nobtf: exited %d" % rc("nobtf"))
 if rc("nobtf") == 0:
     nd = os.path.join(d, "runs", "nobtf")
     Rn = json.load(open(os.path.join(nd, "report.json")))
-    check(Rn.get("kernel") == {"btf": False, "btf_file": "/tmp/vmlinux.btf", "tracepoint_programs": "raw_tp"},
+    check({k: (Rn.get("kernel") or {}).get(k) for k in ("btf", "btf_file", "tracepoint_programs")} ==
+          {"btf": False, "btf_file": "/tmp/vmlinux.btf", "tracepoint_programs": "raw_tp"},
           "nobtf: report.kernel %r" % Rn.get("kernel"))
     err = re.split(r"^EP-VM-(?:RUN|RC|CMD)", con.split("EP-VM-RUN: nobtf ", 1)[-1], flags=re.M)[0]
     check(len(re.findall(r"^ebpf-prof: warning: this kernel has no BTF: its tracepoints are followed by raw_tp", err, re.M)) == 1,

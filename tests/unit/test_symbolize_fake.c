@@ -356,17 +356,36 @@ int main(void)
 		expect(s, FAKE_PID, 0x10, "[unknown] 0x10", false);
 		expect(s, FAKE_PID, fn1, "symtarget_func_one", true);
 		expect(s, FAKE_PID, BASE + 0x100000 + alpha_off, "symtest_lib_alpha", true);
+		/* A new process's own state is not dropped at its fork. */
+		symbolizer_fork_pid(s, FAKE_PID);
+		expect(s, FAKE_PID, fn1, "symtarget_func_one", true);
 		if (s2) {
 			expect(s2, FAKE_PID, fn1, "symtarget_func_one", true);
 			/* Mapped with another inode than the file's: still refused. */
 			snprintf(path, sizeof(path), "[unknown] libsymtest.so+0x%" PRIx64,
 				 alpha_off);
 			expect(s2, FAKE_PID, BASE + 0x200000 + alpha_off, path, false);
+			/* Retired, then its pid is a new process's: dropped. */
+			symbolizer_retire_pid(s2, FAKE_PID);
+			expect(s2, FAKE_PID, fn1, "symtarget_func_one", true);
+			symbolizer_fork_pid(s2, FAKE_PID);
+			snprintf(path, sizeof(path), "[unknown] 0x%" PRIx64, fn1);
+			expect(s2, FAKE_PID, fn1, path, false);
 			symbolizer_free(s2);
 		}
 		if (s4) {
 			expect(s4, FAKE_PID, 0x10, "[unknown] 0x10", false);
 			expect(s4, FAKE_PID, fn1, "symtarget_func_one", true);
+			/* Retired at its exit event: still named, until
+			 * SYMBOLIZER_RETIRED_MAX more have exited. */
+			symbolizer_retire_pid(s4, FAKE_PID);
+			expect(s4, FAKE_PID, fn1, "symtarget_func_one", true);
+			for (uint32_t p = 1; p <= SYMBOLIZER_RETIRED_MAX; p++) {
+				expect(s4, FAKE_PID + 100 + p, 0x1000, "[unknown] 0x1000", false);
+				symbolizer_retire_pid(s4, FAKE_PID + 100 + p);
+			}
+			snprintf(path, sizeof(path), "[unknown] 0x%" PRIx64, fn1);
+			expect(s4, FAKE_PID, fn1, path, false);
 			symbolizer_free(s4);
 		}
 	}

@@ -258,6 +258,7 @@ struct pid_state {
 	uint64_t pm_unread; /* bytes its perf map's cut left unread (largest seen) */
 	struct timespec pm_mtime;
 	off_t pm_size;
+	bool retired; /* symbolizer_retire_pid: exited, kept for late records */
 	struct pid_state *next;
 };
 
@@ -269,6 +270,9 @@ struct symbolizer {
 	Dwfl_Callbacks cb; /* libdwfl keeps a pointer to it: must not move */
 	struct pid_state *pids[PID_BUCKETS];
 	struct pid_state *last_ps; /* samples come in runs from one pid */
+	/* symbolizer_retire_pid: the exited pids kept, oldest first (a ring). */
+	uint32_t retired[SYMBOLIZER_RETIRED_MAX];
+	size_t retired_head, nretired;
 	struct strtab strs;
 	struct bid_tables bt;
 	struct addr_cache kcache; /* kernel addr -> result */
@@ -1589,6 +1593,44 @@ void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid)
 			return;
 		}
 	}
+}
+
+static struct pid_state *find_pid(const struct symbolizer *s, uint32_t pid)
+{
+	struct pid_state *ps = s->pids[pid % PID_BUCKETS];
+
+	while (ps && ps->pid != pid)
+		ps = ps->next;
+	return ps;
+}
+
+void symbolizer_retire_pid(struct symbolizer *s, uint32_t pid)
+{
+	struct pid_state *ps = find_pid(s, pid);
+
+	if (!ps || ps->retired)
+		return;
+	/* The oldest goes, unless its pid has been taken by a new process
+	 * since (forgotten at the fork, then built again: not retired). */
+	if (s->nretired == SYMBOLIZER_RETIRED_MAX) {
+		struct pid_state *old = find_pid(s, s->retired[s->retired_head]);
+
+		if (old && old->retired)
+			symbolizer_forget_pid(s, old->pid);
+		s->retired_head = (s->retired_head + 1) % SYMBOLIZER_RETIRED_MAX;
+		s->nretired--;
+	}
+	ps->retired = true;
+	s->retired[(s->retired_head + s->nretired) % SYMBOLIZER_RETIRED_MAX] = pid;
+	s->nretired++;
+}
+
+void symbolizer_fork_pid(struct symbolizer *s, uint32_t pid)
+{
+	struct pid_state *ps = find_pid(s, pid);
+
+	if (ps && ps->retired)
+		symbolizer_forget_pid(s, pid);
 }
 
 void symbolizer_free(struct symbolizer *s)

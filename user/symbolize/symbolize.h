@@ -90,9 +90,24 @@ void symbolizer_prepare_pid(struct symbolizer *s, uint32_t pid);
  * already gone, are kept, however late the event is processed. */
 void symbolizer_exec_pid(struct symbolizer *s, uint32_t pid, uint64_t ts_ns);
 
-/* The process exited: drop its maps, libdwfl session and cache. Names it
- * contributed to the build-id cache stay for other processes. */
+/* Drop pid's maps, libdwfl session and cache (a pid taken by a new
+ * process, new mappings to read). Names it contributed to the build-id
+ * cache stay for other processes. */
 void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid);
+
+/* The process exited: its state (the maps read while it ran) is kept for
+ * the records still queued behind its exit event, e.g. off-CPU episodes in
+ * a module's ring drained later than the exit (a recorder seconds behind:
+ * they came out [unknown] when the exit forgot the pid). The last
+ * SYMBOLIZER_RETIRED_MAX retired pids are kept, older ones forgotten; a pid
+ * reused by a new process goes at its fork (symbolizer_fork_pid). */
+#define SYMBOLIZER_RETIRED_MAX 64
+void symbolizer_retire_pid(struct symbolizer *s, uint32_t pid);
+
+/* pid is a new process (its fork event): the state of an exited process
+ * that had the pid before is dropped; one built from the new process's own
+ * samples (drained before the event) is kept. */
+void symbolizer_fork_pid(struct symbolizer *s, uint32_t pid);
 
 struct symbolizer_stats {
 	uint64_t lookups; /* user + kernel calls */
