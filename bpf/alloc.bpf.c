@@ -23,7 +23,17 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/* Linux 7.2 gave the kfunc the program's context as an argument; libbpf
+ * refuses a whole object whose kfunc prototype differs from the kernel's,
+ * so the object is built twice (CMakeLists.txt: alloc and alloc_ctx) and
+ * the collector loads the one that matches (user/alloc/alloc_module.c). */
+#ifdef EP_SESSION_CTX
+extern bool bpf_session_is_return(void *ctx) __ksym __weak;
+#define ep_session_is_return(ctx) bpf_session_is_return(ctx)
+#else
 extern bool bpf_session_is_return(void) __ksym __weak;
+#define ep_session_is_return(ctx) bpf_session_is_return()
+#endif
 
 /* Set by the collector before load. */
 const volatile bool alloc_kwalk = false;
@@ -350,7 +360,7 @@ int alloc_ret(struct pt_regs *ctx)
 SEC("uprobe")
 int alloc_session(struct pt_regs *ctx)
 {
-	if (bpf_session_is_return()) {
+	if (ep_session_is_return(ctx)) {
 		on_return(ctx);
 		return 0;
 	}

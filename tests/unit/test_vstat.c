@@ -227,8 +227,40 @@ static void test_chains_bad(void)
 	}
 }
 
+/* A program its module does without on purpose (no uprobe sessions before
+ * 6.13) is skipped, not refused: it no longer counts against the margins,
+ * and says why. */
+static void test_skip(void)
+{
+	struct vstat vs = { 0 };
+	struct vstat_prog p = { .name = "alloc_session",
+				.object = "alloc",
+				.err = -EINVAL,
+				.refused = true,
+				.stack_jit = -1,
+				.stack_interp = -1,
+				.insns = -1 };
+	cJSON *j;
+
+	vs.v = &p;
+	vs.n = vs.cap = 1;
+	CHECK(!vstat_within_margins(&p));
+	CHECK(vstat_refused(&vs, "alloc") == &p);
+	vstat_skip(&vs, "alloc", "other_prog", "x"); /* no such program: nothing */
+	CHECK(!p.skipped);
+	vstat_skip(&vs, "alloc", "alloc_session", "entry and return probes instead");
+	CHECK(p.skipped && !p.refused && !p.loaded);
+	CHECK(vstat_within_margins(&p));
+	CHECK(vstat_refused(&vs, "alloc") == NULL);
+	CHECK_STR_EQ(p.reason, "entry and return probes instead");
+	j = vstat_json(&vs);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(j, 0), "skipped")));
+	cJSON_Delete(j);
+}
+
 int main(void)
 {
+	test_skip();
 	test_parse();
 	test_parse_bad();
 	test_chains();

@@ -4,6 +4,7 @@
 #include "alloc/alloc_module.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "alloc/alloc_attach.h"
+#include "alloc/alloc_ctx_obj.h"
 #include "overload/links.h"
 #include "alloc/alloc_model.h"
 #include "alloc/alloc_report.h"
@@ -205,6 +207,50 @@ static int am_add_target(void *state, uint32_t pid)
 	return ep_vec_push((void **)&m->tg, &m->ntg, &m->captg, sizeof(t), &t);
 }
 
+/* Whether the kernel's bpf_session_is_return takes the context (Linux 7.2
+ * on), from its prototype in the kernel's BTF (or --btf). */
+static bool session_kfunc_takes_ctx(const char *btf_path)
+{
+	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
+	const struct btf_type *t = NULL;
+	bool ctx = false;
+	int id;
+
+	if (!btf)
+		return false;
+	id = btf__find_by_name_kind(btf, "bpf_session_is_return", BTF_KIND_FUNC);
+	if (id > 0)
+		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+	if (t && btf_is_func_proto(t))
+		ctx = btf_vlen(t) == 1;
+	btf__free(btf);
+	return ctx;
+}
+
+/* alloc.skel.h's skeleton over the object built for the kernel's
+ * prototype of bpf_session_is_return (bpf/alloc.bpf.c). */
+static struct alloc_bpf *open_skel(const struct bpf_object_open_opts *oo, bool ctx_kfunc)
+{
+	struct alloc_bpf *obj = calloc(1, sizeof(*obj));
+	int err;
+
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = alloc_bpf__create_skeleton(obj);
+	if (!err && ctx_kfunc)
+		obj->skeleton->data = alloc_ctx_elf_bytes(&obj->skeleton->data_sz);
+	if (!err)
+		err = bpf_object__open_skeleton(obj->skeleton, oo);
+	if (err) {
+		alloc_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
 static int load_bpf(struct alloc_mod *m, bool session)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = m->ctx->opts->btf_path);
@@ -212,7 +258,7 @@ static int load_bpf(struct alloc_mod *m, bool session)
 	uint64_t *draws;
 	int err;
 
-	m->skel = alloc_bpf__open_opts(&oo);
+	m->skel = open_skel(&oo, session_kfunc_takes_ctx(m->ctx->opts->btf_path));
 	if (!m->skel)
 		return errno ? -errno : -ENOMEM;
 	draws = malloc(EP_ALLOC_DRAWS * sizeof(*draws));
@@ -309,6 +355,10 @@ static int am_attach(void *state)
 		alloc_bpf__destroy(m->skel);
 		m->skel = NULL;
 		err = load_bpf(m, false);
+		if (!err)
+			vstat_skip(
+				m->ctx->vs, "alloc", "alloc_session",
+				"no uprobe sessions (Linux 6.13+): entry and return probes instead");
 	} else {
 		m->session = true;
 	}

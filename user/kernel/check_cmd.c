@@ -90,10 +90,14 @@ static void print_table(const struct check_result *c, const struct utsname *u, c
 		if (p->stack_interp >= 0)
 			snprintf(sti, sizeof(sti), "%d", p->stack_interp);
 		printf("%-8s %-24s %-6s %9s %7s %7s  %s%s%s\n", p->object, p->name,
-		       p->loaded ? "yes" : "NO", insns, st, sti,
-		       vstat_within_margins(p) ? "ok"
-		       : p->loaded	       ? "NEAR A LIMIT"
-					       : "-",
+		       p->loaded    ? "yes"
+		       : p->skipped ? "skip"
+				    : "NO",
+		       insns, st, sti,
+		       p->skipped		 ? "not needed"
+		       : vstat_within_margins(p) ? "ok"
+		       : p->loaded		 ? "NEAR A LIMIT"
+						 : "-",
 		       p->loaded ? "" : ": ", p->loaded ? "" : p->reason);
 	}
 	printf("\nlimits: stack %d bytes (kept <= %d), instructions %d (kept <= %d)\n",

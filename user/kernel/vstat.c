@@ -374,6 +374,19 @@ const struct vstat_prog *vstat_refused(const struct vstat *vs, const char *objec
 	return NULL;
 }
 
+void vstat_skip(struct vstat *vs, const char *object, const char *name, const char *why)
+{
+	for (size_t i = 0; vs && i < vs->n; i++) {
+		struct vstat_prog *p = &vs->v[i];
+
+		if (strcmp(p->object, object) || strcmp(p->name, name))
+			continue;
+		p->skipped = true;
+		p->loaded = p->refused = false;
+		snprintf(p->reason, sizeof(p->reason), "%s", why);
+	}
+}
+
 void vstat_add_degraded(struct vstat *vs, const char *program, const char *reason, const char *lost)
 {
 	struct vstat_degraded *d;
@@ -412,6 +425,8 @@ bool vstat_within_margins(const struct vstat_prog *p)
 {
 	int64_t lim = p->insns_limit > 0 ? p->insns_limit : VSTAT_INSNS_LIMIT;
 
+	if (p->skipped)
+		return true;
 	if (!p->loaded)
 		return false;
 	if (p->stack_jit > VSTAT_STACK_LIMIT - VSTAT_STACK_MARGIN ||
@@ -436,7 +451,10 @@ cJSON *vstat_json(const struct vstat *vs)
 		cJSON_AddStringToObject(o, "name", p->name);
 		cJSON_AddStringToObject(o, "object", p->object);
 		cJSON_AddBoolToObject(o, "loaded", p->loaded);
-		if (!p->loaded) {
+		if (p->skipped) {
+			cJSON_AddBoolToObject(o, "skipped", true);
+			cJSON_AddStringToObject(o, "reason", p->reason);
+		} else if (!p->loaded) {
 			cJSON_AddStringToObject(o, "error",
 						strerror(p->err < 0 ? -p->err : p->err));
 			cJSON_AddStringToObject(o, "reason", p->reason);

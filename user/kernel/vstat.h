@@ -43,6 +43,9 @@ struct vstat_prog {
 	/* Not loaded, and the verifier said why (not just refused with the
 	 * rest of its object). */
 	bool refused;
+	/* Not loaded by design: its module found the kernel without what it
+	 * needs and went another way that loses nothing (reason says which). */
+	bool skipped;
 	int err; /* the load's negative errno when not loaded */
 	/* The verifier's last word on a refused program ("combined stack size
 	 * of 5 calls is 528. Too large"); empty when loaded. */
@@ -93,6 +96,9 @@ void vstat_free(struct vstat *vs);
 /* The program of object the verifier refused in its latest load (the one
  * with a reason of its own), or NULL. */
 const struct vstat_prog *vstat_refused(const struct vstat *vs, const char *object);
+/* Marks object's program name as not needed on this kernel (why: what is
+ * used instead); it no longer counts against the margins. */
+void vstat_skip(struct vstat *vs, const char *object, const char *name, const char *why);
 /* Notes a program given up (reason: the verifier's, lost: what the run
  * does without it). */
 void vstat_add_degraded(struct vstat *vs, const char *program, const char *reason,
@@ -119,7 +125,7 @@ int vstat_stack_chains(const struct bpf_insn *insns, size_t n, const uint32_t *s
 /* The combined stack held against the limit with the margin (the JIT
  * count), -1 when unknown. */
 int vstat_stack(const struct vstat_prog *p);
-/* Whether p loaded with the margins kept: its combined stack at most
+/* Whether p loaded (or was skipped, vstat_skip) with the margins kept: its combined stack at most
  * VSTAT_STACK_LIMIT - VSTAT_STACK_MARGIN (and within the limit without
  * JIT), its processed instructions at most a fifth of the limit. Unknown
  * figures count as kept (an old kernel's log without them). */
