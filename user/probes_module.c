@@ -123,6 +123,7 @@ struct probes_mod {
 	 * and probed address in probe_ip_cookies (and match returns by stack
 	 * pointer); USDT probes through libbpf's own address lookup. */
 	bool no_cookie;
+	bool cookie_refused;	  /* the kernel refused the cookie programs: the _nc twins */
 	struct modules_bpf *skel; /* owned by record.c (bpf_parts.h) */
 	bool prepared;
 	struct ring_buffer *rb;
@@ -890,7 +891,7 @@ static int pm_bpf_setup(void *state, struct modules_bpf *skel)
 
 	if (rc)
 		return rc;
-	m->no_cookie = !m->ctx->kf->have[KFEAT_ATTACH_COOKIE];
+	m->no_cookie = !m->ctx->kf->have[KFEAT_ATTACH_COOKIE] || m->cookie_refused;
 	/* One pair of function programs: with cookies, or by address. */
 	bpf_program__set_autoload(skel->progs.probe_entry, !m->no_cookie);
 	bpf_program__set_autoload(skel->progs.probe_return, !m->no_cookie);
@@ -908,6 +909,18 @@ static int pm_bpf_setup(void *state, struct modules_bpf *skel)
 	bpf_program__set_autoload(skel->progs.probe_thread_exit, m->ctx->kf->btf);
 	bpf_program__set_autoload(skel->progs.probe_thread_exit_raw, !m->ctx->kf->btf);
 	return 1;
+}
+
+static const char *pm_bpf_refused(void *state, const char *prog)
+{
+	struct probes_mod *m = state;
+
+	if (!m->cookie_refused && (!strcmp(prog, "probe_entry") || !strcmp(prog, "probe_return"))) {
+		m->cookie_refused = true;
+		return "its twins without attach cookies loaded instead (calls matched by probed "
+		       "address): the same calls timed";
+	}
+	return NULL;
 }
 
 static int pm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
@@ -1516,6 +1529,7 @@ const struct rec_module probes_rec_module = {
 	.bpf_part = "probe_",
 	.bpf_setup = pm_bpf_setup,
 	.bpf_loaded = pm_bpf_loaded,
+	.bpf_refused = pm_bpf_refused,
 	.add_target = pm_add_target,
 	.attach = pm_attach,
 	.poll = pm_poll,

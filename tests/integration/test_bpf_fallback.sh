@@ -6,7 +6,10 @@
 # the README demo in launch mode: the run succeeds, says that part is off,
 # and every other part still delivers its data (one llama_decode and one
 # cycle per demo loop, off-CPU time, RSS from the tracepoint). An explicit
-# --cycle whose part cannot load ends the run with exit code 1. Needs root.
+# --cycle whose part cannot load ends the run with exit code 1.
+# EBPF_PROF_FAULT_BPF=PREFIX:PROGRAM refuses one program: where the part
+# has a twin for it (the probes' and cycles' programs without attach
+# cookies) the part stays, said once, with the same exact counts. Needs root.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 ep_require_root
@@ -79,6 +82,35 @@ else:
                                                            n if lo == n else "%d..%d" % (lo, n)))
 PY
 	ep_log "$fault: part off, the others exact ($n cycles)"
+done
+
+# One program refused where the part has a twin for it (the kernel's
+# verifier or a missing attach kind, simulated): the part stays, with the
+# programs that match calls by probed address instead of attach cookies;
+# the loss said once, in bpf_degraded, and the data as exact as without.
+for fault in probe_:probe_entry cycle_:cycle_entry; do
+	out="$EP_WORK/${fault%%:*}-one"
+	run_demo "$fault" "$out" --cycle "$EP_TARGETS_DIR/demo_experiment:build_prompt"
+	[ "$PROF_RC" -eq 0 ] || ep_fail "$fault: run failed (rc $PROF_RC): $(tail -n 5 "$PROF_ERR")"
+	prog=${fault#*:}
+	k=$(grep -c "this kernel refuses BPF program $prog" "$PROF_ERR")
+	[ "$k" -eq 1 ] || ep_fail "$fault: the refusal said $k times, want once"
+	n=$(sed -n 's/^cycles: \([0-9][0-9]*\)$/\1/p' "$PROF_OUT")
+	[ -n "$n" ] && [ "$n" -gt 5 ] || ep_fail "$fault: the demo did not report its cycles"
+	PROG=$prog DEMO_CYCLES=$n ep_py "$out" <<'PY'
+prog, n = os.environ["PROG"], int(os.environ["DEMO_CYCLES"])
+d = R["kernel"]["bpf_degraded"]
+check([x["program"] for x in d] == [prog] and "attach cookies" in d[0]["lost"], "bpf_degraded %r" % d)
+P = {p["name"]: p for p in R["kernel"]["bpf_programs"]}
+check(P.get(prog + "_nc", {}).get("loaded") is True, "the twin of %s: %r" % (prog, P.get(prog + "_nc")))
+probes = {p["symbol"]: p for p in R["probes"]["list"]}
+c = probes.get("llama_decode", {}).get("count")
+check(c == n, "%s: llama_decode %r calls, want one per cycle (%d)" % (prog, c, n))
+# One cycle per build_prompt call: the demo's loops, the last one open.
+nc = len(R.get("cycles") or [])
+check(n - 1 <= nc <= n, "%s: %d cycles by build_prompt, the demo ran %d" % (prog, nc, n))
+PY
+	ep_log "$fault: the part kept its data through the twin ($n cycles)"
 done
 
 # Cycles asked for explicitly cannot silently become one whole-run cycle.

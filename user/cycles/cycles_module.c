@@ -106,6 +106,7 @@ struct cycles_state {
 	struct cycle_spec spec;
 	struct modules_bpf *skel; /* owned by record.c (bpf_parts.h) */
 	bool no_cookie;		  /* no attach cookies (before 5.15): the _nc programs */
+	bool cookie_refused;	  /* the kernel refused the cookie programs: the same */
 	struct ring_buffer *rb;
 	struct ctarget *tg;
 	size_t ntg, captg;
@@ -233,6 +234,19 @@ static uint64_t entry_cookie(const struct cycles_state *s)
 	return s->spec.every ? EP_CYC_ENTRY : (EP_CYC_BEGIN | EP_CYC_COOKIE_DEPTH);
 }
 
+static const char *cm_bpf_refused(void *state, const char *prog)
+{
+	struct cycles_state *s = state;
+
+	if (!s->cookie_refused && s->spec.src == CYC_SRC_UPROBE &&
+	    (!strcmp(prog, "cycle_entry") || !strcmp(prog, "cycle_return"))) {
+		s->cookie_refused = true;
+		return "its twins without attach cookies loaded instead: the same cycle "
+		       "boundaries";
+	}
+	return NULL;
+}
+
 static int cm_bpf_setup(void *state, struct modules_bpf *skel)
 {
 	struct cycles_state *s = state;
@@ -243,7 +257,7 @@ static int cm_bpf_setup(void *state, struct modules_bpf *skel)
 	 * without cookies the run's one function boundary has its cookies
 	 * in .rodata (cycle_entry_nc/cycle_return_nc). USDT ones (the
 	 * marker, usdt:, py:) do not need them. */
-	s->no_cookie = !s->ctx->kf->have[KFEAT_ATTACH_COOKIE];
+	s->no_cookie = !s->ctx->kf->have[KFEAT_ATTACH_COOKIE] || s->cookie_refused;
 	bpf_program__set_autoload(skel->progs.cycle_entry, !s->no_cookie);
 	bpf_program__set_autoload(skel->progs.cycle_return, !s->no_cookie);
 	bpf_program__set_autoload(skel->progs.cycle_entry_nc,
@@ -1313,6 +1327,7 @@ const struct rec_module cycles_rec_module = {
 	.bpf_part = "cycle_",
 	.bpf_setup = cm_bpf_setup,
 	.bpf_loaded = cm_bpf_loaded,
+	.bpf_refused = cm_bpf_refused,
 	.add_target = cm_add_target,
 	.attach = cm_attach,
 	.poll = cm_poll,
