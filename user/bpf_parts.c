@@ -107,10 +107,9 @@ static void break_part(struct modules_bpf *skel, const char *prefix, const char 
 
 static int load_obj(struct modules_bpf *skel, struct vstat *vs)
 {
-	int err = vstat_prepare(vs, skel->obj);
+	int err;
 
-	if (err)
-		return err;
+	vstat_prepare(vs, skel->obj);
 	err = modules_bpf__load(skel);
 	vstat_collect(vs, skel->obj, "modules", err);
 	return err;

@@ -199,9 +199,8 @@ static int open_once(struct sampler **out, const struct sampler_opts *opts, samp
 		if (p && bpf_program__autoload(p))
 			bpf_program__set_type(p, BPF_PROG_TYPE_UNSPEC);
 	}
-	err = vstat_prepare(opts->vs, s->skel->obj);
-	if (!err)
-		err = profile_bpf__load(s->skel);
+	vstat_prepare(opts->vs, s->skel->obj);
+	err = profile_bpf__load(s->skel);
 	vstat_collect(opts->vs, s->skel->obj, "profile", err);
 	if (err && opts->kf->have[KFEAT_BPF_LOOP]) {
 		const struct vstat_prog *bad = vstat_refused(opts->vs, "profile");

@@ -299,9 +299,8 @@ static int load_bpf(struct alloc_mod *m, bool session)
 		err = bpf_program__set_autoload(m->skel->progs.alloc_session, false);
 	if (err)
 		return err;
-	err = vstat_prepare(m->ctx->vs, m->skel->obj);
-	if (!err)
-		err = alloc_bpf__load(m->skel);
+	vstat_prepare(m->ctx->vs, m->skel->obj);
+	err = alloc_bpf__load(m->skel);
 	vstat_collect(m->ctx->vs, m->skel->obj, "alloc", err);
 	if (err)
 		return err;

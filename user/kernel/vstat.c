@@ -15,17 +15,17 @@
 /* BPF_LOG_STATS: the figures only, no instruction trace. */
 #define VSTAT_LOG_LEVEL 4
 
-int vstat_prepare(struct vstat *vs, struct bpf_object *obj)
+void vstat_prepare(struct vstat *vs, struct bpf_object *obj)
 {
 	struct bpf_program *p;
 	size_t n = 0;
 
 	if (!vs)
-		return 0;
+		return;
 	bpf_object__for_each_program(p, obj) n++;
 	vs->bufs = calloc(n ? n : 1, sizeof(*vs->bufs));
 	if (!vs->bufs)
-		return -ENOMEM;
+		return;
 	vs->nbufs = n;
 	n = 0;
 	bpf_object__for_each_program(p, obj)
@@ -38,12 +38,11 @@ int vstat_prepare(struct vstat *vs, struct bpf_object *obj)
 		}
 		buf = calloc(1, VSTAT_LOG_SIZE);
 		if (!buf)
-			return -ENOMEM; /* the rest loads without figures */
+			return; /* the rest loads without figures */
 		vs->bufs[n++] = buf;
 		bpf_program__set_log_buf(p, buf, VSTAT_LOG_SIZE);
 		bpf_program__set_log_level(p, VSTAT_LOG_LEVEL);
 	}
-	return 0;
 }
 
 static void copy_reason(struct vstat_prog *p, const char *line, size_t len)

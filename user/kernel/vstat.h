@@ -86,8 +86,10 @@ struct vstat {
 
 /* Sets the statistics log level and a log buffer on every program of obj
  * that will load. Call right before the object's load, then vstat_collect
- * right after it, whatever it returned. NULL vs: nothing. */
-int vstat_prepare(struct vstat *vs, struct bpf_object *obj);
+ * right after it, whatever it returned. NULL vs: nothing. Out of memory,
+ * the programs load as they would without it (their figures unknown): the
+ * figures never cost the run. */
+void vstat_prepare(struct vstat *vs, struct bpf_object *obj);
 /* Records the figures of obj's programs that were to load (load_err: what
  * the load returned), and frees the buffers vstat_prepare set. */
 void vstat_collect(struct vstat *vs, struct bpf_object *obj, const char *object, int load_err);
