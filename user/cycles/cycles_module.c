@@ -481,6 +481,13 @@ static void scan_file(struct cycles_state *s, struct ctarget *t, const struct ud
 					 quiet)) {
 				s->nboundary_links++;
 				s->marker_found = true;
+				/* The GC column from the first cycle on: its probes
+				 * before the line that says the marker is in. */
+				if (t->py_path) {
+					attach_gc(s, t, t->py_path);
+					free(t->py_path);
+					t->py_path = NULL;
+				}
 				log_info("cycles: pid %u: cycle marker in %s", t->pid, f->path);
 			}
 		}
@@ -594,6 +601,7 @@ static void scan_target(struct cycles_state *s, struct ctarget *t)
 			free(s->tg[i].py_path);
 			free(s->tg[i].bound_path);
 			s->tg[i].py_path = NULL;
+			s->tg[i].bound_path = NULL;
 		}
 	/* Facts are kept from the first boundary attached: none can come
 	 * before it. */

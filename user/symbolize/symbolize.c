@@ -1276,11 +1276,15 @@ struct Dwfl *symbolizer_dwfl(struct symbolizer *s, uint32_t pid)
  * Returns how many of those the program info names alike (same address
  * and name). Programs loaded or unloaded around the info read (other
  * tools, our own modules) are left out instead of counting as a
- * difference (CI: "70 alike, 69 named alike"). */
+ * difference (CI: "70 alike, 69 named alike"). The info is read twice,
+ * before and after the second read: a program being loaded has its
+ * functions in kallsyms before it has an ID (so before the program info
+ * can list it), and one unloaded right after the second read is gone from
+ * a later info read; each is compared with the info read that has it. */
 static size_t check_bpf_info(const struct kallsyms *table, const char *path, size_t *stable)
 {
 	struct kallsyms *after = NULL;
-	struct bpf_ksyms *b;
+	struct bpf_ksyms *b, *b2 = NULL;
 	size_t alike = 0;
 	uint64_t a, off;
 	const char *n, *m;
@@ -1292,6 +1296,8 @@ static size_t check_bpf_info(const struct kallsyms *table, const char *path, siz
 		bpf_ksyms_free(b);
 		return 0;
 	}
+	if (bpf_ksyms_load(&b2))
+		b2 = NULL;
 	for (size_t i = 0; (n = kallsyms_at(table, i, &a)); i++) {
 		size_t l = strlen(n);
 
@@ -1301,11 +1307,13 @@ static size_t check_bpf_info(const struct kallsyms *table, const char *path, siz
 		if (!m || off || strcmp(m, n))
 			continue;
 		(*stable)++;
-		if ((m = bpf_ksyms_lookup(b, a, &off)) && !off && !strcmp(m, n))
+		if (((m = bpf_ksyms_lookup(b, a, &off)) && !off && !strcmp(m, n)) ||
+		    (b2 && (m = bpf_ksyms_lookup(b2, a, &off)) && !off && !strcmp(m, n)))
 			alike++;
 	}
 	kallsyms_free(after);
 	bpf_ksyms_free(b);
+	bpf_ksyms_free(b2);
 	return alike;
 }
 
