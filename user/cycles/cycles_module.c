@@ -428,6 +428,19 @@ static void scan_file(struct cycles_state *s, struct ctarget *t, const struct ud
 {
 	const char *base = proc_maps_basename(f->path);
 
+	/* CPython's GC, whatever defines the cycles: its time is a column.
+	 * Not before there can be cycles: enabling the probes makes every
+	 * collection trap (a marker found later attaches them then). Before
+	 * this file's boundary: the line that says the boundary is in comes
+	 * with the GC column complete from the first cycle. */
+	if (is_python(f->path)) {
+		if (s->spec.src == CYC_SRC_AUTO && !s->marker_found) {
+			if (!t->py_path)
+				t->py_path = strdup(f->path);
+		} else {
+			attach_gc(s, t, f->path);
+		}
+	}
 	switch (s->spec.src) {
 	case CYC_SRC_UPROBE:
 		scan_uprobe(s, t, f);
@@ -493,17 +506,6 @@ static void scan_file(struct cycles_state *s, struct ctarget *t, const struct ud
 		}
 		break;
 	}
-	if (!is_python(f->path))
-		return;
-	/* CPython's GC, whatever defines the cycles: its time is a column.
-	 * Not before there can be cycles: enabling the probes makes every
-	 * collection trap. A marker found later attaches it then. */
-	if (s->spec.src == CYC_SRC_AUTO && !s->marker_found) {
-		if (!t->py_path)
-			t->py_path = strdup(f->path);
-		return;
-	}
-	attach_gc(s, t, f->path);
 }
 
 static void attach_gc(struct cycles_state *s, struct ctarget *t, const char *path)

@@ -1310,6 +1310,9 @@ static size_t check_bpf_info(const struct kallsyms *table, const char *path, siz
 		if (((m = bpf_ksyms_lookup(b, a, &off)) && !off && !strcmp(m, n)) ||
 		    (b2 && (m = bpf_ksyms_lookup(b2, a, &off)) && !off && !strcmp(m, n)))
 			alike++;
+		else
+			log_debug("kallsyms check: %s at 0x%llx, program info: %s", n,
+				  (unsigned long long)a, m ? m : "(none)");
 	}
 	kallsyms_free(after);
 	bpf_ksyms_free(b);
@@ -1344,6 +1347,16 @@ static int load_kernel_syms(struct symbolizer *s, struct kallsyms **out)
 			s->ks_check_diff = ksym_cache_diff(*out, full, &s->ks_check_bpf);
 			s->ks_check_info =
 				check_bpf_info(full, s->kallsyms_path, &s->ks_check_stable);
+			/* Programs load and unload while the tables are read
+			 * (ours among them, on other threads): a difference is
+			 * looked at again once; a naming that is wrong stays. */
+			if (s->ks_check_info != s->ks_check_stable) {
+				kallsyms_free(full);
+				full = NULL;
+				if (!kallsyms_load(s->kallsyms_path, &full))
+					s->ks_check_info = check_bpf_info(full, s->kallsyms_path,
+									  &s->ks_check_stable);
+			}
 			s->ks_checked = true;
 			kallsyms_free(full);
 		}
