@@ -1306,6 +1306,12 @@ static size_t check_bpf_info(const struct kallsyms *table, const char *path, siz
 		m = kallsyms_lookup(after, a, &off);
 		if (!m || off || strcmp(m, n))
 			continue;
+		/* Known to neither info read: its program has lost its ID and
+		 * is being freed (a program of an earlier run, torn down
+		 * slowly by the kernel), its symbols not yet removed: not
+		 * loaded throughout. */
+		if (!bpf_ksyms_lookup(b, a, &off) && !(b2 && bpf_ksyms_lookup(b2, a, &off)))
+			continue;
 		(*stable)++;
 		if (((m = bpf_ksyms_lookup(b, a, &off)) && !off && !strcmp(m, n)) ||
 		    (b2 && (m = bpf_ksyms_lookup(b2, a, &off)) && !off && !strcmp(m, n)))
