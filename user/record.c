@@ -1345,8 +1345,6 @@ static void ignore_late_signals(int sfd)
 	struct signalfd_siginfo si;
 	bool late = false;
 
-	/* A signal after the mask is restored may still end the process:
-	 * the summary is out by then. */
 	fflush(stdout);
 	while (read(sfd, &si, sizeof(si)) == sizeof(si))
 		if (si.ssi_signo != SIGCHLD)
@@ -1354,6 +1352,17 @@ static void ignore_late_signals(int sfd)
 	if (late)
 		log_warn("signal received while finishing the run: ignored, the outputs and "
 			 "summary are complete");
+	/* From here to the exit (a sanitizer's leak check can take a while)
+	 * the run is complete: a second Ctrl-C must not turn it into a death
+	 * by signal. */
+	{
+		struct sigaction ign = { .sa_handler = SIG_IGN };
+
+		sigemptyset(&ign.sa_mask);
+		sigaction(SIGINT, &ign, NULL);
+		sigaction(SIGTERM, &ign, NULL);
+		sigaction(SIGHUP, &ign, NULL);
+	}
 }
 
 /* The default unwinding (cfi-kernel) and Python frames need bpf_loop
