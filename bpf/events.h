@@ -256,7 +256,7 @@ struct ep_probe_thread {
 
 #endif /* EBPF_PROF_EVENTS_PROBES_H */
 
-/* ---- sched (bpf/sched.bpf.c, user/sched_module.c, user/sched_view.c): on/off-CPU ---- */
+/* ---- sched (bpf/sched.bpf.c, user/sched/sched_module.c, user/sched/sched_view.c): on/off-CPU ---- */
 /* Own guard: this section sits after the file's #endif. */
 #ifndef EBPF_PROF_EVENTS_SCHED_H
 #define EBPF_PROF_EVENTS_SCHED_H

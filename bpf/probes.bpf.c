@@ -88,7 +88,7 @@ static __always_inline void count_drop(__u32 reason)
 /* Set by the collector at the start of its stop: from then on every
  * program here returns at once, so what it reads (counts, open calls, the
  * ring) is final while the links' slow detach (a few grace periods per
- * uprobe) runs in the background (user/probes_module.c pm_stop). */
+ * uprobe) runs in the background (user/probes/probes_module.c pm_stop). */
 __u32 probe_off;
 
 static __always_inline bool traced(__u32 tgid)
@@ -552,7 +552,7 @@ int probe_usdt(struct pt_regs *ctx)
  * before any of their constructors or main() runs. Stopping the command at
  * the second call (SIGSTOP to itself) lets the collector attach the probes
  * in those libraries before the first call to them; it sends SIGCONT after
- * its scan (user/probes_module.c). Written by one thread only: at startup
+ * its scan (user/probes/probes_module.c). Written by one thread only: at startup
  * the command has no other. */
 __u32 hold_pid;
 __u32 hold_calls;

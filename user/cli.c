@@ -8,10 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "alerts.h"
+#include "top/alerts.h"
 #include "export/metrics.h"
 #include "cycles/cycle_spec.h"
-#include "probes.h"
+#include "probes/probes.h"
 #include "proc/proc_info.h"
 
 void cli_usage(FILE *out)

@@ -7,10 +7,10 @@
 #include "diff/diff_cmd.h"
 #include "jetson/jetson.h"
 #include "kernel/check_cmd.h"
-#include "log.h"
+#include "util/log.h"
 #include "record.h"
-#include "report.h"
-#include "report_cmd.h"
+#include "report/report.h"
+#include "report/report_cmd.h"
 
 int main(int argc, char **argv)
 {

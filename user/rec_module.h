@@ -23,8 +23,8 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "output.h"
-#include "report.h"
+#include "report/output.h"
+#include "report/report.h"
 
 struct symbolizer;
 struct throttle_feed;

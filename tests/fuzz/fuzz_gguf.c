@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-// fuzz-sources: user/llama/gguf.c user/llama/llama_layout.c user/uprobe_discovery.c user/probes/sym_scan.c user/proc/proc_maps.c
+// fuzz-sources: user/llama/gguf.c user/llama/llama_layout.c user/probes/uprobe_discovery.c user/probes/sym_scan.c user/proc/proc_maps.c
 // fuzz-libs: -lelf
 /* The GGUF header parser (a model file named by the traced program) and
  * the decoding of llama.cpp parameter copies (bytes from its stack). */

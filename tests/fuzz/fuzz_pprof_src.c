@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-// fuzz-sources: user/export/pprof_elf.c user/symbolize/debuginfo.c user/hashmap.c user/log.c
+// fuzz-sources: user/export/pprof_elf.c user/symbolize/debuginfo.c user/util/hashmap.c user/util/log.c
 // fuzz-libs: -ldw -lelf
 /* pprof-src-<build-id> files of the cache directory (pprof_elf.h): ours, but
  * read back by every later run, so a file cut or damaged must not hurt. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-// fuzz-sources: user/proc/proc_info.c user/jetson/jetson_fs.c user/log.c
+// fuzz-sources: user/proc/proc_info.c user/jetson/jetson_fs.c user/util/log.c
 /* Small values read from /proc and sysfs: /proc/PID/status (Tgid),
  * /proc/PID/stat (state),
  * /proc/PID/task/TID/schedstat (run time), sysfs integers, --pid lists. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-// fuzz-sources: user/probes/sym_scan.c user/uprobe_discovery.c user/proc/proc_maps.c
+// fuzz-sources: user/probes/sym_scan.c user/probes/uprobe_discovery.c user/proc/proc_maps.c
 // fuzz-libs: -lelf
 /* The streaming symbol lookup on hostile tables (a traced process's ELF
  * file): the first 24 bytes choose the table layout, the rest is the file.
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "probes/sym_scan.h"
-#include "uprobe_discovery.h"
+#include "probes/uprobe_discovery.h"
 
 static const char *const names[] = { "main", "foo", "llama_decode", "sqlite3_step", "a", "foo" };
 #define NN (sizeof(names) / sizeof(names[0]))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The modules' BPF parts (scheduler "sched_", memory/thermal "sm_", probes
 # "probe_", cycles "cycle_") load as one object; when that load fails, each
-# part is loaded alone so only the failing one is lost (user/bpf_parts.h).
+# part is loaded alone so only the failing one is lost (user/kernel/bpf_parts.h).
 # EBPF_PROF_FAULT_BPF=PREFIX breaks one part on purpose. For each part, on
 # the README demo in launch mode: the run succeeds, says that part is off,
 # and every other part still delivers its data (one llama_decode and one

@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 #define SYNTH_PERIOD 10000000ULL /* 100 Hz */
 

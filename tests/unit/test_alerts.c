@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "alerts.h"
+#include "top/alerts.h"
 #include "check.h"
 
 static void test_parse(void)

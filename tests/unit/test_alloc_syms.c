@@ -12,7 +12,7 @@
 
 #include "alloc/alloc_syms.h"
 #include "check.h"
-#include "uprobe_discovery.h"
+#include "probes/uprobe_discovery.h"
 
 #define MAXS 64
 

@@ -9,9 +9,9 @@
 #include "check.h"
 #include "cycles/cycles_json.h"
 #include "export/csv.h"
-#include "profile.h"
-#include "report_cmd.h"
-#include "report_html.h"
+#include "profile/profile.h"
+#include "report/report_cmd.h"
+#include "report/report_html.h"
 
 #define MS 1000000ull
 #define MB (1024ull * 1024)
@@ -293,7 +293,7 @@ static void test_html(void)
 	const char *src = getenv("EP_SOURCE_DIR");
 	if (src) {
 		char path[4096];
-		snprintf(path, sizeof(path), "%s/user/report_html_page.html", src);
+		snprintf(path, sizeof(path), "%s/user/report/report_html_page.html", src);
 		FILE *f = fopen(path, "r");
 		CHECK(f != NULL);
 		if (f) {

@@ -18,7 +18,7 @@
 #include "diff/diff_load.h"
 #include "diff/diff_model.h"
 #include "diff/diff_text.h"
-#include "json_write.h"
+#include "util/json_write.h"
 
 struct spec {
 	const char *root;     /* build directory: module paths differ per build */

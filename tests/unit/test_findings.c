@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "findings.h"
+#include "report/findings.h"
 
 #define MS 1000000ull
 #define MB (1024ull * 1024)

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "report.h"
+#include "report/report.h"
 #include "synth_profile.h"
 
 static char *folded(const struct profile *p)

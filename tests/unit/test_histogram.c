@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "histogram.h"
+#include "util/histogram.h"
 
 static int cmp_u64(const void *a, const void *b)
 {

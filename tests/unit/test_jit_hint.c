@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "profile.h"
+#include "profile/profile.h"
 #include "symbolize/jit_hint.h"
 
 static void add(struct profile *p, const char *const *names, const char *const *mods, int n,

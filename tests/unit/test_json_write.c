@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "json_write.h"
+#include "util/json_write.h"
 
 #define FFFD "\xef\xbf\xbd"
 

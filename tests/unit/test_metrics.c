@@ -23,8 +23,8 @@
 #endif
 #include "check.h"
 #include "export/metrics.h"
-#include "histogram.h"
-#include "report.h"
+#include "util/histogram.h"
+#include "report/report.h"
 
 static void test_parse(void)
 {

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "output.h"
+#include "report/output.h"
 
 static char base[PATH_MAX];
 

@@ -6,7 +6,7 @@
 
 #include "check.h"
 #include "overhead/overhead.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 static void add(struct profile *p, uint32_t th, const char *const *names, int n, int kernel_from,
 		int count)

@@ -18,12 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bpf_parts.h"
+#include "kernel/bpf_parts.h"
 #include "check.h"
 #include "cli.h"
 #include "events.h"
 #include "kernel/kfeat.h"
-#include "probes.h"
+#include "probes/probes.h"
 #include "rec_module.h"
 
 #define N_WORK 100 /* per thread, usdt_pairs.c */

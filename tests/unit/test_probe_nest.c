@@ -7,7 +7,7 @@
 
 #include "check.h"
 #include "cycles/cycles.h"
-#include "probes.h"
+#include "probes/probes.h"
 #include "probes/probe_nest.h"
 
 #define MS 1000000ull

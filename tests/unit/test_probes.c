@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "probes.h"
-#include "uprobe_discovery.h"
+#include "probes/probes.h"
+#include "probes/uprobe_discovery.h"
 
 static void test_presets(void)
 {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Probe spans as cycle facts (user/probes_cycles.c): which part of a cycle
+/* Probe spans as cycle facts (user/probes/probes_cycles.c): which part of a cycle
  * a call is, the statement text of a step, and the calls left out because
  * an outer call already holds their time. One cycle [0, 10 ms) on thread
  * 10; the expected numbers are in the comments. */
@@ -7,7 +7,7 @@
 
 #include "check.h"
 #include "cycles/cycle_sink.h"
-#include "probes.h"
+#include "probes/probes.h"
 
 #define US 1000ull
 #define MS 1000000ull

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 static const struct prof_func_stat *
 find_stat(const struct profile *p, const struct prof_func_stat *st, size_t n, const char *name)

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "profile.h"
+#include "profile/profile.h"
 #include "python/pyframes.h"
 
 int main(void)

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "sched_view.h"
+#include "sched/sched_view.h"
 #include "sched_acct.h"
 
 #define MS 1000000ull

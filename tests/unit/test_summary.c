@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "report.h"
+#include "report/report.h"
 #include "synth_profile.h"
 
 static char *summary(const struct profile *p, const struct run_info *ri)

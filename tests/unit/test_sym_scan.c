@@ -22,7 +22,7 @@
 
 #include "check.h"
 #include "probes/sym_scan.h"
-#include "uprobe_discovery.h"
+#include "probes/uprobe_discovery.h"
 
 #define MAXN 600
 

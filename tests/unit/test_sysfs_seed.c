@@ -8,8 +8,8 @@
 #include <cjson/cJSON.h>
 
 #include "check.h"
-#include "sysfs_seed.h"
-#include "throttle.h"
+#include "sysmon/sysfs_seed.h"
+#include "sysmon/throttle.h"
 
 static char *path_of(const char *env, const char *rel)
 {

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "memory.h"
-#include "thermal.h"
+#include "sysmon/memory.h"
+#include "sysmon/thermal.h"
 
 static void test_statm(void)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "throttle.h"
+#include "sysmon/throttle.h"
 
 #define S(x)	((uint64_t)(x)*1000000000ull)
 #define MS(x)	((uint64_t)(x)*1000000ull)

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "check.h"
-#include "throttle_feed.h"
+#include "sysmon/throttle_feed.h"
 
 struct seen {
 	uint64_t last_ts;

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "profile.h"
-#include "top_view.h"
+#include "profile/profile.h"
+#include "top/top_view.h"
 
 enum { MAIN, WORK, LEAF_A, LEAF_B, KFN, REC, NF };
 

@@ -8,6 +8,6 @@ iters=${2:-2000}
 out=${TMPDIR:-/tmp}/jetson_sampler_bench.$$
 trap 'rm -f "$out"' EXIT
 cc -std=gnu17 -O2 -D_GNU_SOURCE -I"$src/user" -o "$out" \
-	"$src/tools/bench/jetson_sampler_bench.c" "$src"/user/jetson/jetson*.c "$src/user/log.c" \
+	"$src/tools/bench/jetson_sampler_bench.c" "$src"/user/jetson/jetson*.c "$src/user/util/log.c" \
 	-lcjson -lm -lpthread
 "$out" "$shared/fixtures/jetson" "$iters"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Regenerates the C files that embed the HTML pages:
-user/report_html_page.c from user/report_html_page.html (report.html) and
+user/report/report_html_page.c from user/report/report_html_page.html (report.html) and
 user/diff/diff_html_page.c from user/diff/diff_html_page.html (diff.html).
 
 The pages are edited as HTML and embedded in the binary as C strings;
@@ -12,7 +12,7 @@ import pathlib
 
 root = pathlib.Path(__file__).resolve().parents[2]
 PAGES = [
-    ("user/report_html_page.html", "user/report_html_page.c", "report_html.h", "report_html_page"),
+    ("user/report/report_html_page.html", "user/report/report_html_page.c", "report/report_html.h", "report_html_page"),
     ("user/diff/diff_html_page.html", "user/diff/diff_html_page.c", "diff/diff_html.h",
      "diff_html_page"),
 ]

@@ -14,9 +14,9 @@
 #include "alloc/alloc_syms.h"
 #include "alloc/probe_point.h"
 #include "events.h"
-#include "log.h"
+#include "util/log.h"
 #include "proc/proc_maps.h"
-#include "uprobe_discovery.h"
+#include "probes/uprobe_discovery.h"
 
 #define MAX_MAPS_BYTES (16u << 20)
 #define MAX_EXEC_FILES 1024

@@ -16,8 +16,8 @@
 #include <stdint.h>
 
 #include "alloc/alloc_est.h"
-#include "hashmap.h"
-#include "profile.h"
+#include "util/hashmap.h"
+#include "profile/profile.h"
 
 struct alloc_sample {
 	uint64_t ts_ns;

@@ -21,13 +21,13 @@
 #include "events.h" /* types the skeleton names */
 #include "alloc.skel.h"
 #include "export/pprof.h"
-#include "report.h"
+#include "report/report.h"
 #include "cycles/cycle_sink.h"
 #include "kernel/kfeat.h"
 #include "kernel/vstat.h"
-#include "log.h"
+#include "util/log.h"
 #include "symbolize/symbolize.h"
-#include "top_live.h"
+#include "top/top_live.h"
 
 /* Libraries mapped later (dlopen of an allocator) are looked for this often. */
 #define RESCAN_PERIOD_NS (500 * 1000000ull)

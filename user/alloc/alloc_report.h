@@ -13,7 +13,7 @@
 
 #include "alloc/alloc_model.h"
 #include "cycles/cycles.h"
-#include "findings.h"
+#include "report/findings.h"
 
 /* Above this share of the targets' CPU the summary warns about our cost. */
 #define ALLOC_COST_WARN_SHARE 0.02

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "cycles/cycles.h"
-#include "histogram.h"
+#include "util/histogram.h"
 
 /* The parts of a cycle the findings look at (one getter each). */
 enum cyc_agg_part {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hashmap.h"
+#include "util/hashmap.h"
 
 /* Distinct names kept (functions, probe labels, SQL texts): a profile has
  * thousands; this bounds a hostile target that makes up SQL endlessly. */

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "events.h"
-#include "probes.h"
+#include "probes/probes.h"
 
 enum cycle_src {
 	CYC_SRC_AUTO = 0, /* no option: the marker if the target has it, else the whole run */

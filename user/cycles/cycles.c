@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hashmap.h"
+#include "util/hashmap.h"
 
 struct bev {
 	uint64_t ts;

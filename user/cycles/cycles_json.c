@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "cycles/cycle_agg.h"
-#include "json_write.h"
-#include "profile.h"
+#include "util/json_write.h"
+#include "profile/profile.h"
 
 /* ---- writers ---- */
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "cycles/cycles.h"
-#include "findings.h"
+#include "report/findings.h"
 
 struct profile;
 

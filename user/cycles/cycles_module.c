@@ -40,14 +40,14 @@
 #include "cycles/cycles_json.h"
 #include "cycles/cycles_summary.h"
 #include "export/csv.h"
-#include "histogram.h"
+#include "util/histogram.h"
 #include "kernel/kfeat.h"
-#include "log.h"
+#include "util/log.h"
 #include "proc/proc_maps.h"
 #include "python/pyframes.h"
-#include "report_html.h"
-#include "top_live.h"
-#include "uprobe_discovery.h"
+#include "report/report_html.h"
+#include "top/top_live.h"
+#include "probes/uprobe_discovery.h"
 
 /* A maps re-read costs ~60 us (ms under a sanitizer); Python loads the
  * marker library with ctypes after start, and its first cycles are lost

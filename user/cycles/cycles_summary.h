@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "cycles/cycles.h"
-#include "findings.h"
+#include "report/findings.h"
 
 /* "Cycles: N median p95 mean slowest" and up to max_findings findings. */
 /* run: aggregates of every cycle when the table keeps only part (NULL:

@@ -13,7 +13,7 @@
 #include "diff/diff_load.h"
 #include "diff/diff_model.h"
 #include "diff/diff_text.h"
-#include "output.h"
+#include "report/output.h"
 
 void diff_cmd_usage(FILE *f)
 {

@@ -2,7 +2,7 @@
 /* diff.html writer (see diff_html.h). */
 #include "diff/diff_html.h"
 
-#include "json_write.h"
+#include "util/json_write.h"
 
 #include <errno.h>
 #include <math.h>

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hashmap.h"
-#include "json_write.h"
+#include "util/hashmap.h"
+#include "util/json_write.h"
 
 /* Above this a count or a time in ns is not a real measurement. */
 #define DL_MAX_VALUE 1e18

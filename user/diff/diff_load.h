@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hashmap.h"
+#include "util/hashmap.h"
 
 /* A report.json beyond this is not one of ours (a long run with many
  * cycles is a few MB). */

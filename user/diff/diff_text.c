@@ -2,7 +2,7 @@
 /* Terminal summary and --json of `ebpf-prof diff` (see diff_text.h). */
 #include "diff/diff_text.h"
 
-#include "report.h"
+#include "report/report.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_write.h"
+#include "util/json_write.h"
 
 static void csv_text(FILE *f, const char *s)
 {

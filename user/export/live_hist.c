@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* live_hist_from (top_live.h): a latency histogram as Prometheus buckets. */
-#include "histogram.h"
-#include "top_live.h"
+#include "util/histogram.h"
+#include "top/top_live.h"
 
 void live_hist_from(struct live_hist *h, const struct histogram *src)
 {

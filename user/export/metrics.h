@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
-#include "profile.h"
-#include "top_live.h"
+#include "profile/profile.h"
+#include "top/top_live.h"
 
 struct run_info;
 

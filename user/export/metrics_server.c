@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "export/metrics.h"
-#include "log.h"
+#include "util/log.h"
 
 #define PUBLISH_PERIOD_NS (250 * 1000000ull)
 #define MAX_CONNECTIONS	  8

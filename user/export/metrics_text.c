@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "export/metrics.h"
-#include "report.h"
+#include "report/report.h"
 
 void metrics_snap_fill(struct metrics_snap *s, const struct live_metrics *l,
 		       const struct profile *p, const struct run_info *ri)

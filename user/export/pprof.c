@@ -21,8 +21,8 @@
 
 #include "export/pprof_elf.h"
 #include "export/profile.pb-c.h"
-#include "hashmap.h"
-#include "report.h"
+#include "util/hashmap.h"
+#include "report/report.h"
 
 typedef Perftools__Profiles__Profile PProfile;
 typedef Perftools__Profiles__ValueType PValueType;

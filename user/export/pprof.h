@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 struct pprof_elf_cache;
 

@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hashmap.h"
-#include "log.h"
+#include "util/hashmap.h"
+#include "util/log.h"
 #include "symbolize/debuginfo.h"
 
 static void to_hex(const uint8_t *b, size_t n, char *hex, size_t len)

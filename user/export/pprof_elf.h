@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 #define PPROF_BUILD_ID_MAX 64 /* bytes; GNU build-ids are 20 */
 

@@ -5,7 +5,7 @@
 
 #include "cycles/cycles.h"
 #include "export/pprof.h"
-#include "report.h"
+#include "report/report.h"
 
 static int cmp_cycle(const void *a, const void *b)
 {

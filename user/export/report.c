@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_write.h"
+#include "util/json_write.h"
 #include "kernel/vstat.h"
-#include "report.h"
+#include "report/report.h"
 
 #define REPORT_TOP_FUNCTIONS 50
 

@@ -11,8 +11,8 @@
 
 #include "export/pprof.h"
 #include "export/pprof_elf.h"
-#include "log.h"
-#include "report.h"
+#include "util/log.h"
+#include "report/report.h"
 
 #define TOP_FUNCS 10
 

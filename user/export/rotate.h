@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "output.h"
-#include "profile.h"
+#include "report/output.h"
+#include "profile/profile.h"
 
 struct run_info;
 struct rotator;

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_write.h"
-#include "report.h"
+#include "util/json_write.h"
+#include "report/report.h"
 
 #define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
 

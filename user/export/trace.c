@@ -6,8 +6,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "json_write.h"
-#include "report.h"
+#include "util/json_write.h"
+#include "report/report.h"
 
 int export_trace_json(const struct run_info *ri, trace_events_fn events_fn, void *ctx, FILE *out)
 {

@@ -9,7 +9,7 @@
 #include "jetson/jetson.h"
 #include "jetson/jetson_fs.h"
 #include "jetson/jetson_internal.h"
-#include "log.h"
+#include "util/log.h"
 
 static void usage(FILE *f)
 {

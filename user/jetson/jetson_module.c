@@ -9,9 +9,9 @@
 #include "cycles/cycle_sink.h"
 #include "jetson/jetson.h"
 #include "jetson/jetson_module.h"
-#include "log.h"
-#include "throttle_feed.h"
-#include "top_live.h"
+#include "util/log.h"
+#include "sysmon/throttle_feed.h"
+#include "top/top_live.h"
 
 struct jetson_mod {
 	struct jetson_sampler *s;

@@ -14,7 +14,7 @@
 #include "jetson/jetson.h"
 #include "jetson/jetson_fs.h"
 #include "jetson/jetson_internal.h"
-#include "log.h"
+#include "util/log.h"
 
 #define JR_PATH 512
 

@@ -13,9 +13,9 @@
 #include <time.h>
 
 #include "jetson/jetson.h"
-#include "json_write.h"
+#include "util/json_write.h"
 #include "jetson/jetson_internal.h"
-#include "log.h"
+#include "util/log.h"
 
 #define JS_MAX_METRICS	   64
 #define JS_MAX_THR_SOURCES 16

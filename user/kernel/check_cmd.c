@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "log.h"
+#include "util/log.h"
 #include "record.h"
 
 void check_result_fill(struct check_result *c, const struct kfeat *kf, const struct vstat *vs)

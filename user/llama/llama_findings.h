@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "cycles/cycles.h"
-#include "findings.h"
+#include "report/findings.h"
 
 /* The n_ctx recommended for prompts of `need` tokens: need plus a quarter,
  * rounded up to a multiple of 256 (llama.cpp pads n_ctx to 256 anyway). */

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "llama/llama_layout.h"
-#include "uprobe_discovery.h"
+#include "probes/uprobe_discovery.h"
 
 /* One row per llama.cpp build we have met. llama_version() has returned
  * the same "X.Y.Z-dev" string over many releases, so a row is a claim

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "overhead.h"
 
-#include "profile.h"
+#include "profile/profile.h"
 
 #include <bpf/bpf.h>
 #include <errno.h>

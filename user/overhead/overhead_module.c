@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "util/log.h"
 #include "overhead.h"
 
 struct ovh_state {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hashmap.h"
+#include "util/hashmap.h"
 
 /* A counted interval: an outermost call so far, or (after a collapse)
  * several consecutive ones. */

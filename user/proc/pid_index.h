@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hashmap.h"
+#include "util/hashmap.h"
 
 struct pid_index {
 	struct hashmap h;

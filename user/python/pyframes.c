@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hashmap.h"
-#include "log.h"
+#include "util/hashmap.h"
+#include "util/log.h"
 #include "proc/proc_maps.h"
 #include "python/py_code.h"
 #include "python/py_layout.h"

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "events.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 enum py_mode {
 	PY_MODE_NATIVE = 0, /* no Python frames: the interpreter's C frames only */

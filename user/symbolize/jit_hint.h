@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 struct jit_hint {
 	uint64_t node_samples;	  /* samples with a frame in node's executable or libnode */

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "util/log.h"
 #include "symbolize/kallsyms.h"
 
 #define PREFIX "kallsyms-"

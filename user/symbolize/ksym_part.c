@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "events.h" /* types the skeleton names */
-#include "log.h"
+#include "util/log.h"
 #include "modules.skel.h"
 
 static int setup(void *state, struct modules_bpf *skel)

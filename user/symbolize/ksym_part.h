@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 
-#include "bpf_parts.h"
+#include "kernel/bpf_parts.h"
 
 struct bpf_link;
 

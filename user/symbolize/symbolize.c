@@ -32,13 +32,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hashmap.h"
+#include "util/hashmap.h"
 #include "symbolize/bpf_ksyms.h"
 #include "symbolize/debuginfo.h"
 #include "symbolize/demangle.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/ksym_cache.h"
-#include "log.h"
+#include "util/log.h"
 #include "symbolize/perfmap.h"
 #include "proc/proc_maps.h"
 

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "util/log.h"
 
 /* Bump when the header or the compiler's output changes: older entries
  * are then recompiled, not misread. */

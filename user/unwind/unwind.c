@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "util/log.h"
 #include "symbolize/symbolize.h"
 
 /* x86_64 DWARF register numbers (System V psABI, figure 3.36). */
