@@ -84,8 +84,9 @@ static void enable(struct modules_bpf *skel, const char *prefix, bool on)
 
 /* Fault injection: a program type the kernel refuses makes the part fail
  * at load, as a missing kernel feature would. fault is the part's prefix
- * (its first program refused) or "PREFIX:PROGRAM" (that program, where it
- * loads). */
+ * (its first program refused) or "PREFIX:PROGRAM[,PROGRAM...]" (the first
+ * of those programs that is to load: each load of the part refuses one
+ * more, as a kernel refusing both a program and its twin would). */
 static void break_part(struct modules_bpf *skel, const char *prefix, const char *fault)
 {
 	const char *colon = fault ? strchr(fault, ':') : NULL;
@@ -94,11 +95,28 @@ static void break_part(struct modules_bpf *skel, const char *prefix, const char 
 	if (!fault || strncmp(fault, prefix, colon ? (size_t)(colon - fault) : strlen(fault) + 1) ||
 	    (colon && strlen(prefix) != (size_t)(colon - fault)))
 		return;
+	if (colon) {
+		for (const char *q = colon + 1; *q;) {
+			const char *c = strchr(q, ',');
+			size_t k = c ? (size_t)(c - q) : strlen(q);
+			char name[128];
+
+			if (k < sizeof(name)) {
+				memcpy(name, q, k);
+				name[k] = '\0';
+				p = bpf_object__find_program_by_name(skel->obj, name);
+				if (p && has_prefix(name, prefix) && bpf_program__autoload(p)) {
+					bpf_program__set_type(p, BPF_PROG_TYPE_UNSPEC);
+					return;
+				}
+			}
+			q += k + (c ? 1 : 0);
+		}
+		return;
+	}
 	bpf_object__for_each_program(p, skel->obj)
 	{
 		if (!has_prefix(bpf_program__name(p), prefix) || !bpf_program__autoload(p))
-			continue;
-		if (colon && strcmp(bpf_program__name(p), colon + 1))
 			continue;
 		bpf_program__set_type(p, BPF_PROG_TYPE_UNSPEC);
 		return;
@@ -141,32 +159,52 @@ static int load_alone(const struct bpf_part *part, int targets_fd, const char *b
 }
 
 /* Part alone, again without each program the kernel refuses while the
- * part can do without it (a few at most: each refusal turns one off). */
-#define MAX_REFUSED 4
+ * part can do without it. Each refusal turns one program off (for a twin
+ * or for nothing): 8 is more than any part has programs to give up. */
+#define MAX_REFUSED 8
 
 static int load_degrading(const struct bpf_part *part, int targets_fd, const char *btf_path,
 			  const char *fault, struct modules_bpf **skel, struct vstat *vs)
 {
+	const char *what = part->what ? part->what : part->prefix;
+	struct vstat_degraded gave[MAX_REFUSED];
+	size_t ngave = 0;
 	int err = 0;
 
 	for (int k = 0; k <= MAX_REFUSED; k++) {
 		const struct vstat_prog *bad;
-		const char *lost;
+		const char *lost, *reason;
 
 		err = load_alone(part, targets_fd, btf_path, fault, skel, vs);
-		if (err >= 0 || !part->refused)
+		if (err >= 0)
+			break;
+		/* The whole part broken on purpose: as a kernel without
+		 * something all of it needs, nothing to do without. */
+		if (!part->refused || (fault && !strcmp(fault, part->prefix)))
 			return err;
 		bad = vstat_refused(vs, "modules");
 		if (!bad || !has_prefix(bad->name, part->prefix))
 			return err;
-		lost = part->refused(part->state, bad->name);
-		if (!lost)
+		reason = bad->reason[0] ? bad->reason : strerror(-err);
+		lost = k < MAX_REFUSED ? part->refused(part->state, bad->name) : NULL;
+		if (!lost) {
+			/* What the part gave up on the way is moot: all of it
+			 * is lost now (its loaded hook says so). */
+			log_warn("%s: this kernel refuses BPF program %s (%s), which it cannot do "
+				 "without",
+				 what, bad->name, reason);
 			return err;
-		log_warn("%s: this kernel refuses BPF program %s (%s): %s",
-			 part->what ? part->what : part->prefix, bad->name,
-			 bad->reason[0] ? bad->reason : strerror(-err), lost);
-		vstat_add_degraded(vs, bad->name, bad->reason[0] ? bad->reason : strerror(-err),
-				   lost);
+		}
+		snprintf(gave[ngave].program, sizeof(gave[ngave].program), "%s", bad->name);
+		snprintf(gave[ngave].reason, sizeof(gave[ngave].reason), "%s", reason);
+		snprintf(gave[ngave].lost, sizeof(gave[ngave].lost), "%s", lost);
+		ngave++;
+	}
+	/* Said once the part is in: each program given up, and what for. */
+	for (size_t i = 0; *skel && i < ngave; i++) {
+		log_warn("%s: this kernel refuses BPF program %s (%s): %s", what, gave[i].program,
+			 gave[i].reason, gave[i].lost);
+		vstat_add_degraded(vs, gave[i].program, gave[i].reason, gave[i].lost);
 	}
 	return err;
 }

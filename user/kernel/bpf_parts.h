@@ -36,7 +36,8 @@ struct bpf_part {
 	 * alone: remember to leave it out at the next setup (taking a twin
 	 * that needs less of the kernel), and return what the run loses
 	 * ("off-CPU user stacks by frame pointers, no Python frames"); NULL
-	 * when the part cannot go on without it. */
+	 * when the part cannot go on without it. The text is copied at once
+	 * (it may live in state, rewritten at the next call). */
 	const char *(*refused)(void *state, const char *prog);
 	/* What the part is, for messages ("scheduler view"). */
 	const char *what;
@@ -53,9 +54,11 @@ struct bpf_parts_objs {
  * part's loaded hook. A part that fails alone is loaded again without the
  * program the kernel refused, as long as its refused hook can do without
  * it (degradation by program, not by module; each one noted in vs and
- * said in one line). A part whose prefix is fault_prefix is made to fail
- * to load (tests exercise the fallback with it; "PREFIX:PROGRAM" refuses
- * that program alone); NULL in normal runs. The verifier's figures of
+ * said in one line once the part is in; a part lost in the end gets one
+ * line for the program it could not do without). A part whose prefix is
+ * fault_prefix is made to fail to load (tests exercise the fallback with
+ * it; "PREFIX:PROGRAM[,PROGRAM...]" refuses those programs alone, one
+ * more at each load); NULL in normal runs. The verifier's figures of
  * every program go to vs. Returns 0 or the first negative errno a loaded
  * hook returned. */
 int bpf_parts_load(const struct bpf_part *parts, size_t n, int targets_fd, const char *btf_path,

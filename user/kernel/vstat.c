@@ -289,6 +289,11 @@ void vstat_collect(struct vstat *vs, struct bpf_object *obj, const char *object,
 
 	if (!vs || !vs->bufs)
 		return;
+	/* vstat_refused names the refusal of this load: one of an earlier
+	 * load of the object (a program since left out) is history. */
+	for (size_t i = 0; i < vs->n; i++)
+		if (!strcmp(vs->v[i].object, object))
+			vs->v[i].refused = false;
 	bpf_object__for_each_program(p, obj)
 	{
 		char *buf = k < vs->nbufs ? vs->bufs[k] : NULL;
