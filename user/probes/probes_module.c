@@ -13,8 +13,9 @@
  *
  * New libraries are found by re-reading /proc/PID/maps when ld.so reports a
  * link-map change (a uprobe on _dl_debug_state, called after every dlopen
- * and at startup) and, as a backstop for loaders that bypass ld.so, every
- * RESCAN_PERIOD_NS.
+ * and at startup; on a kernel that refuses that program, when the sampler
+ * sees a target map an executable file) and, as a backstop for loaders
+ * that bypass ld.so, every RESCAN_PERIOD_NS.
  *
  * Once a probe is attached, the span ring is drained by a thread of its own,
  * every DRAIN_PERIOD_MS:
@@ -44,6 +45,7 @@
 #include "proc/pid_index.h"
 #include "cycles/cycle_sink.h"
 #include "kernel/kfeat.h"
+#include "kernel/vstat.h"
 #include "util/log.h"
 #include "overload/priority.h"
 #include "probes/probes.h"
@@ -63,6 +65,10 @@
 #define MAX_MAPS_BYTES	   (64u << 20)
 #define MAX_EXEC_FILES	   4096
 #define MAX_SQL_STATEMENTS 2048
+/* Without the ld.so trigger (its program refused): a rescan as soon as the
+ * sampler saw a target map an executable file, at most this often (a maps
+ * read is ~60 us; the cycles module paces its own the same way). */
+#define MAPPED_RESCAN_NS (20 * 1000000ull)
 
 #define LDSO_SYMBOL "_dl_debug_state"
 /* A forked child's first maps scan waits this long (a /proc/PID/maps read
@@ -104,6 +110,7 @@ struct ptarget {
 	struct bpf_link **links;
 	size_t nlinks, caplinks;
 	uint64_t rdebug_delta; /* its ld.so's file_cache.rdebug_delta */
+	bool ldso_hooked;      /* probe_ldso is attached in its ld.so */
 	/* Without attach cookies: the addresses whose cookies it stored in
 	 * probe_ip_cookies, removed when it exits. */
 	uint64_t *ips;
@@ -125,6 +132,16 @@ struct probes_mod {
 	bool no_cookie;
 	bool cookie_refused;	  /* the kernel refused the cookie programs: the _nc twins */
 	struct modules_bpf *skel; /* owned by record.c (bpf_parts.h) */
+	/* Other programs the kernel refused (pm_bpf_refused), left out of
+	 * the next load and done without: USDT probes are not attached; no
+	 * ld.so trigger (libraries found by rescans when the sampler sees a
+	 * new mapping, no launch-mode holds); the thread-exit program (its
+	 * raw_tp twin, else reclaim_slots). */
+	bool usdt_refused, ldso_refused, exit_refused, exit_raw_refused;
+	bool exit_hooked; /* a thread-exit program is attached */
+	char lost[VSTAT_REASON_LEN];
+	uint64_t seen_gen, last_gen_scan; /* rec_ctx.mmap_gen at the last rescan, and when */
+	uint64_t slots_freed;		  /* by reclaim_slots */
 	bool prepared;
 	struct ring_buffer *rb;
 	struct probe_stats *st;
@@ -210,6 +227,16 @@ static int add_name(struct probes_mod *m, const char *name, size_t *idx)
 	m->names[m->nnames] = name;
 	*idx = m->nnames++;
 	return 0;
+}
+
+/* A definition as the user wrote it: LIB:SYMBOL, usdt:LIB:PROVIDER:NAME. */
+static void def_spec(const struct probe_def *def, char *out, size_t len)
+{
+	if (def->usdt_provider)
+		snprintf(out, len, "usdt:%s:%s:%s", def->lib ? def->lib : "", def->usdt_provider,
+			 def->symbol);
+	else
+		snprintf(out, len, "%s:%s", def->lib ? def->lib : "", def->symbol);
 }
 
 /* Where the user's trace goes when a process has the library mapped but
@@ -535,14 +562,15 @@ static void scan_file(struct probes_mod *m, struct ptarget *t, const struct ud_f
 		if (def->group != PG_USER || !ud_lib_matches(def->lib, f->path))
 			continue;
 		m->def_matched[d] = true;
-		if (def->usdt_provider)
-			attach_def(m, t, d, f, path, 0);
-		else if (fc && fc->offsets && fc->offsets[m->def_name[d]])
+		if (def->usdt_provider) {
+			if (!m->usdt_refused) /* else reported at attach */
+				attach_def(m, t, d, f, path, 0);
+		} else if (fc && fc->offsets && fc->offsets[m->def_name[d]])
 			attach_def(m, t, d, f, path, fc->offsets[m->def_name[d]]);
 		else
 			not_found(m, d, f->path);
 	}
-	if (fc && fc->offsets && fc->offsets[m->ldso_name] &&
+	if (!m->ldso_refused && fc && fc->offsets && fc->offsets[m->ldso_name] &&
 	    !strncmp(proc_maps_basename(f->path), "ld-", 3)) {
 		int err = attach_uprobe(t, m->skel->progs.probe_ldso, path,
 					fc->offsets[m->ldso_name], 0, false);
@@ -550,6 +578,7 @@ static void scan_file(struct probes_mod *m, struct ptarget *t, const struct ud_f
 		if (err)
 			log_debug("probes: pid %u: no dlopen trigger in %s: %s", t->pid, f->path,
 				  strerror(-err));
+		t->ldso_hooked = t->ldso_hooked || !err;
 		t->rdebug_delta = err ? 0 : fc->rdebug_delta;
 		if (t->pid == m->dl_hold_pid && m->skel->bss)
 			m->skel->bss->dl_rdebug_delta = (int64_t)t->rdebug_delta;
@@ -887,7 +916,7 @@ static int pm_bpf_setup(void *state, struct modules_bpf *skel)
 {
 	struct probes_mod *m = state;
 	int rc = prepare(m);
-	bool usdt = false;
+	bool usdt = false, btf_exit;
 
 	if (rc)
 		return rc;
@@ -904,11 +933,53 @@ static int pm_bpf_setup(void *state, struct modules_bpf *skel)
 	 * never attached: verifying it cost ~5 ms of every run's CPU. */
 	for (size_t d = 0; d < m->specs.n && !usdt; d++)
 		usdt = m->specs.defs[d].usdt_provider != NULL;
-	bpf_program__set_autoload(skel->progs.probe_usdt, usdt);
-	/* The raw_tp twin on a kernel without BTF (kfeat.h). */
-	bpf_program__set_autoload(skel->progs.probe_thread_exit, m->ctx->kf->btf);
-	bpf_program__set_autoload(skel->progs.probe_thread_exit_raw, !m->ctx->kf->btf);
+	bpf_program__set_autoload(skel->progs.probe_usdt, usdt && !m->usdt_refused);
+	bpf_program__set_autoload(skel->progs.probe_ldso, !m->ldso_refused);
+	/* The raw_tp twin on a kernel without BTF (kfeat.h), or when this one
+	 * refuses the tp_btf program. */
+	btf_exit = m->ctx->kf->btf && !m->exit_refused;
+	bpf_program__set_autoload(skel->progs.probe_thread_exit, btf_exit);
+	bpf_program__set_autoload(skel->progs.probe_thread_exit_raw,
+				  !btf_exit && !m->exit_raw_refused);
 	return 1;
+}
+
+/* What a run without a thread-exit program does instead. */
+#define NO_THREAD_EXIT                                                                       \
+	"thread exits not seen: the call-stack slots of exited threads are freed by a scan " \
+	"every 0.5 s instead (a thread-heavy target may fill the 8192 slots in between)"
+
+/* "USDT probes not attached: usdt:..., ...": the run's USDT definitions,
+ * as many as fit. */
+static const char *usdt_lost(struct probes_mod *m)
+{
+	size_t len = (size_t)snprintf(m->lost, sizeof(m->lost), "USDT probes not attached:");
+	size_t nlisted = 0, nleft = 0;
+
+	for (size_t d = 0; d < m->specs.n; d++) {
+		char spec[160];
+		int n;
+
+		if (!m->specs.defs[d].usdt_provider)
+			continue;
+		def_spec(&m->specs.defs[d], spec, sizeof(spec));
+		/* Room for this one and for the tail below. */
+		if (nleft || len + 2 + strlen(spec) + 40 >= sizeof(m->lost)) {
+			nleft++;
+			continue;
+		}
+		n = snprintf(m->lost + len, sizeof(m->lost) - len, "%s %s", nlisted ? "," : "",
+			     spec);
+		len += n > 0 ? (size_t)n : 0;
+		nlisted++;
+	}
+	if (!nlisted)
+		snprintf(m->lost, sizeof(m->lost), "%zu USDT probe(s) not attached", nleft);
+	else if (nleft)
+		snprintf(m->lost + len, sizeof(m->lost) - len, " and %zu more", nleft);
+	len = strlen(m->lost);
+	snprintf(m->lost + len, sizeof(m->lost) - len, " (function probes kept)");
+	return m->lost;
 }
 
 static const char *pm_bpf_refused(void *state, const char *prog)
@@ -919,6 +990,26 @@ static const char *pm_bpf_refused(void *state, const char *prog)
 		m->cookie_refused = true;
 		return "its twins without attach cookies loaded instead (calls matched by probed "
 		       "address): the same calls timed";
+	}
+	if (!m->usdt_refused && !strcmp(prog, "probe_usdt")) {
+		m->usdt_refused = true;
+		return usdt_lost(m);
+	}
+	if (!m->ldso_refused && !strcmp(prog, "probe_ldso")) {
+		m->ldso_refused = true;
+		return "no ld.so trigger: a launched command is not held until probed, and "
+		       "libraries are probed once the sampler sees them mapped (~20 ms): their "
+		       "first calls can go untimed";
+	}
+	if (!m->exit_refused && !strcmp(prog, "probe_thread_exit")) {
+		m->exit_refused = true;
+		return m->exit_raw_refused ? NO_THREAD_EXIT
+					   : "its raw_tp twin probe_thread_exit_raw sees the same "
+					     "thread exits instead";
+	}
+	if (!m->exit_raw_refused && !strcmp(prog, "probe_thread_exit_raw")) {
+		m->exit_raw_refused = true;
+		return NO_THREAD_EXIT;
 	}
 	return NULL;
 }
@@ -937,9 +1028,13 @@ static int pm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
 	return 0;
 }
 
-/* Sets up the loaded BPF side: its ring buffer and the thread-exit hook. */
+/* Sets up the loaded BPF side: its ring buffer and the thread-exit hook
+ * (a program that loaded but cannot be attached is done without, as one
+ * the kernel refused). */
 static int setup_bpf(struct probes_mod *m)
 {
+	struct bpf_program *exit_prog = NULL;
+	char why[64];
 	int rc;
 
 	m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.probe_events), on_event, m, NULL);
@@ -948,16 +1043,19 @@ static int setup_bpf(struct probes_mod *m)
 		log_error("probes: cannot set up the ring buffer: %s", strerror(-rc));
 		return rc;
 	}
-	if (bpf_program__autoload(m->skel->progs.probe_thread_exit))
-		m->skel->links.probe_thread_exit =
-			bpf_program__attach(m->skel->progs.probe_thread_exit);
-	else
-		m->skel->links.probe_thread_exit_raw =
-			bpf_program__attach(m->skel->progs.probe_thread_exit_raw);
-	if (!m->skel->links.probe_thread_exit && !m->skel->links.probe_thread_exit_raw) {
-		rc = -errno;
-		log_error("probes: cannot attach the thread-exit tracepoint: %s", strerror(-rc));
-		return rc;
+	if (bpf_program__autoload(m->skel->progs.probe_thread_exit)) {
+		exit_prog = m->skel->progs.probe_thread_exit;
+		m->skel->links.probe_thread_exit = bpf_program__attach(exit_prog);
+	} else if (bpf_program__autoload(m->skel->progs.probe_thread_exit_raw)) {
+		exit_prog = m->skel->progs.probe_thread_exit_raw;
+		m->skel->links.probe_thread_exit_raw = bpf_program__attach(exit_prog);
+	}
+	m->exit_hooked = m->skel->links.probe_thread_exit || m->skel->links.probe_thread_exit_raw;
+	if (exit_prog && !m->exit_hooked) {
+		snprintf(why, sizeof(why), "attach: %s", strerror(errno));
+		log_warn("probes: cannot attach BPF program %s (%s): %s",
+			 bpf_program__name(exit_prog), why, NO_THREAD_EXIT);
+		vstat_add_degraded(m->ctx->vs, bpf_program__name(exit_prog), why, NO_THREAD_EXIT);
 	}
 	return 0;
 }
@@ -1006,8 +1104,9 @@ static int pm_attach(void *state)
 	/* Launch mode: the command is not running yet (the recorder releases
 	 * it after every module attached) and is target 0. Hold it at its
 	 * startup if the dynamic linker's hook is in place (a static binary
-	 * has none and runs through: its probes come from the exec rescan). */
-	if (m->ctx->opts->command && m->ntg && m->tg[0].nlinks && m->skel->bss) {
+	 * has none, nor a kernel that refused it: it runs through, its probes
+	 * come from the exec rescan). */
+	if (m->ctx->opts->command && m->ntg && m->tg[0].ldso_hooked && m->skel->bss) {
 		m->hold_pid = m->tg[0].pid;
 		m->dl_hold_pid = m->hold_pid;
 		m->skel->bss->dl_rdebug_delta = (int64_t)m->tg[0].rdebug_delta;
@@ -1016,6 +1115,19 @@ static int pm_attach(void *state)
 	}
 	for (size_t d = 0; d < m->specs.n; d++)
 		any_preset = any_preset || m->specs.defs[d].group != PG_USER;
+	/* Asked for and never attached: in the report with the probes whose
+	 * symbol was not found (the degradation line said why). */
+	for (size_t d = 0; m->usdt_refused && d < m->specs.n; d++) {
+		char probe[512];
+
+		if (!m->specs.defs[d].usdt_provider)
+			continue;
+		def_spec(&m->specs.defs[d], probe, sizeof(probe));
+		probe_stats_add_not_found(
+			m->st, probe,
+			"this kernel refuses the USDT probes' BPF program probe_usdt "
+			"(kernel.bpf_degraded)");
+	}
 	if (!m->nattached && any_preset)
 		log_info("probes: no llama.cpp or SQLite functions mapped yet; they are probed if "
 			 "a library that has them is loaded later");
@@ -1187,10 +1299,45 @@ static void release_dl_hold(struct probes_mod *m, bool force)
 		m->dl_hold_pid = 0;
 }
 
+/* Without a thread-exit program: frees the slots (probe_threads) of
+ * threads that are gone with nothing open, as the program would at their
+ * exit. A slot whose thread id was reused meanwhile by a thread of a
+ * traced process that already entered a probe could go with it (its
+ * return then counted unmatched): a tid reused within one period. */
+static void reclaim_slots(struct probes_mod *m)
+{
+	int fd = bpf_map__fd(m->skel->maps.probe_threads);
+	uint32_t key, next, *prev = NULL, *gone = NULL;
+	size_t ngone = 0, cap = 0, freed = 0;
+	struct ep_probe_thread t;
+	char path[160];
+
+	/* Deleted after the walk: a key deleted under get_next_key would
+	 * restart it from the first key. */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &t) || t.depth || t.overflow)
+			continue;
+		snprintf(path, sizeof(path), "%s/%u/task/%u", m->ctx->opts->proc_root, t.tgid, key);
+		if (access(path, F_OK) && errno == ENOENT &&
+		    ep_vec_push((void **)&gone, &ngone, &cap, sizeof(key), &key))
+			break;
+	}
+	for (size_t i = 0; i < ngone; i++)
+		freed += !bpf_map_delete_elem(fd, &gone[i]);
+	free(gone);
+	m->slots_freed += freed;
+	if (freed)
+		log_debug("probes: %zu call-stack slots of exited threads freed (%" PRIu64
+			  " in all)",
+			  freed, m->slots_freed);
+}
+
 static int pm_poll(void *state, uint64_t now)
 {
 	struct probes_mod *m = state;
-	bool timer = now >= m->next_rescan_ns;
+	bool timer = now >= m->next_rescan_ns, mapped = false;
 	uint64_t t0 = mono_ns(), t1;
 	bool held;
 	int n;
@@ -1198,8 +1345,18 @@ static int pm_poll(void *state, uint64_t now)
 	if (m->stopped || !m->skel)
 		return 0;
 	n = m->draining ? 0 : ring_buffer__consume(m->rb);
-	if (timer)
+	if (timer) {
 		m->next_rescan_ns = now + RESCAN_PERIOD_NS;
+		if (!m->exit_hooked)
+			reclaim_slots(m);
+	}
+	/* No ld.so trigger: a new executable mapping is the cue instead. */
+	if (m->ldso_refused && m->ctx->mmap_gen && *m->ctx->mmap_gen != m->seen_gen &&
+	    now >= m->last_gen_scan + MAPPED_RESCAN_NS) {
+		m->seen_gen = *m->ctx->mmap_gen;
+		m->last_gen_scan = now;
+		mapped = true;
+	}
 	/* Scans register new probe ids in the stats: the drain thread waits
 	 * meanwhile (a first scan of a library is ~20 ms; the ring holds
 	 * longer). */
@@ -1207,7 +1364,7 @@ static int pm_poll(void *state, uint64_t now)
 	pthread_mutex_lock(&m->lock);
 	for (size_t i = 0; i < m->ntg; i++)
 		if (!m->tg[i].exited && now >= m->tg[i].scan_after_ns &&
-		    (m->tg[i].rescan || timer || (held && m->tg[i].pid == m->hold_pid)))
+		    (m->tg[i].rescan || timer || mapped || (held && m->tg[i].pid == m->hold_pid)))
 			scan_target(m, &m->tg[i]);
 	release_hold(m, held, false);
 	if (!m->hold_pid)
@@ -1402,18 +1559,18 @@ static void pm_stop(void *state)
 		const struct probe_def *def = &m->specs.defs[d];
 		char probe[512];
 
-		if (def->group != PG_USER || m->def_matched[d])
+		if (def->group != PG_USER || m->def_matched[d] ||
+		    (def->usdt_provider && m->usdt_refused))
 			continue;
-		snprintf(probe, sizeof(probe), "%s%s%s:%s", def->usdt_provider ? "usdt:" : "",
-			 def->lib, def->usdt_provider ? ":" : "",
-			 def->usdt_provider ? def->usdt_provider : def->symbol);
-		if (def->usdt_provider)
-			snprintf(probe + strlen(probe), sizeof(probe) - strlen(probe), ":%s",
-				 def->symbol);
+		def_spec(def, probe, sizeof(probe));
 		log_warn("probe %s: no traced process mapped a file matching '%s'", probe,
 			 def->lib);
 		probe_stats_add_not_found(m->st, probe, "library never mapped by a traced process");
 	}
+	if (!m->exit_hooked)
+		log_info("probes: no thread-exit program: %" PRIu64
+			 " call-stack slots of exited threads freed by the periodic scan",
+			 m->slots_freed);
 	if (m->nrescans)
 		log_info("probes: %" PRIu64 " maps scans, %.1f us each on average", m->nrescans,
 			 (double)m->rescan_ns / 1e3 / (double)m->nrescans);
