@@ -42,6 +42,7 @@
 #include "export/csv.h"
 #include "util/histogram.h"
 #include "kernel/kfeat.h"
+#include "kernel/vstat.h"
 #include "util/log.h"
 #include "proc/proc_maps.h"
 #include "python/pyframes.h"
@@ -107,6 +108,13 @@ struct cycles_state {
 	struct modules_bpf *skel; /* owned by record.c (bpf_parts.h) */
 	bool no_cookie;		  /* no attach cookies (before 5.15): the _nc programs */
 	bool cookie_refused;	  /* the kernel refused the cookie programs: the same */
+	/* The kernel refused the USDT program: the marker by uprobes on its
+	 * functions, no GC column; or the watchpoint program: py: by the USDT
+	 * points. refused_need: the program the asked-for boundaries could
+	 * not do without, for the error. */
+	bool usdt_refused, watch_refused;
+	const char *refused_need;
+	char lost[VSTAT_REASON_LEN];
 	struct ring_buffer *rb;
 	struct ctarget *tg;
 	size_t ntg, captg;
@@ -206,7 +214,8 @@ static int cm_open(void **state, const struct rec_ctx *ctx)
 		goto fail;
 	}
 	/* With Python frames in the samples, py: cycles watch FUNCTION's code
-	 * object, found in them; without, the USDT points (every call traps).
+	 * object, found in them; without, the USDT points (every call traps),
+	 * as where the kernel refuses the watchpoint program (cm_bpf_refused).
 	 * x86_64 only: its data watchpoints trap after the write, so the
 	 * program reads the new count; arm64's trap before it (and kernels
 	 * before 6.10 do not step over the access for a BPF handler). */
@@ -218,7 +227,6 @@ static int cm_open(void **state, const struct rec_ctx *ctx)
 	if (watch && ctx->cycles && s->spec.src == CYC_SRC_PY && ctx->py) {
 		s->py_by_watch = true;
 		pyframes_on_code(ctx->py, s->spec.py_name, on_code, s);
-		cycle_sink_no_chain(ctx->cycles);
 	}
 	return 0;
 fail:
@@ -234,15 +242,65 @@ static uint64_t entry_cookie(const struct cycles_state *s)
 	return s->spec.every ? EP_CYC_ENTRY : (EP_CYC_BEGIN | EP_CYC_COOKIE_DEPTH);
 }
 
+/* The cycle marker by uprobes on its functions instead of its USDT points. */
+static bool marker_by_uprobes(const struct cycles_state *s)
+{
+	return s->usdt_refused && (s->spec.src == CYC_SRC_AUTO || s->spec.src == CYC_SRC_MARKER);
+}
+
 static const char *cm_bpf_refused(void *state, const char *prog)
 {
 	struct cycles_state *s = state;
+	const char *opt = s->spec.every ? "-every" : "";
 
-	if (!s->cookie_refused && s->spec.src == CYC_SRC_UPROBE &&
-	    (!strcmp(prog, "cycle_entry") || !strcmp(prog, "cycle_return"))) {
+	if (!s->cookie_refused && (!strcmp(prog, "cycle_entry") || !strcmp(prog, "cycle_return"))) {
 		s->cookie_refused = true;
-		return "its twins without attach cookies loaded instead: the same cycle "
-		       "boundaries";
+		if (s->spec.src == CYC_SRC_UPROBE || marker_by_uprobes(s))
+			return "its twins without attach cookies loaded instead: the same cycle "
+			       "boundaries";
+		/* Loaded on every run with cookies, used by function
+		 * boundaries only. */
+		return "not needed by this run's cycle boundaries (its twin without attach cookies "
+		       "would serve them): nothing lost";
+	}
+	if (!s->usdt_refused && !strcmp(prog, "cycle_usdt")) {
+		s->usdt_refused = true;
+		switch (s->spec.src) {
+		case CYC_SRC_USDT:
+			s->refused_need = prog;
+			return NULL;
+		case CYC_SRC_PY:
+			if (!s->py_by_watch) {
+				s->refused_need = prog;
+				return NULL;
+			}
+			break;
+		case CYC_SRC_AUTO:
+		case CYC_SRC_MARKER:
+			return "the cycle marker is attached by uprobes on ebpf_prof_cycle_begin/end "
+			       "instead of its USDT points (the same cycles; ebpf_prof_cycle_traced() "
+			       "stays 0); no CPython GC column";
+		case CYC_SRC_UPROBE:
+			break;
+		}
+		return "no CPython GC column (its gc__start/gc__done USDT points); the cycle "
+		       "boundaries are not USDT points and stay";
+	}
+	if (!s->watch_refused && !strcmp(prog, "cycle_watch")) {
+		s->watch_refused = true;
+		s->py_by_watch = false;
+		pyframes_on_code(s->ctx->py, "", NULL, NULL);
+		if (s->usdt_refused) {
+			s->refused_need = prog;
+			return NULL;
+		}
+		snprintf(
+			s->lost, sizeof(s->lost),
+			"--cycle%s %s from CPython's USDT points function__entry/return instead of "
+			"a watchpoint on the function's code object: every Python call traps, and "
+			"a CPython without the points gives no cycle",
+			opt, s->spec.text);
+		return s->lost;
 	}
 	return NULL;
 }
@@ -261,13 +319,21 @@ static int cm_bpf_setup(void *state, struct modules_bpf *skel)
 	bpf_program__set_autoload(skel->progs.cycle_entry, !s->no_cookie);
 	bpf_program__set_autoload(skel->progs.cycle_return, !s->no_cookie);
 	bpf_program__set_autoload(skel->progs.cycle_entry_nc,
-				  s->no_cookie && s->spec.src == CYC_SRC_UPROBE);
+				  s->no_cookie &&
+					  (s->spec.src == CYC_SRC_UPROBE || marker_by_uprobes(s)));
 	bpf_program__set_autoload(skel->progs.cycle_return_nc,
-				  s->no_cookie && s->spec.src == CYC_SRC_UPROBE && !s->spec.every);
+				  s->no_cookie &&
+					  ((s->spec.src == CYC_SRC_UPROBE && !s->spec.every) ||
+					   marker_by_uprobes(s)));
 	if (s->no_cookie && s->spec.src == CYC_SRC_UPROBE) {
 		skel->rodata->cycle_entry_cookie = entry_cookie(s);
 		skel->rodata->cycle_return_cookie = EP_CYC_END | EP_CYC_COOKIE_DEPTH;
+	} else if (s->no_cookie && marker_by_uprobes(s)) {
+		/* Both at function entries (attach_marker_point). */
+		skel->rodata->cycle_entry_cookie = EP_CYC_BEGIN;
+		skel->rodata->cycle_return_cookie = EP_CYC_END;
 	}
+	bpf_program__set_autoload(skel->progs.cycle_usdt, !s->usdt_refused);
 	if (s->spec.src == CYC_SRC_PY) {
 		memcpy((char *)skel->rodata->py_name, s->spec.py_name, sizeof(s->spec.py_name));
 		skel->rodata->py_name_len = (uint32_t)strlen(s->spec.py_name) + 1;
@@ -284,6 +350,17 @@ static int cm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
 	if (!skel) {
 		/* Asked-for boundaries that cannot be attached are an error;
 		 * without them the run is one cycle as before. */
+		if (s->spec.src != CYC_SRC_AUTO && s->refused_need) {
+			log_error("cycles: cannot load the BPF programs for --cycle%s %s: this "
+				  "kernel refuses %s (the line above says why), without which it "
+				  "cannot be served%s",
+				  s->spec.every ? "-every" : "", s->spec.text, s->refused_need,
+				  s->spec.src == CYC_SRC_MARKER || s->spec.src == CYC_SRC_UPROBE
+					  ? ""
+					  : "; a function boundary (--cycle LIB:SYMBOL) or the "
+					    "cycle marker needs no USDT program");
+			return err;
+		}
 		if (s->spec.src != CYC_SRC_AUTO) {
 			log_error("cycles: cannot load the BPF programs for --cycle%s %s: %s (run "
 				  "with -vv for the verifier log)",
@@ -307,6 +384,11 @@ static int cm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
 			.prog = skel->progs.cycle_watch,
 			.rc_map_fd = bpf_map__fd(skel->maps.cycle_watch_rc),
 		};
+
+		/* Its boundaries come with their calls: no chained ends (those
+		 * are for CPython 3.11's USDT points, the fallback when the
+		 * kernel refuses cycle_watch). */
+		cycle_sink_no_chain(s->ctx->cycles);
 
 		err = py_watch_new(&s->pw, &wc);
 		if (err) {
@@ -352,6 +434,64 @@ static int attach_uprobe(struct cycles_state *s, struct ctarget *t, const char *
 	struct bpf_link *l = bpf_program__attach_uprobe_opts(p, (pid_t)t->pid, path, off, &o);
 
 	return l ? keep_link(t, l) : -errno;
+}
+
+/* A function of the cycle marker at its entry: with cookies cycle_entry
+ * says begin or end in its cookie; without, the begin is cycle_entry_nc's
+ * and the end cycle_return_nc's (set in .rodata, attached at the entry
+ * too). */
+static int attach_marker_point(struct cycles_state *s, struct ctarget *t, const char *path,
+			       uint64_t off, bool end)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, o,
+		    .bpf_cookie = s->no_cookie ? 0
+				  : end	       ? EP_CYC_END
+					       : EP_CYC_BEGIN);
+	const struct bpf_program *p = !s->no_cookie ? s->skel->progs.cycle_entry
+				      : end	    ? s->skel->progs.cycle_return_nc
+						    : s->skel->progs.cycle_entry_nc;
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(p, (pid_t)t->pid, path, off, &o);
+
+	return l ? keep_link(t, l) : -errno;
+}
+
+/* The cycle marker by uprobes on ebpf_prof_cycle_begin/end (the kernel
+ * refused the USDT program): the functions run whether or not a tracer
+ * raised their USDT points' semaphores. quiet: a file that may not have
+ * them (the executable). */
+static int attach_marker_uprobes(struct cycles_state *s, struct ctarget *t, const struct ud_file *f,
+				 bool quiet)
+{
+	static const char *const names[2] = { "ebpf_prof_cycle_begin", "ebpf_prof_cycle_end" };
+	uint64_t off[2] = { 0, 0 };
+	size_t before = t->nlinks;
+	char path[512];
+	int fd, n, err;
+
+	fd = ud_open_mapped(s->ctx->opts->proc_root, t->pid, f, path, sizeof(path));
+	if (fd < 0)
+		return fd;
+	n = ud_find_functions(fd, names, 2, off);
+	close(fd);
+	if (n < 0 || !off[0] || !off[1]) {
+		if (!quiet)
+			log_warn("cycles: pid %u: %s: no ebpf_prof_cycle_begin/end to attach the "
+				 "cycle marker to",
+				 t->pid, f->path);
+		return n < 0 ? n : -ENOENT;
+	}
+	/* End first, as a function boundary's return: a cycle in progress
+	 * now ends unmatched (counted) instead of never. */
+	err = attach_marker_point(s, t, path, off[1], true);
+	if (!err)
+		err = attach_marker_point(s, t, path, off[0], false);
+	if (err) {
+		while (t->nlinks > before)
+			bpf_link__destroy(t->links[--t->nlinks]);
+		log_warn("cycles: cannot attach the cycle marker in %s (pid %u): %s", f->path,
+			 t->pid, strerror(-err));
+	}
+	return err;
 }
 
 static bool is_python(const char *path)
@@ -488,10 +628,12 @@ static void scan_file(struct cycles_state *s, struct ctarget *t, const struct ud
 		if (!strncmp(base, "libebpf_prof_cycle", 18) || (exe && !strcmp(exe, f->path))) {
 			bool quiet = strncmp(base, "libebpf_prof_cycle", 18) != 0;
 
-			if (!attach_usdt(s, t, f->path, "ebpf_prof", "cycle_begin", EP_CYC_BEGIN,
-					 quiet) &&
-			    !attach_usdt(s, t, f->path, "ebpf_prof", "cycle_end", EP_CYC_END,
-					 quiet)) {
+			if (s->usdt_refused
+				    ? !attach_marker_uprobes(s, t, f, quiet)
+				    : !attach_usdt(s, t, f->path, "ebpf_prof", "cycle_begin",
+						   EP_CYC_BEGIN, quiet) &&
+					      !attach_usdt(s, t, f->path, "ebpf_prof", "cycle_end",
+							   EP_CYC_END, quiet)) {
 				s->nboundary_links++;
 				s->marker_found = true;
 				/* The GC column from the first cycle on: its probes
@@ -512,6 +654,8 @@ static void attach_gc(struct cycles_state *s, struct ctarget *t, const char *pat
 {
 	size_t before = t->nlinks;
 
+	if (s->usdt_refused)
+		return; /* no USDT program: no GC column (said at load) */
 	if (!attach_usdt(s, t, path, "python", "gc__start", EP_CYC_GC_START, true) &&
 	    !attach_usdt(s, t, path, "python", "gc__done", EP_CYC_GC_DONE, true)) {
 		s->ngc_links++;
@@ -555,13 +699,22 @@ static void warn_py_missing(struct cycles_state *s, const struct ctarget *t,
 	if (lib ? strcmp(lib, s->py_missing) != 0 : !libc)
 		return;
 	s->py_warned = true;
-	log_warn("cycles: --cycle%s %s: pid %u runs %s, a CPython without the USDT probes "
-		 "(built without --with-dtrace) that py:FUNCTION needs with --python native: "
-		 "no cycles from it; without --python native py: cycles watch the function's "
-		 "code object instead, or bracket the loop with the cycle marker "
-		 "(tools/cycle_marker/ebpf_prof_cycle.py: `with cycle(i): ...`, "
-		 "docs/cycles.md)",
-		 s->spec.every ? "-every" : "", s->spec.text, t->pid, s->py_missing);
+	if (s->watch_refused)
+		log_warn("cycles: --cycle%s %s: pid %u runs %s, a CPython without the USDT probes "
+			 "(built without --with-dtrace) that py:FUNCTION needs when the kernel "
+			 "refuses the watchpoint program (cycle_watch): no cycles from it; bracket "
+			 "the loop with the cycle marker instead "
+			 "(tools/cycle_marker/ebpf_prof_cycle.py: `with cycle(i): ...`, "
+			 "docs/cycles.md)",
+			 s->spec.every ? "-every" : "", s->spec.text, t->pid, s->py_missing);
+	else
+		log_warn("cycles: --cycle%s %s: pid %u runs %s, a CPython without the USDT probes "
+			 "(built without --with-dtrace) that py:FUNCTION needs with --python "
+			 "native: no cycles from it; without --python native py: cycles watch the "
+			 "function's code object instead, or bracket the loop with the cycle "
+			 "marker (tools/cycle_marker/ebpf_prof_cycle.py: `with cycle(i): ...`, "
+			 "docs/cycles.md)",
+			 s->spec.every ? "-every" : "", s->spec.text, t->pid, s->py_missing);
 }
 
 static void scan_target(struct cycles_state *s, struct ctarget *t)
@@ -1026,9 +1179,12 @@ static void cm_stop(void *state)
 	else if (s->spec.src == CYC_SRC_PY && !s->nboundary_links && s->py_missing[0])
 		snprintf(s->problem, sizeof(s->problem),
 			 "%s has no CPython USDT probes (built without --with-dtrace), which "
-			 "py: cycles need with --python native (without it they watch the "
-			 "function's code object; or use the cycle marker, tools/cycle_marker)",
-			 s->py_missing);
+			 "py: cycles need %s; or use the cycle marker, tools/cycle_marker)",
+			 s->py_missing,
+			 s->watch_refused ? "without the watchpoint (this kernel refuses "
+					    "cycle_watch"
+					  : "with --python native (without it they watch the "
+					    "function's code object");
 	else if (s->spec.src != CYC_SRC_AUTO && !s->nboundary_links)
 		snprintf(s->problem, sizeof(s->problem),
 			 "never attached: no traced process maps a file that %s",
