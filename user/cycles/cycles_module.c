@@ -42,7 +42,6 @@
 #include "export/csv.h"
 #include "util/histogram.h"
 #include "kernel/kfeat.h"
-#include "kernel/vstat.h"
 #include "util/log.h"
 #include "proc/proc_maps.h"
 #include "python/pyframes.h"
@@ -114,7 +113,6 @@ struct cycles_state {
 	 * not do without, for the error. */
 	bool usdt_refused, watch_refused;
 	const char *refused_need;
-	char lost[VSTAT_REASON_LEN];
 	struct ring_buffer *rb;
 	struct ctarget *tg;
 	size_t ntg, captg;
@@ -251,7 +249,6 @@ static bool marker_by_uprobes(const struct cycles_state *s)
 static const char *cm_bpf_refused(void *state, const char *prog)
 {
 	struct cycles_state *s = state;
-	const char *opt = s->spec.every ? "-every" : "";
 
 	if (!s->cookie_refused && (!strcmp(prog, "cycle_entry") || !strcmp(prog, "cycle_return"))) {
 		s->cookie_refused = true;
@@ -294,13 +291,9 @@ static const char *cm_bpf_refused(void *state, const char *prog)
 			s->refused_need = prog;
 			return NULL;
 		}
-		snprintf(
-			s->lost, sizeof(s->lost),
-			"--cycle%s %s from CPython's USDT points function__entry/return instead of "
-			"a watchpoint on the function's code object: every Python call traps, and "
-			"a CPython without the points gives no cycle",
-			opt, s->spec.text);
-		return s->lost;
+		return "py: cycles from CPython's USDT points (function__entry/return), not a "
+		       "watchpoint on the function's code object: every Python call traps, and a "
+		       "CPython without the points gives no cycle";
 	}
 	return NULL;
 }
