@@ -2,7 +2,7 @@
 /*
  * A data source that runs beside the CPU sampler during a recording run
  * (scheduler, memory, thermal, probes, Jetson, ...). record.c drives every
- * module through these hooks, in this order:
+ * module through these hooks (record/modules.c), in this order:
  *
  *   open -> [bpf_setup -> bpf_loaded] -> add_target* -> attach -> poll* (every ~10 ms, and on_fork/on_exit
  *   as targets come and go) -> take_links -> stop -> report_json / trace_events /
@@ -93,6 +93,9 @@ struct rec_ctx {
 	const volatile uint64_t *mmap_gen;
 };
 
+/* The most modules a run drives (the table in record/modules.c). */
+#define REC_MAX_MODULES 8
+
 struct rec_module {
 	const char *name;
 	int (*open)(void **state, const struct rec_ctx *ctx);
@@ -119,7 +122,7 @@ struct rec_module {
 	 * when this returns (rec_ctx.notify_held): attach to what it maps. */
 	void (*on_held)(void *state, uint32_t pid);
 	/* Hands the module's BPF links over (link_list_push) and keeps none:
-	 * record.c destroys them all on a thread of its own, in parallel,
+	 * the recorder (record/finish.c) destroys them all on a thread of its own, in parallel,
 	 * while the modules stop and the outputs are written, since each
 	 * release waits for kernel grace periods (0.4-6 s for a uprobe or
 	 * perf tracepoint on a loaded machine, issue 17). Called on the

@@ -218,7 +218,7 @@ static int open_once(struct sampler **out, const struct sampler_opts *opts, samp
 		}
 	}
 	/* libbpf found no BTF for the relocations: not in sysfs, not at its
-	 * other places (record.c checked them), and no --btf. */
+	 * other places (kernel/preflight.c checked them), and no --btf. */
 	if (err == -ESRCH && !opts->btf_path && !opts->kf->btf) {
 		log_error("cannot load BPF programs: %s: this kernel has no BTF "
 			  "(/sys/kernel/btf/vmlinux); give it with --btf FILE: BTFHub's file for "

@@ -123,7 +123,7 @@ static int handle_episode(struct sched_mod *m, const struct ep_offcpu *e)
 		m->frames[depth++] = (uint32_t)fi;
 	}
 	/* Leaf first from the kernel; root first in the profile. Return
-	 * addresses are looked up at address - 1 (see record.c). */
+	 * addresses are looked up at address - 1 (see profile/cpu_samples.c). */
 	for (int i = nuser - 1; i >= 0; i--) {
 		uint64_t addr = ustack[i];
 
