@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "cycles/cycle_facts.h"
 #include "cycles/cycles.h"
 
 #define MS    1000000ull
@@ -22,7 +23,7 @@ static void span(struct cycles_input *in, uint64_t s, uint64_t e, uint32_t tid, 
 			       .tokens = tokens,
 			       .name = "probe",
 			       .detail = detail };
-	CHECK_INT_EQ(cycles_add_span(in, &sp), 0);
+	CHECK_INT_EQ(cycle_facts_add_span(cycles_input_facts(in), &sp), 0);
 }
 
 static uint64_t part_sum(const struct cycle_row *r)
@@ -44,30 +45,30 @@ static void test_full_stream(void)
 
 	/* GPU: A has two readings (means 60 %, 6000 mW, 45 C). */
 	struct cyc_gpu_sample g2 = { T(40), 70, 7000, 50 }, g1 = { T(20), 50, 5000, 40 };
-	cycles_add_gpu(in, &g2);
-	cycles_add_gpu(in, &g1);
+	cycle_facts_add_gpu(cycles_input_facts(in), &g2);
+	cycle_facts_add_gpu(cycles_input_facts(in), &g1);
 	/* Throttling [90,110) plus a nested [95,105): union is 10 ms in A and
 	 * 10 ms in B. */
-	cycles_add_throttle(in, T(95), T(105));
-	cycles_add_throttle(in, T(90), T(110));
+	cycle_facts_add_throttle(cycles_input_facts(in), T(95), T(105));
+	cycle_facts_add_throttle(cycles_input_facts(in), T(90), T(110));
 	/* Frequency: A mean of 2000 and 1000; B has no reading and holds 1000. */
-	cycles_add_freq(in, T(50), 1000);
-	cycles_add_freq(in, T(10), 2000);
+	cycle_facts_add_freq(cycles_input_facts(in), T(50), 1000);
+	cycle_facts_add_freq(cycles_input_facts(in), T(10), 2000);
 	/* RSS: the reading at exactly 100 ms is A's end value and B's start. */
-	cycles_add_rss(in, T(250), 150 * MB);
-	cycles_add_rss(in, T(100), 120 * MB);
-	cycles_add_rss(in, T(50), 110 * MB);
-	cycles_add_rss(in, T(0), 100 * MB);
+	cycle_facts_add_rss(cycles_input_facts(in), T(250), 150 * MB);
+	cycle_facts_add_rss(cycles_input_facts(in), T(100), 120 * MB);
+	cycle_facts_add_rss(cycles_input_facts(in), T(50), 110 * MB);
+	cycle_facts_add_rss(cycles_input_facts(in), T(0), 100 * MB);
 	/* Samples: the one at 100 ms belongs to B (half-open cycles). */
-	cycles_add_sample(in, T(100), tid, "h");
-	cycles_add_sample(in, T(25), tid, "g");
-	cycles_add_sample(in, T(15), 200, "f");
-	cycles_add_sample(in, T(5), tid, "f");
+	cycle_facts_add_sample(cycles_input_facts(in), T(100), tid, "h");
+	cycle_facts_add_sample(cycles_input_facts(in), T(25), tid, "g");
+	cycle_facts_add_sample(cycles_input_facts(in), T(15), 200, "f");
+	cycle_facts_add_sample(cycles_input_facts(in), T(5), tid, "f");
 	/* Off-CPU: the cycle thread sleeps [80,95); another thread's long
 	 * sleep is not the cycle's. B: runqueue wait [200,220) on the thread. */
-	cycles_add_offcpu(in, T(200), T(220), tid, CYC_OFF_RUNQ);
-	cycles_add_offcpu(in, T(0), T(100), 200, CYC_OFF_SLEEP);
-	cycles_add_offcpu(in, T(80), T(95), tid, CYC_OFF_SLEEP);
+	cycle_facts_add_offcpu(cycles_input_facts(in), T(200), T(220), tid, CYC_OFF_RUNQ);
+	cycle_facts_add_offcpu(cycles_input_facts(in), T(0), T(100), 200, CYC_OFF_SLEEP);
+	cycle_facts_add_offcpu(cycles_input_facts(in), T(80), T(95), tid, CYC_OFF_SLEEP);
 	/* B: an SQL call that never returns (until B's end, 300). */
 	span(in, T(150), 0, tid, CYC_SPAN_SQL, 0, "UPDATE stuck");
 	/* Inference [90,130) crosses the A/B edge: 10 ms in A, 30 in B; the call
@@ -211,8 +212,8 @@ static void test_cycle_every(void)
 static void test_whole_run(void)
 {
 	struct cycles_input *in = cycles_input_new();
-	cycles_add_offcpu(in, T(10), T(30), 7, CYC_OFF_BLOCKED);
-	cycles_add_offcpu(in, T(0), T(100), 8, CYC_OFF_SLEEP);
+	cycle_facts_add_offcpu(cycles_input_facts(in), T(10), T(30), 7, CYC_OFF_BLOCKED);
+	cycle_facts_add_offcpu(cycles_input_facts(in), T(0), T(100), 8, CYC_OFF_SLEEP);
 	struct cycles_cfg cfg = { .run_start_ns = T(0), .run_end_ns = T(100), .period_ns = MS };
 	struct cycle_table t;
 	CHECK_INT_EQ(cycles_compute(in, &cfg, &t), 0);
@@ -273,8 +274,8 @@ static void test_top_functions(void)
 	/* Function k gets k+1 samples: the top five are g..c. */
 	for (int k = 0; k < 7; k++)
 		for (int j = 0; j <= k; j++)
-			cycles_add_sample(in, T(k * 10 + j), 1, names[k]);
-	cycles_add_sample(in, T(99), 1, NULL); /* counted, unnamed */
+			cycle_facts_add_sample(cycles_input_facts(in), T(k * 10 + j), 1, names[k]);
+	cycle_facts_add_sample(cycles_input_facts(in), T(99), 1, NULL); /* counted, unnamed */
 	struct cycles_cfg cfg = { .run_start_ns = T(0), .run_end_ns = T(100), .period_ns = 2 * MS };
 	struct cycle_table t;
 	CHECK_INT_EQ(cycles_compute(in, &cfg, &t), 0);
@@ -295,15 +296,15 @@ static void test_bad_input(void)
 {
 	struct cycles_input *in = cycles_input_new();
 	struct cyc_span bad = { .start_ns = 5, .end_ns = 6, .kind = 99 };
-	CHECK_INT_EQ(cycles_add_span(in, &bad), -EINVAL);
-	CHECK_INT_EQ(cycles_add_offcpu(in, 10, 5, 1, 0), -EINVAL);
-	CHECK_INT_EQ(cycles_add_throttle(in, 10, 5), -EINVAL);
-	CHECK_INT_EQ(cycles_add_freq(in, 10, -1), -EINVAL);
+	CHECK_INT_EQ(cycle_facts_add_span(cycles_input_facts(in), &bad), -EINVAL);
+	CHECK_INT_EQ(cycle_facts_add_offcpu(cycles_input_facts(in), 10, 5, 1, 0), -EINVAL);
+	CHECK_INT_EQ(cycle_facts_add_throttle(cycles_input_facts(in), 10, 5), -EINVAL);
+	CHECK_INT_EQ(cycle_facts_add_freq(cycles_input_facts(in), 10, -1), -EINVAL);
 	/* A return before its entry is dropped: the call counts as missing its
 	 * return, and an out-of-range reason becomes "other". */
 	struct cyc_span rev = { .start_ns = T(10), .end_ns = T(5), .kind = CYC_SPAN_SQL };
-	CHECK_INT_EQ(cycles_add_span(in, &rev), 0);
-	CHECK_INT_EQ(cycles_add_offcpu(in, T(1), T(2), 0, 77), 0);
+	CHECK_INT_EQ(cycle_facts_add_span(cycles_input_facts(in), &rev), 0);
+	CHECK_INT_EQ(cycle_facts_add_offcpu(cycles_input_facts(in), T(1), T(2), 0, 77), 0);
 	/* A run whose end precedes its start gives an empty cycle, not a huge one. */
 	struct cycles_cfg cfg = { .run_start_ns = T(50), .run_end_ns = T(20), .period_ns = MS };
 	struct cycle_table t;
@@ -360,19 +361,21 @@ static void feed(struct cycles_input *in, const struct fact *f, size_t n)
 			cycles_add_end(in, x->a, x->tid);
 			break;
 		case 2:
-			cycles_add_span(in, &sp);
+			cycle_facts_add_span(cycles_input_facts(in), &sp);
 			break;
 		case 3:
-			cycles_add_offcpu(in, x->a, x->b ? x->b : x->a, x->tid, x->kind);
+			cycle_facts_add_offcpu(cycles_input_facts(in), x->a, x->b ? x->b : x->a,
+					       x->tid, x->kind);
 			break;
 		case 4:
-			cycles_add_sample(in, x->a, x->tid, fn[x->kind % 7]);
+			cycle_facts_add_sample(cycles_input_facts(in), x->a, x->tid,
+					       fn[x->kind % 7]);
 			break;
 		case 5:
-			cycles_add_rss(in, x->a, x->b);
+			cycle_facts_add_rss(cycles_input_facts(in), x->a, x->b);
 			break;
 		default:
-			cycles_add_throttle(in, x->a, x->b);
+			cycle_facts_add_throttle(cycles_input_facts(in), x->a, x->b);
 			break;
 		}
 	}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "cycles/cycle_facts.h"
 #include "cycles/cycles_json.h"
 #include "export/csv.h"
 #include "profile/profile.h"
@@ -30,14 +31,14 @@ static int build(struct cycle_table *t)
 		cycles_add_end(in, s + w, 1);
 		struct cyc_span inf = { s,  s + 50 * MS,    1,	 CYC_SPAN_INFERENCE,
 					20, "llama_decode", NULL };
-		cycles_add_span(in, &inf);
+		cycle_facts_add_span(cycles_input_facts(in), &inf);
 		struct cyc_span q = {
 			s + 60 * MS,	s + (i == 2 ? 260 : 70) * MS,	1, CYC_SPAN_SQL, 0,
 			"sqlite3_step", "=INSERT \"x\", '</script><b>'"
 		};
-		cycles_add_span(in, &q);
-		cycles_add_sample(in, s + MS, 1, "matmul");
-		cycles_add_rss(in, s + w, (100 + (uint64_t)i) * MB);
+		cycle_facts_add_span(cycles_input_facts(in), &q);
+		cycle_facts_add_sample(cycles_input_facts(in), s + MS, 1, "matmul");
+		cycle_facts_add_rss(cycles_input_facts(in), s + w, (100 + (uint64_t)i) * MB);
 		s += w;
 	}
 	struct cycles_cfg cfg = { .run_start_ns = 0, .run_end_ns = s, .period_ns = MS };

@@ -60,10 +60,8 @@ static int attach_one(struct alloc_probes *m, struct alloc_target *t, const char
 		l = bpf_program__attach_uprobe_opts(m->free_prog, (pid_t)t->pid, path, off, &o);
 		if (!l)
 			return -errno;
-		if (ep_vec_push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l)) {
-			bpf_link__destroy(l);
+		if (uprobe_target_keep(&t->ut, l))
 			return -ENOMEM;
-		}
 		m->nlinks++;
 		return 0;
 	}
@@ -82,19 +80,15 @@ static int attach_one(struct alloc_probes *m, struct alloc_target *t, const char
 	l = bpf_program__attach_uprobe_opts(m->entry, (pid_t)t->pid, path, off, &o);
 	if (!l)
 		return -errno;
-	if (ep_vec_push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l)) {
-		bpf_link__destroy(l);
+	if (uprobe_target_keep(&t->ut, l))
 		return -ENOMEM;
-	}
 	o.retprobe = true;
 	o.bpf_cookie = 0;
 	l = bpf_program__attach_uprobe_opts(m->ret, (pid_t)t->pid, path, off, &o);
 	if (!l)
 		return -errno;
-	if (ep_vec_push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l)) {
-		bpf_link__destroy(l);
+	if (uprobe_target_keep(&t->ut, l))
 		return -ENOMEM;
-	}
 	m->nlinks += 2;
 	return 0;
 }
@@ -198,50 +192,36 @@ static void read_comm(struct alloc_probes *m, struct alloc_target *t)
 	t->comm[strcspn(t->comm, "\n")] = '\0';
 }
 
-static bool seen_file(struct alloc_target *t, const struct ud_file *f)
-{
-	uint64_t k[2] = { f->dev, f->inode };
-
-	for (size_t i = 0; i < t->nseen; i++)
-		if (t->seen[i][0] == f->dev && t->seen[i][1] == f->inode)
-			return true;
-	ep_vec_push((void **)&t->seen, &t->nseen, &t->capseen, sizeof(k), k);
-	return false;
-}
-
 void alloc_scan_target(struct alloc_probes *m, struct alloc_target *t)
 {
-	struct proc_maps pm = { 0 };
+	struct proc_maps pm;
 	struct ud_file *files;
-	char path[128], *buf = NULL;
-	size_t len, n;
+	size_t n;
 
-	snprintf(path, sizeof(path), "%s/%u/maps", m->proc_root, t->pid);
-	if (proc_maps_read_file(path, MAX_MAPS_BYTES, &buf, &len))
+	if (uprobe_target_files(m->proc_root, t->pid, MAX_MAPS_BYTES, MAX_EXEC_FILES, &pm, &files,
+				&n))
 		return; /* gone: on_exit follows */
-	if (proc_maps_parse_buf(buf, len, 1u << 20, &pm)) {
-		free(buf);
-		return;
-	}
-	free(buf);
 	read_comm(m, t);
-	files = calloc(MAX_EXEC_FILES, sizeof(*files));
-	if (files) {
-		n = ud_exec_files(&pm, files, MAX_EXEC_FILES);
-		for (size_t i = 0; i < n; i++)
-			if (!seen_file(t, &files[i]))
-				scan_file(m, t, &files[i]);
-		free(files);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (!uprobe_target_seen(&t->ut, &files[i]))
+			scan_file(m, t, &files[i]);
+	free(files);
 	proc_maps_free(&pm);
 }
 
 void alloc_target_detach(struct alloc_target *t)
 {
-	for (size_t i = 0; i < t->nlinks; i++)
-		bpf_link__destroy(t->links[i]);
-	t->nlinks = 0;
+	uprobe_target_unwind(&t->ut, 0);
 	for (size_t i = 0; i < t->nsess; i++)
 		close(t->sess_fds[i]);
 	t->nsess = 0;
+}
+
+void alloc_target_free(void *rec)
+{
+	struct alloc_target *t = rec;
+
+	alloc_target_detach(t);
+	free(t->sess_fds);
+	t->sess_fds = NULL;
 }

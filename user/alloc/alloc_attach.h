@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "probes/uprobe_target.h"
+
 struct bpf_program;
 
 /* enum bpf_attach_type's BPF_TRACE_UPROBE_SESSION (kernel 6.13), which
@@ -20,12 +22,9 @@ struct alloc_target {
 	uint32_t pid;
 	bool exited;
 	char comm[17];
-	struct bpf_link **links;
-	size_t nlinks, caplinks;
+	struct uprobe_target ut;
 	int *sess_fds; /* uprobe session links (raw fds: libbpf 1.1 has no API) */
 	size_t nsess, capsess;
-	uint64_t (*seen)[2];
-	size_t nseen, capseen;
 };
 
 /* The programs and what the attaches found. */
@@ -44,5 +43,8 @@ struct alloc_probes {
 void alloc_scan_target(struct alloc_probes *m, struct alloc_target *t);
 /* Detaches every probe of t. */
 void alloc_target_detach(struct alloc_target *t);
+/* Detaches every probe of t and frees what it holds (for
+ * uprobe_targets_free). */
+void alloc_target_free(void *t);
 
 #endif

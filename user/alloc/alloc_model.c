@@ -5,23 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*arr, ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
+#include "util/vec.h"
 
 int alloc_model_init(struct alloc_model *m, uint64_t rate, size_t max_samples)
 {
@@ -76,8 +60,8 @@ int64_t alloc_model_stack(struct alloc_model *m, const uint32_t *frames, uint32_
 	if (i >= 0)
 		return i;
 	if (m->nstacks >= UINT32_MAX || m->npool + depth >= UINT32_MAX ||
-	    grow((void **)&m->pool, &m->cap_pool, m->npool + depth, sizeof(*m->pool)) ||
-	    grow((void **)&m->stacks, &m->cap_stacks, m->nstacks + 1, sizeof(*m->stacks)))
+	    ep_vec_grow((void **)&m->pool, &m->cap_pool, m->npool + depth, sizeof(*m->pool)) ||
+	    ep_vec_grow((void **)&m->stacks, &m->cap_stacks, m->nstacks + 1, sizeof(*m->stacks)))
 		return -ENOMEM;
 	if (depth)
 		memcpy(m->pool + m->npool, frames, depth * sizeof(*frames));
@@ -126,7 +110,7 @@ int alloc_model_add(struct alloc_model *m, uint32_t pid, uint32_t tid, const cha
 	th = profile_thread(&m->names, pid, tid, comm);
 	if (th < 0)
 		return (int)th;
-	if (grow((void **)&m->s, &m->cap, m->n + 1, sizeof(*m->s)))
+	if (ep_vec_grow((void **)&m->s, &m->cap, m->n + 1, sizeof(*m->s)))
 		return -ENOMEM;
 	if (tracked &&
 	    ep_hashmap_insert(&m->sample_index, sample_hash(pid, addr, ts_ns), (uint32_t)m->n))
@@ -391,7 +375,7 @@ int alloc_model_leaks(const struct alloc_model *m, const uint64_t *end, size_t n
 			l.first_cycle = 0;
 		l.series = y;
 		y = NULL;
-		if (grow((void **)&v, &cap, nv + 1, sizeof(*v))) {
+		if (ep_vec_grow((void **)&v, &cap, nv + 1, sizeof(*v))) {
 			free(l.series);
 			goto out;
 		}
@@ -442,7 +426,7 @@ int alloc_model_profile(const struct alloc_model *m, bool inuse, struct profile 
 
 		if ((inuse && s->free_ns) || !w)
 			continue;
-		if (grow((void **)&frames, &capf, st->depth + 1, sizeof(*frames))) {
+		if (ep_vec_grow((void **)&frames, &capf, st->depth + 1, sizeof(*frames))) {
 			err = -ENOMEM;
 			break;
 		}

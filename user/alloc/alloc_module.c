@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Runs bpf/alloc.bpf.c as a recording module (--alloc, docs/alloc.md). */
+#include "util/clock.h"
 #include "util/vec.h"
 #include "alloc/alloc_module.h"
 
@@ -40,8 +41,7 @@ struct alloc_mod {
 	struct alloc_bpf *skel;
 	struct ring_buffer *rb;
 	struct alloc_model model;
-	struct alloc_target *tg;
-	size_t ntg, captg;
+	struct uprobe_targets tg; /* of struct alloc_target */
 	bool attached, stopped;
 	bool session; /* alloc_session loaded: one program, return on demand */
 	uint64_t next_rescan_ns;
@@ -58,22 +58,6 @@ struct alloc_mod {
 	struct alloc_results res;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static struct alloc_target *find_target(struct alloc_mod *m, uint32_t pid)
-{
-	for (size_t i = 0; i < m->ntg; i++)
-		if (m->tg[i].pid == pid)
-			return &m->tg[i];
-	return NULL;
-}
-
 /* ---- events ---- */
 
 static int64_t intern(struct alloc_mod *m, const char *name, const char *module)
@@ -85,7 +69,7 @@ static int handle_alloc(struct alloc_mod *m, const struct ep_alloc_event *e, siz
 {
 	int n = e->ustack_sz > 0 ? e->ustack_sz / 8 : 0;
 	bool kw = e->flags & EP_ALLOC_F_KWALK;
-	struct alloc_target *t = find_target(m, e->hdr.pid);
+	struct alloc_target *t = uprobe_targets_find(&m->tg, e->hdr.pid);
 	struct sym_result res;
 	uint32_t depth = 0;
 	int64_t fi, st;
@@ -185,6 +169,7 @@ static int am_open(void **state, const struct rec_ctx *ctx)
 	if (!m)
 		return -ENOMEM;
 	m->ctx = ctx;
+	UPROBE_TARGETS_INIT(&m->tg, struct alloc_target, pid, ut);
 	m->unavailable_frame = -1;
 	err = alloc_model_init(&m->model, ctx->opts->alloc_rate, MAX_SAMPLES);
 	if (err) {
@@ -201,10 +186,8 @@ static int am_add_target(void *state, uint32_t pid)
 	struct alloc_mod *m = state;
 	struct alloc_target t = { .pid = pid };
 
-	if (find_target(m, pid))
-		return 0;
 	/* Scanned at attach, or at the next rescan when forked later. */
-	return ep_vec_push((void **)&m->tg, &m->ntg, &m->captg, sizeof(t), &t);
+	return uprobe_targets_add(&m->tg, &t);
 }
 
 /* Whether the kernel's bpf_session_is_return takes the context (Linux 7.2
@@ -373,8 +356,8 @@ static int am_attach(void *state)
 	m->probes.session_fd = m->session ? bpf_program__fd(m->skel->progs.alloc_session) : -1;
 	m->probes.proc_root = m->ctx->opts->proc_root;
 	attach_mmap(m);
-	for (size_t i = 0; i < m->ntg; i++)
-		alloc_scan_target(&m->probes, &m->tg[i]);
+	for (size_t i = 0; i < m->tg.n; i++)
+		alloc_scan_target(&m->probes, uprobe_targets_at(&m->tg, i));
 	if (!m->probes.nlinks)
 		log_warn("--alloc: no allocator found in the target's maps yet (malloc, free, "
 			 "...); looked for again as libraries are loaded");
@@ -386,7 +369,7 @@ static int am_attach(void *state)
 static void am_on_held(void *state, uint32_t pid)
 {
 	struct alloc_mod *m = state;
-	struct alloc_target *t = find_target(m, pid);
+	struct alloc_target *t = uprobe_targets_find(&m->tg, pid);
 
 	if (t && m->attached)
 		alloc_scan_target(&m->probes, t);
@@ -446,9 +429,12 @@ static int am_poll(void *state, uint64_t now)
 	update_live(m, now);
 	if (now >= m->next_rescan_ns) {
 		m->next_rescan_ns = now + RESCAN_PERIOD_NS;
-		for (size_t i = 0; i < m->ntg; i++)
-			if (!m->tg[i].exited)
-				alloc_scan_target(&m->probes, &m->tg[i]);
+		for (size_t i = 0; i < m->tg.n; i++) {
+			struct alloc_target *t = uprobe_targets_at(&m->tg, i);
+
+			if (!t->exited)
+				alloc_scan_target(&m->probes, t);
+		}
 	}
 	return n < 0 ? n : 0;
 }
@@ -456,7 +442,7 @@ static int am_poll(void *state, uint64_t now)
 static void am_on_exit(void *state, uint32_t pid, uint64_t ts)
 {
 	struct alloc_mod *m = state;
-	struct alloc_target *t = find_target(m, pid);
+	struct alloc_target *t = uprobe_targets_find(&m->tg, pid);
 
 	(void)ts;
 	if (!t || !m->attached)
@@ -494,11 +480,7 @@ static void am_take_links(void *state, struct link_list *out)
 {
 	struct alloc_mod *m = state;
 
-	for (size_t i = 0; i < m->ntg; i++) {
-		for (size_t k = 0; k < m->tg[i].nlinks; k++)
-			link_list_push(out, m->tg[i].links[k]);
-		m->tg[i].nlinks = 0;
-	}
+	uprobe_targets_take_links(&m->tg, out);
 	for (size_t i = 0; i < 3; i++) {
 		link_list_push(out, m->map_links[i]);
 		m->map_links[i] = NULL;
@@ -511,8 +493,8 @@ static void am_stop(void *state)
 
 	if (!m->attached || m->stopped)
 		return;
-	for (size_t i = 0; i < m->ntg; i++)
-		alloc_target_detach(&m->tg[i]);
+	for (size_t i = 0; i < m->tg.n; i++)
+		alloc_target_detach(uprobe_targets_at(&m->tg, i));
 	detach_mmap(m);
 	ring_buffer__consume(m->rb);
 	read_stats(m);
@@ -620,13 +602,7 @@ static void am_close(void *state)
 
 	if (!m)
 		return;
-	for (size_t i = 0; i < m->ntg; i++) {
-		alloc_target_detach(&m->tg[i]);
-		free(m->tg[i].links);
-		free(m->tg[i].sess_fds);
-		free(m->tg[i].seen);
-	}
-	free(m->tg);
+	uprobe_targets_free(&m->tg, alloc_target_free);
 	detach_mmap(m);
 	ring_buffer__free(m->rb);
 	alloc_bpf__destroy(m->skel);

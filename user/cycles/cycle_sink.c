@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/hashmap.h"
+#include "cycles/cycle_facts.h"
 
 /* Distinct names kept (functions, probe labels, SQL texts): a profile has
  * thousands; this bounds a hostile target that makes up SQL endlessly. */
@@ -18,60 +18,23 @@
 /* Pruning walks every held fact: at most this often while the run lasts. */
 #define PRUNE_PERIOD_NS (100 * 1000000ull)
 
-struct sspan {
-	uint64_t start, end, tokens;
-	uint32_t tid, kind, name, detail; /* name/detail: string id + 1, 0 = none */
-};
-
-struct ssample {
-	uint64_t ts;
-	uint32_t tid, func;
-};
-
-struct soff {
-	uint64_t start, end;
-	uint32_t tid, reason;
-};
-
-struct spoint {
-	uint64_t ts;
-	double v;
-};
-
-struct sint {
-	uint64_t start, end; /* end 0: still going */
-};
-
 struct sopen {
 	uint32_t tid;
 	uint64_t start;
 };
 
-#define VEC(T)                 \
-	struct {               \
-		T *v;          \
-		size_t n, cap; \
-	}
-
 struct cycle_sink {
 	struct cycle_sink_cfg cfg;
 	uint32_t main_pid;
-	VEC(struct sspan) spans;
-	VEC(struct ssample) samples;
-	VEC(struct soff) offs;
-	VEC(struct spoint) rss;
-	VEC(struct spoint) freq;
-	VEC(struct sint) thr;
-	VEC(struct cyc_gpu_sample) gpu;
-	VEC(char *) strs;
-	struct hashmap strmap;
-	VEC(struct sopen) open;	    /* pairs mode: one per thread with a cycle open */
-	VEC(struct sopen) last_end; /* chain_ends: per thread, its last end */
-	bool every_open;	    /* every mode: the open cycle */
+	/* Names: one that cannot be kept leaves its fact without it. */
+	struct cycle_facts facts;
+	EP_VEC(struct sopen) open;     /* pairs mode: one per thread with a cycle open */
+	EP_VEC(struct sopen) last_end; /* chain_ends: per thread, its last end */
+	bool every_open;	       /* every mode: the open cycle */
 	struct sopen every;
-	VEC(struct cycle_closed) pend;	/* closed, not attributed */
-	VEC(struct cycle_closed) fresh; /* closed since the last take_closed */
-	VEC(struct cycle_closed) taken;
+	EP_VEC(struct cycle_closed) pend;  /* closed, not attributed */
+	EP_VEC(struct cycle_closed) fresh; /* closed since the last take_closed */
+	EP_VEC(struct cycle_closed) taken;
 	struct cycle_table table;
 	size_t table_cap;
 	/* Every cycle goes into agg; the table keeps the first max_rows / 2
@@ -89,25 +52,6 @@ struct cycle_sink {
 	bool active;
 	struct cycle_sink_stats st;
 };
-
-static int grow(void **v, size_t *cap, size_t n, size_t elem)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 64;
-	void *p = realloc(*v, c * elem);
-
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
-#define PUSH(vec, val)                                                  \
-	(grow((void **)&(vec).v, &(vec).cap, (vec).n, sizeof(*(vec).v)) \
-		 ? -ENOMEM                                              \
-		 : ((vec).v[(vec).n++] = (val), 0))
 
 struct cycle_sink *cycle_sink_new(const struct cycle_sink_cfg *cfg)
 {
@@ -127,7 +71,7 @@ struct cycle_sink *cycle_sink_new(const struct cycle_sink_cfg *cfg)
 	}
 	cycle_agg_init(s->agg, cfg->over_share);
 	s->head = s->cfg.max_rows / 2;
-	ep_hashmap_init(&s->strmap);
+	cycle_facts_init(&s->facts, MAX_NAMES, true);
 	s->first_start = UINT64_MAX;
 	s->table.period_ns = cfg->period_ns;
 	return s;
@@ -137,17 +81,7 @@ void cycle_sink_free(struct cycle_sink *s)
 {
 	if (!s)
 		return;
-	free(s->spans.v);
-	free(s->samples.v);
-	free(s->offs.v);
-	free(s->rss.v);
-	free(s->freq.v);
-	free(s->thr.v);
-	free(s->gpu.v);
-	for (size_t i = 0; i < s->strs.n; i++)
-		free(s->strs.v[i]);
-	free(s->strs.v);
-	ep_hashmap_free(&s->strmap);
+	cycle_facts_free(&s->facts);
 	free(s->open.v);
 	free(s->last_end.v);
 	free(s->pend.v);
@@ -178,55 +112,6 @@ void cycle_sink_set_main_pid(struct cycle_sink *s, uint32_t pid)
 		s->main_pid = pid;
 }
 
-static size_t held(const struct cycle_sink *s)
-{
-	return s->spans.n + s->samples.n + s->offs.n + s->rss.n + s->freq.n + s->thr.n + s->gpu.n;
-}
-
-/* ---- names ---- */
-
-static bool str_eq(uint32_t idx, const void *key, const void *ctx)
-{
-	const struct cycle_sink *s = ctx;
-
-	return strcmp(s->strs.v[idx], key) == 0;
-}
-
-/* String id + 1, or 0 (NULL, no memory, table full: counted). */
-static uint32_t intern(struct cycle_sink *s, const char *str)
-{
-	uint64_t h;
-	int64_t f;
-	char *c;
-
-	if (!str)
-		return 0;
-	h = ep_hashmap_hash_finish(ep_hashmap_hash_bytes(str, strlen(str), HASHMAP_SEED));
-	f = ep_hashmap_find(&s->strmap, h, str, str_eq, s);
-	if (f >= 0)
-		return (uint32_t)f + 1;
-	if (s->strs.n >= MAX_NAMES || !(c = strdup(str))) {
-		s->st.dropped_names++;
-		return 0;
-	}
-	if (PUSH(s->strs, c)) {
-		free(c);
-		s->st.dropped_names++;
-		return 0;
-	}
-	if (ep_hashmap_insert(&s->strmap, h, (uint32_t)(s->strs.n - 1))) {
-		free(s->strs.v[--s->strs.n]);
-		s->st.dropped_names++;
-		return 0;
-	}
-	return (uint32_t)s->strs.n;
-}
-
-static const char *name_of(const struct cycle_sink *s, uint32_t id)
-{
-	return id ? s->strs.v[id - 1] : NULL;
-}
-
 /* ---- boundaries ---- */
 
 static void close_cycle(struct cycle_sink *s, uint64_t start, uint64_t end, uint32_t tid,
@@ -236,12 +121,12 @@ static void close_cycle(struct cycle_sink *s, uint64_t start, uint64_t end, uint
 				  truncated || partial, partial };
 
 	/* Out of memory here loses a cycle: counted like a dropped fact. */
-	if (PUSH(s->pend, c)) {
+	if (EP_VEC_PUSH(s->pend, c)) {
 		s->st.dropped_facts++;
 		return;
 	}
 	s->st.closed++;
-	if (PUSH(s->fresh, c))
+	if (EP_VEC_PUSH(s->fresh, c))
 		return; /* only the live view misses it */
 }
 
@@ -267,7 +152,7 @@ void cycle_sink_begin(struct cycle_sink *s, uint64_t ts, uint32_t tid)
 		o->start = ts;
 		return;
 	}
-	if (PUSH(s->open, ((struct sopen){ tid, ts })))
+	if (EP_VEC_PUSH(s->open, ((struct sopen){ tid, ts })))
 		s->st.dropped_facts++;
 }
 
@@ -299,7 +184,7 @@ void cycle_sink_end(struct cycle_sink *s, uint64_t ts, uint32_t tid)
 	}
 	if (!o)
 		s->st.unmatched_ends++;
-	if (PUSH(s->last_end, ((struct sopen){ tid, ts })))
+	if (EP_VEC_PUSH(s->last_end, ((struct sopen){ tid, ts })))
 		s->st.dropped_facts++;
 }
 
@@ -339,45 +224,38 @@ static bool admit(struct cycle_sink *s, uint64_t end, size_t n)
 
 static void note_held(struct cycle_sink *s)
 {
-	size_t h = held(s);
+	size_t h = cycle_facts_count(&s->facts);
 
 	if (h > s->st.peak_held_facts)
 		s->st.peak_held_facts = h;
+	s->st.dropped_names = s->facts.names_dropped;
 }
 
 void cycle_sink_span(struct cycle_sink *s, const struct cyc_span *sp)
 {
-	struct sspan v;
+	struct cyc_span v;
 
 	if (!s || !s->active || !sp || sp->kind >= CYC_SPAN__COUNT)
 		return;
-	v = (struct sspan){ sp->start_ns,
-			    sp->end_ns ? sp->end_ns : sp->start_ns,
-			    sp->tokens,
-			    sp->tid,
-			    sp->kind,
-			    0,
-			    0 };
-	if (v.end < v.start)
-		v.end = v.start;
-	if (!admit(s, v.end, s->spans.n))
+	v = *sp;
+	if (!v.end_ns || v.end_ns < v.start_ns)
+		v.end_ns = v.start_ns;
+	if (!admit(s, v.end_ns, s->facts.spans.n))
 		return;
 	/* Part of it fell before the horizon: cycles already attributed
 	 * missed that part. */
-	if (v.start < s->horizon && v.start >= s->first_start)
+	if (v.start_ns < s->horizon && v.start_ns >= s->first_start)
 		s->st.late_facts++;
-	v.name = intern(s, sp->name);
-	v.detail = intern(s, sp->detail);
-	if (PUSH(s->spans, v))
+	if (cycle_facts_add_span(&s->facts, &v))
 		s->st.dropped_facts++;
 	note_held(s);
 }
 
 void cycle_sink_sample(struct cycle_sink *s, uint64_t ts, uint32_t tid, const char *func)
 {
-	if (!s || !s->active || !admit(s, ts, s->samples.n))
+	if (!s || !s->active || !admit(s, ts, s->facts.samples.n))
 		return;
-	if (PUSH(s->samples, ((struct ssample){ ts, tid, intern(s, func) })))
+	if (cycle_facts_add_sample(&s->facts, ts, tid, func))
 		s->st.dropped_facts++;
 	note_held(s);
 }
@@ -386,64 +264,61 @@ void cycle_sink_offcpu(struct cycle_sink *s, uint64_t start, uint64_t end, uint3
 		       unsigned reason)
 {
 	if (!s || !s->active || reason >= CYC_OFF_REASONS || end < start ||
-	    !admit(s, end, s->offs.n))
+	    !admit(s, end, s->facts.offs.n))
 		return;
-	if (PUSH(s->offs, ((struct soff){ start, end, tid, reason })))
+	if (cycle_facts_add_offcpu(&s->facts, start, end, tid, reason))
 		s->st.dropped_facts++;
 	note_held(s);
 }
 
 /* Readings hold until the next one, so an old one is still the value at
  * the start of the next cycle: never late, only superseded (pruning). */
-static void add_point(struct cycle_sink *s, void *vec_v, size_t *n, size_t *cap, uint64_t ts,
-		      double v)
+static bool admit_point(struct cycle_sink *s, size_t n)
 {
-	struct spoint **pv = vec_v;
-
-	if (*n >= s->cfg.max_facts) {
-		s->st.dropped_facts++;
-		return;
-	}
-	if (grow((void **)pv, cap, *n, sizeof(**pv))) {
-		s->st.dropped_facts++;
-		return;
-	}
-	(*pv)[(*n)++] = (struct spoint){ ts, v };
-	note_held(s);
+	if (n < s->cfg.max_facts)
+		return true;
+	s->st.dropped_facts++;
+	return false;
 }
 
 void cycle_sink_rss(struct cycle_sink *s, uint32_t pid, uint64_t ts, uint64_t rss)
 {
-	if (!s || !s->active || (s->main_pid && pid != s->main_pid))
+	if (!s || !s->active || (s->main_pid && pid != s->main_pid) ||
+	    !admit_point(s, s->facts.rss.n))
 		return;
-	add_point(s, &s->rss.v, &s->rss.n, &s->rss.cap, ts, (double)rss);
+	if (cycle_facts_add_rss(&s->facts, ts, rss)) {
+		s->st.dropped_facts++;
+		return;
+	}
+	note_held(s);
 }
 
 void cycle_sink_freq(struct cycle_sink *s, uint64_t ts, double mhz)
 {
-	if (!s || !s->active || !(mhz > 0))
+	if (!s || !s->active || !(mhz > 0) || !admit_point(s, s->facts.freq.n))
 		return;
-	add_point(s, &s->freq.v, &s->freq.n, &s->freq.cap, ts, mhz);
+	if (cycle_facts_add_freq(&s->facts, ts, mhz)) {
+		s->st.dropped_facts++;
+		return;
+	}
+	note_held(s);
 }
 
 void cycle_sink_throttle(struct cycle_sink *s, uint64_t start, uint64_t end)
 {
-	if (!s || !s->active || (end && end < start) || !admit(s, end ? end : UINT64_MAX, s->thr.n))
+	if (!s || !s->active || (end && end < start) ||
+	    !admit(s, end ? end : UINT64_MAX, s->facts.thr.n))
 		return;
-	if (PUSH(s->thr, ((struct sint){ start, end })))
+	if (cycle_facts_add_throttle(&s->facts, start, end))
 		s->st.dropped_facts++;
 	note_held(s);
 }
 
 void cycle_sink_gpu(struct cycle_sink *s, const struct cyc_gpu_sample *g)
 {
-	if (!s || !s->active || !g)
+	if (!s || !s->active || !g || !admit_point(s, s->facts.gpu.n))
 		return;
-	if (s->gpu.n >= s->cfg.max_facts) {
-		s->st.dropped_facts++;
-		return;
-	}
-	if (PUSH(s->gpu, *g))
+	if (cycle_facts_add_gpu(&s->facts, g))
 		s->st.dropped_facts++;
 	note_held(s);
 }
@@ -456,7 +331,7 @@ static bool overlaps(uint64_t s, uint64_t e, uint64_t lo, uint64_t hi)
 }
 
 /* Index of the last reading before lo in ts-unsorted v, or n. */
-static size_t last_before(const struct spoint *v, size_t n, uint64_t lo)
+static size_t last_before(const struct cf_point *v, size_t n, uint64_t lo)
 {
 	size_t best = n;
 
@@ -466,57 +341,59 @@ static size_t last_before(const struct spoint *v, size_t n, uint64_t lo)
 	return best;
 }
 
-static int feed(struct cycle_sink *s, struct cycles_input *in, uint64_t lo, uint64_t hi)
+/* Into the batch: the facts a cycle within [lo, hi] can need. */
+static int feed(const struct cycle_facts *src, struct cycle_facts *dst, uint64_t lo, uint64_t hi)
 {
 	int err = 0;
 	size_t k;
 
-	for (size_t i = 0; i < s->spans.n && !err; i++) {
-		const struct sspan *v = &s->spans.v[i];
+	for (size_t i = 0; i < src->spans.n && !err; i++) {
+		const struct cf_span *v = &src->spans.v[i];
 		struct cyc_span sp = { v->start,
 				       v->end,
 				       v->tid,
 				       v->kind,
 				       v->tokens,
-				       name_of(s, v->name),
-				       name_of(s, v->detail) };
+				       cycle_facts_str(src, v->name),
+				       cycle_facts_str(src, v->detail) };
 
 		if (overlaps(v->start, v->end, lo, hi))
-			err = cycles_add_span(in, &sp);
+			err = cycle_facts_add_span(dst, &sp);
 	}
-	for (size_t i = 0; i < s->samples.n && !err; i++) {
-		const struct ssample *v = &s->samples.v[i];
+	for (size_t i = 0; i < src->samples.n && !err; i++) {
+		const struct cf_sample *v = &src->samples.v[i];
 
 		if (v->ts >= lo && v->ts < hi)
-			err = cycles_add_sample(in, v->ts, v->tid, name_of(s, v->func));
+			err = cycle_facts_add_sample(dst, v->ts, v->tid,
+						     cycle_facts_str(src, v->func));
 	}
-	for (size_t i = 0; i < s->offs.n && !err; i++) {
-		const struct soff *v = &s->offs.v[i];
+	for (size_t i = 0; i < src->offs.n && !err; i++) {
+		const struct cf_off *v = &src->offs.v[i];
 
 		if (overlaps(v->start, v->end, lo, hi))
-			err = cycles_add_offcpu(in, v->start, v->end, v->tid, v->reason);
+			err = cycle_facts_add_offcpu(dst, v->start, v->end, v->tid, v->reason);
 	}
-	k = last_before(s->rss.v, s->rss.n, lo);
-	for (size_t i = 0; i < s->rss.n && !err; i++)
-		if (i == k || (s->rss.v[i].ts >= lo && s->rss.v[i].ts <= hi))
-			err = cycles_add_rss(in, s->rss.v[i].ts, (uint64_t)s->rss.v[i].v);
-	k = last_before(s->freq.v, s->freq.n, lo);
-	for (size_t i = 0; i < s->freq.n && !err; i++)
-		if (i == k || (s->freq.v[i].ts >= lo && s->freq.v[i].ts <= hi))
-			err = cycles_add_freq(in, s->freq.v[i].ts, s->freq.v[i].v);
-	for (size_t i = 0; i < s->thr.n && !err; i++)
-		if (!s->thr.v[i].end || overlaps(s->thr.v[i].start, s->thr.v[i].end, lo, hi))
-			err = cycles_add_throttle(in, s->thr.v[i].start, s->thr.v[i].end);
+	k = last_before(src->rss.v, src->rss.n, lo);
+	for (size_t i = 0; i < src->rss.n && !err; i++)
+		if (i == k || (src->rss.v[i].ts >= lo && src->rss.v[i].ts <= hi))
+			err = cycle_facts_add_rss(dst, src->rss.v[i].ts, (uint64_t)src->rss.v[i].v);
+	k = last_before(src->freq.v, src->freq.n, lo);
+	for (size_t i = 0; i < src->freq.n && !err; i++)
+		if (i == k || (src->freq.v[i].ts >= lo && src->freq.v[i].ts <= hi))
+			err = cycle_facts_add_freq(dst, src->freq.v[i].ts, src->freq.v[i].v);
+	for (size_t i = 0; i < src->thr.n && !err; i++)
+		if (!src->thr.v[i].end || overlaps(src->thr.v[i].start, src->thr.v[i].end, lo, hi))
+			err = cycle_facts_add_throttle(dst, src->thr.v[i].start, src->thr.v[i].end);
 	{
-		size_t best = s->gpu.n;
+		size_t best = src->gpu.n;
 
-		for (size_t i = 0; i < s->gpu.n; i++)
-			if (s->gpu.v[i].ts_ns < lo &&
-			    (best == s->gpu.n || s->gpu.v[i].ts_ns >= s->gpu.v[best].ts_ns))
+		for (size_t i = 0; i < src->gpu.n; i++)
+			if (src->gpu.v[i].ts_ns < lo &&
+			    (best == src->gpu.n || src->gpu.v[i].ts_ns >= src->gpu.v[best].ts_ns))
 				best = i;
-		for (size_t i = 0; i < s->gpu.n && !err; i++)
-			if (i == best || (s->gpu.v[i].ts_ns >= lo && s->gpu.v[i].ts_ns <= hi))
-				err = cycles_add_gpu(in, &s->gpu.v[i]);
+		for (size_t i = 0; i < src->gpu.n && !err; i++)
+			if (i == best || (src->gpu.v[i].ts_ns >= lo && src->gpu.v[i].ts_ns <= hi))
+				err = cycle_facts_add_gpu(dst, &src->gpu.v[i]);
 	}
 	return err;
 }
@@ -552,7 +429,7 @@ static int attribute(struct cycle_sink *s, struct cycle_closed *c, size_t n)
 			err = cycles_add_end(in, c[i].end_ns, c[i].tid);
 	}
 	if (!err)
-		err = feed(s, in, lo, hi);
+		err = feed(&s->facts, cycles_input_facts(in), lo, hi);
 	if (err)
 		return err;
 	struct cycles_cfg cfg = { .run_start_ns = lo,
@@ -625,7 +502,7 @@ static int attribute(struct cycle_sink *s, struct cycle_closed *c, size_t n)
 		(vec).n = j_;                                \
 	} while (0)
 
-static void prune_points(struct spoint *v, size_t *n, uint64_t h)
+static void prune_points(struct cf_point *v, size_t *n, uint64_t h)
 {
 	size_t k = last_before(v, *n, h), j = 0;
 
@@ -638,26 +515,27 @@ static void prune_points(struct spoint *v, size_t *n, uint64_t h)
 static void prune(struct cycle_sink *s)
 {
 	uint64_t h = s->horizon;
-	size_t j = 0, best = s->gpu.n;
+	size_t j = 0, best = s->facts.gpu.n;
 
 #define KEEP_SPAN(p)   ((p)->end >= h)
 #define KEEP_SAMPLE(p) ((p)->ts >= h)
 #define KEEP_OFF(p)    ((p)->end >= h)
 #define KEEP_THR(p)    (!(p)->end || (p)->end >= h)
-	PRUNE(s->spans, KEEP_SPAN);
-	PRUNE(s->samples, KEEP_SAMPLE);
-	PRUNE(s->offs, KEEP_OFF);
-	PRUNE(s->thr, KEEP_THR);
-	prune_points(s->rss.v, &s->rss.n, h);
-	prune_points(s->freq.v, &s->freq.n, h);
-	for (size_t i = 0; i < s->gpu.n; i++)
-		if (s->gpu.v[i].ts_ns < h &&
-		    (best == s->gpu.n || s->gpu.v[i].ts_ns >= s->gpu.v[best].ts_ns))
+	PRUNE(s->facts.spans, KEEP_SPAN);
+	PRUNE(s->facts.samples, KEEP_SAMPLE);
+	PRUNE(s->facts.offs, KEEP_OFF);
+	PRUNE(s->facts.thr, KEEP_THR);
+	prune_points(s->facts.rss.v, &s->facts.rss.n, h);
+	prune_points(s->facts.freq.v, &s->facts.freq.n, h);
+	for (size_t i = 0; i < s->facts.gpu.n; i++)
+		if (s->facts.gpu.v[i].ts_ns < h &&
+		    (best == s->facts.gpu.n ||
+		     s->facts.gpu.v[i].ts_ns >= s->facts.gpu.v[best].ts_ns))
 			best = i;
-	for (size_t i = 0; i < s->gpu.n; i++)
-		if (i == best || s->gpu.v[i].ts_ns >= h)
-			s->gpu.v[j++] = s->gpu.v[i];
-	s->gpu.n = j;
+	for (size_t i = 0; i < s->facts.gpu.n; i++)
+		if (i == best || s->facts.gpu.v[i].ts_ns >= h)
+			s->facts.gpu.v[j++] = s->facts.gpu.v[i];
+	s->facts.gpu.n = j;
 }
 
 static void reverse_rows(struct cycle_row *v, size_t n)
@@ -732,7 +610,7 @@ int cycle_sink_flush(struct cycle_sink *s, uint64_t now, bool final)
 		prune(s);
 		s->last_prune = now;
 	}
-	s->st.held_facts = held(s);
+	s->st.held_facts = cycle_facts_count(&s->facts);
 	if (final)
 		order_rows(s);
 	return ret;
@@ -740,7 +618,7 @@ int cycle_sink_flush(struct cycle_sink *s, uint64_t now, bool final)
 
 const struct cycle_closed *cycle_sink_take_closed(struct cycle_sink *s, size_t *n)
 {
-	VEC(struct cycle_closed) t;
+	EP_VEC(struct cycle_closed) t;
 
 	*n = 0;
 	if (!s)

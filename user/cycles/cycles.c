@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/hashmap.h"
+#include "cycles/cycle_facts.h"
 
 struct bev {
 	uint64_t ts;
@@ -15,88 +15,24 @@ struct bev {
 	uint32_t is_end;
 };
 
-struct ispan {
-	uint64_t start, end; /* end == 0: return missing */
-	uint32_t tid, kind;
-	uint64_t tokens;
-	uint32_t name, detail; /* string ids + 1; 0 = none */
-};
-
-struct isample {
-	uint64_t ts;
-	uint32_t tid;
-	uint32_t func; /* string id + 1 */
-};
-
-struct ioff {
-	uint64_t start, end;
-	uint32_t tid, reason;
-};
-
-struct ipoint {
-	uint64_t ts;
-	double v;
-};
-
-struct iint {
-	uint64_t start, end;
-};
-
-#define VEC(T)                 \
-	struct {               \
-		T *v;          \
-		size_t n, cap; \
-	}
-
 struct cycles_input {
-	VEC(struct bev) bevs;
-	VEC(struct bev) entries;
-	VEC(struct ispan) spans;
-	VEC(struct isample) samples;
-	VEC(struct ioff) offs;
-	VEC(struct ipoint) rss;
-	VEC(struct ipoint) freq;
-	VEC(struct iint) throttle;
-	VEC(struct cyc_gpu_sample) gpu;
-	VEC(char *) strs;
-	struct hashmap strmap;
+	EP_VEC(struct bev) bevs;
+	EP_VEC(struct bev) entries;
+	struct cycle_facts facts; /* names: a name that cannot be kept fails its fact */
 };
-
-static int vec_grow(void **v, size_t *cap, size_t n, size_t elem)
-{
-	if (n < *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 64;
-	if (nc > SIZE_MAX / elem)
-		return -ENOMEM;
-	void *p = realloc(*v, nc * elem);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = nc;
-	return 0;
-}
-
-#define VEC_PUSH(vec, val)                                                                   \
-	({                                                                                   \
-		int _r = vec_grow((void **)&(vec).v, &(vec).cap, (vec).n, sizeof(*(vec).v)); \
-		if (!_r)                                                                     \
-			(vec).v[(vec).n++] = (val);                                          \
-		_r;                                                                          \
-	})
 
 struct cycles_input *cycles_input_new(void)
 {
 	struct cycles_input *in = calloc(1, sizeof(*in));
 	if (in)
-		ep_hashmap_init(&in->strmap);
+		cycle_facts_init(&in->facts, 0, false);
 	return in;
 }
 
 void cycles_input_clear(struct cycles_input *in)
 {
-	in->bevs.n = in->entries.n = in->spans.n = in->samples.n = in->offs.n = 0;
-	in->rss.n = in->freq.n = in->throttle.n = in->gpu.n = 0;
+	in->bevs.n = in->entries.n = 0;
+	cycle_facts_clear(&in->facts);
 }
 
 void cycles_input_free(struct cycles_input *in)
@@ -105,138 +41,33 @@ void cycles_input_free(struct cycles_input *in)
 		return;
 	free(in->bevs.v);
 	free(in->entries.v);
-	free(in->spans.v);
-	free(in->samples.v);
-	free(in->offs.v);
-	free(in->rss.v);
-	free(in->freq.v);
-	free(in->throttle.v);
-	free(in->gpu.v);
-	for (size_t i = 0; i < in->strs.n; i++)
-		free(in->strs.v[i]);
-	free(in->strs.v);
-	ep_hashmap_free(&in->strmap);
+	cycle_facts_free(&in->facts);
 	free(in);
-}
-
-static bool str_eq(uint32_t idx, const void *key, const void *ctx)
-{
-	const struct cycles_input *in = ctx;
-	return strcmp(in->strs.v[idx], key) == 0;
-}
-
-/* Interns s; *id = index + 1, or 0 for NULL. */
-static int intern(struct cycles_input *in, const char *s, uint32_t *id)
-{
-	*id = 0;
-	if (!s)
-		return 0;
-	uint64_t h = ep_hashmap_hash_finish(ep_hashmap_hash_bytes(s, strlen(s), HASHMAP_SEED));
-	int64_t f = ep_hashmap_find(&in->strmap, h, s, str_eq, in);
-	if (f >= 0) {
-		*id = (uint32_t)f + 1;
-		return 0;
-	}
-	if (in->strs.n >= UINT32_MAX - 1)
-		return -ENOMEM;
-	char *c = strdup(s);
-	if (!c)
-		return -ENOMEM;
-	if (VEC_PUSH(in->strs, c)) {
-		free(c);
-		return -ENOMEM;
-	}
-	uint32_t idx = (uint32_t)(in->strs.n - 1);
-	if (ep_hashmap_insert(&in->strmap, h, idx)) {
-		in->strs.n--;
-		free(c);
-		return -ENOMEM;
-	}
-	*id = idx + 1;
-	return 0;
 }
 
 static const char *str_of(const struct cycles_input *in, uint32_t id)
 {
-	return id ? in->strs.v[id - 1] : NULL;
+	return cycle_facts_str(&in->facts, id);
 }
 
 int cycles_add_begin(struct cycles_input *in, uint64_t ts_ns, uint32_t tid)
 {
-	return VEC_PUSH(in->bevs, ((struct bev){ ts_ns, tid, 0 }));
+	return EP_VEC_PUSH(in->bevs, ((struct bev){ ts_ns, tid, 0 }));
 }
 
 int cycles_add_end(struct cycles_input *in, uint64_t ts_ns, uint32_t tid)
 {
-	return VEC_PUSH(in->bevs, ((struct bev){ ts_ns, tid, 1 }));
+	return EP_VEC_PUSH(in->bevs, ((struct bev){ ts_ns, tid, 1 }));
 }
 
 int cycles_add_entry(struct cycles_input *in, uint64_t ts_ns, uint32_t tid)
 {
-	return VEC_PUSH(in->entries, ((struct bev){ ts_ns, tid, 0 }));
+	return EP_VEC_PUSH(in->entries, ((struct bev){ ts_ns, tid, 0 }));
 }
 
-int cycles_add_span(struct cycles_input *in, const struct cyc_span *s)
+struct cycle_facts *cycles_input_facts(struct cycles_input *in)
 {
-	if (!s || s->kind >= CYC_SPAN__COUNT)
-		return -EINVAL;
-	struct ispan is = { .start = s->start_ns,
-			    .end = s->end_ns,
-			    .tid = s->tid,
-			    .kind = s->kind,
-			    .tokens = s->tokens };
-	/* A return before its entry is garbage; keep the call, drop the end. */
-	if (is.end && is.end < is.start)
-		is.end = 0;
-	int r = intern(in, s->name, &is.name);
-	if (!r)
-		r = intern(in, s->detail, &is.detail);
-	if (!r)
-		r = VEC_PUSH(in->spans, is);
-	return r;
-}
-
-int cycles_add_sample(struct cycles_input *in, uint64_t ts_ns, uint32_t tid, const char *func)
-{
-	struct isample s = { ts_ns, tid, 0 };
-	int r = intern(in, func, &s.func);
-	return r ? r : VEC_PUSH(in->samples, s);
-}
-
-int cycles_add_offcpu(struct cycles_input *in, uint64_t start_ns, uint64_t end_ns, uint32_t tid,
-		      unsigned reason)
-{
-	if (end_ns < start_ns)
-		return -EINVAL;
-	if (reason >= CYC_OFF_REASONS)
-		reason = CYC_OFF_OTHER;
-	return VEC_PUSH(in->offs, ((struct ioff){ start_ns, end_ns, tid, reason }));
-}
-
-int cycles_add_rss(struct cycles_input *in, uint64_t ts_ns, uint64_t rss_bytes)
-{
-	return VEC_PUSH(in->rss, ((struct ipoint){ ts_ns, (double)rss_bytes }));
-}
-
-int cycles_add_freq(struct cycles_input *in, uint64_t ts_ns, double mhz)
-{
-	if (!(mhz >= 0))
-		return -EINVAL;
-	return VEC_PUSH(in->freq, ((struct ipoint){ ts_ns, mhz }));
-}
-
-int cycles_add_throttle(struct cycles_input *in, uint64_t start_ns, uint64_t end_ns)
-{
-	if (end_ns && end_ns < start_ns)
-		return -EINVAL;
-	return VEC_PUSH(in->throttle, ((struct iint){ start_ns, end_ns }));
-}
-
-int cycles_add_gpu(struct cycles_input *in, const struct cyc_gpu_sample *g)
-{
-	if (!g)
-		return -EINVAL;
-	return VEC_PUSH(in->gpu, *g);
+	return &in->facts;
 }
 
 /* ---- sorting helpers ---- */
@@ -263,7 +94,7 @@ static int cmp_bev(const void *a, const void *b)
 static int cmp_span(const void *a, const void *b, void *ctx)
 {
 	const struct cycles_input *in = ctx;
-	const struct ispan *x = a, *y = b;
+	const struct cf_span *x = a, *y = b;
 	int c = cmp_u64(x->start, y->start);
 	if (!c)
 		c = cmp_u64(x->end, y->end);
@@ -282,17 +113,17 @@ static int cmp_span(const void *a, const void *b, void *ctx)
 
 static int cmp_sample(const void *a, const void *b)
 {
-	return cmp_u64(((const struct isample *)a)->ts, ((const struct isample *)b)->ts);
+	return cmp_u64(((const struct cf_sample *)a)->ts, ((const struct cf_sample *)b)->ts);
 }
 
 static int cmp_off(const void *a, const void *b)
 {
-	return cmp_u64(((const struct ioff *)a)->start, ((const struct ioff *)b)->start);
+	return cmp_u64(((const struct cf_off *)a)->start, ((const struct cf_off *)b)->start);
 }
 
 static int cmp_point(const void *a, const void *b)
 {
-	const struct ipoint *x = a, *y = b;
+	const struct cf_point *x = a, *y = b;
 	int c = cmp_u64(x->ts, y->ts);
 	/* Two readings at one instant: the larger counts as the later one. */
 	return c ? c : (x->v > y->v) - (x->v < y->v);
@@ -342,7 +173,7 @@ struct open_cycle {
 static int push_row(struct cycle_table *t, size_t *cap, uint64_t s, uint64_t e, uint32_t tid,
 		    bool trunc, bool partial)
 {
-	if (vec_grow((void **)&t->rows, cap, t->n, sizeof(*t->rows)))
+	if (ep_vec_grow((void **)&t->rows, cap, t->n + 1, sizeof(*t->rows)))
 		return -ENOMEM;
 	struct cycle_row *r = &t->rows[t->n++];
 	memset(r, 0, sizeof(*r));
@@ -487,12 +318,12 @@ static int sweep(const struct cls_iv *iv, size_t n, uint32_t ncls, uint64_t lo, 
 struct ctx {
 	const struct cycles_input *in;
 	const struct cycles_cfg *cfg;
-	struct ispan *spans;   /* by start */
+	struct cf_span *spans; /* by start */
 	uint64_t *span_maxend; /* prefix max of effective end */
-	struct isample *samples;
-	struct ioff *offs;
+	struct cf_sample *samples;
+	struct cf_off *offs;
 	uint64_t *off_maxend;
-	struct ipoint *rss, *freq;
+	struct cf_point *rss, *freq;
 	struct cyc_gpu_sample *gpu;
 	struct cls_iv *scratch; /* per-cycle partition intervals */
 	size_t scratch_cap;
@@ -537,7 +368,7 @@ static uint64_t overlap(uint64_t s, uint64_t e, uint64_t lo, uint64_t hi)
 
 static int scratch_push(struct ctx *c, size_t *n, uint64_t s, uint64_t e, uint32_t cls)
 {
-	if (vec_grow((void **)&c->scratch, &c->scratch_cap, *n, sizeof(*c->scratch)))
+	if (ep_vec_grow((void **)&c->scratch, &c->scratch_cap, *n + 1, sizeof(*c->scratch)))
 		return -ENOMEM;
 	c->scratch[(*n)++] = (struct cls_iv){ s, e, cls };
 	return 0;
@@ -549,10 +380,10 @@ enum { P_GC, P_SQL, P_INF, P_PROBE, P_OFF0 };
 static int do_spans(struct ctx *c, struct cycle_row *r, size_t *np)
 {
 	const struct cycles_input *in = c->in;
-	size_t n = in->spans.n;
+	size_t n = in->facts.spans.n;
 	size_t i = first_live(c->span_maxend, n, r->start_ns);
 	for (; i < n && c->spans[i].start < r->end_ns; i++) {
-		const struct ispan *s = &c->spans[i];
+		const struct cf_span *s = &c->spans[i];
 		bool missing = s->end == 0;
 		uint64_t end = missing ? r->end_ns : s->end;
 		bool starts_here = s->start >= r->start_ns && s->start < r->end_ns;
@@ -607,11 +438,11 @@ static int do_spans(struct ctx *c, struct cycle_row *r, size_t *np)
 
 static int do_offcpu(struct ctx *c, struct cycle_row *r, size_t *np)
 {
-	size_t n = c->in->offs.n;
+	size_t n = c->in->facts.offs.n;
 	uint32_t tid = r->tid ? r->tid : c->cfg->main_tid;
 	for (size_t i = first_live(c->off_maxend, n, r->start_ns);
 	     i < n && c->offs[i].start < r->end_ns; i++) {
-		const struct ioff *o = &c->offs[i];
+		const struct cf_off *o = &c->offs[i];
 		if (tid && o->tid != tid)
 			continue;
 		uint64_t ov = overlap(o->start, o->end, r->start_ns, r->end_ns);
@@ -629,7 +460,7 @@ static int do_offcpu(struct ctx *c, struct cycle_row *r, size_t *np)
 
 static int do_samples(struct ctx *c, struct cycle_row *r)
 {
-	size_t n = c->in->samples.n;
+	size_t n = c->in->facts.samples.n;
 	size_t ntouched = 0;
 	for (size_t i = LOWER_BOUND(c->samples, n, .ts, r->start_ns);
 	     i < n && c->samples[i].ts < r->end_ns; i++) {
@@ -646,7 +477,7 @@ static int do_samples(struct ctx *c, struct cycle_row *r)
 		uint64_t cnt = c->func_count[id];
 		c->func_count[id] = 0;
 		/* Insert into the top list: by count, then name for stable output. */
-		const char *name = c->in->strs.v[id];
+		const char *name = cycle_facts_str(&c->in->facts, id + 1);
 		uint32_t pos = r->n_top;
 		while (pos > 0 &&
 		       (r->top[pos - 1].samples < cnt ||
@@ -672,7 +503,7 @@ static int do_samples(struct ctx *c, struct cycle_row *r)
 
 /* Mean and min of the points inside [lo, hi); without any, the last value
  * before lo (a frequency or GPU reading holds until the next one). */
-static bool point_stats(const struct ipoint *p, size_t n, uint64_t lo, uint64_t hi, double *mean,
+static bool point_stats(const struct cf_point *p, size_t n, uint64_t lo, uint64_t hi, double *mean,
 			double *min)
 {
 	size_t i = LOWER_BOUND(p, n, .ts, lo);
@@ -697,7 +528,7 @@ static bool point_stats(const struct ipoint *p, size_t n, uint64_t lo, uint64_t 
 
 static void do_rss(struct ctx *c, struct cycle_row *r)
 {
-	size_t n = c->in->rss.n;
+	size_t n = c->in->facts.rss.n;
 	if (!n)
 		return;
 	size_t e = LOWER_BOUND(c->rss, n, .ts, r->end_ns + 1); /* first > end */
@@ -715,7 +546,7 @@ static void do_rss(struct ctx *c, struct cycle_row *r)
 
 static void do_gpu(struct ctx *c, struct cycle_row *r)
 {
-	size_t n = c->in->gpu.n;
+	size_t n = c->in->facts.gpu.n;
 	size_t i = LOWER_BOUND(c->gpu, n, .ts_ns, r->start_ns);
 	double load = 0, pw = 0, temp = 0;
 	size_t cnt = 0;
@@ -742,17 +573,17 @@ static void do_gpu(struct ctx *c, struct cycle_row *r)
 static int do_throttle(struct ctx *c, struct cycle_row *r)
 {
 	const struct cycles_input *in = c->in;
-	if (!in->throttle.n || !r->wall_ns)
+	if (!in->facts.thr.n || !r->wall_ns)
 		return 0;
-	struct cls_iv *iv = malloc(in->throttle.n * sizeof(*iv));
+	struct cls_iv *iv = malloc(in->facts.thr.n * sizeof(*iv));
 	if (!iv)
 		return -ENOMEM;
-	for (size_t i = 0; i < in->throttle.n; i++) {
-		uint64_t e = in->throttle.v[i].end ? in->throttle.v[i].end : UINT64_MAX;
-		iv[i] = (struct cls_iv){ in->throttle.v[i].start, e, 0 };
+	for (size_t i = 0; i < in->facts.thr.n; i++) {
+		uint64_t e = in->facts.thr.v[i].end ? in->facts.thr.v[i].end : UINT64_MAX;
+		iv[i] = (struct cls_iv){ in->facts.thr.v[i].start, e, 0 };
 	}
 	uint64_t out[2];
-	int err = sweep(iv, in->throttle.n, 1, r->start_ns, r->end_ns, out);
+	int err = sweep(iv, in->facts.thr.n, 1, r->start_ns, r->end_ns, out);
 	free(iv);
 	if (!err)
 		r->throttled_share = (double)out[0] / (double)r->wall_ns;
@@ -783,8 +614,8 @@ static int attribute(struct ctx *c, struct cycle_row *r)
 		r->part_off_cpu_ns[k] = part[P_OFF0 + k];
 	r->other_ns = part[P_COUNT];
 	double mn;
-	r->has_freq =
-		point_stats(c->freq, c->in->freq.n, r->start_ns, r->end_ns, &r->mhz_mean, &mn);
+	r->has_freq = point_stats(c->freq, c->in->facts.freq.n, r->start_ns, r->end_ns,
+				  &r->mhz_mean, &mn);
 	if (r->has_freq)
 		r->mhz_min = mn;
 	do_rss(c, r);
@@ -829,7 +660,7 @@ void cycle_table_free(struct cycle_table *t)
 
 /* Effective end of a span for the live-interval index: a missing return
  * reaches at most the end of the run. */
-static uint64_t span_end_bound(const struct ispan *s, const struct cycles_cfg *cfg)
+static uint64_t span_end_bound(const struct cf_span *s, const struct cycles_cfg *cfg)
 {
 	if (s->end)
 		return s->end;
@@ -850,20 +681,21 @@ int cycles_compute(const struct cycles_input *in, const struct cycles_cfg *cfg,
 	}
 
 	struct ctx c = { .in = in, .cfg = cfg };
-	size_t ns = in->spans.n, no = in->offs.n, nstr = in->strs.n;
+	size_t ns = in->facts.spans.n, no = in->facts.offs.n, nstr = cycle_facts_nnames(&in->facts);
 	c.spans = malloc((ns ? ns : 1) * sizeof(*c.spans));
 	if (c.spans) {
 		if (ns)
-			memcpy(c.spans, in->spans.v, ns * sizeof(*c.spans));
+			memcpy(c.spans, in->facts.spans.v, ns * sizeof(*c.spans));
 		qsort_r(c.spans, ns, sizeof(*c.spans), cmp_span, (void *)in);
 	}
 	c.span_maxend = malloc((ns ? ns : 1) * sizeof(uint64_t));
-	c.samples = dup_sorted(in->samples.v, in->samples.n, sizeof(*c.samples), cmp_sample);
-	c.offs = dup_sorted(in->offs.v, no, sizeof(*c.offs), cmp_off);
+	c.samples = dup_sorted(in->facts.samples.v, in->facts.samples.n, sizeof(*c.samples),
+			       cmp_sample);
+	c.offs = dup_sorted(in->facts.offs.v, no, sizeof(*c.offs), cmp_off);
 	c.off_maxend = malloc((no ? no : 1) * sizeof(uint64_t));
-	c.rss = dup_sorted(in->rss.v, in->rss.n, sizeof(*c.rss), cmp_point);
-	c.freq = dup_sorted(in->freq.v, in->freq.n, sizeof(*c.freq), cmp_point);
-	c.gpu = dup_sorted(in->gpu.v, in->gpu.n, sizeof(*c.gpu), cmp_gpu);
+	c.rss = dup_sorted(in->facts.rss.v, in->facts.rss.n, sizeof(*c.rss), cmp_point);
+	c.freq = dup_sorted(in->facts.freq.v, in->facts.freq.n, sizeof(*c.freq), cmp_point);
+	c.gpu = dup_sorted(in->facts.gpu.v, in->facts.gpu.n, sizeof(*c.gpu), cmp_gpu);
 	c.func_count = calloc(nstr ? nstr : 1, sizeof(uint64_t));
 	c.func_touched = calloc(nstr ? nstr : 1, sizeof(uint32_t));
 	if (!c.spans || !c.span_maxend || !c.samples || !c.offs || !c.off_maxend || !c.rss ||

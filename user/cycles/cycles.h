@@ -144,6 +144,7 @@ struct cycle_table {
 };
 
 struct cycles_input;
+struct cycle_facts;
 
 struct cycles_input *cycles_input_new(void);
 void cycles_input_free(struct cycles_input *in);
@@ -160,16 +161,8 @@ int cycles_add_begin(struct cycles_input *in, uint64_t ts_ns, uint32_t tid);
 int cycles_add_end(struct cycles_input *in, uint64_t ts_ns, uint32_t tid);
 int cycles_add_entry(struct cycles_input *in, uint64_t ts_ns, uint32_t tid);
 
-/* Facts. Strings are copied. Return 0 or -ENOMEM / -EINVAL. */
-int cycles_add_span(struct cycles_input *in, const struct cyc_span *s);
-int cycles_add_sample(struct cycles_input *in, uint64_t ts_ns, uint32_t tid, const char *func);
-int cycles_add_offcpu(struct cycles_input *in, uint64_t start_ns, uint64_t end_ns, uint32_t tid,
-		      unsigned reason);
-int cycles_add_rss(struct cycles_input *in, uint64_t ts_ns, uint64_t rss_bytes);
-int cycles_add_freq(struct cycles_input *in, uint64_t ts_ns, double mhz);
-/* end_ns == 0: still throttled at the end of the run. */
-int cycles_add_throttle(struct cycles_input *in, uint64_t start_ns, uint64_t end_ns);
-int cycles_add_gpu(struct cycles_input *in, const struct cyc_gpu_sample *g);
+/* Facts: added to this bag (cycle_facts.h), in any order. */
+struct cycle_facts *cycles_input_facts(struct cycles_input *in);
 
 /* Builds the table; the input is not modified. Returns 0 or -errno. */
 int cycles_compute(const struct cycles_input *in, const struct cycles_cfg *cfg,

@@ -8,6 +8,7 @@
  * time: an approximation, documented in docs/cycles.md.
  */
 #include "cycles/cycles_json.h"
+#include "cycles/cycle_facts.h"
 
 #include <errno.h>
 #include <math.h>
@@ -124,7 +125,8 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 		if (main_pid && num(get(p, "pid"), &pid) && (uint32_t)pid != main_pid)
 			continue;
 		if (!e && ts < 1e9)
-			e = cycles_add_rss(in, (uint64_t)t0 + (uint64_t)(ts * 1e9), (uint64_t)rss);
+			e = cycle_facts_add_rss(cycles_input_facts(in),
+						(uint64_t)t0 + (uint64_t)(ts * 1e9), (uint64_t)rss);
 	}
 	cJSON_ArrayForEach(p, get(get(root, "throttling"), "episodes"))
 	{
@@ -132,8 +134,9 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 		if (!num(get(p, "start_s"), &s) || !num(get(p, "end_s"), &f) || f < s || f > 1e9)
 			continue;
 		if (!e)
-			e = cycles_add_throttle(in, (uint64_t)t0 + (uint64_t)(s * 1e9),
-						(uint64_t)t0 + (uint64_t)(f * 1e9));
+			e = cycle_facts_add_throttle(cycles_input_facts(in),
+						     (uint64_t)t0 + (uint64_t)(s * 1e9),
+						     (uint64_t)t0 + (uint64_t)(f * 1e9));
 	}
 	struct cycles_cfg cfg = { .run_start_ns = (uint64_t)t0, .run_end_ns = (uint64_t)t1 };
 	if (!e)

@@ -14,9 +14,9 @@
  * cycles.csv and the summary. Without boundaries the run is one cycle,
  * rebuilt from the report the other modules built (it runs after them).
  */
+#include "util/clock.h"
 #include "util/vec.h"
 #include "overload/links.h"
-#include "proc/pid_index.h"
 #include "cycles/cycles_module.h"
 #include "llama/llama_findings.h"
 #include "alloc/alloc_report.h"
@@ -48,6 +48,7 @@
 #include "report/report_html.h"
 #include "top/top_live.h"
 #include "probes/uprobe_discovery.h"
+#include "probes/uprobe_target.h"
 
 /* A maps re-read costs ~60 us (ms under a sanitizer); Python loads the
  * marker library with ctypes after start, and its first cycles are lost
@@ -86,10 +87,7 @@
 struct ctarget {
 	uint32_t pid;
 	bool exited;
-	uint64_t (*seen)[2];
-	size_t nseen, capseen;
-	struct bpf_link **links;
-	size_t nlinks, caplinks;
+	struct uprobe_target ut;
 	char *py_path;	  /* a CPython whose GC probes wait for the marker */
 	bool bound;	  /* its boundaries are attached: rescans only for py_path */
 	char *bound_path; /* the first file its --cycle probe attached in */
@@ -114,9 +112,7 @@ struct cycles_state {
 	bool usdt_refused, watch_refused;
 	const char *refused_need;
 	struct ring_buffer *rb;
-	struct ctarget *tg;
-	size_t ntg, captg;
-	struct pid_index tgidx;
+	struct uprobe_targets tg; /* of struct ctarget */
 	uint64_t next_rescan, prev_poll;
 	uint64_t seen_gen, last_scan; /* rec_ctx.mmap_gen at the last rescan, and when */
 	uint32_t main_pid;	      /* first target: the trace's cycle track */
@@ -204,6 +200,7 @@ static int cm_open(void **state, const struct rec_ctx *ctx)
 		return -ENOMEM;
 	s->ctx = ctx;
 	*state = s;
+	UPROBE_TARGETS_INIT(&s->tg, struct ctarget, pid, ut);
 	hist_init(&s->walls);
 	s->max_no = -1;
 	rc = cycle_spec_parse(ctx->opts->cycle, ctx->opts->cycle_every, &s->spec, err, sizeof(err));
@@ -393,22 +390,13 @@ static int cm_bpf_loaded(void *state, struct modules_bpf *skel, int err)
 	return 0;
 }
 
-static int keep_link(struct ctarget *t, struct bpf_link *l)
-{
-	int err = ep_vec_push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l);
-
-	if (err)
-		bpf_link__destroy(l);
-	return err;
-}
-
 static int attach_usdt(struct cycles_state *s, struct ctarget *t, const char *path,
 		       const char *prov, const char *name, uint64_t cookie, bool quiet)
 {
 	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = cookie);
 	struct bpf_link *l = bpf_program__attach_usdt(s->skel->progs.cycle_usdt, (pid_t)t->pid,
 						      path, prov, name, &uo);
-	int err = l ? keep_link(t, l) : -errno;
+	int err = l ? uprobe_target_keep(&t->ut, l) : -errno;
 
 	if (err && !quiet)
 		log_warn("cycles: cannot attach usdt %s:%s in %s (pid %u): %s", prov, name, path,
@@ -426,7 +414,7 @@ static int attach_uprobe(struct cycles_state *s, struct ctarget *t, const char *
 			: (ret ? s->skel->progs.cycle_return : s->skel->progs.cycle_entry);
 	struct bpf_link *l = bpf_program__attach_uprobe_opts(p, (pid_t)t->pid, path, off, &o);
 
-	return l ? keep_link(t, l) : -errno;
+	return l ? uprobe_target_keep(&t->ut, l) : -errno;
 }
 
 /* A function of the cycle marker at its entry: with cookies cycle_entry
@@ -501,7 +489,7 @@ static void scan_uprobe(struct cycles_state *s, struct ctarget *t, const struct 
 	const char *opt = s->spec.every ? "-every" : "";
 	uint64_t off = 0, begin;
 	char path[512];
-	size_t before = t->nlinks;
+	size_t before = t->ut.nlinks;
 	/* A bare SYMBOL: wherever it is defined (quietly where it is not). */
 	bool anywhere = !d->lib;
 	int fd, n, err;
@@ -535,8 +523,7 @@ static void scan_uprobe(struct cycles_state *s, struct ctarget *t, const struct 
 	if (!err)
 		err = attach_uprobe(s, t, path, off, begin, false);
 	if (err) {
-		while (t->nlinks > before)
-			bpf_link__destroy(t->links[--t->nlinks]);
+		uprobe_target_unwind(&t->ut, before);
 		log_warn("cycles: cannot attach %s in %s (pid %u): %s", s->spec.text, path, t->pid,
 			 strerror(-err));
 		return;
@@ -588,7 +575,7 @@ static void scan_file(struct cycles_state *s, struct ctarget *t, const struct ud
 		}
 		break;
 	case CYC_SRC_PY: {
-		size_t before = t->nlinks;
+		size_t before = t->ut.nlinks;
 		uint64_t entry = s->spec.every ? EP_CYC_ENTRY : EP_CYC_BEGIN | EP_CYC_COOKIE_DEPTH;
 		int err;
 
@@ -603,8 +590,7 @@ static void scan_file(struct cycles_state *s, struct ctarget *t, const struct ud
 					  EP_CYC_END | EP_CYC_COOKIE_PY | EP_CYC_COOKIE_DEPTH,
 					  true);
 		if (err) {
-			while (t->nlinks > before)
-				bpf_link__destroy(t->links[--t->nlinks]);
+			uprobe_target_unwind(&t->ut, before);
 			log_info("cycles: pid %u: no CPython USDT probes in %s: %s", t->pid,
 				 f->path, strerror(-err));
 			snprintf(s->py_missing, sizeof(s->py_missing), "%s", f->path);
@@ -645,7 +631,7 @@ static void scan_file(struct cycles_state *s, struct ctarget *t, const struct ud
 
 static void attach_gc(struct cycles_state *s, struct ctarget *t, const char *path)
 {
-	size_t before = t->nlinks;
+	size_t before = t->ut.nlinks;
 
 	if (s->usdt_refused)
 		return; /* no USDT program: no GC column (said at load) */
@@ -654,19 +640,7 @@ static void attach_gc(struct cycles_state *s, struct ctarget *t, const char *pat
 		s->ngc_links++;
 		return;
 	}
-	while (t->nlinks > before)
-		bpf_link__destroy(t->links[--t->nlinks]);
-}
-
-static bool seen_file(struct ctarget *t, const struct ud_file *f)
-{
-	uint64_t k[2] = { f->dev, f->inode };
-
-	for (size_t i = 0; i < t->nseen; i++)
-		if (t->seen[i][0] == f->dev && t->seen[i][1] == f->inode)
-			return true;
-	ep_vec_push((void **)&t->seen, &t->nseen, &t->capseen, sizeof(k), k);
-	return false;
+	uprobe_target_unwind(&t->ut, before);
 }
 
 /* --cycle py: on an interpreter without the USDT probes (pyenv's and most
@@ -712,56 +686,41 @@ static void warn_py_missing(struct cycles_state *s, const struct ctarget *t,
 
 static void scan_target(struct cycles_state *s, struct ctarget *t)
 {
-	struct proc_maps pm = { 0 };
+	struct proc_maps pm;
 	struct ud_file *files;
-	char path[128], exe[512], *buf = NULL;
-	size_t len, n;
+	char path[128], exe[512];
+	size_t n, before = s->nboundary_links;
 	ssize_t el;
 
 	snprintf(path, sizeof(path), "%s/%u/exe", s->ctx->opts->proc_root, t->pid);
 	el = readlink(path, exe, sizeof(exe) - 1);
 	exe[el > 0 ? el : 0] = '\0';
-	snprintf(path, sizeof(path), "%s/%u/maps", s->ctx->opts->proc_root, t->pid);
-	if (proc_maps_read_file(path, MAX_MAPS_BYTES, &buf, &len))
+	if (uprobe_target_files(s->ctx->opts->proc_root, t->pid, MAX_MAPS_BYTES, MAX_EXEC_FILES,
+				&pm, &files, &n))
 		return; /* gone: on_exit follows */
-	if (proc_maps_parse_buf(buf, len, 1u << 20, &pm)) {
-		free(buf);
-		return;
-	}
-	free(buf);
-	files = calloc(MAX_EXEC_FILES, sizeof(*files));
-	if (files) {
-		size_t before = s->nboundary_links;
-
-		n = ud_exec_files(&pm, files, MAX_EXEC_FILES);
-		for (size_t i = 0; i < n; i++)
-			if (!seen_file(t, &files[i]))
-				scan_file(s, t, &files[i], exe[0] ? exe : NULL);
-		t->bound = t->bound || s->nboundary_links > before;
-		if (s->spec.src == CYC_SRC_PY && !t->bound && s->py_missing[0] && !s->py_warned)
-			warn_py_missing(s, t, files, n);
-		free(files);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (!uprobe_target_seen(&t->ut, &files[i]))
+			scan_file(s, t, &files[i], exe[0] ? exe : NULL);
+	t->bound = t->bound || s->nboundary_links > before;
+	if (s->spec.src == CYC_SRC_PY && !t->bound && s->py_missing[0] && !s->py_warned)
+		warn_py_missing(s, t, files, n);
+	free(files);
 	proc_maps_free(&pm);
-	for (size_t i = 0; s->marker_found && i < s->ntg; i++)
-		if (s->tg[i].py_path && !s->tg[i].exited) {
-			attach_gc(s, &s->tg[i], s->tg[i].py_path);
-			free(s->tg[i].py_path);
-			free(s->tg[i].bound_path);
-			s->tg[i].py_path = NULL;
-			s->tg[i].bound_path = NULL;
+	for (size_t i = 0; s->marker_found && i < s->tg.n; i++) {
+		struct ctarget *g = uprobe_targets_at(&s->tg, i);
+
+		if (g->py_path && !g->exited) {
+			attach_gc(s, g, g->py_path);
+			free(g->py_path);
+			free(g->bound_path);
+			g->py_path = NULL;
+			g->bound_path = NULL;
 		}
+	}
 	/* Facts are kept from the first boundary attached: none can come
 	 * before it. */
 	if (s->nboundary_links)
 		cycle_sink_set_active(s->ctx->cycles, true);
-}
-
-static struct ctarget *find_target(struct cycles_state *s, uint32_t pid)
-{
-	int64_t i = pid_index_find(&s->tgidx, s->tg, pid);
-
-	return i >= 0 ? &s->tg[i] : NULL;
 }
 
 static int cm_add_target(void *state, uint32_t pid)
@@ -769,21 +728,13 @@ static int cm_add_target(void *state, uint32_t pid)
 	struct cycles_state *s = state;
 	struct ctarget t = { .pid = pid };
 
-	if (!s->ntg && !s->main_pid) {
+	if (!s->tg.n && !s->main_pid) {
 		cycle_sink_set_main_pid(s->ctx->cycles, pid);
 		s->main_pid = pid;
 	}
-	if (!s->tgidx.stride)
-		pid_index_init(&s->tgidx, sizeof(t), offsetof(struct ctarget, pid));
-	if (!s->skel || find_target(s, pid))
+	if (!s->skel)
 		return 0;
-	if (ep_vec_push((void **)&s->tg, &s->ntg, &s->captg, sizeof(t), &t))
-		return -ENOMEM;
-	if (pid_index_add(&s->tgidx, pid, (uint32_t)(s->ntg - 1))) {
-		s->ntg--;
-		return -ENOMEM;
-	}
-	return 0;
+	return uprobe_targets_add(&s->tg, &t);
 }
 
 static int cm_attach(void *state)
@@ -792,8 +743,8 @@ static int cm_attach(void *state)
 
 	if (!s->skel)
 		return 0;
-	for (size_t i = 0; i < s->ntg; i++)
-		scan_target(s, &s->tg[i]);
+	for (size_t i = 0; i < s->tg.n; i++)
+		scan_target(s, uprobe_targets_at(&s->tg, i));
 	s->next_rescan = 0;
 	return 0;
 }
@@ -942,7 +893,7 @@ static void arm_found(struct cycles_state *s)
 {
 	for (size_t i = 0; s->pw_waiting && i < s->npw_found; i++) {
 		struct pw_found *f = &s->pw_found[i];
-		struct ctarget *t = find_target(s, f->pid);
+		struct ctarget *t = uprobe_targets_find(&s->tg, f->pid);
 		char why[256] = "";
 		int n;
 
@@ -1010,16 +961,22 @@ static int cm_poll(void *state, uint64_t now)
 	if (s->skel && (now >= s->next_rescan || mapped)) {
 		s->seen_gen = gen;
 		s->last_scan = now;
-		for (size_t i = 0; i < s->ntg; i++)
-			if (!s->tg[i].exited && !(s->tg[i].bound && !s->tg[i].py_path))
-				scan_target(s, &s->tg[i]);
+		for (size_t i = 0; i < s->tg.n; i++) {
+			struct ctarget *t = uprobe_targets_at(&s->tg, i);
+
+			if (!t->exited && !(t->bound && !t->py_path))
+				scan_target(s, t);
+		}
 		/* FUNCTION not seen in a sample yet: look in the frames the
 		 * threads are in (a loop waiting before its first call); every
 		 * rescan (20 ms) for 2 s, then every PY_FIND_SLOW_NS. */
 		if (s->pw && now >= s->next_find) {
-			for (size_t i = 0; i < s->ntg; i++)
-				if (!s->tg[i].exited && !s->tg[i].bound)
-					pyframes_find_code(s->ctx->py, s->tg[i].pid);
+			for (size_t i = 0; i < s->tg.n; i++) {
+				const struct ctarget *t = uprobe_targets_at(&s->tg, i);
+
+				if (!t->exited && !t->bound)
+					pyframes_find_code(s->ctx->py, t->pid);
+			}
 			if (!s->first_find)
 				s->first_find = now;
 			s->next_find = now - s->first_find < PY_FIND_FAST_FOR_NS
@@ -1043,17 +1000,10 @@ static int cm_poll(void *state, uint64_t now)
 	return err < 0 ? err : 0;
 }
 
-static void destroy_links(struct ctarget *t)
-{
-	for (size_t i = 0; i < t->nlinks; i++)
-		bpf_link__destroy(t->links[i]);
-	t->nlinks = 0;
-}
-
 static void cm_on_exit(void *state, uint32_t pid, uint64_t ts)
 {
 	struct cycles_state *s = state;
-	struct ctarget *t = find_target(s, pid);
+	struct ctarget *t = uprobe_targets_find(&s->tg, pid);
 
 	(void)ts;
 	if (!t)
@@ -1061,7 +1011,7 @@ static void cm_on_exit(void *state, uint32_t pid, uint64_t ts)
 	if (s->rb)
 		ring_buffer__consume(s->rb);
 	t->exited = true;
-	destroy_links(t);
+	uprobe_target_unwind(&t->ut, 0);
 	if (s->pw)
 		py_watch_forget_pid(s->pw, pid);
 }
@@ -1071,7 +1021,7 @@ static void cm_on_exit(void *state, uint32_t pid, uint64_t ts)
 static void cm_on_held(void *state, uint32_t pid)
 {
 	struct cycles_state *s = state;
-	struct ctarget *t = find_target(s, pid);
+	struct ctarget *t = uprobe_targets_find(&s->tg, pid);
 
 	if (s->skel && t && !t->exited)
 		scan_target(s, t);
@@ -1112,11 +1062,7 @@ static void cm_take_links(void *state, struct link_list *out)
 {
 	struct cycles_state *s = state;
 
-	for (size_t i = 0; i < s->ntg; i++) {
-		for (size_t k = 0; k < s->tg[i].nlinks; k++)
-			link_list_push(out, s->tg[i].links[k]);
-		s->tg[i].nlinks = 0;
-	}
+	uprobe_targets_take_links(&s->tg, out);
 }
 
 static void cm_stop(void *state)
@@ -1128,17 +1074,12 @@ static void cm_stop(void *state)
 	if (s->stopped || !s->ctx->cycles)
 		return;
 	s->stopped = true;
-	if (!end) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		end = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	}
+	if (!end)
+		end = mono_ns();
 	/* The modules before this one took their time to stop while the
 	 * target ran on: what it did after the end is not in the run. */
 	s->cutoff_ns = end;
-	for (size_t i = 0; i < s->ntg; i++)
-		destroy_links(&s->tg[i]);
+	uprobe_targets_destroy_links(&s->tg);
 	if (s->pw) {
 		read_watch_stats(s);
 		py_watch_free(s->pw);
@@ -1456,23 +1397,23 @@ static void cm_summary(void *state, FILE *out)
 		cycles_print_summary(out, &s->table, s->run, &s->findings, 3);
 }
 
+static void free_ctarget(void *rec)
+{
+	struct ctarget *t = rec;
+
+	free(t->py_path);
+	free(t->bound_path);
+}
+
 static void cm_close(void *state)
 {
 	struct cycles_state *s = state;
 
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->ntg; i++) {
-		destroy_links(&s->tg[i]);
-		free(s->tg[i].links);
-		free(s->tg[i].seen);
-		free(s->tg[i].py_path);
-		free(s->tg[i].bound_path);
-	}
-	free(s->tg);
+	uprobe_targets_free(&s->tg, free_ctarget);
 	py_watch_free(s->pw);
 	free(s->pw_found);
-	pid_index_free(&s->tgidx);
 	ring_buffer__free(s->rb);
 	cycle_spec_free(&s->spec);
 	cycle_table_free(&s->table);

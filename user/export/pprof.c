@@ -21,7 +21,7 @@
 
 #include "export/pprof_elf.h"
 #include "export/profile.pb-c.h"
-#include "util/hashmap.h"
+#include "util/interner.h"
 #include "report/report.h"
 
 typedef Perftools__Profiles__Profile PProfile;
@@ -33,63 +33,17 @@ typedef Perftools__Profiles__Location PLocation;
 typedef Perftools__Profiles__Line PLine;
 typedef Perftools__Profiles__Function PFunction;
 
-/* ---- string table: index 0 is "", every string once ---- */
-
-struct strtab {
-	char **s;
-	size_t n, cap;
-	struct hashmap idx;
-};
-
-static bool str_eq(uint32_t i, const void *key, const void *ctx)
-{
-	const struct strtab *t = ctx;
-
-	return !strcmp(t->s[i], key);
-}
-
-/* Index of s (copied in), or -ENOMEM. */
-static int64_t str_intern(struct strtab *t, const char *s)
-{
-	uint64_t h = ep_hashmap_hash_finish(ep_hashmap_hash_bytes(s, strlen(s), HASHMAP_SEED));
-	int64_t i = ep_hashmap_find(&t->idx, h, s, str_eq, t);
-
-	if (i >= 0)
-		return i;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		void *p = realloc(t->s, cap * sizeof(*t->s));
-
-		if (!p)
-			return -ENOMEM;
-		t->s = p;
-		t->cap = cap;
-	}
-	t->s[t->n] = strdup(s);
-	if (!t->s[t->n] || ep_hashmap_insert(&t->idx, h, (uint32_t)t->n)) {
-		free(t->s[t->n]);
-		return -ENOMEM;
-	}
-	return (int64_t)t->n++;
-}
+/* ---- string table: index 0 is "", every string once (an interner) ---- */
 
 /* Labels are strings, numbers included: Pyroscope and Parca turn string
  * labels into series labels and ignore numeric ones, and pprof drops a
  * numeric label whose value is 0 (cycle 0). */
-static int64_t str_num(struct strtab *t, uint64_t v)
+static int64_t str_num(struct interner *t, uint64_t v)
 {
 	char buf[24];
 
 	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	return str_intern(t, buf);
-}
-
-static void strtab_free(struct strtab *t)
-{
-	for (size_t i = 0; i < t->n; i++)
-		free(t->s[i]);
-	free(t->s);
-	ep_hashmap_free(&t->idx);
+	return interner_add(t, buf);
 }
 
 /* ---- samples ---- */
@@ -174,7 +128,7 @@ static int aggregate(const struct profile *p, const struct pprof_opts *o, struct
 struct build {
 	const struct profile *p;
 	const struct pprof_opts *o;
-	struct strtab st;
+	struct interner st;
 	PProfile prof;
 	PValueType vt[2], period_type;
 	PValueType *vtp[2];
@@ -196,12 +150,12 @@ struct build {
 	int64_t comment;
 };
 
-#define S(b, str)                                         \
-	({                                                \
-		int64_t _i = str_intern(&(b)->st, (str)); \
-		if (_i < 0)                               \
-			return -ENOMEM;                   \
-		_i;                                       \
+#define S(b, str)                                           \
+	({                                                  \
+		int64_t _i = interner_add(&(b)->st, (str)); \
+		if (_i < 0)                                 \
+			return -ENOMEM;                     \
+		_i;                                         \
 	})
 
 static bool is_file_module(const char *m)
@@ -275,7 +229,7 @@ static int fill_sources(struct build *b)
 
 		if (!src[f].file)
 			continue;
-		fi = str_intern(&b->st, src[f].file);
+		fi = interner_add(&b->st, src[f].file);
 		if (fi < 0)
 			goto out;
 		b->funcs[f].filename = fi;
@@ -350,10 +304,10 @@ static int build_samples(struct build *b)
 
 	if (err)
 		return err;
-	k_pid = str_intern(&b->st, "pid");
-	k_tid = str_intern(&b->st, "thread_id");
-	k_tname = str_intern(&b->st, "thread_name");
-	k_cycle = str_intern(&b->st, "cycle");
+	k_pid = interner_add(&b->st, "pid");
+	k_tid = interner_add(&b->st, "thread_id");
+	k_tname = interner_add(&b->st, "thread_name");
+	k_cycle = interner_add(&b->st, "cycle");
 	if (k_pid < 0 || k_tid < 0 || k_tname < 0 || k_cycle < 0)
 		goto nomem;
 	for (size_t i = 0; i < n; i++)
@@ -388,7 +342,7 @@ static int build_samples(struct build *b)
 		}
 		memcpy(comm, th->comm, PROF_COMM_LEN);
 		comm[PROF_COMM_LEN] = '\0';
-		tname = str_intern(&b->st, comm);
+		tname = interner_add(&b->st, comm);
 		if (tname < 0)
 			goto nomem;
 		s->label = &b->labelp[lbi];
@@ -481,7 +435,7 @@ static int build_header(struct build *b)
 
 static void build_free(struct build *b)
 {
-	strtab_free(&b->st);
+	interner_free(&b->st);
 	free(b->maps);
 	free(b->mapp);
 	free(b->frame_map);
@@ -506,9 +460,9 @@ int pprof_encode(const struct profile *p, const struct pprof_opts *o, uint8_t **
 
 	*out = NULL;
 	*len = 0;
-	ep_hashmap_init(&b.st.idx);
+	interner_init(&b.st, 0);
 	perftools__profiles__profile__init(&b.prof);
-	if (str_intern(&b.st, "") != 0) {
+	if (interner_add(&b.st, "") != 0) {
 		err = -ENOMEM;
 		goto out;
 	}

@@ -29,9 +29,6 @@ double jetson_c(long long mc);
 double jetson_fan_pct(long long pwm);
 double jetson_emc_util_pct(long long mc_all, long long emc_hz);
 
-/* Milliseconds since CLOCK_MONOTONIC 0 in ns. */
-unsigned long long jetson_mono_ns(void);
-
 /* Truncating string copy (always NUL-terminates). */
 static inline void jstrcpy(char *dst, size_t n, const char *src)
 {

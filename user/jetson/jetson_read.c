@@ -14,6 +14,7 @@
 #include "jetson/jetson.h"
 #include "jetson/jetson_fs.h"
 #include "jetson/jetson_internal.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define JR_PATH 512
@@ -67,14 +68,6 @@ struct jetson_reader {
 	bool reprobe_gpu, reprobe_rails, reprobe_thermal, reprobe_hwmon;
 	bool told_root;
 };
-
-unsigned long long jetson_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
-}
 
 double jetson_mhz(long long hz)
 {
@@ -848,7 +841,7 @@ int jetson_reader_sample(struct jetson_reader *r, struct jetson_snapshot *s)
 		s->power_mode_id.err = -ENODEV;
 	}
 	sample_thermal(r, s);
-	s->mono_ns = jetson_mono_ns();
+	s->mono_ns = mono_ns();
 	return 0;
 }
 

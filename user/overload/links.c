@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "util/clock.h"
 #include "overload/links.h"
 
 #include <errno.h>
@@ -97,14 +98,6 @@ struct links_reaper {
 	struct link_list l;
 	uint64_t t0, t1;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void *reap_main(void *arg)
 {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "util/clock.h"
 #include "overload/rb_budget.h"
 
 #include <errno.h>
@@ -10,14 +11,6 @@
 /* What the callback returns to make libbpf stop; told apart from a
  * handler's own error by b->spent. */
 #define STOP_ERR (-ECANCELED)
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int rb_budget_cb(void *ctx, void *data, size_t size)
 {

@@ -40,9 +40,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/vec.h"
 #include "overload/links.h"
-#include "proc/pid_index.h"
 #include "cycles/cycle_sink.h"
 #include "kernel/kfeat.h"
 #include "kernel/vstat.h"
@@ -55,6 +55,7 @@
 #include "proc/proc_info.h"
 #include "proc/proc_maps.h"
 #include "probes/uprobe_discovery.h"
+#include "probes/uprobe_target.h"
 #include "llama/llama_facts.h"
 #include "llama/llama_layout.h"
 
@@ -105,10 +106,7 @@ struct ptarget {
 	/* A child followed during the run is first scanned once it has
 	 * lived PROBES_CHILD_DELAY_NS: most of a fork storm's never are. */
 	uint64_t scan_after_ns;
-	uint64_t (*seen)[2]; /* (dev, inode) already looked at */
-	size_t nseen, capseen;
-	struct bpf_link **links;
-	size_t nlinks, caplinks;
+	struct uprobe_target ut;
 	uint64_t rdebug_delta; /* its ld.so's file_cache.rdebug_delta */
 	bool ldso_hooked;      /* probe_ldso is attached in its ld.so */
 	/* Without attach cookies: the addresses whose cookies it stored in
@@ -150,9 +148,7 @@ struct probes_mod {
 	size_t nfc;
 	struct id_ent *ids;
 	size_t nids;
-	struct ptarget *tg;
-	size_t ntg, captg; /* captg: was the count, so every add reallocated */
-	struct pid_index tgidx;
+	struct uprobe_targets tg; /* of struct ptarget */
 	uint64_t next_rescan_ns;
 	/* live view (top_live.h): spans per probe at the last update */
 	uint64_t live_spans[EP_PROBE_MAX], live_ns, live_drops_ns; /* by probe id */
@@ -202,14 +198,6 @@ struct probes_mod {
 	bool attached;	       /* targets added from now on are forked children */
 	struct link_list dead; /* exited targets' links, released at stop */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int add_name(struct probes_mod *m, const char *name, size_t *idx)
 {
@@ -342,24 +330,13 @@ static int probe_id_for(struct probes_mod *m, size_t d, const struct ud_file *f,
 	return 0;
 }
 
-static int keep_link(struct ptarget *t, struct bpf_link *l)
-{
-	return ep_vec_push((void **)&t->links, &t->nlinks, &t->caplinks, sizeof(l), &l);
-}
-
 static int attach_uprobe(struct ptarget *t, const struct bpf_program *prog, const char *path,
 			 uint64_t off, uint64_t cookie, bool ret)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = cookie, .retprobe = ret);
 	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, (pid_t)t->pid, path, off, &o);
-	int err;
 
-	if (!l)
-		return -errno;
-	err = keep_link(t, l);
-	if (err)
-		bpf_link__destroy(l);
-	return err;
+	return l ? uprobe_target_keep(&t->ut, l) : -errno;
 }
 
 /* Without attach cookies: the cookie of a probe at file offset off of f,
@@ -409,10 +386,7 @@ static int attach_usdt(struct probes_mod *m, struct ptarget *t, const char *path
 			  strerror(-err));
 		return err;
 	}
-	err = keep_link(t, l);
-	if (err)
-		bpf_link__destroy(l);
-	return err;
+	return uprobe_target_keep(&t->ut, l);
 }
 
 static void *drain_thread(void *arg);
@@ -447,7 +421,7 @@ static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const 
 	const struct probe_def *def = &m->specs.defs[d];
 	uint32_t id;
 	uint64_t cookie;
-	size_t before = t->nlinks;
+	size_t before = t->ut.nlinks;
 	int err;
 
 	err = probe_id_for(m, d, f, &id);
@@ -485,8 +459,7 @@ static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const 
 				path, off, nc ? 0 : cookie, false);
 	}
 	if (err) {
-		while (t->nlinks > before)
-			bpf_link__destroy(t->links[--t->nlinks]);
+		uprobe_target_unwind(&t->ut, before);
 		if (def->usdt_end)
 			log_warn("probes: cannot attach %s in %s (pid %u): %s (USDT pair %s / %s: "
 				 "both points must exist)",
@@ -585,61 +558,35 @@ static void scan_file(struct probes_mod *m, struct ptarget *t, const struct ud_f
 	}
 }
 
-static bool seen_file(struct ptarget *t, const struct ud_file *f)
-{
-	uint64_t k[2] = { f->dev, f->inode };
-
-	for (size_t i = 0; i < t->nseen; i++)
-		if (t->seen[i][0] == f->dev && t->seen[i][1] == f->inode)
-			return true;
-	ep_vec_push((void **)&t->seen, &t->nseen, &t->capseen, sizeof(k), k);
-	return false;
-}
-
 static void scan_target(struct probes_mod *m, struct ptarget *t)
 {
-	struct proc_maps pm = { 0 };
+	struct proc_maps pm;
 	struct ud_file *files;
-	char path[128], *buf = NULL;
-	size_t len, n;
+	size_t n;
 	uint64_t t0 = mono_ns();
+	int err;
 
 	t->rescan = false;
-	snprintf(path, sizeof(path), "%s/%u/maps", m->ctx->opts->proc_root, t->pid);
-	if (proc_maps_read_file(path, MAX_MAPS_BYTES, &buf, &len) == -ENOENT) {
+	err = uprobe_target_files(m->ctx->opts->proc_root, t->pid, MAX_MAPS_BYTES, MAX_EXEC_FILES,
+				  &pm, &files, &n);
+	if (err == -ENOENT) {
 		/* Gone. Its exit event may have been lost (a fork storm fills
 		 * the ring): never scanned again either way. */
 		t->exited = true;
 		return;
 	}
-	if (!buf)
+	if (err)
 		return;
-	if (proc_maps_parse_buf(buf, len, 1u << 20, &pm)) {
-		free(buf);
-		return;
-	}
-	free(buf);
-	files = calloc(MAX_EXEC_FILES, sizeof(*files));
-	if (files) {
-		n = ud_exec_files(&pm, files, MAX_EXEC_FILES);
-		for (size_t i = 0; i < n; i++)
-			if (!seen_file(t, &files[i]))
-				scan_file(m, t, &files[i]);
-		free(files);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (!uprobe_target_seen(&t->ut, &files[i]))
+			scan_file(m, t, &files[i]);
+	free(files);
 	proc_maps_free(&pm);
 	m->nrescans++;
 	t0 = mono_ns() - t0;
 	m->rescan_ns += t0;
 	if (t0 > 20000000)
 		log_debug("probes: pid %u: maps scan took %.1f ms", t->pid, t0 / 1e6);
-}
-
-static struct ptarget *find_target(struct probes_mod *m, uint32_t pid)
-{
-	int64_t i = pid_index_find(&m->tgidx, m->tg, pid);
-
-	return i >= 0 ? &m->tg[i] : NULL;
 }
 
 static void thread_name(struct probes_mod *m, uint32_t pid, uint32_t tid)
@@ -706,7 +653,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		return 0;
 	pthread_mutex_lock(&m->lock);
 	if (h->type == EP_EV_LIBLOAD) {
-		struct ptarget *t = find_target(m, h->pid);
+		struct ptarget *t = uprobe_targets_find(&m->tg, h->pid);
 
 		if (t)
 			t->rescan = true;
@@ -828,6 +775,7 @@ static int pm_open(void **state, const struct rec_ctx *ctx)
 	if (!m)
 		return -ENOMEM;
 	m->ctx = ctx;
+	UPROBE_TARGETS_INIT(&m->tg, struct ptarget, pid, ut);
 	if (pthread_mutex_init(&m->lock, NULL)) {
 		free(m);
 		return -ENOMEM;
@@ -1069,13 +1017,7 @@ static int pm_add_target(void *state, uint32_t pid)
 	if (m->attached)
 		t.scan_after_ns = mono_ns() + PROBES_CHILD_DELAY_NS;
 	pthread_mutex_lock(&m->lock);
-	if (!m->tgidx.stride)
-		pid_index_init(&m->tgidx, sizeof(t), offsetof(struct ptarget, pid));
-	if (!find_target(m, pid)) {
-		err = ep_vec_push((void **)&m->tg, &m->ntg, &m->captg, sizeof(t), &t);
-		if (!err && (err = pid_index_add(&m->tgidx, pid, (uint32_t)(m->ntg - 1))))
-			m->ntg--;
-	}
+	err = uprobe_targets_add(&m->tg, &t);
 	pthread_mutex_unlock(&m->lock);
 	if (err)
 		return err;
@@ -1087,6 +1029,7 @@ static int pm_add_target(void *state, uint32_t pid)
 static int pm_attach(void *state)
 {
 	struct probes_mod *m = state;
+	const struct ptarget *t0;
 	bool any_preset = false;
 	int err;
 
@@ -1099,17 +1042,18 @@ static int pm_attach(void *state)
 	if (err)
 		return err;
 
-	for (size_t i = 0; i < m->ntg; i++)
-		scan_target(m, &m->tg[i]);
+	for (size_t i = 0; i < m->tg.n; i++)
+		scan_target(m, uprobe_targets_at(&m->tg, i));
 	/* Launch mode: the command is not running yet (the recorder releases
 	 * it after every module attached) and is target 0. Hold it at its
 	 * startup if the dynamic linker's hook is in place (a static binary
 	 * has none, nor a kernel that refused it: it runs through, its probes
 	 * come from the exec rescan). */
-	if (m->ctx->opts->command && m->ntg && m->tg[0].ldso_hooked && m->skel->bss) {
-		m->hold_pid = m->tg[0].pid;
+	t0 = m->tg.n ? uprobe_targets_at(&m->tg, 0) : NULL;
+	if (m->ctx->opts->command && t0 && t0->ldso_hooked && m->skel->bss) {
+		m->hold_pid = t0->pid;
 		m->dl_hold_pid = m->hold_pid;
-		m->skel->bss->dl_rdebug_delta = (int64_t)m->tg[0].rdebug_delta;
+		m->skel->bss->dl_rdebug_delta = (int64_t)t0->rdebug_delta;
 		m->skel->bss->dl_hold_pid = m->hold_pid;
 		m->skel->bss->hold_pid = m->hold_pid;
 	}
@@ -1280,7 +1224,7 @@ static void release_dl_hold(struct probes_mod *m, bool force)
 		return;
 	}
 	t0 = mono_ns();
-	t = find_target(m, m->dl_hold_pid);
+	t = uprobe_targets_find(&m->tg, m->dl_hold_pid);
 	if (!force && t && !t->exited) {
 		scan_target(m, t);
 		if (m->ctx->notify_held)
@@ -1362,10 +1306,13 @@ static int pm_poll(void *state, uint64_t now)
 	 * longer). */
 	held = m->hold_pid && !__atomic_load_n(&m->skel->bss->hold_pid, __ATOMIC_ACQUIRE);
 	pthread_mutex_lock(&m->lock);
-	for (size_t i = 0; i < m->ntg; i++)
-		if (!m->tg[i].exited && now >= m->tg[i].scan_after_ns &&
-		    (m->tg[i].rescan || timer || mapped || (held && m->tg[i].pid == m->hold_pid)))
-			scan_target(m, &m->tg[i]);
+	for (size_t i = 0; i < m->tg.n; i++) {
+		struct ptarget *t = uprobe_targets_at(&m->tg, i);
+
+		if (!t->exited && now >= t->scan_after_ns &&
+		    (t->rescan || timer || mapped || (held && t->pid == m->hold_pid)))
+			scan_target(m, t);
+	}
 	release_hold(m, held, false);
 	if (!m->hold_pid)
 		release_dl_hold(m, false);
@@ -1379,17 +1326,10 @@ static int pm_poll(void *state, uint64_t now)
 	return n < 0 ? n : 0;
 }
 
-static void destroy_links(struct ptarget *t)
-{
-	for (size_t i = 0; i < t->nlinks; i++)
-		bpf_link__destroy(t->links[i]);
-	t->nlinks = 0;
-}
-
 static void pm_on_exit(void *state, uint32_t pid, uint64_t ts)
 {
 	struct probes_mod *m = state;
-	struct ptarget *t = find_target(m, pid);
+	struct ptarget *t = uprobe_targets_find(&m->tg, pid);
 
 	(void)ts;
 	if (!t || !m->skel)
@@ -1405,13 +1345,13 @@ static void pm_on_exit(void *state, uint32_t pid, uint64_t ts)
 	 * enough to be probed (issue 17): kept, disabled, for the release at
 	 * stop (take_links), up to DEAD_LINKS_MAX (two fds each): the task
 	 * is gone, its perf events fire no more. */
-	for (size_t i = 0; i < t->nlinks; i++) {
+	for (size_t i = 0; i < t->ut.nlinks; i++) {
 		if (m->dead.n < DEAD_LINKS_MAX)
-			link_list_push(&m->dead, t->links[i]);
+			link_list_push(&m->dead, t->ut.links[i]);
 		else
-			bpf_link__destroy(t->links[i]);
+			bpf_link__destroy(t->ut.links[i]);
 	}
-	t->nlinks = 0;
+	t->ut.nlinks = 0;
 }
 
 static void read_counters(struct probes_mod *m)
@@ -1486,12 +1426,7 @@ static void pm_take_links(void *state, struct link_list *out)
 	for (size_t i = 0; i < m->dead.n; i++)
 		link_list_push(out, m->dead.v[i]);
 	m->dead.n = 0;
-
-	for (size_t i = 0; i < m->ntg; i++) {
-		for (size_t k = 0; k < m->tg[i].nlinks; k++)
-			link_list_push(out, m->tg[i].links[k]);
-		m->tg[i].nlinks = 0;
-	}
+	uprobe_targets_take_links(&m->tg, out);
 }
 
 static void pm_stop(void *state)
@@ -1513,26 +1448,18 @@ static void pm_stop(void *state)
 	 * written, and pm_close joins it. Inline if no thread can be had. */
 	__atomic_store_n(&m->skel->bss->probe_off, 1, __ATOMIC_RELEASE);
 	{
-		size_t n = 0;
+		/* Without memory for the list a link is destroyed at once. */
+		struct link_list l = { 0 };
 
-		for (size_t i = 0; i < m->ntg; i++)
-			n += m->tg[i].nlinks;
-		m->detach = n ? malloc(n * sizeof(*m->detach)) : NULL;
-		if (m->detach) {
-			n = 0;
-			for (size_t i = 0; i < m->ntg; i++) {
-				for (size_t k = 0; k < m->tg[i].nlinks; k++)
-					m->detach[n++] = m->tg[i].links[k];
-				m->tg[i].nlinks = 0;
-			}
-			m->ndetach = n;
+		uprobe_targets_take_links(&m->tg, &l);
+		m->detach = l.v;
+		m->ndetach = l.n;
+		if (m->ndetach) {
 			m->detach_t0 = end;
 			m->detaching = !pthread_create(&m->detacher, NULL, detach_links, m);
 			if (!m->detaching)
 				detach_links(m);
 		}
-		for (size_t i = 0; i < m->ntg; i++)
-			destroy_links(&m->tg[i]);
 	}
 	/* No program runs, no stop can come any more: never leave it stopped. */
 	release_hold(m, !m->skel->bss->hold_pid, true);
@@ -1625,6 +1552,13 @@ static void pm_summary(void *state, FILE *out)
 	probe_stats_summary(m->st, out);
 }
 
+static void free_ptarget(void *rec)
+{
+	struct ptarget *t = rec;
+
+	free(t->ips);
+}
+
 static void pm_close(void *state)
 {
 	struct probes_mod *m = state;
@@ -1640,17 +1574,10 @@ static void pm_close(void *state)
 			  (mono_ns() - t0) / 1e6);
 	}
 	stop_draining(m);
-	for (size_t i = 0; i < m->ntg; i++) {
-		destroy_links(&m->tg[i]);
-		free(m->tg[i].links);
-		free(m->tg[i].seen);
-		free(m->tg[i].ips);
-	}
-	free(m->tg);
+	uprobe_targets_free(&m->tg, free_ptarget);
 	/* Not handed over (a run that failed before its stop). */
 	links_destroy_parallel(m->dead.v, m->dead.n);
 	free(m->dead.v);
-	pid_index_free(&m->tgidx);
 	ring_buffer__free(m->rb);
 	if (m->skel) {
 		bpf_link__destroy(m->skel->links.probe_thread_exit);

@@ -12,6 +12,7 @@
 #include "cycles/cycles.h"
 #include "util/hashmap.h"
 #include "util/json_write.h"
+#include "util/vec.h"
 #include "probes/probes.h"
 #include "probes/probe_nest.h"
 #include "probes/uprobe_discovery.h"
@@ -73,25 +74,6 @@ struct probe_stats {
 	struct probe_nest *nest; /* time per class, nested calls once */
 };
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*arr, ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	memset((char *)p + *cap * elem, 0, (ncap - *cap) * elem);
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
 struct probe_stats *probe_stats_new(size_t max_trace_spans, size_t max_sql)
 {
 	struct probe_stats *st = calloc(1, sizeof(*st));
@@ -152,7 +134,7 @@ int probe_stats_set_probe(struct probe_stats *st, uint32_t id, const struct prob
 	lib = strdup(library ? library : "");
 	if (!lib)
 		return -ENOMEM;
-	if (grow((void **)&st->info, &st->cap, id + 1, sizeof(*st->info))) {
+	if (ep_vec_grow_zeroed((void **)&st->info, &st->cap, id + 1, sizeof(*st->info))) {
 		free(lib);
 		return -ENOMEM;
 	}
@@ -160,12 +142,12 @@ int probe_stats_set_probe(struct probe_stats *st, uint32_t id, const struct prob
 	{
 		size_t c = old;
 
-		if (grow((void **)&st->stat, &c, st->cap, sizeof(*st->stat))) {
+		if (ep_vec_grow_zeroed((void **)&st->stat, &c, st->cap, sizeof(*st->stat))) {
 			free(lib);
 			return -ENOMEM;
 		}
 		c = old;
-		if (grow((void **)&st->role, &c, st->cap, sizeof(*st->role))) {
+		if (ep_vec_grow_zeroed((void **)&st->role, &c, st->cap, sizeof(*st->role))) {
 			free(lib);
 			return -ENOMEM;
 		}
@@ -223,7 +205,7 @@ static int32_t new_sql(struct probe_stats *st, char *text, bool truncated)
 {
 	struct sql_stmt_stat *s;
 
-	if (grow((void **)&st->sql, &st->capsql, st->nsql + 1, sizeof(*st->sql))) {
+	if (ep_vec_grow_zeroed((void **)&st->sql, &st->capsql, st->nsql + 1, sizeof(*st->sql))) {
 		free(text);
 		return -ENOMEM;
 	}
@@ -310,7 +292,8 @@ static struct stmt_ent *find_stmt(struct probe_stats *st, uint32_t pid, uint64_t
 		return NULL;
 	/* sqlite3_stmt addresses are reused after finalize, so the table is
 	 * bounded by the number of statements alive at once. */
-	if (grow((void **)&st->stmts, &st->capstmts, st->nstmts + 1, sizeof(*st->stmts)))
+	if (ep_vec_grow_zeroed((void **)&st->stmts, &st->capstmts, st->nstmts + 1,
+			       sizeof(*st->stmts)))
 		return NULL;
 	if (ep_hashmap_insert(&st->stmt_idx, h, (uint32_t)st->nstmts))
 		return NULL;
@@ -439,8 +422,8 @@ static void keep_span(struct probe_stats *st, const struct ep_span *sp, int32_t 
 {
 	struct probe_span_rec *r;
 
-	if (st->nspans >= st->max_spans ||
-	    grow((void **)&st->spans, &st->capspans, st->nspans + 1, sizeof(*st->spans))) {
+	if (st->nspans >= st->max_spans || ep_vec_grow_zeroed((void **)&st->spans, &st->capspans,
+							      st->nspans + 1, sizeof(*st->spans))) {
 		if (!st->spans_not_kept++) {
 			st->first_not_kept.start_ns = sp->hdr.ts_ns;
 			st->first_not_kept.pid = sp->hdr.pid;
@@ -626,7 +609,8 @@ void probe_stats_set_thread_name(struct probe_stats *st, uint32_t pid, uint32_t 
 
 	if (probe_stats_knows_thread(st, tid))
 		return;
-	if (grow((void **)&st->threads, &st->capthreads, st->nthreads + 1, sizeof(*st->threads)) ||
+	if (ep_vec_grow_zeroed((void **)&st->threads, &st->capthreads, st->nthreads + 1,
+			       sizeof(*st->threads)) ||
 	    ep_hashmap_insert(&st->thread_idx, tid_hash(tid), (uint32_t)st->nthreads))
 		return;
 	t = &st->threads[st->nthreads++];

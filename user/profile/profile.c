@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/hashmap.h"
+#include "util/vec.h"
 
 struct frame_key {
 	const char *name;
@@ -22,25 +23,6 @@ struct stack_key {
 struct thread_key {
 	uint32_t pid, tid;
 };
-
-/* Doubles *cap until it holds need elements of size sz. */
-static int ensure_cap(void **arr, size_t *cap, size_t need, size_t sz)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap : 16;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / sz)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	void *n = realloc(*arr, ncap * sz);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
 
 int profile_init(struct profile *p, uint32_t freq_hz)
 {
@@ -120,7 +102,7 @@ int64_t profile_intern_frame(struct profile *p, const char *name, const char *mo
 		return idx;
 	if (p->nframes >= UINT32_MAX - 1)
 		return -ENOMEM;
-	if (ensure_cap((void **)&p->frames, &p->cap_frames, p->nframes + 1, sizeof(*p->frames)))
+	if (ep_vec_grow((void **)&p->frames, &p->cap_frames, p->nframes + 1, sizeof(*p->frames)))
 		return -ENOMEM;
 	struct prof_frame *f = &p->frames[p->nframes];
 	f->name = strdup(k.name);
@@ -197,7 +179,8 @@ int64_t profile_thread(struct profile *p, uint32_t pid, uint32_t tid, const char
 	}
 	if (p->nthreads >= UINT32_MAX - 1)
 		return -ENOMEM;
-	if (ensure_cap((void **)&p->threads, &p->cap_threads, p->nthreads + 1, sizeof(*p->threads)))
+	if (ep_vec_grow((void **)&p->threads, &p->cap_threads, p->nthreads + 1,
+			sizeof(*p->threads)))
 		return -ENOMEM;
 	struct prof_thread *t = &p->threads[p->nthreads];
 	memset(t, 0, sizeof(*t));
@@ -230,7 +213,7 @@ static int64_t intern_stack(struct profile *p, const struct stack_key *k)
 		return idx;
 	if (p->nstacks >= UINT32_MAX - 1)
 		return -ENOMEM;
-	if (ensure_cap((void **)&p->stacks, &p->cap_stacks, p->nstacks + 1, sizeof(*p->stacks)))
+	if (ep_vec_grow((void **)&p->stacks, &p->cap_stacks, p->nstacks + 1, sizeof(*p->stacks)))
 		return -ENOMEM;
 	struct prof_stack *s = &p->stacks[p->nstacks];
 	s->frames = malloc((k->depth ? k->depth : 1) * sizeof(uint32_t));
@@ -268,7 +251,7 @@ int profile_add_sample(struct profile *p, uint32_t thread, uint64_t ts_ns, const
 	    (!p->run_gap_ns || ts_ns <= t->last_ts_ns || ts_ns - t->last_ts_ns <= p->run_gap_ns)) {
 		last->count++;
 	} else {
-		if (ensure_cap((void **)&t->runs, &t->cap_runs, t->nruns + 1, sizeof(*t->runs)))
+		if (ep_vec_grow((void **)&t->runs, &t->cap_runs, t->nruns + 1, sizeof(*t->runs)))
 			return -ENOMEM;
 		t->runs[t->nruns++] = (struct prof_run){ .first_ts_ns = ts_ns,
 							 .stack = (uint32_t)sid,
@@ -315,7 +298,7 @@ int profile_add_weighted(struct profile *p, uint32_t thread, uint64_t ts_ns, con
 			left -= n;
 			continue;
 		}
-		if (ensure_cap((void **)&t->runs, &t->cap_runs, t->nruns + 1, sizeof(*t->runs)))
+		if (ep_vec_grow((void **)&t->runs, &t->cap_runs, t->nruns + 1, sizeof(*t->runs)))
 			return -ENOMEM;
 		uint32_t n = left < UINT32_MAX ? (uint32_t)left : UINT32_MAX;
 		t->runs[t->nruns++] = (struct prof_run){ .first_ts_ns = ts_ns,

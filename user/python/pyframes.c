@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "util/clock.h"
 #include "proc/pid_index.h"
 #include "python/pyframes.h"
 
@@ -125,14 +126,6 @@ struct pyframes {
 	pyframes_code_fn code_fn;
 	void *code_ctx;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int pyframes_new(struct pyframes **out, const struct pyframes_opts *o)
 {

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "kernel/bpf_parts.h"
 #include "cycles/cycle_sink.h"
 #include "cycles/cycles_json.h"
@@ -73,14 +74,6 @@ struct py_stash {
 
 /* Records keep their CPU's slot; a CPU number past this is not believed. */
 #define MAX_CPUS 4096
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int push_rec(struct sched_mod *m, uint32_t tid, const struct ep_sched_thread *t)
 {

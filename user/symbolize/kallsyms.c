@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/vec.h"
+
 /* Bounds against a bogus file: real kallsyms has a few hundred thousand lines. */
 #define KSYMS_MAX_LINES (8u << 20)
 #define KSYMS_MAX_NAME	512
@@ -107,18 +109,6 @@ static int parse_line(char *line, uint64_t *addr, char *type, char *name, size_t
 	return 0;
 }
 
-static int grow(void **p, size_t *cap, size_t elem, size_t init)
-{
-	size_t nc = *cap ? *cap * 2 : init;
-	void *np = realloc(*p, nc * elem);
-
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
 static int add_sym(struct kallsyms *ks, size_t *syms_cap, size_t *names_cap, uint64_t addr,
 		   int rank, const char *name)
 {
@@ -128,16 +118,17 @@ static int add_sym(struct kallsyms *ks, size_t *syms_cap, size_t *names_cap, uin
 	if (ks->n == *syms_cap) {
 		size_t c = *syms_cap;
 
-		err = grow((void **)&ks->addrs, &c, sizeof(*ks->addrs), 4096);
+		err = ep_vec_grow((void **)&ks->addrs, &c, c + 1, sizeof(*ks->addrs));
 		if (!err)
-			err = grow((void **)&ks->offs, syms_cap, sizeof(*ks->offs), 4096);
+			err = ep_vec_grow((void **)&ks->offs, syms_cap, *syms_cap + 1,
+					  sizeof(*ks->offs));
 		if (err)
 			return err;
 	}
 	while (ks->names_len + nlen > *names_cap) {
 		if (*names_cap * 2 > OFF_MASK + 1u)
 			return -EFBIG;
-		err = grow((void **)&ks->names, names_cap, 1, 65536);
+		err = ep_vec_grow((void **)&ks->names, names_cap, *names_cap + 1, 1);
 		if (err)
 			return err;
 	}

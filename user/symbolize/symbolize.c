@@ -12,6 +12,9 @@
  * own libdwfl session loading that ELF file. The build-id of a mapped file is
  * read from its note once per file identity (dev, inode, size, mtime, ctime).
  */
+#include "util/clock.h"
+#include "util/interner.h"
+#include "util/vec.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/symidx.h"
 
@@ -63,81 +66,18 @@
 /* ---- string interning ---- */
 
 struct strtab {
-	char **slots;
-	uint64_t *hashes;
-	/* Per slot, for names worth demangling: the interned demangled form,
-	 * the slot's own string if it does not demangle, NULL if not tried. */
+	struct interner in;
+	/* Per id, for names worth demangling: the interned demangled form,
+	 * the id's own string if it does not demangle, NULL if not tried. */
 	const char **dem;
-	size_t cap, n;
+	size_t capdem;
 };
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static int strtab_grow(struct strtab *t)
-{
-	size_t ncap = t->cap ? t->cap * 2 : 1024;
-	char **ns = calloc(ncap, sizeof(*ns));
-	uint64_t *nh = calloc(ncap, sizeof(*nh));
-	const char **nd = calloc(ncap, sizeof(*nd));
-
-	if (!ns || !nh || !nd) {
-		free(ns);
-		free(nh);
-		free(nd);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < t->cap; i++) {
-		size_t j;
-
-		if (!t->slots[i])
-			continue;
-		for (j = t->hashes[i] & (ncap - 1); ns[j]; j = (j + 1) & (ncap - 1))
-			;
-		ns[j] = t->slots[i];
-		nh[j] = t->hashes[i];
-		nd[j] = t->dem[i];
-	}
-	free(t->slots);
-	free(t->hashes);
-	free(t->dem);
-	t->slots = ns;
-	t->hashes = nh;
-	t->dem = nd;
-	t->cap = ncap;
-	return 0;
-}
-
-/* Slot of s, inserted if new; -1 on ENOMEM. */
-static ssize_t strtab_slot(struct strtab *t, const char *s)
-{
-	uint64_t h = str_hash(s);
-	size_t j;
-
-	if ((t->n + 1) * 4 > t->cap * 3 && strtab_grow(t) < 0)
-		return -1;
-	for (j = h & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1))
-		if (t->hashes[j] == h && strcmp(t->slots[j], s) == 0)
-			return (ssize_t)j;
-	t->slots[j] = strdup(s);
-	if (!t->slots[j])
-		return -1;
-	t->hashes[j] = h;
-	t->n++;
-	return (ssize_t)j;
-}
 
 static const char *strtab_intern(struct strtab *t, const char *s)
 {
-	ssize_t j = strtab_slot(t, s);
+	int64_t id = interner_add(&t->in, s);
 
-	return j < 0 ? NULL : t->slots[j];
+	return id < 0 ? NULL : interner_str(&t->in, (size_t)id);
 }
 
 /* The interned display form of a symbol name: demangled once per distinct
@@ -145,31 +85,25 @@ static const char *strtab_intern(struct strtab *t, const char *s)
  * and at many addresses), the name itself if it does not demangle. */
 static const char *strtab_intern_demangled(struct strtab *t, const char *s)
 {
-	ssize_t j = strtab_slot(t, s);
+	int64_t id = interner_add(&t->in, s);
 	const char *d;
 	char *dm;
 
-	if (j < 0)
+	if (id < 0 ||
+	    ep_vec_grow_zeroed((void **)&t->dem, &t->capdem, (size_t)id + 1, sizeof(*t->dem)))
 		return NULL;
-	if (t->dem[j])
-		return t->dem[j];
+	if (t->dem[id])
+		return t->dem[id];
 	dm = demangle(s);
-	/* Interning may grow the table and move s's slot: look it up again. */
 	d = dm ? strtab_intern(t, dm) : NULL;
 	free(dm);
-	j = strtab_slot(t, s);
-	if (j < 0)
-		return NULL;
-	t->dem[j] = d ? d : t->slots[j];
-	return t->dem[j];
+	t->dem[id] = d ? d : interner_str(&t->in, (size_t)id);
+	return t->dem[id];
 }
 
 static void strtab_free(struct strtab *t)
 {
-	for (size_t i = 0; i < t->cap; i++)
-		free(t->slots[i]);
-	free(t->slots);
-	free(t->hashes);
+	interner_free(&t->in);
 	free(t->dem);
 }
 
@@ -304,14 +238,6 @@ struct symbolizer {
 	bool vdso_tried;
 	struct symbolizer_stats st;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *xasprintf(const char *fmt, ...)
@@ -517,23 +443,6 @@ static uint64_t bid_key_hash(const struct bid_key *k)
 	return ep_hashmap_hash_finish(ep_hashmap_hash_bytes(v, sizeof(v), HASHMAP_SEED));
 }
 
-/* Makes room for one more element of size elem in *arr. */
-static int grow_for_one(void **arr, size_t *cap, size_t n, size_t elem)
-{
-	size_t nc;
-	void *na;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : 64;
-	na = realloc(*arr, nc * elem);
-	if (!na)
-		return -ENOMEM;
-	*arr = na;
-	*cap = nc;
-	return 0;
-}
-
 /* Index of the interned build-id, or BID_NONE if the table is full. */
 static int32_t bid_intern(struct bid_tables *bt, const void *id, size_t len)
 {
@@ -547,7 +456,7 @@ static int32_t bid_intern(struct bid_tables *bt, const void *id, size_t len)
 	if (i >= 0)
 		return (int32_t)i;
 	if (bt->n_ids >= BID_MAX_IDS ||
-	    grow_for_one((void **)&bt->ids, &bt->cap_ids, bt->n_ids, sizeof(*bt->ids)) < 0 ||
+	    ep_vec_grow((void **)&bt->ids, &bt->cap_ids, bt->n_ids + 1, sizeof(*bt->ids)) < 0 ||
 	    ep_hashmap_insert(&bt->ids_idx, h, (uint32_t)bt->n_ids) < 0)
 		return BID_NONE;
 	bt->ids[bt->n_ids] = k;
@@ -616,7 +525,7 @@ static int32_t map_build_id(struct pid_state *ps, size_t idx)
 		bid = bid_intern(bt, id, (size_t)n);
 	k.bid = bid;
 	if (bt->n_files < FILE_ID_MAX &&
-	    grow_for_one((void **)&bt->files, &bt->cap_files, bt->n_files, sizeof(*bt->files)) ==
+	    ep_vec_grow((void **)&bt->files, &bt->cap_files, bt->n_files + 1, sizeof(*bt->files)) ==
 		    0 &&
 	    ep_hashmap_insert(&bt->files_idx, h, (uint32_t)bt->n_files) == 0)
 		bt->files[bt->n_files++] = k;
@@ -650,7 +559,7 @@ static void bid_cache_put(struct symbolizer *s, uint32_t bid, uint64_t foff, con
 		s->st.buildid_resets++;
 	}
 	/* A failed insert only costs a later libdwfl lookup. */
-	if (grow_for_one((void **)&bt->ents, &bt->cap_ents, bt->n_ents, sizeof(*bt->ents)) < 0 ||
+	if (ep_vec_grow((void **)&bt->ents, &bt->cap_ents, bt->n_ents + 1, sizeof(*bt->ents)) < 0 ||
 	    ep_hashmap_insert(&bt->ents_idx, h, (uint32_t)bt->n_ents) < 0)
 		return;
 	bt->ents[bt->n_ents++] = (struct bid_ent){
@@ -934,7 +843,7 @@ static struct pid_state *get_pid(struct symbolizer *s, uint32_t pid)
 	exe_identity(s, pid, &ps->exe_dev, &ps->exe_ino);
 	/* A process that cannot be read yields unresolved frames, not an error. */
 	load_maps(ps);
-	ps->last_reload_ns = now_ns();
+	ps->last_reload_ns = mono_ns();
 	ps->next = *bucket;
 	*bucket = ps;
 	s->last_ps = ps;
@@ -1209,7 +1118,7 @@ int symbolizer_user(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sy
 	if (!ps)
 		return -ENOMEM;
 	e = cache_slot(&ps->cache, addr);
-	if (e->used && (!e->retry || !(may_reload(ps, now_ns()) || maps_stale(ps)))) {
+	if (e->used && (!e->retry || !(may_reload(ps, mono_ns()) || maps_stale(ps)))) {
 		s->st.cache_hits++;
 		*out = e->res;
 		if (!out->resolved)
@@ -1220,7 +1129,7 @@ int symbolizer_user(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sy
 	if (err)
 		return err;
 	if (retry) {
-		uint64_t now = now_ns();
+		uint64_t now = mono_ns();
 
 		/* Outside every known mapping and too soon to reload: if the
 		 * process exec'ed since its state was built (a launched command
@@ -1437,7 +1346,7 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result
 		int err;
 
 		if (s->ks_loading) {
-			uint64_t t0 = now_ns();
+			uint64_t t0 = mono_ns();
 
 			pthread_join(s->ks_thread, NULL);
 			s->ks_loading = false;
@@ -1446,7 +1355,7 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result
 			err = s->ks_err;
 			log_info("kallsyms: loaded in %.1f ms off the recorder thread; the first "
 				 "kernel frame waited %.1f ms for it",
-				 (double)s->ks_load_ns / 1e6, (double)(now_ns() - t0) / 1e6);
+				 (double)s->ks_load_ns / 1e6, (double)(mono_ns() - t0) / 1e6);
 		} else {
 			err = load_kernel_syms(s, &s->ks);
 		}
@@ -1480,11 +1389,11 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result
 static void *kallsyms_thread(void *arg)
 {
 	struct symbolizer *s = arg;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = mono_ns();
 
 	s->ks_err = load_kernel_syms(s, &s->ks_pending);
 	/* Logged by the joining thread: lines from two threads could mix. */
-	s->ks_load_ns = now_ns() - t0;
+	s->ks_load_ns = mono_ns() - t0;
 	return NULL;
 }
 

@@ -4,6 +4,7 @@
  * bpf/sysmon.bpf.c (tracepoints), seeds from sysfs, samples /proc at
  * SYSMON_SAMPLE_PERIOD_MS, and runs the pure throttle detector at stop.
  */
+#include "util/clock.h"
 #include "sysmon/sysmon_module.h"
 
 #include <bpf/bpf.h>
@@ -72,14 +73,6 @@ struct sysmon {
 	uint64_t exit_reads_skipped; /* short-lived children's exits, /proc not read */
 	uint64_t next_live;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Small /proc file into buf; length or -errno. */
 static int read_small(const char *path, char *buf, size_t len)

@@ -7,6 +7,7 @@
  * non-blocking on every poll. q sets the recorder's stop flag, so the run
  * ends through the same path as Ctrl-C and writes all its outputs.
  */
+#include "util/clock.h"
 #include "top/top_module.h"
 
 #include <curses.h>
@@ -131,14 +132,6 @@ static int top_open(void **state, const struct rec_ctx *ctx)
 	}
 	*state = m;
 	return 0;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static int top_attach(void *state)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "top/top_view.h"
+#include "util/vec.h"
 
 #include <errno.h>
 #include <math.h>
@@ -34,21 +35,13 @@ void top_window_free(struct top_window *w)
 /* Grows the zero-initialized pair (d, u) from *n to want entries. */
 static int grow(double **d, uint64_t **u, size_t *n, size_t want)
 {
-	double *nd;
-	uint64_t *nu;
+	size_t cd = *n, cu = *n;
 
 	if (want <= *n)
 		return 0;
-	nd = realloc(*d, want * sizeof(*nd));
-	if (!nd)
+	if (ep_vec_grow_zeroed((void **)d, &cd, want, sizeof(**d)) ||
+	    ep_vec_grow_zeroed((void **)u, &cu, want, sizeof(**u)))
 		return -ENOMEM;
-	*d = nd;
-	nu = realloc(*u, want * sizeof(*nu));
-	if (!nu)
-		return -ENOMEM;
-	*u = nu;
-	memset(nd + *n, 0, (want - *n) * sizeof(*nd));
-	memset(nu + *n, 0, (want - *n) * sizeof(*nu));
 	*n = want;
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "unwind/cfi_program.h"
+#include "util/vec.h"
 
 static int parse_cie(const Dwarf_CIE *dc, uint64_t off, const struct cfi_section *s,
 		     struct cfi_cie *out)
@@ -104,19 +105,6 @@ static const struct cfi_cie *find_cie(const struct cfi_cie *cies, size_t n, uint
 	return NULL;
 }
 
-static int grow(void **p, size_t *cap, size_t n, size_t elem)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 256;
-	void *q = realloc(*p, c * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 /* Compiles one CFI section into out->rows. */
 static int compile_section(Elf *elf, const struct cfi_arch *a, const struct cfi_section *s,
 			   struct uw_table *out)
@@ -151,11 +139,11 @@ static int compile_section(Elf *elf, const struct cfi_arch *a, const struct cfi_
 			continue;
 		}
 		if (dwarf_cfi_cie_p(&e)) {
-			if ((err = grow((void **)&cies, &ccies, ncies, sizeof(*cies))))
+			if ((err = ep_vec_grow((void **)&cies, &ccies, ncies + 1, sizeof(*cies))))
 				goto out;
 			parse_cie(&e.cie, off, s, &cies[ncies++]);
 		} else {
-			if ((err = grow((void **)&raws, &craws, nraws, sizeof(*raws))))
+			if ((err = ep_vec_grow((void **)&raws, &craws, nraws + 1, sizeof(*raws))))
 				goto out;
 			raws[nraws++] =
 				(struct cfi_fde_raw){ e.fde.CIE_pointer, e.fde.start, e.fde.end };

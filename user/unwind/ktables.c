@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "util/clock.h"
 #include "ktables.h"
 
 #include <bpf/bpf.h>
@@ -19,6 +20,7 @@
 #include "util/log.h"
 #include "proc/proc_maps.h"
 #include "unwind/cfi_table.h"
+#include "util/vec.h"
 
 #define KT_DEFAULT_BUDGET (128ull << 20)
 #define KT_MAX_SEGS	  8
@@ -71,30 +73,6 @@ struct ktables {
 	struct ktables_stats st;
 	struct ep_uw_proc *pv; /* scratch for one process's list (20 KiB) */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int grow(void **p, size_t *cap, size_t n, size_t elem)
-{
-	size_t ncap;
-	void *q;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	q = realloc(*p, ncap * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = ncap;
-	return 0;
-}
 
 int ktables_new(struct ktables **out, const struct ktables_opts *o)
 {
@@ -347,7 +325,7 @@ static struct kt_obj *new_obj(struct ktables *k)
 {
 	struct kt_obj *ob;
 
-	if (grow((void **)&k->objs, &k->cap_objs, k->nobjs, sizeof(*k->objs)))
+	if (ep_vec_grow((void **)&k->objs, &k->cap_objs, k->nobjs + 1, sizeof(*k->objs)))
 		return NULL;
 	ob = &k->objs[k->nobjs++];
 	memset(ob, 0, sizeof(*ob));
@@ -445,7 +423,8 @@ static struct kt_proc *find_proc(struct ktables *k, uint32_t pid, bool add)
 	for (size_t i = 0; i < k->nprocs; i++)
 		if (k->procs[i].pid == pid)
 			return &k->procs[i];
-	if (!add || grow((void **)&k->procs, &k->cap_procs, k->nprocs, sizeof(*k->procs)))
+	if (!add ||
+	    ep_vec_grow((void **)&k->procs, &k->cap_procs, k->nprocs + 1, sizeof(*k->procs)))
 		return NULL;
 	k->procs[k->nprocs] = (struct kt_proc){ .pid = pid };
 	k->st.map_bytes += sizeof(struct ep_uw_proc);
