@@ -433,7 +433,7 @@ static int attach_marker_point(struct cycles_state *s, struct ctarget *t, const 
 						    : s->skel->progs.cycle_entry_nc;
 	struct bpf_link *l = bpf_program__attach_uprobe_opts(p, (pid_t)t->pid, path, off, &o);
 
-	return l ? keep_link(t, l) : -errno;
+	return l ? uprobe_target_keep(&t->ut, l) : -errno;
 }
 
 /* The cycle marker by uprobes on ebpf_prof_cycle_begin/end (the kernel
@@ -445,7 +445,7 @@ static int attach_marker_uprobes(struct cycles_state *s, struct ctarget *t, cons
 {
 	static const char *const names[2] = { "ebpf_prof_cycle_begin", "ebpf_prof_cycle_end" };
 	uint64_t off[2] = { 0, 0 };
-	size_t before = t->nlinks;
+	size_t before = t->ut.nlinks;
 	char path[512];
 	int fd, n, err;
 
@@ -467,8 +467,7 @@ static int attach_marker_uprobes(struct cycles_state *s, struct ctarget *t, cons
 	if (!err)
 		err = attach_marker_point(s, t, path, off[0], false);
 	if (err) {
-		while (t->nlinks > before)
-			bpf_link__destroy(t->links[--t->nlinks]);
+		uprobe_target_unwind(&t->ut, before);
 		log_warn("cycles: cannot attach the cycle marker in %s (pid %u): %s", f->path,
 			 t->pid, strerror(-err));
 	}
