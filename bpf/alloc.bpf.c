@@ -18,6 +18,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "events.h"
+#include "counters.h"
 #include "targets.h"
 #include "uwalk.h"
 
@@ -78,10 +79,7 @@ struct {
 
 static __always_inline void stat_add(__u32 i, __u64 n)
 {
-	__u64 *v = bpf_map_lookup_elem(&alloc_stats, &i);
-
-	if (v)
-		*v += n;
+	ep_count(&alloc_stats, i, n);
 }
 
 static __always_inline __s64 draw(void)

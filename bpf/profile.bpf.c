@@ -11,6 +11,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "events.h"
+#include "counters.h"
 #include "targets.h"
 #include "uwalk.h"
 
@@ -43,14 +44,7 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } drops SEC(".maps");
-
-static __always_inline void count_drop(__u32 reason)
-{
-	__u64 *v = bpf_map_lookup_elem(&drops, &reason);
-
-	if (v)
-		*v += 1;
-}
+#define EP_DROPS drops /* count_drop (counters.h) */
 
 static __always_inline __u64 submit_flags(void)
 {
@@ -330,10 +324,7 @@ struct {
 
 static __always_inline void uw_stat_add(__u32 k, __u64 v)
 {
-	__u64 *p = bpf_map_lookup_elem(&uw_stats, &k);
-
-	if (p)
-		*p += v;
+	ep_count(&uw_stats, k, v);
 }
 
 /* The user stack walked in the kernel (uwalk.h) into the sample after its

@@ -16,6 +16,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "events.h"
+#include "counters.h"
 #include "targets.h"
 #include "sched_acct.h"
 #include "uwalk.h"
@@ -163,19 +164,12 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } sched_drops SEC(".maps");
+#define EP_DROPS sched_drops /* count_drop (counters.h) */
 
 /* Kernels before 5.14 name the field `state`. */
 struct task_struct___pre514 {
 	long state;
 } __attribute__((preserve_access_index));
-
-static __always_inline void count_drop(__u32 reason)
-{
-	__u64 *v = bpf_map_lookup_elem(&sched_drops, &reason);
-
-	if (v)
-		*v += 1;
-}
 
 /* The tp_btf arguments are trusted BTF pointers: their fields are read with
  * plain (CO-RE relocated) loads, no bpf_probe_read_kernel call per field.
