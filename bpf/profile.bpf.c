@@ -13,7 +13,7 @@
 #include "events.h"
 #include "counters.h"
 #include "targets.h"
-#include "uwalk.h"
+#include "walk.h"
 
 char LICENSE[] __weak SEC("license") = "Dual BSD/GPL";
 
@@ -334,10 +334,8 @@ static __always_inline void kwalk_user(struct bpf_perf_event_data *ctx, struct e
 {
 	struct uw_walk w = {};
 	__u64 regs[UW_NREGS];
-	struct uw_out *o;
-	__u32 zero = 0, n;
+	__u32 n;
 	__u64 t0;
-	long sz;
 
 	s->ustack_copy = 0;
 	s->ustack_sz = 0;
@@ -359,16 +357,9 @@ static __always_inline void kwalk_user(struct bpf_perf_event_data *ctx, struct e
 	s->flags |= (w.end & 0xff) << EP_SAMPLE_UW_END_SHIFT;
 	if (w.fixed)
 		s->flags |= EP_SAMPLE_F_URETPROBE_FIXED;
-	o = bpf_map_lookup_elem(&uw_out_buf, &zero);
-	if (!o || !n)
-		return;
-	sz = (long)n * 8;
-	if (sz > EP_UW_MAX_FRAMES * 8)
-		sz = EP_UW_MAX_FRAMES * 8;
 	if (kbytes < 0 || kbytes > EP_MAX_STACK_DEPTH * 8)
 		return;
-	if (!bpf_probe_read_kernel((void *)s->stack + kbytes, sz, o->ips))
-		s->ustack_sz = sz;
+	s->ustack_sz = uw_copy_frames((void *)s->stack + kbytes, n, EP_UW_MAX_FRAMES * 8, NULL);
 }
 
 /* A thread stopped inside the uprobes page (the xol area) is either in the
