@@ -17,7 +17,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "events.h"
+#include "events/alloc.h"
 #include "counters.h"
 #include "targets.h"
 #include "walk.h"

@@ -16,7 +16,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "events.h"
+#include "events/cycles.h"
 #include "counters.h"
 #include "targets.h"
 #include "usdt_specs.h"

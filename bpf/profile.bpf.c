@@ -10,7 +10,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "events.h"
+#include "events/profile.h"
+#include "events/unwind.h"
 #include "counters.h"
 #include "targets.h"
 #include "walk.h"

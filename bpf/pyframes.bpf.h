@@ -16,6 +16,7 @@
 #define EBPF_PROF_PYFRAMES_BPF_H
 
 #include "counters.h"
+#include "events/python.h"
 
 /* Set by the collector (--python mixed|only, and the kernel has bpf_loop);
  * off, the verifier drops the walk and its helpers. */

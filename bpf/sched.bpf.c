@@ -15,7 +15,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "events.h"
+#include "events/sched.h"
 #include "counters.h"
 #include "targets.h"
 #include "sched_acct.h"

@@ -11,7 +11,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "events.h"
+#include "events/sysmon.h"
 #include "counters.h"
 #include "targets.h"
 

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "events/unwind.h"
 #include "kernel/bpf_parts.h"
 #include "kernel/check_cmd.h"
 #include "kernel/vstat.h"
@@ -567,7 +568,7 @@ static int handle_sample(struct recorder *r, const struct ep_sample *s, size_t s
 		nuser = maxu;
 	if ((size_t)nuser > avail - (size_t)nkern)
 		nuser = (int)(avail - (size_t)nkern);
-	/* The stack window follows the frames (bpf/events.h). */
+	/* The stack window follows the frames (bpf/events/profile.h). */
 	winoff = EP_SAMPLE_HDR_SIZE + ((size_t)nkern + (size_t)nuser) * 8;
 	if (s->ustack_copy && winoff <= size && s->ustack_copy <= size - winoff &&
 	    s->ustack_copy <= EP_MAX_STACK_BYTES)
