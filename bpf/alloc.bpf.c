@@ -17,9 +17,10 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "events.h"
+#include "events/alloc.h"
+#include "counters.h"
 #include "targets.h"
-#include "uwalk.h"
+#include "walk.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -78,10 +79,7 @@ struct {
 
 static __always_inline void stat_add(__u32 i, __u64 n)
 {
-	__u64 *v = bpf_map_lookup_elem(&alloc_stats, &i);
-
-	if (v)
-		*v += n;
+	ep_count(&alloc_stats, i, n);
 }
 
 static __always_inline __s64 draw(void)
@@ -247,8 +245,8 @@ static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size
 	struct ep_alloc_key k = { .tgid = id >> 32, .addr = addr };
 	struct ep_alloc_block b = { .size = size, .ts_ns = t0 };
 	struct ep_alloc_event *e;
-	bool tracked;
-	__u32 zero = 0;
+	bool tracked, walked;
+	__u32 zero = 0, n = 0;
 	long used;
 
 	e = bpf_map_lookup_elem(&alloc_scratch, &zero);
@@ -264,28 +262,17 @@ static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size
 	e->kind = kind;
 	e->flags = 0;
 	e->_pad = 0;
-	e->ustack_sz = -1;
 #if defined(__TARGET_ARCH_x86)
 	if (alloc_kwalk) {
 		struct uw_walk *w = bpf_map_lookup_elem(&alloc_walk_buf, &zero);
-		struct uw_out *o;
-		__u32 n = 0;
-		long sz;
 
 		if (w)
 			n = uw_walk_user(bpf_get_current_task_btf(), id >> 32, regs, w);
-		o = bpf_map_lookup_elem(&uw_out_buf, &zero);
-		sz = (long)n * 8;
-		if (sz > (long)sizeof(e->ips))
-			sz = sizeof(e->ips);
-		if (o && sz > 0 && !bpf_probe_read_kernel(e->ips, sz, o->ips)) {
-			e->ustack_sz = sz;
-			e->flags |= EP_ALLOC_F_KWALK;
-		}
 	}
 #endif
-	if (e->ustack_sz <= 0)
-		e->ustack_sz = bpf_get_stack(ctx, e->ips, sizeof(e->ips), BPF_F_USER_STACK);
+	e->ustack_sz = uw_frames_or_fp(ctx, n, e->ips, sizeof(e->ips), NULL, &walked);
+	if (walked)
+		e->flags |= EP_ALLOC_F_KWALK;
 	used = e->ustack_sz;
 	if (used < 0)
 		used = 0;

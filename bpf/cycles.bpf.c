@@ -16,7 +16,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "events.h"
+#include "events/cycles.h"
+#include "counters.h"
 #include "targets.h"
 #include "usdt_specs.h"
 
@@ -51,14 +52,7 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } cycle_drops SEC(".maps");
-
-static __always_inline void count_drop(__u32 reason)
-{
-	__u64 *v = bpf_map_lookup_elem(&cycle_drops, &reason);
-
-	if (v)
-		*v += 1;
-}
+#define EP_DROPS cycle_drops /* count_drop (counters.h) */
 
 static __always_inline bool traced(__u32 tgid)
 {
@@ -241,10 +235,7 @@ struct {
 
 static __always_inline void watch_stat(__u32 k)
 {
-	__u64 *v = bpf_map_lookup_elem(&cycle_watch_stats, &k);
-
-	if (v)
-		*v += 1;
+	ep_count(&cycle_watch_stats, k, 1);
 }
 
 SEC("perf_event")

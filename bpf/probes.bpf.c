@@ -11,7 +11,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "events.h"
+#include "events/probes.h"
+#include "counters.h"
 #include "targets.h"
 #include "usdt_specs.h"
 
@@ -67,6 +68,7 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } probe_drops SEC(".maps");
+#define EP_DROPS probe_drops /* count_drop (counters.h) */
 
 /* A zeroed stack to create a thread's slot from (map values cannot live on
  * the 512-byte BPF stack). */
@@ -76,14 +78,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ep_probe_thread);
 } probe_zero SEC(".maps");
-
-static __always_inline void count_drop(__u32 reason)
-{
-	__u64 *v = bpf_map_lookup_elem(&probe_drops, &reason);
-
-	if (v)
-		*v += 1;
-}
 
 /* Set by the collector at the start of its stop: from then on every
  * program here returns at once, so what it reads (counts, open calls, the
@@ -98,10 +92,7 @@ static __always_inline bool traced(__u32 tgid)
 
 static __always_inline void count_call(__u32 id)
 {
-	__u64 *v = bpf_map_lookup_elem(&probe_counts, &id);
-
-	if (v)
-		*v += 1;
+	ep_count(&probe_counts, id, 1);
 }
 
 static __always_inline struct ep_probe_thread *thread_slot(__u32 tid, __u32 tgid)

@@ -10,9 +10,11 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "events.h"
+#include "events/profile.h"
+#include "events/unwind.h"
+#include "counters.h"
 #include "targets.h"
-#include "uwalk.h"
+#include "walk.h"
 
 char LICENSE[] __weak SEC("license") = "Dual BSD/GPL";
 
@@ -43,14 +45,7 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } drops SEC(".maps");
-
-static __always_inline void count_drop(__u32 reason)
-{
-	__u64 *v = bpf_map_lookup_elem(&drops, &reason);
-
-	if (v)
-		*v += 1;
-}
+#define EP_DROPS drops /* count_drop (counters.h) */
 
 static __always_inline __u64 submit_flags(void)
 {
@@ -330,10 +325,7 @@ struct {
 
 static __always_inline void uw_stat_add(__u32 k, __u64 v)
 {
-	__u64 *p = bpf_map_lookup_elem(&uw_stats, &k);
-
-	if (p)
-		*p += v;
+	ep_count(&uw_stats, k, v);
 }
 
 /* The user stack walked in the kernel (uwalk.h) into the sample after its
@@ -343,10 +335,8 @@ static __always_inline void kwalk_user(struct bpf_perf_event_data *ctx, struct e
 {
 	struct uw_walk w = {};
 	__u64 regs[UW_NREGS];
-	struct uw_out *o;
-	__u32 zero = 0, n;
+	__u32 n;
 	__u64 t0;
-	long sz;
 
 	s->ustack_copy = 0;
 	s->ustack_sz = 0;
@@ -368,16 +358,9 @@ static __always_inline void kwalk_user(struct bpf_perf_event_data *ctx, struct e
 	s->flags |= (w.end & 0xff) << EP_SAMPLE_UW_END_SHIFT;
 	if (w.fixed)
 		s->flags |= EP_SAMPLE_F_URETPROBE_FIXED;
-	o = bpf_map_lookup_elem(&uw_out_buf, &zero);
-	if (!o || !n)
-		return;
-	sz = (long)n * 8;
-	if (sz > EP_UW_MAX_FRAMES * 8)
-		sz = EP_UW_MAX_FRAMES * 8;
 	if (kbytes < 0 || kbytes > EP_MAX_STACK_DEPTH * 8)
 		return;
-	if (!bpf_probe_read_kernel((void *)s->stack + kbytes, sz, o->ips))
-		s->ustack_sz = sz;
+	s->ustack_sz = uw_copy_frames((void *)s->stack + kbytes, n, EP_UW_MAX_FRAMES * 8, NULL);
 }
 
 /* A thread stopped inside the uprobes page (the xol area) is either in the

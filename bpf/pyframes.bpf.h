@@ -15,6 +15,9 @@
 #ifndef EBPF_PROF_PYFRAMES_BPF_H
 #define EBPF_PROF_PYFRAMES_BPF_H
 
+#include "counters.h"
+#include "events/python.h"
+
 /* Set by the collector (--python mixed|only, and the kernel has bpf_loop);
  * off, the verifier drops the walk and its helpers. */
 const volatile bool py_enabled = false;
@@ -111,10 +114,7 @@ struct {
 
 static __always_inline void py_stat(__u32 st, __u64 n)
 {
-	__u64 *v = bpf_map_lookup_elem(&py_stats, &st);
-
-	if (v)
-		*v += n;
+	ep_count(&py_stats, st, n);
 }
 
 static __always_inline __u64 py_rd64(__u64 addr)

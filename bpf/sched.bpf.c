@@ -15,10 +15,11 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "events.h"
+#include "events/sched.h"
+#include "counters.h"
 #include "targets.h"
 #include "sched_acct.h"
-#include "uwalk.h"
+#include "walk.h"
 
 char LICENSE[] __weak SEC("license") = "Dual BSD/GPL";
 
@@ -163,19 +164,12 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } sched_drops SEC(".maps");
+#define EP_DROPS sched_drops /* count_drop (counters.h) */
 
 /* Kernels before 5.14 name the field `state`. */
 struct task_struct___pre514 {
 	long state;
 } __attribute__((preserve_access_index));
-
-static __always_inline void count_drop(__u32 reason)
-{
-	__u64 *v = bpf_map_lookup_elem(&sched_drops, &reason);
-
-	if (v)
-		*v += 1;
-}
 
 /* The tp_btf arguments are trusted BTF pointers: their fields are read with
  * plain (CO-RE relocated) loads, no bpf_probe_read_kernel call per field.
@@ -297,6 +291,8 @@ static __always_inline void save_user_stack_body(void *ctx, __u32 tid, struct ep
 						 const bool loops)
 {
 	struct ep_sched_ustack *s = bpf_map_lookup_elem(&sched_ustacks, &tid);
+	bool walked;
+	__u32 n = 0;
 
 	if (!s) {
 		bpf_map_update_elem(&sched_ustacks, &tid, &zero_ustack, BPF_NOEXIST);
@@ -306,39 +302,19 @@ static __always_inline void save_user_stack_body(void *ctx, __u32 tid, struct ep
 			return;
 		}
 	}
-	s->kwalk = 0;
 	s->trunc = 0;
 	if (loops && sched_kwalk) {
 		struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-		__u32 zero = 0, n;
+		__u32 zero = 0;
 		struct sched_walk_scratch *ws = bpf_map_lookup_elem(&sched_walk_buf, &zero);
-		struct uw_out *o;
-		long sz;
 
-		s->size = -EP_EFAULT;
 		if (r && ws) {
 			uw_regs_from_pt(r, ws->regs);
 			n = uw_walk_user(bpf_get_current_task_btf(), t->pid, ws->regs, &ws->w);
-			o = bpf_map_lookup_elem(&uw_out_buf, &zero);
-			sz = (long)n * 8;
-			if (sz > (long)sizeof(s->ips)) {
-				sz = sizeof(s->ips);
-				s->trunc = 1;
-			}
-			/* Bound again after the barrier: the compiler folded the
-			 * clamp above into the branch, and the verifier lost it. */
-			barrier_var(sz);
-			if (o && sz > 0 && sz <= (long)sizeof(s->ips) &&
-			    !bpf_probe_read_kernel(s->ips, sz, o->ips)) {
-				s->size = sz;
-				s->kwalk = 1;
-			}
 		}
 	}
-	/* Nothing walked (a pc outside the known mappings at the switch-out):
-	 * frame pointers, as without tables. */
-	if (!s->kwalk)
-		s->size = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
+	s->size = uw_frames_or_fp(ctx, n, s->ips, sizeof(s->ips), &s->trunc, &walked);
+	s->kwalk = walked;
 	t->ustack_ok = 1;
 	count_drop(EP_SSTAT_USTACK_WALKS);
 	/* A failed walk is not taken again as is. */

@@ -29,11 +29,7 @@
 #define EP_ACCT_INLINE static inline
 #endif
 
-/* events.h is included by the user of this header, not here: its probes
- * section is outside any include guard, so a second inclusion breaks. */
-#ifndef EBPF_PROF_EVENTS_SCHED_H
-#error "include events.h before sched_acct.h"
-#endif
+#include "events/sched.h"
 
 /* classify() result for a task that switches out for the last time. */
 #define EP_OFF_DEAD 0xff
@@ -102,7 +98,7 @@ EP_ACCT_INLINE __u32 ep_sched_log2(__u64 v)
 	return r;
 }
 
-/* Bucket of v in the kernel's run-queue histogram (events.h). */
+/* Bucket of v in the kernel's run-queue histogram (events/sched.h). */
 EP_ACCT_INLINE __u32 ep_sched_hist_bucket(__u64 v)
 {
 	const __u32 sub = 1u << EP_SCHED_HIST_SUB_BITS;

@@ -11,7 +11,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "events.h"
+#include "events/sysmon.h"
+#include "counters.h"
 #include "targets.h"
 
 char LICENSE[] __weak SEC("license") = "Dual BSD/GPL";
@@ -51,14 +52,7 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } sm_drops SEC(".maps");
-
-static __always_inline void count_drop(__u32 reason)
-{
-	__u64 *v = bpf_map_lookup_elem(&sm_drops, &reason);
-
-	if (v)
-		*v += 1;
-}
+#define EP_DROPS sm_drops /* count_drop (counters.h) */
 
 static __always_inline struct ep_sysmon_event *reserve(__u32 type)
 {

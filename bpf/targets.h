@@ -10,6 +10,8 @@
 #ifndef EBPF_PROF_TARGETS_H
 #define EBPF_PROF_TARGETS_H
 
+#include "events/common.h"
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, EP_MAX_TARGETS);

@@ -12,7 +12,7 @@
 #ifndef EBPF_PROF_UWALK_H
 #define EBPF_PROF_UWALK_H
 
-#include "events.h"
+#include "events/unwind.h"
 
 struct uw_rows_inner {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -89,7 +89,7 @@ struct {
 	__type(value, struct uw_row_cache_ent);
 } uw_rcache SEC(".maps");
 
-/* The walk's registers: EP_UREG_IP/SP/FP (events.h), and arm64's link
+/* The walk's registers: EP_UREG_IP/SP/FP (events/common.h), and arm64's link
  * register, which holds a leaf's return address until its prologue saves
  * it (0 on x86_64). */
 #define UW_REG_LR 3

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-// fuzz-sources: user/report/report_cmd.c user/util/log.c user/report/report_html_page.c user/cycles/cycles.c user/cycles/cycle_facts.c user/util/interner.c user/cycles/cycles_json.c user/cycles/cycles_summary.c user/cycles/cycles_fromreport.c user/export/csv.c user/report/findings.c user/cycles/cycle_agg.c user/util/histogram.c user/report/output.c user/report/report_html.c user/util/hashmap.c user/util/json_write.c
+// fuzz-sources: user/report/report_cmd.c user/util/log.c gen/report/report_html_page.c user/cycles/cycles.c user/cycles/cycle_facts.c user/util/interner.c user/cycles/cycles_json.c user/cycles/cycles_summary.c user/cycles/cycles_fromreport.c user/export/csv.c user/report/findings.c user/cycles/cycle_agg.c user/util/histogram.c user/report/output.c user/report/report_html.c user/report/html_page.c user/util/hashmap.c user/util/json_write.c
 // fuzz-libs: -lcjson -lm
 /* report.json as read by `ebpf-prof report DIR`: any file a user points it
  * at; report_load rebuilds cycles and findings from it. */

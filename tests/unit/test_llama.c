@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "events.h"
+#include "events/probes.h"
 #include "llama/gguf.h"
 #include "llama/llama_facts.h"
 #include "llama/llama_findings.h"

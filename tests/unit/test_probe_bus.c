@@ -21,7 +21,7 @@
 #include "kernel/bpf_parts.h"
 #include "check.h"
 #include "cli.h"
-#include "events.h"
+#include "events/common.h"
 #include "kernel/kfeat.h"
 #include "probes/probes.h"
 #include "rec_module.h"

@@ -13,7 +13,7 @@
 
 #include "alloc/alloc_syms.h"
 #include "alloc/probe_point.h"
-#include "events.h"
+#include "events/alloc.h"
 #include "util/log.h"
 #include "proc/proc_maps.h"
 #include "probes/uprobe_discovery.h"

@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "alloc/alloc_ctx_obj.h"
-#include "events.h" /* types the skeleton names */
+#include "kernel/skel_types.h"
 #include "alloc_ctx.skel.h"
 
 const void *alloc_ctx_elf_bytes(size_t *sz)

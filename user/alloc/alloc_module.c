@@ -19,7 +19,8 @@
 #include "alloc/alloc_model.h"
 #include "alloc/alloc_report.h"
 #include "alloc/alloc_syms.h"
-#include "events.h" /* types the skeleton names */
+#include "events/alloc.h"
+#include "kernel/skel_types.h"
 #include "alloc.skel.h"
 #include "export/pprof.h"
 #include "report/report.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "events.h"
+#include "events/alloc.h"
 
 #define TOP_STACKS 10
 #define MAX_LEAKS  10

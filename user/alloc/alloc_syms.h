@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "events.h"
+#include "events/alloc.h"
 
 struct alloc_sym {
 	const char *name;

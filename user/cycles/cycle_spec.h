@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "events.h"
+#include "events/cycles.h"
 #include "probes/probes.h"
 
 enum cycle_src {

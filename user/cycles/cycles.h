@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Off-CPU reasons, same numbering as enum ep_off_reason in bpf/events.h
+/* Off-CPU reasons, same numbering as enum ep_off_reason in bpf/events/sched.h
  * (sleep, uninterruptible, preempted, runqueue, other). */
 #define CYC_OFF_REASONS	  5
 #define CYC_OFF_SLEEP	  0

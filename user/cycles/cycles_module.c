@@ -35,7 +35,8 @@
 #include "cycles/cycle_sink.h"
 #include "cycles/py_watch.h"
 #include "cycles/cycle_spec.h"
-#include "events.h" /* types the skeleton names */
+#include "events/cycles.h"
+#include "kernel/skel_types.h"
 #include "modules.skel.h"
 #include "cycles/cycles_json.h"
 #include "cycles/cycles_summary.h"

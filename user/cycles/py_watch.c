@@ -17,7 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "events.h"
+#include "events/cycles.h"
 #include "util/vec.h"
 
 /* A process with more threads than this is watched in its first ones

@@ -2,6 +2,7 @@
 /* diff.html writer (see diff_html.h). */
 #include "diff/diff_html.h"
 
+#include "report/html_page.h"
 #include "util/json_write.h"
 
 #include <errno.h>
@@ -129,16 +130,11 @@ cJSON *diff_html_flame(const struct dl_run *b, const struct dl_run *n, int per_c
 
 int diff_html_write(FILE *f, cJSON *diff, const struct dl_run *b, const struct dl_run *n)
 {
-	const char *mark = strstr(diff_html_page, "@@DATA@@");
 	cJSON *data = cJSON_CreateObject(), *fl = NULL;
 	const cJSON *norm = get(diff, "normalization");
+	int err;
 
-	if (!mark || !data) {
-		cJSON_Delete(diff);
-		cJSON_Delete(data);
-		return mark ? -ENOMEM : -EINVAL;
-	}
-	if (!cJSON_AddItemToObject(data, "diff", diff)) {
+	if (!data || !cJSON_AddItemToObject(data, "diff", diff)) {
 		cJSON_Delete(diff);
 		cJSON_Delete(data);
 		return -ENOMEM;
@@ -149,11 +145,7 @@ int diff_html_write(FILE *f, cJSON *diff, const struct dl_run *b, const struct d
 		cJSON_Delete(data);
 		return -ENOMEM;
 	}
-	char *js = cJSON_PrintUnformatted(data);
+	err = html_page_write(f, diff_html_page, data);
 	cJSON_Delete(data);
-	if (!js)
-		return -ENOMEM;
-	int err = json_write_html_page(f, diff_html_page, mark, js);
-	free(js);
 	return err;
 }

@@ -12,7 +12,9 @@
 
 #include "diff/diff_load.h"
 
-/* The page template; "@@DATA@@" marks where the JSON goes. */
+/* The page template, diff_html_page.html with report/html_prelude.js,
+ * embedded at build time; "@@DATA@@" marks where the JSON goes
+ * (report/html_page.h). */
 extern const char diff_html_page[];
 
 /* The flame data of the page: { "scale", "base": {frames, stacks}, "new":

@@ -7,7 +7,7 @@
 
 #include "kernel/vstat.h"
 #include "util/log.h"
-#include "events.h" /* types the skeleton names */
+#include "kernel/skel_types.h"
 #include "modules.skel.h"
 
 static bool has_prefix(const char *name, const char *prefix)

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "events.h"
+#include "events/probes.h"
 #include "llama/gguf.h"
 #include "llama/llama_facts.h"
 #include "llama/llama_layout.h"

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "events.h"
+#include "events/probes.h"
 #include "util/histogram.h"
 #include "rec_module.h"
 

@@ -50,7 +50,8 @@
 #include "overload/priority.h"
 #include "probes/probes.h"
 #include "top/top_live.h"
-#include "events.h" /* types the skeleton names */
+#include "events/probes.h"
+#include "kernel/skel_types.h"
 #include "modules.skel.h"
 #include "proc/proc_info.h"
 #include "proc/proc_maps.h"

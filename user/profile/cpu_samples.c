@@ -206,7 +206,7 @@ static int handle_sample(struct cpu_samples *cs, const struct ep_sample *s, size
 		nuser = maxu;
 	if ((size_t)nuser > avail - (size_t)nkern)
 		nuser = (int)(avail - (size_t)nkern);
-	/* The stack window follows the frames (bpf/events.h). */
+	/* The stack window follows the frames (bpf/events/profile.h). */
 	winoff = EP_SAMPLE_HDR_SIZE + ((size_t)nkern + (size_t)nuser) * 8;
 	if (s->ustack_copy && winoff <= size && s->ustack_copy <= size - winoff &&
 	    s->ustack_copy <= EP_MAX_STACK_BYTES)

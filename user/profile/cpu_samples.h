@@ -26,7 +26,9 @@
 #include <stdint.h>
 
 #include "cli.h"
-#include "events.h"
+#include "events/profile.h"
+#include "events/python.h"
+#include "events/unwind.h"
 
 struct profile;
 struct symbolizer;

@@ -17,6 +17,7 @@
 #include "util/log.h"
 #include "overload/links.h"
 #include "overload/rb_budget.h"
+#include "kernel/skel_types.h"
 #include "profile.skel.h"
 
 /* Longest a poll handles records before the loop gets back to its deadline,

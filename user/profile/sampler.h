@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "events.h"
+#include "events/profile.h"
 
 struct sampler;
 

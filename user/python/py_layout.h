@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "events.h"
+#include "events/python.h"
 
 enum py_lines_kind {
 	PY_LINES_LNOTAB = 0,	/* 3.8, 3.9: co_lnotab, f_lasti in bytes */

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "events/cycles.h"
+#include "events/unwind.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "proc/proc_maps.h"

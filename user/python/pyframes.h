@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "events.h"
+#include "events/python.h"
 #include "profile/profile.h"
 
 enum py_mode {

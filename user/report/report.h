@@ -56,7 +56,7 @@ struct run_unwind {
 	uint64_t unwind_ns;   /* collector thread CPU time in the timed unwinder calls */
 	uint64_t calls;	      /* unwinder calls */
 	uint64_t timed;	      /* of calls: timed (one in UNWIND_TIME_EVERY) */
-	/* --unwind cfi-kernel: why each walk ended (enum ep_uw_end, bpf/events.h),
+	/* --unwind cfi-kernel: why each walk ended (enum ep_uw_end, bpf/events/unwind.h),
 	 * samples whose uretprobe return addresses were put back, and the
 	 * tables the collector loaded. */
 	bool kernel_walk;

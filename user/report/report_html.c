@@ -2,7 +2,7 @@
 /* report.html writer (see report_html.h). */
 #include "report/report_html.h"
 
-#include "util/json_write.h"
+#include "report/html_page.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -176,9 +176,6 @@ done:
 
 int report_html_write(FILE *f, const cJSON *root)
 {
-	const char *mark = strstr(report_html_page, "@@DATA@@");
-	if (!mark)
-		return -EINVAL;
 	cJSON *data = cJSON_CreateObject();
 	if (!data)
 		return -ENOMEM;
@@ -207,11 +204,7 @@ int report_html_write(FILE *f, const cJSON *root)
 			return -ENOMEM;
 		}
 	}
-	char *js = cJSON_PrintUnformatted(data);
+	int err = html_page_write(f, report_html_page, data);
 	cJSON_Delete(data);
-	if (!js)
-		return -ENOMEM;
-	int err = json_write_html_page(f, report_html_page, mark, js);
-	free(js);
 	return err;
 }

@@ -9,7 +9,8 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
-/* The page template; "@@DATA@@" marks where the JSON goes. */
+/* The page template, report_html_page.html with html_prelude.js, embedded
+ * at build time; "@@DATA@@" marks where the JSON goes (html_page.h). */
 extern const char report_html_page[];
 
 /* Writes the page with the sections of root it uses (cycles, findings,

@@ -22,6 +22,7 @@
 #include "report/report.h"
 #include "sched/sched_view.h"
 #include "sched_acct.h"
+#include "kernel/skel_types.h"
 #include "modules.skel.h"
 #include "overload/rb_budget.h"
 #include "symbolize/symbolize.h"

@@ -16,10 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Guarded here: events.h has a section outside its own include guard. */
-#ifndef EBPF_PROF_EVENTS_H
-#include "events.h"
-#endif
+#include "events/sched.h"
 #include "util/histogram.h"
 #include "profile/profile.h"
 #include "rec_module.h"

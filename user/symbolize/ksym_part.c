@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "events.h" /* types the skeleton names */
+#include "kernel/skel_types.h"
 #include "util/log.h"
 #include "modules.skel.h"
 

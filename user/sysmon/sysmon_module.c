@@ -18,9 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "events.h"
+#include "events/sysmon.h"
 #include "cycles/cycle_sink.h"
 #include "util/log.h"
+#include "kernel/skel_types.h"
 #include "modules.skel.h"
 #include "overload/links.h"
 #include "sysmon/memory.h"

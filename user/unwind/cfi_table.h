@@ -2,7 +2,7 @@
 /*
  * Unwind tables for the in-kernel CFI walker: an ELF object's .eh_frame
  * (else .debug_frame) compiled into sorted struct ep_uw_row arrays
- * (bpf/events.h), and an on-disk cache of them keyed by the object's
+ * (bpf/events/unwind.h), and an on-disk cache of them keyed by the object's
  * identity so a second run loads a table instead of compiling it.
  * See docs/unwinding.md.
  */
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "events.h"
+#include "events/unwind.h"
 
 typedef struct Elf Elf;
 

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "events.h"
+#include "events/unwind.h"
 #include "util/log.h"
 #include "proc/proc_maps.h"
 #include "unwind/cfi_table.h"

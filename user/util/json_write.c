@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "util/json_write.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,21 +133,4 @@ char *utf8_sanitize(const char *str)
 	}
 	out[o] = '\0';
 	return out;
-}
-
-int json_write_html_page(FILE *f, const char *page, const char *mark, const char *js)
-{
-	fwrite(page, 1, (size_t)(mark - page), f);
-	for (const char *p = js; *p; p++) {
-		if (*p == '<')
-			fputs("\\u003c", f);
-		else if (*p == '>')
-			fputs("\\u003e", f);
-		else if (*p == '&')
-			fputs("\\u0026", f);
-		else
-			fputc(*p, f);
-	}
-	fputs(mark + strlen("@@DATA@@"), f);
-	return ferror(f) ? -EIO : 0;
 }

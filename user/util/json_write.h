@@ -15,12 +15,6 @@
 /* Writes s (len bytes) as a quoted JSON string. NULL writes null. */
 void json_write_strn(FILE *f, const char *s, size_t len);
 void json_write_str(FILE *f, const char *s);
-/* An HTML page with JSON data: page up to mark (where "@@DATA@@" stands),
- * js with '<', '>' and '&' as \u escapes (the data sits in a <script>
- * element; a "</script>" in a symbol name or SQL text from the profiled
- * process would end it, and inside JSON strings the escapes mean the same),
- * then the rest of the page. Returns 0 or -EIO. */
-int json_write_html_page(FILE *f, const char *page, const char *mark, const char *js);
 /* Same as json_write_str; the name other exporters expect. */
 static inline void json_write_string(FILE *f, const char *s)
 {
