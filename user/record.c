@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "export/bundle.h"
 #include "export/metrics.h"
 #include "export/pprof_elf.h"
@@ -56,14 +57,6 @@
 /* --rotate with no sample past an interval's end: how long after it the
  * interval is closed anyway (samples reach us within a drain or two). */
 #define ROTATE_LAG_NS (100 * 1000000ull)
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static const char *unwind_mode_name(enum cli_unwind m)
 {

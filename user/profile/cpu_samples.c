@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "cycles/cycle_sink.h"
 #include "overload/tick_guard.h"
 #include "profile/profile.h"
@@ -21,14 +22,6 @@
 #include "unwind/ktables.h"
 #include "unwind/unwind.h"
 #include "util/log.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* CPU time, not wall time: on a busy machine the collector is preempted
  * mid-unwind and wall time would blame the unwinder for the wait. */
@@ -51,7 +44,10 @@ void cpu_samples_init(struct cpu_samples *cs, const struct cpu_samples_opts *o)
 
 void cpu_samples_profile_replaced(struct cpu_samples *cs)
 {
+	/* Every marker's index belongs to the freed profile: one kept would
+	 * name a frame of the new profile that means something else. */
 	cs->unavailable_frame = cs->truncated_frame = -1;
+	cs->jit_frame = cs->unknown_map_frame = -1;
 }
 
 static int64_t intern_symbol(struct cpu_samples *cs, const struct sym_result *res, bool kernel)

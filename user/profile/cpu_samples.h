@@ -94,8 +94,9 @@ void cpu_samples_init(struct cpu_samples *cs, const struct cpu_samples_opts *o);
  * struct cpu_samples. A sample that cannot be added is counted as a
  * collector drop, not returned: one sample must not end the run. */
 int cpu_samples_on_record(void *ctx, const void *data, size_t size);
-/* The profile was freed and initialized again (--rotate): the
- * [stack unavailable] and [truncated] markers are interned anew. */
+/* The profile was freed and initialized again (--rotate): the marker
+ * frames ([stack unavailable], [truncated], [jit], [unknown mapping]) are
+ * interned anew. */
 void cpu_samples_profile_replaced(struct cpu_samples *cs);
 /* At stop, after sampler_stop: the BPF side's loss counters into the
  * profile's drops and the unwinding figures. */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "export/bundle.h"
 #include "overload/links.h"
 #include "python/pyframes.h"
@@ -25,14 +26,6 @@
 /* The longest the final drain of the sampler's ring takes at stop; what is
  * left then is counted as unread_at_stop. Stop is bounded at any rate. */
 #define STOP_DRAIN_BUDGET_NS (300 * 1000000ull)
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* The sampler's and every module's BPF links, handed over for release
  * beside the modules' stop and the outputs (overload/links.h: by a child

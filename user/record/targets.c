@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "proc/proc_info.h"
 #include "python/pyframes.h"
 #include "record/recorder.h"
@@ -28,14 +29,6 @@
 /* How often target liveness is re-checked in /proc, as a backstop for a lost
  * exit event and for zombies of processes that are not our children. */
 #define LIVENESS_PERIOD_NS (100 * 1000000ull)
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct report_target *targets_find(struct recorder *r, uint32_t pid)
 {
