@@ -48,6 +48,7 @@
 #include "report/report_html.h"
 #include "top/top_live.h"
 #include "probes/uprobe_discovery.h"
+#include "proc/target_open.h"
 
 /* A maps re-read costs ~60 us (ms under a sanitizer); Python loads the
  * marker library with ctypes after start, and its first cycles are lost
@@ -379,7 +380,7 @@ static void scan_uprobe(struct cycles_state *s, struct ctarget *t, const struct 
 	if (fd < 0) {
 		if (!anywhere)
 			log_warn("cycles: --cycle%s %s: cannot open %s: %s", opt, s->spec.text,
-				 f->path, strerror(-fd));
+				 f->path, target_open_strerror(fd));
 		return;
 	}
 	n = ud_find_functions(fd, names, 1, &off);
