@@ -252,6 +252,8 @@ static int open_sampler(struct recorder *r)
 		log_error("cannot set up the symbolizer: %s", strerror(-err));
 		return err;
 	}
+	/* The pprof files read module files as the process that mapped them. */
+	pprof_elf_cache_set_locate(r->ri.elf_cache, symbolizer_module_file, r->sym);
 	if (o->unwind == CLI_UNWIND_AUTO || o->unwind == CLI_UNWIND_DWARF) {
 		err = unwinder_new(&r->uw, r->sym);
 		if (err) {

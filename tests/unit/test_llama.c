@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -441,7 +442,7 @@ static void test_facts(void)
 	CHECK_INT_EQ(llama_facts_set_probe(lf, 3, "0.5.0-dev"), 0);
 	memset(&a, 0, sizeof(a));
 	a.hdr.type = EP_EV_LLAMA_ARGS;
-	a.hdr.pid = a.hdr.tid = 999999999; /* no such process: the path as given */
+	a.hdr.pid = a.hdr.tid = (uint32_t)getpid(); /* read with our own credentials */
 	a.probe_id = 1;
 	a.kind = EP_PK_LLAMA_MODEL;
 	a.blob_len = sizeof(a.blob);
@@ -503,10 +504,112 @@ static void test_facts(void)
 	llama_facts_free(lf);
 }
 
+static int parse_bounded(const struct buf *b, const struct gguf_limits *lim, char *err,
+			 size_t errlen)
+{
+	struct gguf_facts g;
+	FILE *f = fmemopen(b->p, b->n, "rb");
+	int e;
+
+	if (!f)
+		return -ENOMEM;
+	e = gguf_read_facts_bounded(f, lim, &g, err, errlen);
+	fclose(f);
+	return e;
+}
+
+/* The byte and time budgets: a header declaring 2^32-element arrays (a
+ * sparse file of 64 GiB) fails at once instead of reading 32 GiB; a file
+ * shorter than what the header declares fails where it ends; a deadline
+ * passed stops the read. */
+static void test_budgets(void)
+{
+	struct buf good = good_file(), huge = header(3, 0, 2);
+	struct gguf_limits lim = { .max_bytes = GGUF_MAX_HEADER_BYTES };
+	char err[256] = "";
+	struct timespec t0, t1;
+
+	/* Two u64 arrays of 2^32 elements, then nothing: the file's size
+	 * (as from fstat) says 64 GiB. */
+	str(&huge, "a.first");
+	u32(&huge, 9);
+	u32(&huge, 10);
+	u64(&huge, 1ull << 32);
+	lim.file_size = 64ull << 30;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_INT_EQ(parse_bounded(&huge, &lim, err, sizeof(err)), -EFBIG);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(strstr(err, "MiB") != NULL);
+	CHECK((t1.tv_sec - t0.tv_sec) * 1000000000l + (t1.tv_nsec - t0.tv_nsec) < 100000000l);
+	/* Within a budget that holds it: the same good facts as unbounded. */
+	lim.file_size = good.n;
+	CHECK_INT_EQ(parse_bounded(&good, &lim, err, sizeof(err)), 0);
+	/* One byte short of the header, by the file size. */
+	lim.file_size = good.n - 1;
+	CHECK_INT_EQ(parse_bounded(&good, &lim, err, sizeof(err)), -EINVAL);
+	/* A byte budget smaller than the header. */
+	lim.file_size = good.n;
+	lim.max_bytes = good.n - 1;
+	CHECK_INT_EQ(parse_bounded(&good, &lim, err, sizeof(err)), -EFBIG);
+	/* A deadline already passed: checked every 1024 reads, so a header of
+	 * many small values stops there. */
+	{
+		struct buf many = header(3, 0, 1);
+
+		str(&many, "tokenizer.ggml.tokens");
+		u32(&many, 9);
+		u32(&many, 8);
+		u64(&many, 4096);
+		for (int i = 0; i < 4096; i++)
+			str(&many, "t");
+		lim.max_bytes = GGUF_MAX_HEADER_BYTES;
+		lim.file_size = many.n;
+		lim.deadline_ns = 1; /* long past */
+		CHECK_INT_EQ(parse_bounded(&many, &lim, err, sizeof(err)), -ETIMEDOUT);
+		lim.deadline_ns = 0;
+		CHECK_INT_EQ(parse_bounded(&many, &lim, err, sizeof(err)), 0);
+		free(many.p);
+	}
+	free(good.p);
+	free(huge.p);
+}
+
+/* A model named by a process whose credentials were never read (gone
+ * before its event was handled): not read, said so. */
+static void test_facts_unknown_process(void)
+{
+	struct llama_facts *lf = llama_facts_new("/proc");
+	struct ep_llama_args a;
+	cJSON *root = cJSON_CreateObject(), *probs;
+	char *text;
+
+	CHECK(lf != NULL);
+	if (!lf)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.hdr.type = EP_EV_LLAMA_ARGS;
+	a.hdr.pid = a.hdr.tid = 999999999; /* no such process */
+	a.probe_id = 1;
+	a.kind = EP_PK_LLAMA_MODEL;
+	a.blob_len = sizeof(a.blob);
+	snprintf(a.path, sizeof(a.path), "/etc/hostname");
+	a.path_len = (int32_t)strlen(a.path) + 1;
+	CHECK_INT_EQ(llama_facts_add(lf, &a, sizeof(a)), 0);
+	CHECK_INT_EQ(llama_facts_report_json(lf, root, 0, 0), 0);
+	probs = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "llama"), "problems");
+	text = cJSON_PrintUnformatted(probs);
+	CHECK(text && strstr(text, "credentials are unknown"));
+	free(text);
+	cJSON_Delete(root);
+	llama_facts_free(lf);
+}
+
 int main(void)
 {
 	test_good();
 	test_bad();
+	test_budgets();
+	test_facts_unknown_process();
 	test_layout();
 	test_findings();
 	test_facts();

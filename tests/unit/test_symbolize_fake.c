@@ -5,7 +5,8 @@
  * with another inode, deleted file, device node, FIFO, wrapping offsets,
  * garbage, ELF files with hostile build-id notes). There is no map_files
  * directory, so files are reached through <proc_root>/PID/root, a symlink to
- * "/", as in the non-root fallback.
+ * "/", as in the non-root fallback; PID/status (a copy of ours) gives the
+ * credentials they are opened with.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -198,8 +199,12 @@ int main(void)
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 
 	/* Build the fake proc tree. */
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/proc/%u' && ln -s / '%s/proc/%u/root'", tmp,
-		 FAKE_PID, tmp, FAKE_PID);
+	/* Its status says whose credentials its files are read with: ours
+	 * (cat's, run by us), as the real /proc would. */
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p '%s/proc/%u' && ln -s / '%s/proc/%u/root' && "
+		 "cat /proc/self/status > '%s/proc/%u/status'",
+		 tmp, FAKE_PID, tmp, FAKE_PID, tmp, FAKE_PID);
 	CHECK(system(cmd) == 0);
 	/* The executable, as the symbolizer checks it for an exec since. */
 	snprintf(cmd, sizeof(cmd), "ln -s '%s' '%s/proc/%u/exe'", exe, tmp, FAKE_PID);
@@ -403,7 +408,10 @@ int main(void)
 		FILE *f;
 
 		snprintf(dir, sizeof(dir), "%s/proc/%u", tmp, FAKE_PID + 2);
-		snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && ln -s / '%s/root'", dir, dir);
+		snprintf(cmd, sizeof(cmd),
+			 "mkdir -p '%s' && ln -s / '%s/root' && cat /proc/self/status > "
+			 "'%s/status'",
+			 dir, dir, dir);
 		CHECK(system(cmd) == 0);
 		snprintf(cmd, sizeof(cmd), "%s/maps", dir);
 		f = fopen(cmd, "w");

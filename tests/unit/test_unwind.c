@@ -209,6 +209,7 @@ static void test_live_and_fixture(void)
 	const char *names[MAXF], *names2[MAXF];
 	struct unwind_result res, res2;
 	char dir[] = "/tmp/ep-unwind-XXXXXX", path[64], sub[64], maps[96], root[96];
+	char status[96] = "", cmd[160];
 
 	CHECK(c && c2);
 	if (!c || !c2)
@@ -235,6 +236,10 @@ static void test_live_and_fixture(void)
 	CHECK_INT_EQ(save_fixture(path, c), 0);
 	CHECK_INT_EQ(mkdir(sub, 0700), 0);
 	CHECK_INT_EQ(symlink("/", root), 0);
+	/* Whose credentials its files are read with: ours, as in /proc. */
+	snprintf(status, sizeof(status), "%s/status", sub);
+	snprintf(cmd, sizeof(cmd), "cat /proc/self/status > '%s'", status);
+	CHECK_INT_EQ(system(cmd), 0);
 	CHECK_INT_EQ(load_fixture(path, c2, maps), 0);
 	CHECK_INT_EQ(c2->len, c->len);
 	CHECK(!memcmp(c2->stack, c->stack, c->len));
@@ -279,6 +284,8 @@ out:
 	unlink(path);
 	unlink(maps);
 	unlink(root);
+	if (status[0])
+		unlink(status);
 	rmdir(sub);
 	rmdir(dir);
 	symbolizer_free(s2);

@@ -50,6 +50,7 @@
 #include "top/top_live.h"
 #include "probes/uprobe_discovery.h"
 #include "probes/uprobe_target.h"
+#include "proc/target_open.h"
 
 /* A maps re-read costs ~60 us (ms under a sanitizer); Python loads the
  * marker library with ctypes after start, and its first cycles are lost
@@ -500,7 +501,7 @@ static void scan_uprobe(struct cycles_state *s, struct ctarget *t, const struct 
 	if (fd < 0) {
 		if (!anywhere)
 			log_warn("cycles: --cycle%s %s: cannot open %s: %s", opt, s->spec.text,
-				 f->path, strerror(-fd));
+				 f->path, target_open_strerror(fd));
 		return;
 	}
 	n = ud_find_functions(fd, names, 1, &off);

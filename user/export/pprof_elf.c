@@ -14,11 +14,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/hashmap.h"
 #include "util/log.h"
+#include "proc/target_open.h"
 #include "symbolize/debuginfo.h"
+
+/* Module files whose DWARF is read in one pprof_elf_sources call: past
+ * this much time the rest keep no source (a debug file can be large; a
+ * FUSE file can stall each open up to its deadline). */
+#define SOURCES_BUDGET_NS (5ull * 1000000000ull)
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static void to_hex(const uint8_t *b, size_t n, char *hex, size_t len)
 {
@@ -70,19 +85,18 @@ int pprof_notes_build_id(const void *notes, size_t size, char *hex, size_t len)
 	return -ENOENT;
 }
 
-int pprof_elf_build_id(const char *path, char *hex, size_t len)
+int pprof_elf_build_id_fd(int fd, char *hex, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	Elf_Scn *scn = NULL;
 	int err = -ENOENT;
 	Elf *e;
 
 	if (len)
 		hex[0] = '\0';
-	if (fd < 0)
-		return -errno;
 	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* Read, not mapped: a file its owner truncates meanwhile is a short
+	 * read, not a SIGBUS. */
+	e = elf_begin(fd, ELF_C_READ, NULL);
 	while (e && err && (scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
@@ -95,6 +109,21 @@ int pprof_elf_build_id(const char *path, char *hex, size_t len)
 	}
 	if (e)
 		elf_end(e);
+	return err;
+}
+
+int pprof_elf_build_id(const char *path, char *hex, size_t len)
+{
+	struct target_ref self;
+	int fd, err;
+
+	if (len)
+		hex[0] = '\0';
+	target_ref_self(&self);
+	fd = target_open_path(&self, path, 0, TARGET_ELF_MAX_BYTES, NULL);
+	if (fd < 0)
+		return fd;
+	err = pprof_elf_build_id_fd(fd, hex, len);
 	close(fd);
 	return err;
 }
@@ -137,12 +166,26 @@ static uint64_t name_hash(const char *s)
 	return ep_hashmap_hash_finish(ep_hashmap_hash_bytes(s, strlen(s), HASHMAP_SEED));
 }
 
+/* Debug files of a module are looked for as the process that mapped it
+ * (debuginfo.h): the module's userdata is its debuginfo_ctx. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct debuginfo_ctx *c = *userdata;
+
+	if (!c)
+		return -1;
+	return debuginfo_find(c, mod, userdata, modname, base, file_name, debuglink_file,
+			      debuglink_crc, debuginfo_file_name);
+}
+
 static const Dwfl_Callbacks offline_cb = {
 	.find_elf = dwfl_build_id_find_elf,
 	/* Not dwfl_standard_find_debuginfo: for a file without local
 	 * debuginfo it loads libdebuginfod (~5 ms, ~7 MB) even with no
-	 * server configured. */
-	.find_debuginfo = debuginfo_find_default,
+	 * server configured, and it opens files beside the module as root. */
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 
@@ -170,21 +213,35 @@ static const char *decl_of(Dwfl_Module *mod, Dwarf_Addr addr, int *line)
 	return file;
 }
 
-/* One module: its function symbols, matched by name to the frames. True
- * when the module has DWARF (its answers, found or not, then hold for its
+/* One module, open at fd (consumed), with t the process it is read for:
+ * its function symbols, matched by name to the frames. True when the
+ * module has DWARF (its answers, found or not, then hold for its
  * build-id). */
-static bool module_sources(const char *path, struct names *nm, struct pprof_src *src)
+static bool module_sources(const char *path, int fd, const struct target_ref *t, struct names *nm,
+			   struct pprof_src *src)
 {
 	Dwfl *d = dwfl_begin(&offline_cb);
+	struct debuginfo_ctx dc;
 	Dwfl_Module *mod;
-	bool looked = false, dwarf;
+	bool looked = false, dwarf = false, dw_checked = false, dw_ok = false;
 	Dwarf_Addr bias;
+	void **ud = NULL;
 	int nsym;
 
-	if (!d)
+	if (!d) {
+		close(fd);
 		return false;
-	mod = dwfl_report_offline(d, "", path, -1);
+	}
+	debuginfo_ctx_init(&dc, NULL, t, path);
+	mod = dwfl_report_offline(d, "", path, fd);
+	if (!mod)
+		close(fd); /* libdwfl consumes it only on success */
 	dwfl_report_end(d, NULL, NULL);
+	if (mod) {
+		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		if (ud)
+			*ud = &dc;
+	}
 	nsym = mod ? dwfl_module_getsymtab(mod) : -1;
 	for (int i = 1; i < nsym; i++) {
 		GElf_Sym sym;
@@ -201,6 +258,20 @@ static bool module_sources(const char *path, struct names *nm, struct pprof_src 
 		if (k < 0 || src[nm->frames[k]].file)
 			continue;
 		looked = true;
+		/* A dwz alternate file is set by us or the DIEs not read:
+		 * libdw would open the path the debug file names itself. */
+		if (!dw_checked) {
+			Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+
+			dw_checked = true;
+			dw_ok = dw && debuginfo_set_alt(&dc, dw) == 0;
+			if (dw && !dw_ok)
+				log_debug("pprof: %s: its DWARF names an alternate file not found: "
+					  "no source lines",
+					  path);
+		}
+		if (!dw_ok)
+			break;
 		file = decl_of(mod, addr, &line);
 		if (!file) {
 			ln = dwfl_module_getsrc(mod, addr);
@@ -212,8 +283,9 @@ static bool module_sources(const char *path, struct names *nm, struct pprof_src 
 		}
 	}
 	/* Read already by the lookups when there were any: no second inflate. */
-	dwarf = looked && dwfl_module_getdwarf(mod, &bias) != NULL;
+	dwarf = looked && dw_ok;
 	dwfl_end(d);
+	debuginfo_ctx_clear(&dc);
 	return dwarf;
 }
 
@@ -242,12 +314,15 @@ struct cached_mod {
 	size_t nfns, cap;
 	struct hashmap idx;
 	bool disk_read; /* its pprof-src-<build-id> file was read */
+	bool stalled;	/* an open of it passed its deadline: not tried again */
 };
 
 struct pprof_elf_cache {
 	struct cached_mod *m;
 	size_t n, cap;
 	int dirfd; /* pprof_elf_cache_set_dir; -1: nothing on disk */
+	pprof_elf_locate_fn locate;
+	void *locate_ctx;
 };
 
 /* A cache file is a few hundred bytes per function looked up. */
@@ -302,23 +377,67 @@ void pprof_elf_cache_free(struct pprof_elf_cache *c)
 	free(c);
 }
 
-/* The entry of path, emptied if the file changed; NULL on ENOMEM. */
-static struct cached_mod *cache_mod(struct pprof_elf_cache *c, const char *path)
+void pprof_elf_cache_set_locate(struct pprof_elf_cache *c, pprof_elf_locate_fn fn, void *ctx)
+{
+	if (!c)
+		return;
+	c->locate = fn;
+	c->locate_ctx = ctx;
+}
+
+void pprof_elf_cache_share_locate(struct pprof_elf_cache *dst, const struct pprof_elf_cache *src)
+{
+	if (dst && src)
+		pprof_elf_cache_set_locate(dst, src->locate, src->locate_ctx);
+}
+
+/* Opens the module file path as the process that mapped it (c's locate),
+ * or as ourselves without one; *t says on whose behalf (for the debug
+ * files beside it). -ENOENT: no traced process mapped it. */
+static int open_module(const struct pprof_elf_cache *c, const char *path, struct target_ref *t,
+		       struct stat *st)
+{
+	struct target_map m = { .path = path };
+	int err;
+
+	if (c && c->locate) {
+		err = c->locate(c->locate_ctx, path, t, &m);
+		if (err)
+			return err;
+	} else {
+		target_ref_self(t);
+	}
+	return target_open_map(t, &m, 0, TARGET_ELF_MAX_BYTES, st);
+}
+
+/* The entry of path, emptied if the file changed; NULL on ENOMEM. *fd:
+ * the file opened (-errno when it cannot be), for the caller to read or
+ * close; fd NULL: not needed. */
+static struct cached_mod *cache_mod(struct pprof_elf_cache *c, const char *path, int *fd,
+				    struct target_ref *t)
 {
 	struct stat st;
-	bool have = !stat(path, &st);
 	struct cached_mod *m = NULL;
+	struct target_ref tr;
+	bool have;
+	int f;
 
 	for (size_t i = 0; i < c->n && !m; i++)
 		if (!strcmp(c->m[i].path, path))
 			m = &c->m[i];
+	f = m && m->stalled ? -ETIMEDOUT : open_module(c, path, t ? t : &tr, &st);
+	have = f >= 0;
+	if (fd)
+		*fd = f;
+	else if (f >= 0)
+		close(f);
 	if (!m) {
 		if (c->n == c->cap) {
 			size_t cap = c->cap ? 2 * c->cap : 16;
 			void *nm = realloc(c->m, cap * sizeof(*c->m));
 
 			if (!nm)
-				return NULL;
+				goto nomem;
 			c->m = nm;
 			c->cap = cap;
 		}
@@ -326,13 +445,21 @@ static struct cached_mod *cache_mod(struct pprof_elf_cache *c, const char *path)
 		memset(m, 0, sizeof(*m));
 		m->path = strdup(path);
 		if (!m->path)
-			return NULL;
+			goto nomem;
 		ep_hashmap_init(&m->idx);
 		m->bid_err = 1;
 		c->n++;
+	} else if (m->stalled) {
+		return m;
 	} else if (!have || m->dev != st.st_dev || m->ino != st.st_ino ||
 		   m->mtime.tv_sec != st.st_mtim.tv_sec || m->mtime.tv_nsec != st.st_mtim.tv_nsec) {
 		mod_clear(m);
+	}
+	if (f == -ETIMEDOUT) {
+		m->stalled = true;
+		log_warn("pprof: opening %s did not finish within %u ms: its build-id and sources "
+			 "are left out",
+			 path, TARGET_OPEN_TIMEOUT_MS);
 	}
 	if (have) {
 		m->dev = st.st_dev;
@@ -340,6 +467,12 @@ static struct cached_mod *cache_mod(struct pprof_elf_cache *c, const char *path)
 		m->mtime = st.st_mtim;
 	}
 	return m;
+nomem:
+	if (fd && *fd >= 0) {
+		close(*fd);
+		*fd = -ENOMEM;
+	}
+	return NULL;
 }
 
 static bool fn_eq(uint32_t i, const void *key, const void *ctx)
@@ -382,12 +515,25 @@ fail: /* not cached: read again next time */
 
 int pprof_elf_build_id_cached(struct pprof_elf_cache *c, const char *path, char *hex, size_t len)
 {
-	struct cached_mod *m = c ? cache_mod(c, path) : NULL;
+	struct cached_mod *m;
+	struct target_ref t;
+	int fd = -1;
 
-	if (!m)
+	if (!c)
 		return pprof_elf_build_id(path, hex, len);
-	if (m->bid_err == 1)
-		m->bid_err = pprof_elf_build_id(path, m->bid, sizeof(m->bid));
+	m = cache_mod(c, path, &fd, NULL);
+	if (!m) {
+		if (len)
+			hex[0] = '\0';
+		return fd < 0 ? fd : -ENOMEM;
+	}
+	if (m->bid_err == 1) {
+		if (fd < 0 && !m->stalled)
+			fd = open_module(c, path, &t, NULL);
+		m->bid_err = fd < 0 ? fd : pprof_elf_build_id_fd(fd, m->bid, sizeof(m->bid));
+	}
+	if (fd >= 0)
+		close(fd);
 	snprintf(hex, len, "%s", m->bid);
 	return m->bid_err;
 }
@@ -459,16 +605,16 @@ static void disk_name(const struct cached_mod *m, char *buf, size_t len)
 	snprintf(buf, len, "pprof-src-%s", m->bid);
 }
 
-static void disk_load(struct pprof_elf_cache *c, struct cached_mod *m, const char *path)
+static void disk_load(struct pprof_elf_cache *c, struct cached_mod *m)
 {
-	char name[32 + 2 * PPROF_BUILD_ID_MAX], hex[2 * PPROF_BUILD_ID_MAX + 1];
+	char name[32 + 2 * PPROF_BUILD_ID_MAX];
 	struct stat st;
 	char *buf;
 	size_t got = 0;
 	int fd;
 
 	m->disk_read = true;
-	if (c->dirfd < 0 || pprof_elf_build_id_cached(c, path, hex, sizeof(hex)) || !hex[0])
+	if (c->dirfd < 0 || m->bid_err || !m->bid[0])
 		return;
 	disk_name(m, name, sizeof(name));
 	fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -542,19 +688,50 @@ void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pp
 	bool *done = calloc(p->nframes ? p->nframes : 1, sizeof(*done));
 	struct names nm = { .p = p };
 
+	uint64_t t0 = mono_ns();
+	size_t skipped = 0;
+
 	nm.frames = malloc((p->nframes ? p->nframes : 1) * sizeof(*nm.frames));
 	if (!done || !nm.frames)
 		goto out;
 	for (size_t f = 0; f < p->nframes; f++) {
 		const char *mod = p->frames[f].module;
+		struct target_ref t;
+		int fd = -1;
 
 		if (done[f] || !symbol_frame(&p->frames[f]))
 			continue;
-		struct cached_mod *cm = c ? cache_mod(c, mod) : NULL;
+		/* Past the budget: the rest keep what the cache knows. */
+		if (mono_ns() - t0 > SOURCES_BUDGET_NS) {
+			for (size_t g = f; g < p->nframes; g++) {
+				const struct cached_fn *hit;
+				struct cached_mod *km = NULL;
+
+				if (done[g] || !symbol_frame(&p->frames[g]) ||
+				    strcmp(p->frames[g].module, mod))
+					continue;
+				done[g] = true;
+				for (size_t i = 0; c && i < c->n && !km; i++)
+					if (!strcmp(c->m[i].path, mod))
+						km = &c->m[i];
+				hit = km ? fn_find(km, p->frames[g].name) : NULL;
+				if (hit && hit->file) {
+					src[g].file = strdup(hit->file);
+					src[g].line = hit->line;
+				}
+			}
+			skipped++;
+			continue;
+		}
+		struct cached_mod *cm = c ? cache_mod(c, mod, &fd, &t) : NULL;
 		bool dup = false;
 
+		if (!c)
+			fd = open_module(NULL, mod, &t, NULL);
+		if (cm && cm->bid_err == 1 && fd >= 0)
+			cm->bid_err = pprof_elf_build_id_fd(fd, cm->bid, sizeof(cm->bid));
 		if (cm && !cm->disk_read)
-			disk_load(c, cm, mod);
+			disk_load(c, cm);
 
 		nm.n = 0;
 		ep_hashmap_init(&nm.idx);
@@ -586,8 +763,10 @@ void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pp
 		}
 		/* Written to disk only with DWARF: a "not found" without it would
 		 * outlive a debuginfo package installed later. */
-		if (nm.n && module_sources(mod, &nm, src) && cm)
+		if (nm.n && fd >= 0 && module_sources(mod, fd, &t, &nm, src) && cm)
 			disk_append(c, cm, p, &nm, src);
+		else if (fd >= 0 && !nm.n)
+			close(fd); /* else module_sources consumed it */
 		for (size_t k = 0; cm && k < nm.n; k++)
 			fn_add(cm, p->frames[nm.frames[k]].name, src[nm.frames[k]].file,
 			       src[nm.frames[k]].line);
@@ -603,6 +782,10 @@ void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pp
 		}
 		ep_hashmap_free(&nm.idx);
 	}
+	if (skipped)
+		log_warn("pprof: source lookups stopped after %.0f s: %zu module(s) left without "
+			 "source files",
+			 SOURCES_BUDGET_NS / 1e9, skipped);
 out:
 	free(done);
 	free(nm.frames);

@@ -15,9 +15,15 @@
 
 #define PPROF_BUILD_ID_MAX 64 /* bytes; GNU build-ids are 20 */
 
+struct target_ref;
+struct target_map;
+
 /* Lower-case hex of the file's NT_GNU_BUILD_ID note into hex ("" when it
- * has none). Returns 0 or -errno. */
+ * has none). Returns 0 or -errno. The file at path is opened as ours
+ * (proc/target_open.h: regular files only, no symlink): a tool's. */
 int pprof_elf_build_id(const char *path, char *hex, size_t len);
+/* The same for a file open at fd (read, not mapped). */
+int pprof_elf_build_id_fd(int fd, char *hex, size_t len);
 
 /* The running kernel's build-id (/sys/kernel/notes). Returns 0 or -errno. */
 int pprof_kernel_build_id(char *hex, size_t len);
@@ -39,6 +45,17 @@ struct pprof_elf_cache;
 int pprof_elf_cache_new(struct pprof_elf_cache **out);
 void pprof_elf_cache_free(struct pprof_elf_cache *c);
 
+/* Where a module path of a profile comes from: which traced process
+ * mapped it and which object (symbolizer_module_file). The files of a
+ * recording are read only as that process could read them; without a
+ * locate function a cache opens module paths as ours (tools, tests). A
+ * module the function does not know (-ENOENT) is not read. */
+typedef int (*pprof_elf_locate_fn)(void *ctx, const char *module, struct target_ref *t,
+				   struct target_map *m);
+void pprof_elf_cache_set_locate(struct pprof_elf_cache *c, pprof_elf_locate_fn fn, void *ctx);
+/* dst locates as src does (a second cache of the same recording). */
+void pprof_elf_cache_share_locate(struct pprof_elf_cache *dst, const struct pprof_elf_cache *src);
+
 /* Keeps what was read about modules with a build-id also in files
  * pprof-src-<build-id> of directory dirfd (dup'ed; -1: none), read before
  * opening a module's DWARF: a distribution's compressed debuginfo costs tens
@@ -59,7 +76,9 @@ int pprof_elf_build_id_cached(struct pprof_elf_cache *c, const char *path, char 
 
 /* For each user frame of p whose module is an ELF file with DWARF, the
  * declaring file and line of its function into src[frame]. c: a cache to
- * answer from and fill, or NULL. */
+ * answer from and fill, or NULL. Modules are read for at most 5 s per
+ * call (the rest keep what c knows), and a module whose open passed its
+ * deadline is not tried again by c. */
 void pprof_elf_sources(const struct profile *p, struct pprof_src *src, struct pprof_elf_cache *c);
 
 /* Reads into c the sources of the frames of all n profiles (NULL entries

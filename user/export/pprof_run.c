@@ -25,7 +25,9 @@ int export_pprof_run(const struct profile *p, enum pprof_kind kind, const struct
 		.duration_nanos = ri->end_mono_ns > ri->start_mono_ns
 					  ? (int64_t)(ri->end_mono_ns - ri->start_mono_ns)
 					  : 0,
-		.read_elf = true,
+		/* Module files are read through the cache alone: it reads them
+		 * as the traced process that mapped them could. */
+		.read_elf = ri->elf_cache != NULL,
 		.elf_cache = ri->elf_cache,
 	};
 	struct pprof_cycle *c = NULL;

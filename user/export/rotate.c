@@ -85,9 +85,13 @@ static int write_pb(FILE *f, void *c)
 		.kind = PPROF_CPU,
 		.time_nanos = iv->start_wall_ns,
 		.duration_nanos = (int64_t)(iv->end_ns - iv->start_ns),
-		.read_elf = true,
+		.read_elf = iv->ri->elf_cache != NULL,
 		.elf_cache = iv->r->elf,
 	};
+
+	/* Module files are read as the recording's own cache reads them
+	 * (none: not read). */
+	pprof_elf_cache_share_locate(iv->r->elf, iv->ri->elf_cache);
 
 	return export_pprof(iv->p, &o, f);
 }

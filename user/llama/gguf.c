@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
+#include <time.h>
 
 #include "llama/gguf.h"
 
@@ -35,7 +36,18 @@ struct rd {
 	char *err;
 	size_t errlen;
 	int e;
+	const struct gguf_limits *lim;
+	uint64_t pos;	/* bytes of the header read or skipped so far */
+	unsigned calls; /* reads since the clock was last looked at */
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static int fail(struct rd *r, int e, const char *fmt, ...)
 {
@@ -52,9 +64,30 @@ static int fail(struct rd *r, int e, const char *fmt, ...)
 	return e;
 }
 
+/* The budget for n more bytes: the header's size, the file's, the time. */
+static int spend(struct rd *r, uint64_t n)
+{
+	const struct gguf_limits *l = r->lim;
+
+	if (r->e)
+		return r->e;
+	if (n > l->max_bytes || r->pos > l->max_bytes - n)
+		return fail(r, -EFBIG, "header larger than %llu MiB (read no further)",
+			    (unsigned long long)(l->max_bytes >> 20));
+	if (l->file_size && (n > l->file_size || r->pos > l->file_size - n))
+		return fail(r, -EINVAL, "file ends inside the header");
+	if (l->deadline_ns && ++r->calls >= 1024) {
+		r->calls = 0;
+		if (mono_ns() > l->deadline_ns)
+			return fail(r, -ETIMEDOUT, "header not read in time (read no further)");
+	}
+	r->pos += n;
+	return 0;
+}
+
 static int get(struct rd *r, void *p, size_t n)
 {
-	if (r->e)
+	if (spend(r, n))
 		return r->e;
 	if (fread(p, 1, n, r->f) != n)
 		return fail(r, ferror(r->f) ? -EIO : -EINVAL, "file ends inside the header");
@@ -65,6 +98,15 @@ static int skip(struct rd *r, uint64_t n)
 {
 	unsigned char buf[4096];
 
+	if (r->lim->file_size) {
+		/* A regular file of known size: the budget says whether the
+		 * bytes are there, a seek passes them. */
+		if (spend(r, n))
+			return r->e;
+		if (fseeko(r->f, (off_t)n, SEEK_CUR))
+			return fail(r, -EIO, "cannot seek in the header");
+		return 0;
+	}
 	/* fread, not fseek: a pipe or a short file must fail here, not later. */
 	while (n && !r->e) {
 		size_t k = n < sizeof(buf) ? (size_t)n : sizeof(buf);
@@ -152,7 +194,7 @@ static int value(struct rd *r, uint32_t t, uint64_t *num, char *s, size_t slen)
 		if (n > GGUF_MAX_ARRAY)
 			return fail(r, -EINVAL, "array of %llu elements", (unsigned long long)n);
 		if (et != T_STR && !num)
-			return skip(r, n * scalar_size[et]);
+			return skip(r, n * scalar_size[et]); /* at most 2^35: no overflow */
 		for (uint64_t i = 0; i < n && !r->e; i++) {
 			if (et == T_STR) {
 				str(r, NULL, 0, GGUF_MAX_STR);
@@ -201,7 +243,15 @@ static uint64_t *arch_key(struct gguf_facts *g, const char *key)
 
 int gguf_read_facts(FILE *f, struct gguf_facts *out, char *err, size_t errlen)
 {
-	struct rd r = { f, err, errlen, 0 };
+	struct gguf_limits lim = { .max_bytes = GGUF_MAX_HEADER_BYTES };
+
+	return gguf_read_facts_bounded(f, &lim, out, err, errlen);
+}
+
+int gguf_read_facts_bounded(FILE *f, const struct gguf_limits *lim, struct gguf_facts *out,
+			    char *err, size_t errlen)
+{
+	struct rd r = { f, err, errlen, 0, lim, 0, 0 };
 	unsigned char magic[4];
 	uint64_t per_type[GGML_TYPES] = { 0 };
 	char key[256];

@@ -34,10 +34,27 @@ struct gguf_facts {
 	uint64_t n_elements;
 };
 
+/* Header bytes read (or passed over) at most: a real one, a 256k-token
+ * vocabulary and its merges included, is a few tens of MiB at most; a
+ * sparse file can declare arrays of 2^32 elements. */
+#define GGUF_MAX_HEADER_BYTES (64ull << 20)
+
+/* What one read may cost. */
+struct gguf_limits {
+	uint64_t max_bytes;   /* header bytes read or passed over */
+	uint64_t file_size;   /* the file's size, 0: unknown (then nothing is
+			       * seeked over: a pipe's bytes are read) */
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none */
+};
+
 /* Parses the header (key/value pairs and tensor infos) from f's current
- * position. Returns 0, -EINVAL (not GGUF, malformed or beyond the bounds;
- * err says where), -ENOTSUP (GGUF version 1) or -EIO. */
+ * position, within GGUF_MAX_HEADER_BYTES. Returns 0, -EINVAL (not GGUF,
+ * malformed or beyond the bounds; err says where), -ENOTSUP (GGUF version
+ * 1), -EFBIG (the header is over the byte budget) or -EIO. */
 int gguf_read_facts(FILE *f, struct gguf_facts *out, char *err, size_t errlen);
+/* The same within lim; also -ETIMEDOUT past its deadline. */
+int gguf_read_facts_bounded(FILE *f, const struct gguf_limits *lim, struct gguf_facts *out,
+			    char *err, size_t errlen);
 
 /* Names: llama_ftype ("Q4_K_M") and ggml_type ("Q4_K"); NULL if unknown. */
 const char *gguf_ftype_name(int64_t ftype);

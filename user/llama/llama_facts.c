@@ -5,15 +5,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "events/probes.h"
 #include "llama/gguf.h"
 #include "llama/llama_facts.h"
 #include "llama/llama_layout.h"
+#include "proc/target_open.h"
 
 /* Models and contexts kept: a program creates a few; the rest are counted. */
 #define MAX_SETUPS 16
+/* One model file's header: the wait for it (its open has its own
+ * deadline within), the parse's share, and all models' together. */
+#define GGUF_JOB_TIMEOUT_MS 2000
+#define GGUF_PARSE_NS	    (1000ull * 1000000ull)
+#define GGUF_ALL_BUDGET_NS  (3000ull * 1000000ull)
 
 struct setup {
 	uint32_t pid, tid, probe_id, kind;
@@ -21,7 +29,10 @@ struct setup {
 	int32_t blob_len;
 	uint8_t blob[EP_LLAMA_BLOB_LEN];
 	char *path;	 /* model: as passed */
-	char *open_path; /* model: where we read it (root/cwd resolved) */
+	char *open_path; /* model: absolute, in the process's root (open_flags 0) or,
+			  * relative to its working directory, in ours */
+	unsigned open_flags;
+	struct target_ref who; /* the process at the call: its credentials */
 	/* context: the last llama_set_n_threads of its process since, and
 	 * how many there were */
 	int32_t set_threads, set_threads_batch;
@@ -126,23 +137,26 @@ int llama_facts_add(struct llama_facts *lf, const void *data, size_t size)
 		s->path = strndup(a->path, n);
 		if (!s->path)
 			return -ENOMEM;
-		/* The process's view of the path: its root, its working
-		 * directory for a relative one. */
+		/* Who named it, now (it may exit or change credentials before
+		 * the report): the file is read with its rights alone. */
+		target_ref_init(&s->who, lf->proc_root, s->pid);
+		/* The process's view of the path: its root; for a relative one
+		 * its working directory, which readlink gives in our view. */
 		if (s->path[0] == '/') {
-			snprintf(buf, sizeof(buf), "%s/%u/root%s", lf->proc_root, s->pid, s->path);
+			s->open_path = strdup(s->path);
 		} else {
 			char link[128];
 			ssize_t k;
 
 			snprintf(link, sizeof(link), "%s/%u/cwd", lf->proc_root, s->pid);
 			k = readlink(link, cwd, sizeof(cwd) - 1);
-			if (k < 0)
-				k = 0;
-			cwd[k] = '\0';
-			snprintf(buf, sizeof(buf), "%s/%u/root%s/%s", lf->proc_root, s->pid, cwd,
-				 s->path);
+			if (k > 0 && cwd[0] == '/') {
+				cwd[k] = '\0';
+				snprintf(buf, sizeof(buf), "%s/%s", cwd, s->path);
+				s->open_path = strdup(buf);
+				s->open_flags = TARGET_OUR_ROOT;
+			}
 		}
-		s->open_path = strdup(buf);
 	}
 	lf->n++;
 	return 0;
@@ -156,26 +170,112 @@ static int add_problem(cJSON *probs, const char *fmt, const char *a, const char 
 	return cJSON_AddItemToArray(probs, cJSON_CreateString(msg)) ? 0 : -ENOMEM;
 }
 
+/* Reading one model file's header, on a helper thread (target_run): the
+ * file is named by the profiled program and may sit on storage that
+ * stalls; the report is written whatever it does. */
+struct gguf_job {
+	struct target_ref who;
+	char *proc_root, *path;
+	unsigned flags;
+	struct gguf_facts g;
+	char err[256];
+	int rc;
+};
+
+static void gguf_job_free(void *arg)
+{
+	struct gguf_job *j = arg;
+
+	free(j->proc_root);
+	free(j->path);
+	free(j);
+}
+
+static void gguf_job_run(void *arg)
+{
+	struct gguf_job *j = arg;
+	struct gguf_limits lim = { .max_bytes = GGUF_MAX_HEADER_BYTES };
+	struct timespec ts;
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	/* As the program could open it: its credentials, a regular file, no
+	 * FIFO or device (target_open.h). */
+	fd = target_open_path(&j->who, j->path, j->flags | TARGET_SLOW_OK, 0, &st);
+	if (fd < 0) {
+		snprintf(j->err, sizeof(j->err), "cannot open: %s", target_open_strerror(fd));
+		j->rc = fd;
+		return;
+	}
+	f = fdopen(fd, "rb");
+	if (!f) {
+		close(fd);
+		snprintf(j->err, sizeof(j->err), "cannot read: %s", strerror(errno));
+		j->rc = -ENOMEM;
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	lim.file_size = (uint64_t)st.st_size;
+	lim.deadline_ns =
+		(uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + GGUF_PARSE_NS;
+	j->rc = gguf_read_facts_bounded(f, &lim, &j->g, j->err, sizeof(j->err));
+	fclose(f);
+}
+
 /* The GGUF facts of a model, from the process's view of its path (the
- * process may be gone: then the path as given, in our namespace). */
+ * process may be gone: then the path in our root if it shared it). */
 static int read_gguf(const struct setup *s, struct gguf_facts *g, char *err, size_t errlen)
 {
-	FILE *f = s->open_path ? fopen(s->open_path, "rb") : NULL;
-	int e;
+	struct gguf_job *j = calloc(1, sizeof(*j));
+	int rc;
 
-	if (!f && s->path && s->path[0] == '/')
-		f = fopen(s->path, "rb");
-	if (!f) {
-		snprintf(err, errlen, "cannot open: %s", strerror(errno));
-		return -errno;
+	if (!j || !s->open_path) {
+		free(j);
+		snprintf(err, errlen, "%s",
+			 s->open_path ? "out of memory"
+				      : "the working directory it is relative "
+					"to is unknown");
+		return s->open_path ? -ENOMEM : -ENOENT;
 	}
-	e = gguf_read_facts(f, g, err, errlen);
-	fclose(f);
-	return e;
+	j->who = s->who;
+	j->proc_root = s->who.proc_root ? strdup(s->who.proc_root) : NULL;
+	j->who.proc_root = j->proc_root;
+	j->path = strdup(s->open_path);
+	j->flags = s->open_flags;
+	if (!j->path || (s->who.proc_root && !j->proc_root)) {
+		gguf_job_free(j);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	rc = target_run(gguf_job_run, gguf_job_free, j, GGUF_JOB_TIMEOUT_MS);
+	if (rc) {
+		if (rc != -ETIMEDOUT)
+			gguf_job_free(j);
+		snprintf(err, errlen, "%s",
+			 rc == -ETIMEDOUT ? "not read in time (its storage stalls?)"
+					  : "cannot start a reader thread");
+		return rc;
+	}
+	rc = j->rc;
+	if (rc)
+		snprintf(err, errlen, "%s", j->err);
+	else
+		*g = j->g;
+	gguf_job_free(j);
+	return rc;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static cJSON *model_json(const struct llama_facts *lf, const struct setup *s, cJSON *probs,
-			 struct gguf_facts *g, bool *have_g)
+			 struct gguf_facts *g, bool *have_g, uint64_t until_ns)
 {
 	const struct llama_layout *l = llama_layout_find(lf->version[s->probe_id]);
 	cJSON *o = cJSON_CreateObject();
@@ -194,6 +294,10 @@ static cJSON *model_json(const struct llama_facts *lf, const struct setup *s, cJ
 	if (!s->path) {
 		add_problem(probs, "model path unreadable at llama_model_load_from_file%s%s", "",
 			    "");
+	} else if (mono_ns() > until_ns) {
+		add_problem(probs,
+			    "GGUF %s: not read (the models before it took the time allowed)%s",
+			    s->path, "");
 	} else if (read_gguf(s, g, err, sizeof(err))) {
 		add_problem(probs, "GGUF %s: %s", s->path, err);
 	} else {
@@ -233,6 +337,7 @@ int llama_facts_report_json(const struct llama_facts *lf, cJSON *root, int64_t m
 	struct gguf_facts g[MAX_SETUPS];
 	bool have_g[MAX_SETUPS] = { false };
 	int model_of_pid = -1;
+	uint64_t until_ns = mono_ns() + GGUF_ALL_BUDGET_NS;
 
 	if (!lf || !lf->n)
 		return 0;
@@ -266,7 +371,7 @@ int llama_facts_report_json(const struct llama_facts *lf, cJSON *root, int64_t m
 				ver ? "with llama_version() " : "without llama_version()",
 				ver ? ver : "");
 		if (s->kind == EP_PK_LLAMA_MODEL) {
-			o = model_json(lf, s, probs, &g[i], &have_g[i]);
+			o = model_json(lf, s, probs, &g[i], &have_g[i], until_ns);
 			if (!o || !cJSON_AddItemToArray(models, o))
 				return -ENOMEM;
 			continue;

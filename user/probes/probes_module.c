@@ -57,6 +57,7 @@
 #include "proc/proc_maps.h"
 #include "probes/uprobe_discovery.h"
 #include "probes/uprobe_target.h"
+#include "proc/target_open.h"
 #include "llama/llama_facts.h"
 #include "llama/llama_layout.h"
 
@@ -262,7 +263,7 @@ static struct file_cache *file_lookup(struct probes_mod *m, uint32_t pid, const 
 			close(fd);
 		if (fd < 0 && !fc)
 			log_debug("probes: pid %u: cannot open %s: %s", pid, f->path,
-				  strerror(-fd));
+				  target_open_strerror(fd));
 		return fd < 0 ? NULL : fc;
 	}
 	nf.offsets = calloc(m->nnames ? m->nnames : 1, sizeof(*nf.offsets));

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "probes/uprobe_discovery.h"
+#include "proc/target_open.h"
 
 #include "probes/sym_scan.h"
 
@@ -211,43 +212,38 @@ size_t ud_exec_files(const struct proc_maps *m, struct ud_file *out, size_t max)
 	return n;
 }
 
-static int open_checked(const char *path, const struct ud_file *f)
-{
-	struct stat st;
-	int fd;
-
-	/* stat first: opening a device node a target mapped could block. */
-	if (stat(path, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -ENOEXEC;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_ino != f->inode ||
-	    (uint64_t)st.st_dev != f->dev) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
-}
-
 int ud_open_mapped(const char *proc_root, uint32_t pid, const struct ud_file *f, char *path_out,
 		   size_t path_len)
 {
+	struct target_map m = { .path = f->path,
+				.start = f->start,
+				.end = f->end,
+				.dev = f->dev,
+				.ino = f->inode,
+				.deleted = f->deleted };
+	struct target_ref t;
+	struct stat st;
 	int fd, n;
 
+	/* Read as the process could (proc/target_open.h): its credentials,
+	 * the very object it mapped, or its path with no symlink leading to
+	 * the same inode. */
+	target_ref_init(&t, proc_root, pid);
+	fd = target_open_map(&t, &m, 0, UD_MAX_ELF_BYTES, NULL);
+	if (fd < 0)
+		return fd;
+	/* The name the uprobe attaches to: the mapping itself while it
+	 * exists (no path the process can swap), else its path. */
 	n = snprintf(path_out, path_len, "%s/%u/map_files/%" PRIx64 "-%" PRIx64, proc_root, pid,
 		     f->start, f->end);
-	if (n < 0 || (size_t)n >= path_len)
-		return -ENAMETOOLONG;
-	fd = open_checked(path_out, f);
-	if (fd >= 0 || f->deleted)
+	if (n >= 0 && (size_t)n < path_len && lstat(path_out, &st) == 0)
 		return fd;
 	n = snprintf(path_out, path_len, "%s/%u/root%s", proc_root, pid, f->path);
-	if (n < 0 || (size_t)n >= path_len)
+	if (n < 0 || (size_t)n >= path_len) {
+		close(fd);
 		return -ENAMETOOLONG;
-	return open_checked(path_out, f);
+	}
+	return fd;
 }
 
 int ud_lib_matches(const char *pattern, const char *path)

@@ -44,11 +44,12 @@ struct ud_file {
  * that could hold a probed function), at most max. Returns the count. */
 size_t ud_exec_files(const struct proc_maps *m, struct ud_file *out, size_t max);
 
-/* Opens a file a process has mapped: /proc/PID/map_files/START-END (the
- * exact file, even if deleted or in another mount namespace), else
- * /proc/PID/root/PATH if it still has the mapped inode. Stores the path
- * that worked in path_out (for the kernel's uprobe attach). Returns an fd
- * or a negative errno. */
+/* Opens a file a process has mapped, as that process could read it
+ * (proc/target_open.h): /proc/PID/map_files/START-END (the exact file,
+ * even if deleted or in another mount namespace), else PATH in its root
+ * if it still leads to the mapped inode. Stores the name for the kernel's
+ * uprobe attach in path_out (the map_files link while the mapping
+ * exists). Returns an fd or a negative errno. */
 int ud_open_mapped(const char *proc_root, uint32_t pid, const struct ud_file *f, char *path_out,
 		   size_t path_len);
 

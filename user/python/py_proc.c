@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "python/py_proc.h"
+#include "proc/target_open.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -66,18 +67,15 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct elf_
 	}
 }
 
-static int read_elf_syms(const char *path, struct elf_syms *out)
+static int read_elf_syms(int fd, struct elf_syms *out)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
 	size_t nph;
 	Elf *elf;
-	int fd, err = 0;
+	int err = 0;
 
 	memset(out, 0, sizeof(*out));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
@@ -107,7 +105,6 @@ static int read_elf_syms(const char *path, struct elf_syms *out)
 out:
 	if (elf)
 		elf_end(elf);
-	close(fd);
 	return err;
 }
 
@@ -126,14 +123,24 @@ static bool is_candidate(const char *base, bool exe)
 static int try_module(const char *proc_root, uint32_t pid, const struct proc_maps *m,
 		      const struct proc_map *pm, struct py_proc_info *info)
 {
-	char path[PATH_MAX];
+	struct target_map tm = { .path = pm->path,
+				 .start = pm->start,
+				 .end = pm->end,
+				 .ino = pm->inode,
+				 .deleted = pm->deleted };
 	struct elf_syms syms;
+	struct target_ref who;
 	uint64_t bias;
-	int err;
+	int err, fd;
 
-	/* The file as the process sees it, even in another mount namespace. */
-	snprintf(path, sizeof(path), "%s/%u/root%s", proc_root, pid, pm->path);
-	err = read_elf_syms(path, &syms);
+	/* The file the process mapped, even in another mount namespace, read
+	 * as it could read it (proc/target_open.h). */
+	target_ref_init(&who, proc_root, pid);
+	fd = target_open_map(&who, &tm, 0, TARGET_ELF_MAX_BYTES, NULL);
+	if (fd < 0)
+		return fd;
+	err = read_elf_syms(fd, &syms);
+	close(fd);
 	if (err)
 		return err;
 	/* The mapping of the file's start: load bias = where the first

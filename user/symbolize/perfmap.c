@@ -240,35 +240,38 @@ int perfmap_load(const char *path, uid_t owner_uid, struct perfmap **out)
 
 int perfmap_load_at(int dirfd, const char *path, uid_t owner_uid, struct perfmap **out)
 {
-	struct stat st;
-	size_t len = 0, cap;
-	char *buf;
-	bool truncated = false;
-	uint64_t unread = 0;
 	int fd, err;
 
 	*out = NULL;
 	fd = open_no_symlinks(dirfd, path);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
+	err = perfmap_load_fd(fd, owner_uid, out);
+	close(fd);
+	return err;
+}
+
+int perfmap_load_fd(int fd, uid_t owner_uid, struct perfmap **out)
+{
+	struct stat st;
+	size_t len = 0, cap;
+	char *buf;
+	bool truncated = false;
+	uint64_t unread = 0;
+	int err;
+
+	*out = NULL;
+	if (fstat(fd, &st) < 0)
+		return -errno;
 	/* Anyone can create /tmp/perf-PID.map: only trust the target's own. */
 	if (!S_ISREG(st.st_mode) ||
-	    (owner_uid != (uid_t)-1 && st.st_uid != 0 && st.st_uid != owner_uid)) {
-		close(fd);
+	    (owner_uid != (uid_t)-1 && st.st_uid != 0 && st.st_uid != owner_uid))
 		return -EPERM;
-	}
 	cap = st.st_size > 0 && (uint64_t)st.st_size < PERFMAP_MAX_BYTES ? (size_t)st.st_size + 1
 									 : 65536;
 	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
+	if (!buf)
 		return -ENOMEM;
-	}
 	for (;;) {
 		ssize_t r;
 
@@ -282,7 +285,6 @@ int perfmap_load_at(int dirfd, const char *path, uid_t owner_uid, struct perfmap
 			nb = realloc(buf, cap * 2);
 			if (!nb) {
 				free(buf);
-				close(fd);
 				return -ENOMEM;
 			}
 			buf = nb;
@@ -294,7 +296,6 @@ int perfmap_load_at(int dirfd, const char *path, uid_t owner_uid, struct perfmap
 		if (r < 0) {
 			err = -errno;
 			free(buf);
-			close(fd);
 			return err;
 		}
 		if (r == 0)
@@ -305,7 +306,6 @@ int perfmap_load_at(int dirfd, const char *path, uid_t owner_uid, struct perfmap
 	 * may still be appending). */
 	if (truncated && fstat(fd, &st) == 0 && (uint64_t)st.st_size > len)
 		unread = (uint64_t)st.st_size - len;
-	close(fd);
 	/* A partially written last line (the JIT is appending) is not a symbol. */
 	while (len && buf[len - 1] != '\n') {
 		len--;

@@ -32,6 +32,10 @@ int perfmap_load(const char *path, uid_t owner_uid, struct perfmap **out);
  * never lead above it): "/tmp/perf-N.map" inside another mount namespace,
  * with dirfd on /proc/PID/root, cannot lead outside it. */
 int perfmap_load_at(int dirfd, const char *path, uid_t owner_uid, struct perfmap **out);
+
+/* The same checks and reading on a file already open (the symbolizer's,
+ * opened as the traced process: proc/target_open.h). */
+int perfmap_load_fd(int fd, uid_t owner_uid, struct perfmap **out);
 void perfmap_free(struct perfmap *pm);
 
 /* Name of the entry containing addr ([start, start+size)), or NULL. */

@@ -44,6 +44,7 @@
 #include "util/log.h"
 #include "symbolize/perfmap.h"
 #include "proc/proc_maps.h"
+#include "proc/target_open.h"
 
 #define MAPS_MAX_BYTES	  (64u << 20)
 #define MAPS_MAX_ENTRIES  (1u << 20)
@@ -62,6 +63,9 @@
 #define BID_MAX_LEN	64u
 #define KCACHE_INIT_CAP 256u
 #define KCACHE_MAX_CAP	(1u << 15)
+/* Module paths remembered for symbolizer_module_file: every file a frame
+ * can name, as long as a program maps fewer distinct files. */
+#define MODFILE_MAX 8192u
 
 /* ---- string interning ---- */
 
@@ -187,6 +191,9 @@ struct pid_state {
 	dev_t exe_dev;	   /* identity of /proc/PID/exe when the state was built: */
 	ino_t exe_ino;	   /* a change means exec, and every cached answer is stale */
 	bool same_root;	   /* /proc/PID/root is our own root: plain paths work */
+	/* On whose behalf its files are opened (target_open.h): its
+	 * credentials as last read, kept for after its exit. */
+	struct target_ref who;
 	struct perfmap *pm;
 	bool pm_tried;
 	uint64_t pm_unread; /* bytes its perf map's cut left unread (largest seen) */
@@ -194,6 +201,15 @@ struct pid_state {
 	off_t pm_size;
 	bool retired; /* symbolizer_retire_pid: exited, kept for late records */
 	struct pid_state *next;
+};
+
+/* The last opening of a module path: which process mapped it where, with
+ * whose credentials (symbolizer_module_file). */
+struct modfile {
+	const char *path; /* interned */
+	struct target_ref who;
+	uint64_t start, end, dev, ino;
+	bool deleted;
 };
 
 struct symbolizer {
@@ -236,6 +252,9 @@ struct symbolizer {
 	unsigned char *vdso_img; /* copy of our own vDSO: the kernel's image is the same */
 	size_t vdso_img_size, vdso_map_size;
 	bool vdso_tried;
+	struct modfile *modfiles;
+	size_t n_modfiles, cap_modfiles;
+	struct hashmap modfiles_idx;
 	struct symbolizer_stats st;
 };
 
@@ -283,68 +302,113 @@ static void load_own_vdso(struct symbolizer *s)
 
 /* ---- libdwfl callbacks ---- */
 
-static int open_regular(const char *path, uint64_t want_inode)
-{
-	struct stat st;
-	int fd;
+static int grow_for_one(void **arr, size_t *cap, size_t n, size_t elem);
 
-	/* stat first: opening a device node that a target mapped could block or
-	 * have side effects. */
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
-		return -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (want_inode && (uint64_t)st.st_ino != want_inode)) {
-		close(fd);
-		return -1;
+static bool modfile_eq(uint32_t idx, const void *key, const void *ctx)
+{
+	const struct symbolizer *s = ctx;
+
+	return !strcmp(s->modfiles[idx].path, key);
+}
+
+static uint64_t path_hash(const char *p)
+{
+	return ep_hashmap_hash_finish(ep_hashmap_hash_bytes(p, strlen(p), HASHMAP_SEED));
+}
+
+/* Remembers how path was last opened, for symbolizer_module_file. */
+static void modfile_note(struct pid_state *ps, const struct target_map *m, const struct stat *st)
+{
+	struct symbolizer *s = ps->s;
+	const char *path = strtab_intern(&s->strs, m->path);
+	uint64_t h;
+	int64_t i;
+
+	if (!path)
+		return;
+	h = path_hash(path);
+	i = ep_hashmap_find(&s->modfiles_idx, h, path, modfile_eq, s);
+	if (i < 0) {
+		if (s->n_modfiles >= MODFILE_MAX ||
+		    grow_for_one((void **)&s->modfiles, &s->cap_modfiles, s->n_modfiles,
+				 sizeof(*s->modfiles)) < 0 ||
+		    ep_hashmap_insert(&s->modfiles_idx, h, (uint32_t)s->n_modfiles) < 0)
+			return;
+		i = (int64_t)s->n_modfiles++;
 	}
-	return fd;
+	s->modfiles[i] = (struct modfile){ .path = path,
+					   .who = ps->who,
+					   .start = m->start,
+					   .end = m->end,
+					   .dev = (uint64_t)st->st_dev,
+					   .ino = (uint64_t)st->st_ino,
+					   .deleted = m->deleted };
+}
+
+int symbolizer_module_file(void *sym, const char *path, struct target_ref *t, struct target_map *m)
+{
+	struct symbolizer *s = sym;
+	int64_t i =
+		s && path ? ep_hashmap_find(&s->modfiles_idx, path_hash(path), path, modfile_eq, s)
+			  : -1;
+	const struct modfile *f;
+
+	if (i < 0)
+		return -ENOENT;
+	f = &s->modfiles[i];
+	*t = f->who;
+	*m = (struct target_map){ .path = f->path,
+				  .start = f->start,
+				  .end = f->end,
+				  .dev = f->dev,
+				  .ino = f->ino,
+				  .deleted = f->deleted };
+	return 0;
 }
 
 /* Opens the file mapped at [start, end) of ps as the target sees it: the
- * same rules for libdwfl and for reading build-ids, so both see one file. */
+ * same rules for libdwfl and for reading build-ids, so both see one file.
+ * map_files names exactly the mapped file, even if deleted or replaced on
+ * disk since, and in any mount namespace; else its path in the process's
+ * root (ours once it is gone, if it shared ours) must still lead to the
+ * inode mapped: a file replaced since would give wrong names. Always with
+ * the process's permissions (target_open.h). */
 static int open_mapped(struct pid_state *ps, uint64_t start, uint64_t end, const char *path,
 		       uint64_t inode, bool deleted)
 {
-	char *mf;
-	int fd;
+	struct target_map m = {
+		.path = path, .start = start, .end = end, .ino = inode, .deleted = deleted
+	};
+	struct stat st;
+	int fd = target_open_map(&ps->who, &m, 0, TARGET_ELF_MAX_BYTES, &st);
 
-	/* map_files names exactly the mapped file, even if deleted or replaced
-	 * on disk since, and in any mount namespace; it needs CAP_SYS_ADMIN. */
-	mf = xasprintf("%s/%u/map_files/%" PRIx64 "-%" PRIx64, ps->s->proc_root, ps->pid, start,
-		       end);
-	fd = mf ? open_regular(mf, 0) : -1;
-	free(mf);
-	if (fd < 0 && !deleted) {
-		/* The inode check rejects a file replaced on disk since it was mapped:
-		 * its symbols would give wrong names. */
-		char *p = xasprintf("%s/%u/root%s", ps->s->proc_root, ps->pid, path);
-
-		fd = p ? open_regular(p, inode) : -1;
-		free(p);
+	if (fd < 0) {
+		if (fd != -ENOENT)
+			log_debug("symbolize: pid %u: %s: %s", ps->pid, path,
+				  target_open_strerror(fd));
+		return -1;
 	}
-	/* Gone since its maps were read (a short command whose samples are
-	 * drained after its exit): the path as we see it, if it saw the same
-	 * root, and still the same inode. */
-	if (fd < 0 && !deleted && ps->same_root && path[0] == '/')
-		fd = open_regular(path, inode);
+	modfile_note(ps, &m, &st);
 	return fd;
 }
 
-/* The debuginfo path of a module's symbolizer (mod_ctx), for
- * debuginfo_find. */
+/* Debug files of a module are looked for as the process that mapped it
+ * (debuginfo.h), in the symbolizer's debuginfo path. */
 static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			      Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			      GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	const struct mod_ctx *mc = *userdata;
-	const char *path = mc && mc->ps && mc->ps->s->debuginfo_path ? mc->ps->s->debuginfo_path
-								     : NULL;
+	struct debuginfo_ctx c;
+	int fd;
 
-	return debuginfo_find(path, mod, userdata, modname, base, file_name, debuglink_file,
-			      debuglink_crc, debuginfo_file_name);
+	if (!mc || !mc->ps)
+		return -1;
+	debuginfo_ctx_init(&c, mc->ps->s->debuginfo_path, &mc->ps->who, mc->path);
+	fd = debuginfo_find(&c, mod, userdata, modname, base, file_name, debuglink_file,
+			    debuglink_crc, debuginfo_file_name);
+	debuginfo_ctx_clear(&c);
+	return fd;
 }
 
 static int sym_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
@@ -464,10 +528,12 @@ static int32_t bid_intern(struct bid_tables *bt, const void *id, size_t len)
 }
 
 /* The GNU build-id note of an opened ELF file; 0 if it has none. The file is
- * outside input: libelf bounds-checks the notes against the file size. */
+ * outside input: libelf bounds-checks the notes against the file size. Read,
+ * not mapped: a file its owner truncates meanwhile is a short read, not a
+ * SIGBUS. */
 static ssize_t read_build_id(int fd, unsigned char *out, size_t cap)
 {
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 	const void *id = NULL;
 	ssize_t n;
 
@@ -704,6 +770,14 @@ static int load_maps(struct pid_state *ps)
 	path = xasprintf("%s/%u/maps", ps->s->proc_root, ps->pid);
 	if (!path)
 		return -ENOMEM;
+	/* Its credentials now (it may have changed them since), kept for
+	 * after its exit. */
+	{
+		struct target_cred c;
+
+		if (target_cred_read(ps->s->proc_root, ps->pid, &c) == 0)
+			ps->who.cred = c;
+	}
 	/* Before the read: a mapping made during it moves the count again. */
 	if (ps->s->mmap_gen)
 		ps->mmap_gen = *ps->s->mmap_gen;
@@ -789,18 +863,6 @@ static void pid_state_free(struct pid_state *ps)
 	free(ps);
 }
 
-static bool same_root(const char *proc_root, uint32_t pid)
-{
-	struct stat a, b;
-	char *p = xasprintf("%s/%u/root", proc_root, pid);
-	bool r;
-
-	r = p && stat(p, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev &&
-	    a.st_ino == b.st_ino;
-	free(p);
-	return r;
-}
-
 /* stat() through /proc/PID/exe names the executable's file; 0/0 when it
  * cannot be read (kernel thread, gone, no permission). */
 static void exe_identity(const struct symbolizer *s, uint32_t pid, dev_t *dev, ino_t *ino)
@@ -839,7 +901,9 @@ static struct pid_state *get_pid(struct symbolizer *s, uint32_t pid)
 		pid_state_free(ps);
 		return NULL;
 	}
-	ps->same_root = same_root(s->proc_root, pid);
+	/* Gone already: its files stay unreadable (credentials unknown). */
+	target_ref_init(&ps->who, s->proc_root, pid);
+	ps->same_root = ps->who.same_root;
 	exe_identity(s, pid, &ps->exe_dev, &ps->exe_ino);
 	/* A process that cannot be read yields unresolved frames, not an error. */
 	load_maps(ps);
@@ -890,7 +954,7 @@ static void load_perfmap(struct pid_state *ps)
 	struct stat st, pst;
 	char *path, *pdir, *root = NULL;
 	const char *rel;
-	int err, dirfd = AT_FDCWD;
+	int err, pmfd, dirfd = AT_FDCWD;
 
 	/* In another PID namespace the JIT wrote the file under its own pid and
 	 * its own /tmp: resolved inside the target's root, never outside it. */
@@ -918,10 +982,17 @@ static void load_perfmap(struct pid_state *ps)
 		goto out;
 	ps->pm_size = st.st_size;
 	ps->pm_mtime = st.st_mtim;
-	err = perfmap_load_at(dirfd, path, pst.st_uid, &pm);
+	/* Read as the process would (its credentials, no symlink, no FIFO):
+	 * the stat above only says whether anything changed. */
+	pmfd = target_open_path(&ps->who, path,
+				TARGET_NO_SYMLINKS | (nspid == ps->pid ? TARGET_OUR_ROOT : 0), 0,
+				NULL);
+	err = pmfd < 0 ? pmfd : perfmap_load_fd(pmfd, pst.st_uid, &pm);
+	if (pmfd >= 0)
+		close(pmfd);
 	if (err < 0) {
 		log_debug("symbolize: cannot load %s%s: %s", root ? root : "", path,
-			  strerror(-err));
+			  target_open_strerror(err));
 		goto out;
 	}
 	if (perfmap_bad_lines(pm))
@@ -1590,6 +1661,8 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->kcache.e);
 	bid_tables_free(&s->bt);
 	strtab_free(&s->strs);
+	free(s->modfiles);
+	ep_hashmap_free(&s->modfiles_idx);
 	free(s->vdso_img);
 	free(s->proc_root);
 	free(s->kallsyms_path);

@@ -78,6 +78,18 @@ void symbolizer_set_kernel_cache(struct symbolizer *s, int dirfd, int iter_link_
  * must not keep it across samples. */
 struct Dwfl *symbolizer_dwfl(struct symbolizer *s, uint32_t pid);
 
+struct target_ref;
+struct target_map;
+
+/* The file a traced process mapped at path (a frame's module), as the
+ * symbolizer last opened it: on whose behalf (that process's credentials
+ * and root) and which object, for target_open_map (the pprof export's
+ * build-ids and sources read the same file, with the same rights). t's
+ * and m's strings live as long as the symbolizer. -ENOENT when no traced
+ * process was seen mapping it. s is a struct symbolizer (void: a
+ * pprof_elf_locate_fn). */
+int symbolizer_module_file(void *s, const char *path, struct target_ref *t, struct target_map *m);
+
 /* Reads pid's maps now, while it runs, rather than at its first sample: a
  * process that exits before its samples are drained (a short command, a
  * recorder stalled at start-up) keeps its names. */

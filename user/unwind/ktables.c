@@ -19,6 +19,7 @@
 #include "events/unwind.h"
 #include "util/log.h"
 #include "proc/proc_maps.h"
+#include "proc/target_open.h"
 #include "unwind/cfi_table.h"
 #include "util/vec.h"
 
@@ -287,7 +288,9 @@ static void load_object(struct ktables *k, struct kt_obj *ob, int fd, Elf *mem_e
 
 	ob->kind = EP_UW_MAP_FP;
 	if (!elf) {
-		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		/* Read, not mapped: a file its owner (the profiled program)
+		 * truncates meanwhile is a short read, not a SIGBUS. */
+		elf = elf_begin(fd, ELF_C_READ, NULL);
 		if (!elf) {
 			k->st.errors++;
 			return;
@@ -338,7 +341,12 @@ static struct kt_obj *file_obj(struct ktables *k, uint32_t pid, const struct pro
 	uint64_t dev = ((uint64_t)m->dev_major << 32) | m->dev_minor;
 	struct kt_obj *ob = find_obj(k, dev, m->inode, false);
 	const char *root = k->o.proc_root ? k->o.proc_root : "/proc";
-	char path[4352];
+	struct target_map tm = { .path = m->path,
+				 .start = m->start,
+				 .end = m->end,
+				 .ino = m->inode,
+				 .deleted = m->deleted };
+	struct target_ref who;
 	int fd;
 
 	if (ob)
@@ -350,15 +358,13 @@ static struct kt_obj *file_obj(struct ktables *k, uint32_t pid, const struct pro
 	ob->ino = m->inode;
 	ob->kind = EP_UW_MAP_FP;
 	/* map_files names the very file mapped, even deleted or in another
-	 * mount namespace; the path through the process's root otherwise. */
-	snprintf(path, sizeof(path), "%s/%u/map_files/%lx-%lx", root, pid, (unsigned long)m->start,
-		 (unsigned long)m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	 * mount namespace; the path through the process's root otherwise
+	 * (no symlink, the mapped inode). Read as the process could read it
+	 * (proc/target_open.h): no FIFO, device or file it may not read. */
+	target_ref_init(&who, root, pid);
+	fd = target_open_map(&who, &tm, 0, TARGET_ELF_MAX_BYTES, NULL);
 	if (fd < 0) {
-		snprintf(path, sizeof(path), "%s/%u/root%s", root, pid, m->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	if (fd < 0) {
+		log_debug("unwind table of %s: %s", m->path, target_open_strerror(fd));
 		k->st.errors++;
 		return ob;
 	}
