@@ -302,8 +302,6 @@ static void load_own_vdso(struct symbolizer *s)
 
 /* ---- libdwfl callbacks ---- */
 
-static int grow_for_one(void **arr, size_t *cap, size_t n, size_t elem);
-
 static bool modfile_eq(uint32_t idx, const void *key, const void *ctx)
 {
 	const struct symbolizer *s = ctx;
@@ -330,8 +328,8 @@ static void modfile_note(struct pid_state *ps, const struct target_map *m, const
 	i = ep_hashmap_find(&s->modfiles_idx, h, path, modfile_eq, s);
 	if (i < 0) {
 		if (s->n_modfiles >= MODFILE_MAX ||
-		    grow_for_one((void **)&s->modfiles, &s->cap_modfiles, s->n_modfiles,
-				 sizeof(*s->modfiles)) < 0 ||
+		    ep_vec_grow((void **)&s->modfiles, &s->cap_modfiles, s->n_modfiles + 1,
+				sizeof(*s->modfiles)) < 0 ||
 		    ep_hashmap_insert(&s->modfiles_idx, h, (uint32_t)s->n_modfiles) < 0)
 			return;
 		i = (int64_t)s->n_modfiles++;
