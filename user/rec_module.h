@@ -125,7 +125,7 @@ struct rec_module {
 	 * the recorder (record/finish.c) destroys them all on a thread of its own, in parallel,
 	 * while the modules stop and the outputs are written, since each
 	 * release waits for kernel grace periods (0.4-6 s for a uprobe or
-	 * perf tracepoint on a loaded machine, issue 17). Called on the
+	 * perf tracepoint on a loaded machine). Called on the
 	 * recorder thread before stop; events may still arrive during stop
 	 * (cut at the run's end where it matters). Optional: stop detaches
 	 * what it holds. */

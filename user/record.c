@@ -330,7 +330,7 @@ static int add_targets(struct recorder *r)
 
 /* The output directory, opened and checked before attaching: a
  * read-only or full output filesystem found only after the run lost the
- * recording (issue 17). */
+ * recording. */
 static int open_output(struct recorder *r)
 {
 	const struct cli_opts *o = r->opts;

@@ -16,8 +16,8 @@
 #               of the sleeps' off-CPU stacks through main); the memory
 #               tracepoints load (rss from kmem/rss_stat, events seen);
 #   --pid       `ebpf-prof --pid P -d 3` on a vm_target already running
-#               (issue #18's case): exit 0, frame pointers, the 75/25 split
-#               (+-0.15) and >= 95% of the burn stacks through main;
+#               (attaching on a JetPack 5 kernel): exit 0, frame pointers,
+#               the 75/25 split (+-0.15) and >= 95% of the burn stacks through main;
 #   probes      USDT ep_vm:tick without attach cookies (libbpf finds the
 #               spec by address): exactly 1000 events carrying 0..999 in
 #               order; function probes on outer and inner by address

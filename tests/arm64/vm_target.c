@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The arm64 VM tests' target (tests/arm64/test_vm.sh, test_vm_unwind.sh),
+ * The arm64 VM tests' target (tests/arm64/test_vm.sh, test_vm_510.sh),
  * built with the cross compiler (with frame pointers; for the unwinding test
  * also without them, and without CFI), launched by ebpf-prof in the
  * emulated machine. Everything it does is counted, so the test knows the answers:

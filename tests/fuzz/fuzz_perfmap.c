@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t off;
 
 	/* data is exactly size bytes, with no NUL after it: ASan sees any
-	 * read past the end (how issue 17's overread was found). */
+	 * read past the end (how the parser's overread was found). */
 	if (perfmap_parse((const char *)data, size, &pm) == 0 && pm) {
 		for (uint64_t a = 0; a < 0x10000; a += 0x1000)
 			perfmap_lookup(pm, a, &off);

@@ -86,7 +86,7 @@ expect_rc 1 "nonexistent pid 999999999" --pid 999999999 -d 1 -o "$EP_WORK/nopid2
 grep -qi 'no such process' "$PROF_ERR" || ep_fail "--pid 999999999: stderr lacks 'no such process': $(head -c 300 "$PROF_ERR")"
 # Root without CAP_BPF (a container, capsh --drop): a permission message
 # naming the capability, not "rerun with -v for the verifier log"
-# (issue 17). Dropped from the bounding set, root's exec loses it.
+# Dropped from the bounding set, root's exec loses it.
 if command -v setpriv >/dev/null; then
 	EP_PROF_WRAP="setpriv --bounding-set -bpf,-sys_admin" \
 		expect_rc 1 "root without CAP_BPF" --pid "$TARGET_PID" -d 1 -o "$EP_WORK/nocap"
@@ -97,7 +97,7 @@ if command -v setpriv >/dev/null; then
 fi
 
 # A kernel thread has no user space: a usage error naming it, not a run
-# that ends with "0 samples" and no reason (issue 17).
+# that ends with "0 samples" and no reason.
 KT=$(ps -eo pid=,comm= | awk '$2 == "kthreadd" { print $1; exit }')
 if [ -n "$KT" ]; then
 	expect_rc 2 "kernel thread $KT" --pid "$KT" -d 1 -o "$EP_WORK/kthread"

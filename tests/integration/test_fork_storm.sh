@@ -1,5 +1,5 @@
 #!/bin/bash
-# A fork storm's cost is bounded per child (issue 17). busy_threads --forks
+# A fork storm's cost is bounded per child. busy_threads --forks
 # makes thousands of children that exit at once; before, each cost the
 # collector two /proc reads at its fork, a /proc/PID/maps scan, three /proc
 # reads at its exit, a look at /proc/PID/exe, and a record in report.json's

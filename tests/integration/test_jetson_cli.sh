@@ -74,7 +74,7 @@ set +e
 rc=$?
 set -e
 [ "$rc" -lt 128 ] || { echo "FAIL: garbage tegrastats crashed (rc $rc)"; fail=1; }
-# An endless line (issue 17: 3.7 GB in 8 s): refused within the line limit.
+# An endless line (getline grew to 3.7 GB in 8 s): refused within the line limit.
 set +e
 timeout -k 2 10 "$EP_BIN" jetson --parse-tegrastats /dev/zero >/dev/null 2>"$tmp/zero.err"
 rc=$?

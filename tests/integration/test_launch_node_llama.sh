@@ -6,8 +6,8 @@
 # backend variant and dlcloses all but the best, and the loop starts as
 # soon as the tiny model is loaded. Every cycle from the first one must be
 # seen: the script's own counts of prompts, llama_tokenize and llama_decode
-# calls are the probes' counts and the cycles' (issue #22: 12 of 30 Node
-# cycles were lost; before the dlopen hold 0-8 of 30 were seen here), the
+# calls are the probes' counts and the cycles' (12 of 30 Node cycles
+# were once lost; before the dlopen hold 0-8 of 30 were seen here), the
 # model load and the context's parameters are read, nothing is dropped, and
 # the cycles' wall times are the script's own (CLOCK_MONOTONIC both).
 #   1. --cycle-every llama_tokenize (main thread): N cycles, the last open;

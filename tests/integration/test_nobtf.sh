@@ -1,5 +1,5 @@
 #!/bin/bash
-# A kernel without its own BTF (issue #18 point 5: JetPack kernels built
+# A kernel without its own BTF (JetPack kernels built
 # without CONFIG_DEBUG_INFO_BTF), simulated: ebpf-prof runs in a private
 # mount namespace with an empty tmpfs over /sys/kernel/btf, so neither it
 # nor libbpf finds the kernel's BTF (this machine has no /boot/vmlinux-*

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Kernels older than the BPF helpers ebpf-prof uses (JetPack 5's 5.10 and
-# 6's 5.15, issue #18), simulated on this kernel with EBPF_PROF_FAULT_KFEAT,
+# 6's 5.15), simulated on this kernel with EBPF_PROF_FAULT_KFEAT,
 # which marks helpers missing before anything is loaded (kernel/kfeat.h);
 # the real 5.10 kernel is tests/arm64/test_vm_510.sh's. Each case:
 #   no bpf_loop   (5.15) the default run degrades by itself to --unwind auto

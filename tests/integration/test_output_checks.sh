@@ -1,5 +1,5 @@
 #!/bin/bash
-# The output directory is checked before the run (issue 17): a directory that
+# The output directory is checked before the run: a directory that
 # cannot be written or a full filesystem is refused at once instead of after
 # a whole recording; a file that fails at the end is reported as not
 # written, never listed as an output; a failed start leaves no empty dir.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # --pid with a thread id (not a process id) profiles the thread's process
-# and says so (issue 17). Before, the BPF filter (by process) never matched:
+# and says so. Before, the BPF filter (by process) never matched:
 # nothing was recorded, silently.
 . "$(dirname "$0")/lib.sh"
 ep_require_root

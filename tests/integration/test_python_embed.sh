@@ -1,5 +1,5 @@
 #!/bin/bash
-# Python frames in a C program that embeds CPython (issue 23, point 3): a
+# Python frames in a C program that embeds CPython: a
 # program of our own links libpython (Debian's libpython3.11.so; pyenv's
 # 3.13 too where installed), starts the interpreter from its main() and
 # runs py_tree.py's 50/30/20 call tree. The samples must carry the Python

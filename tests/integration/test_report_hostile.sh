@@ -1,6 +1,6 @@
 #!/bin/bash
 # `ebpf-prof report DIR` with a report.json that is not a regular file
-# (issue 17: a FIFO hung it forever): refused at once.
+# (a FIFO once hung it forever): refused at once.
 . "$(dirname "$0")/lib.sh"
 ep_require_root
 ep_init

@@ -99,7 +99,7 @@ check(blocked(sp) < 0.02 * span(sp), "spinner blocked: %r" % sp["off_cpu_by_reas
 # On-CPU time against the thread's own CPU clock, not against the run:
 # under a loaded ctest the spinner gets what the machine leaves it (15% of
 # its time with three busy loops beside it), and the share said nothing of
-# the accounting (issue 17). Tolerance 2% + 5 ms (the clock is read before
+# the accounting. Tolerance 2% + 5 ms (the clock is read before
 # the thread's last instructions and exit) + 10 us per context switch: the
 # tracepoint edges are not the kernel's own runtime edges (a thread woken
 # onto an idle CPU is charged from its wakeup: the disker's clock runs

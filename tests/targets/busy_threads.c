@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Load for the overload tests (issue 17): many CPU-bound threads, and
+ * Load for the overload tests: many CPU-bound threads, and
  * optionally a fork storm.
  *
  * usage: busy_threads NTHREADS SECONDS [--forks]

@@ -653,7 +653,7 @@ static void test_find_edges(void)
 
 /* Register offsets and CFA offsets are operand x data alignment factor:
  * products that do not fit in 64 bits are malformed CFI, the FDE is not
- * followed past them, and nothing overflows (issue 17: found by
+ * followed past them, and nothing overflows (found by
  * fuzz_cfi_table, a DW_CFA_offset of 2^63-1 with a factor of -8, signed
  * overflow under UBSan). */
 static void test_scaled_overflow(void)

@@ -297,7 +297,7 @@ static void test_caps_and_bad_input(void)
 	CHECK_INT_EQ(cycle_sink_table(s)->rows[0].rss_end_bytes, 5);
 	cycle_sink_free(s);
 
-	/* A full table (issue 17): the first max_rows / 2 rows stay, the last
+	/* A full table: the first max_rows / 2 rows stay, the last
 	 * ones replace each other in a ring, and every cycle is in the
 	 * aggregates, so statistics and findings cover the whole run. */
 	{

@@ -528,7 +528,7 @@ static void test_no_cycles_and_empty(void)
 	CHECK_STR_EQ(finding_severity_name(FIND_WARNING), "warning");
 }
 
-/* A run past the table's cap (issue 17): 10000 cycles, the table keeps
+/* A run past the table's cap: 10000 cycles, the table keeps
  * the first and last 5; the aggregates of all of them make the findings.
  * Cycle 6000 (not in the table) is the slow one, SQL grows from cycle
  * 5000 on, RSS grows 1 MB a cycle: each is found over the whole run. */

@@ -282,7 +282,7 @@ static bool printable_ascii(const char *t)
 }
 
 /* Names from the device tree and sysfs reach the terminal and JSON: an
- * escape sequence or invalid UTF-8 in them must not (issue 17). */
+ * escape sequence or invalid UTF-8 in them must not. */
 static void test_hostile_names(void)
 {
 	struct jetson_reader_opts o = { .sysfs_root = root };

@@ -185,7 +185,7 @@ int main(void)
 		free(big);
 	}
 	{
-		/* Lines are read within a fixed buffer (issue 17: /dev/zero grew
+		/* Lines are read within a fixed buffer (/dev/zero grew
 		 * getline's to 3.7 GB): fits, exactly full, too long, no final
 		 * newline, end of input. */
 		static const char in[] = "ab\n\nxyz1\n123456789\ntail";

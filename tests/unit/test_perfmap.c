@@ -185,7 +185,7 @@ static void test_bounds(void)
 }
 
 /* A map over PERFMAP_MAX_BYTES is read up to it and says how much was left
- * (issue 17: it was cut silently). 256-byte lines: the cut falls between
+ * (it used to be cut silently). 256-byte lines: the cut falls between
  * two lines. */
 static void test_big_file(void)
 {
@@ -226,8 +226,8 @@ static void test_big_file(void)
 }
 
 /* Buffers whose last byte is the last readable one (a PROT_NONE page
- * follows): a parser reading past len faults here, in any build (issue 17:
- * "1000 10 foo" without a newline, or a last line that is all hex digits,
+ * follows): a parser reading past len faults here, in any build (fuzzing
+ * found "1000 10 foo" without a newline, or a last line that is all hex digits,
  * was read beyond len). */
 static void test_no_overread(void)
 {

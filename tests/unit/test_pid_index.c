@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* pid -> record index (user/proc/pid_index.c): found after the array moved,
  * absent pids not found, over as many records as a fork storm leaves (the
- * linear scans it replaced made such a storm quadratic, issue 17). */
+ * linear scans it replaced made such a storm quadratic). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -163,14 +163,14 @@ static void test_module(void)
 	o.proc_root = "/proc";
 	o.probe_presets = "none"; /* only the bus request */
 	ctx.opts = &o;
-	kfeat_probe(&kf); /* as record.c does */
+	kfeat_probe(&kf); /* as the preflight does */
 	ctx.kf = &kf;
 	ctx.targets_map_fd = fd;
 	ctx.probe_bus = b;
 	CHECK_INT_EQ(probes_rec_module.open(&st, &ctx), 0);
 	if (!st)
 		goto out;
-	/* As record.c does: the probes' part of the modules' BPF object. */
+	/* As record/modules.c does: the probes' part of the modules' BPF object. */
 	part.prefix = probes_rec_module.bpf_part;
 	part.setup = probes_rec_module.bpf_setup;
 	part.loaded = probes_rec_module.bpf_loaded;

@@ -642,8 +642,8 @@ static void test_stats(void)
 }
 
 /* trace.json keeps the first max spans; the rest are counted, and the file
- * and summary say where and how many (issue 17: 134 MB for 8 s of a hot
- * probe). Statistics still count every call. */
+ * and summary say where and how many (a hot probe made 134 MB in
+ * 8 s). Statistics still count every call. */
 static void test_trace_cap(void)
 {
 	struct probe_specs ps;

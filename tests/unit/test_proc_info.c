@@ -159,7 +159,7 @@ int main(void)
 	CHECK_INT_EQ(proc_read_comm("/proc", (uint32_t)getpid(), comm, sizeof(comm)), 0);
 	CHECK_STR_EQ(comm, "test_proc_info");
 
-	/* Tgid of a thread (--pid TID, issue 17); Name: is the comm, which a
+	/* Tgid of a thread (--pid TID); Name: is the comm, which a
 	 * thread can set to "Tgid: 1". */
 	uint32_t tgid = 0;
 	const char st1[] = "Name:\tTgid: 1\nUmask:\t0022\nState:\tR\nTgid:\t4242\nPid:\t4243\n";
@@ -181,7 +181,7 @@ int main(void)
 	CHECK_INT_EQ(proc_read_tgid("/proc", (uint32_t)getpid(), &tgid), 0);
 	CHECK_INT_EQ(tgid, (uint32_t)getpid());
 
-	/* Kernel threads (--pid 2, issue 17): PF_KTHREAD in the flags field. */
+	/* Kernel threads (--pid 2): PF_KTHREAD in the flags field. */
 	{
 		const char kt[] = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 3\n";
 		const char ut[] = "7 (a b) S 1 7 7 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 3\n";

@@ -2,7 +2,7 @@
 # Wall time of `ebpf-prof -d SECONDS --pid P` on the Python + llama.cpp +
 # SQLite experiment (py_llama_experiment.py with the npm libllama), and the
 # -v breakdown of its stop ("stop took": sampler drain, modules, outputs;
-# with -vv each module's share). Issue 22: `-d 10` took 13.5 s; the goal
+# with -vv each module's share). `-d 10` once took 13.5 s; the goal
 # is <= 10.5 s. Builds given as arguments are run interleaved, RUNS times.
 #
 # usage: sudo tools/bench/duration.sh [SECONDS] EP_BINARY [EP_BINARY...]

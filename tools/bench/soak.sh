@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak (issue 17): ebpf-prof against the demo experiment for 10 minutes.
+# Soak: ebpf-prof against the demo experiment for 10 minutes.
 # The collector's RSS is sampled every 10 s and must end flat: every sample of
 # the last half within +-10% of that half's median. The outputs must be
 # written in under 2 s after the run ends (the recorder's "stop took" line)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Streaming aggregates over every cycle of a run, in bounded memory
- * (issue 17). The per-cycle table keeps a bounded number of rows (the first
+ * however long the run. The per-cycle table keeps a bounded number of rows (the first
  * and the last ones, cycle_sink.h); the findings read these instead, so they
  * cover the whole run however long it is. Exact: counts, sums, the share
  * rules' cycle counts, token and SQL totals, the RSS peak and its

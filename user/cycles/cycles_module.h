@@ -12,7 +12,8 @@ struct cycle_sink;
 extern const struct rec_module cycles_rec_module;
 
 /* The facts sink for struct rec_ctx.cycles, configured from the options
- * (lag, caps, --cycle-every); record.c owns it. NULL: out of memory. */
+ * (lag, caps, --cycle-every); the recorder owns it (record/modules.c).
+ * NULL: out of memory. */
 struct cycle_sink *cycles_sink_new(const struct cli_opts *o, uint64_t period_ns);
 
 #endif

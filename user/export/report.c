@@ -103,7 +103,7 @@ static cJSON *build_target(struct builder *b, const struct run_info *ri)
 		size_t n = strnlen(rt->comm, PROF_COMM_LEN - 1);
 		/* A fork storm's children past the first few are counted, not
 		 * listed: tens of thousands of entries cost seconds and hundreds
-		 * of MB to write (issue 17). */
+		 * of MB to write. */
 		if (!report_target_listed(rt, &nexited))
 			continue;
 		nlisted++;

@@ -217,7 +217,7 @@ cJSON *jetson_tegrastats_parse_line(const char *line);
 /* tegrastats lines are < 2 KiB; a line longer than this is not one. */
 #define JETSON_TEGRASTATS_LINE_MAX 65536
 /* Reads one line (without its '\n') into buf (cap bytes, NUL-terminated),
- * never holding more than cap bytes whatever the input (issue 17:
+ * never holding more than cap bytes whatever the input (reading
  * /dev/zero grew getline's buffer to 3.7 GB). Returns its length, -1 at
  * the end of input, or -E2BIG when the line does not fit: the rest of it is
  * left unread, the input is not tegrastats output. */

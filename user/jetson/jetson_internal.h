@@ -41,7 +41,7 @@ static inline void jstrcpy(char *dst, size_t n, const char *src)
 /* jstrcpy for names read from the device tree or sysfs that are shown on
  * the terminal and written to JSON: every byte outside printable ASCII
  * becomes '?', so an escape sequence cannot reach the terminal and the
- * JSON stays valid UTF-8 (issue 17). */
+ * JSON stays valid UTF-8. */
 static inline void jstrcpy_printable(char *dst, size_t n, const char *src)
 {
 	jstrcpy(dst, n, src);

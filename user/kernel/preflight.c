@@ -39,7 +39,7 @@ void preflight_libbpf_log(void)
 /* Capabilities bpf() and perf_event_open() check (CAP_SYS_ADMIN stands for
  * both). Checked for root too: root in a container or under
  * `capsh --drop` lacks them, and the load failed with "Operation not
- * permitted (rerun with -v for the verifier log)" (issue 17). Returns the
+ * permitted (rerun with -v for the verifier log)". Returns the
  * names of the missing ones in buf, empty when none is missing. */
 static const char *missing_bpf_caps(char *buf, size_t len)
 {

@@ -6,7 +6,7 @@
  * program run); each of our programs' runs and run time is read at stop.
  * The trap of a probe hit is measured on a function of our own by a thread
  * started at open: its uprobes' detach waits for RCU grace periods (0.5 s
- * of a loaded machine's stop when it ran at stop, issue 22).
+ * of a loaded machine's stop when it ran at stop).
  * Reports before the cycles module, whose findings read report.json
  * "overhead".
  */

@@ -19,7 +19,7 @@
  * holds event_mutex across its three waits (rcu_sync for the mm walk,
  * RCU tasks-trace, SRCU: perf_uprobe_destroy), so those serialize whatever
  * the threads; 31 probe links took 3.0 s at load 11-16 (4.2 s in batches
- * of 16 at load 16; issue 22, docs/performance.md). */
+ * of 16 at load 16; docs/performance.md). */
 #define MAX_THREADS 256
 /* The threads only make one system call. */
 #define THREAD_STACK (64u << 10)
@@ -146,7 +146,7 @@ _Noreturn static void releaser_main(const int *fds, size_t n, int rfd)
 /* The links' last references handed to a child process that drops them
  * once the parent has: the parent's own destroys are then mere reference
  * drops, and it exits without waiting for the kernel (0.1-6 s per perf
- * event link under load, issue 17). Returns the child's pid, or 0 when it
+ * event link under load). Returns the child's pid, or 0 when it
  * could not be done (nothing changed). */
 static pid_t release_in_child(struct link_list *l)
 {

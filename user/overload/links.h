@@ -4,7 +4,7 @@
  * perf event (a tracepoint, a uprobe) waits for the kernel's grace periods
  * (tracepoint_synchronize_unregister, uprobe registration's
  * synchronize_rcu): ~75 ms each on our 6.18 VM when quiet, 0.1-1.3 s each
- * under load (issue 17, a fork storm beside other sessions' BPF tests);
+ * under load (a fork storm beside other sessions' BPF tests);
  * raw tracepoint (tp_btf) links go at once. Several threads overlap what
  * the kernel lets overlap (much of it runs under its event_mutex, one link
  * after the other), and the release as a whole runs beside the outputs:
@@ -21,7 +21,7 @@ void links_destroy_parallel(struct bpf_link **links, size_t n);
 
 /* Links handed over at the end of a run, to be destroyed together in the
  * background while the outputs are written: on a loaded machine one
- * uprobe or perf tracepoint release waited 0.4-6 s (issue 17), and the
+ * uprobe or perf tracepoint release waited 0.4-6 s, and the
  * outputs need no link gone, only the data drained. */
 struct links_reaper;
 

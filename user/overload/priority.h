@@ -3,7 +3,7 @@
  * The collector's CPU priority. A target with more runnable threads than
  * CPUs leaves a nice-0 collector one share in (threads + 1): 256 busy
  * threads at 99 Hz made start-up take 11 s and lost 86% of the samples
- * (issue 17). Where permitted (root or CAP_SYS_NICE):
+ * Where permitted (root or CAP_SYS_NICE):
  * - every collector thread runs at nice -10 (inherited by the threads
  *   started later; Linux nice is per thread);
  * - the recorder thread, which drains the rings, also runs SCHED_FIFO at

@@ -4,7 +4,7 @@
  * __consume return only once the ring is empty: when BPF produces records
  * faster than the collector handles them (one thread sampled at 100 kHz,
  * 256 busy threads at 10 kHz) they never return, and the loop that checks
- * the deadline and signals never runs again (issue 17). libbpf 1.1 (Debian
+ * the deadline and signals never runs again. libbpf 1.1 (Debian
  * 12) has no ring_buffer__consume_n, but it stops consuming, with the
  * record just handled consumed, when the callback returns an error: the
  * callback here returns one once the call's time budget is spent.

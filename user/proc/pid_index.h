@@ -4,7 +4,7 @@
  * (the records carry their own uint32_t pid at a known offset). The modules
  * searched their arrays linearly: in a fork storm (30k children in 8 s)
  * every event's lookup scanned thousands of records, most of the collector's
- * CPU after its BPF map walks were batched (issue 17).
+ * CPU after its BPF map walks were batched.
  */
 #ifndef EBPF_PROF_PID_INDEX_H
 #define EBPF_PROF_PID_INDEX_H

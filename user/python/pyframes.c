@@ -331,7 +331,7 @@ static void try_detect(struct pyframes *pf, struct py_pid *p, uint64_t now)
 		if (!p->hinted && !exe_is_python(pf, p->pid, &gone)) {
 			/* Exited, its exit event not read yet (a fork storm's
 			 * child): a retry every 10 ms until then was 13k
-			 * readlinks a second (issue 17). */
+			 * readlinks a second. */
 			if (gone)
 				p->state = PS_OFF;
 			return;

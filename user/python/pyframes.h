@@ -52,7 +52,7 @@ void pyframes_free(struct pyframes *pf);
  * its own, so it is registered before its samples are processed. Merging
  * a sample of an unknown pid does the same. The first look comes after
  * delay_ns (a forked child: most of a fork storm's children are gone by
- * then, issue 17), or as soon as one of its samples is merged. 0 or a
+ * then), or as soon as one of its samples is merged. 0 or a
  * negative errno. */
 #define PY_CHILD_DELAY_NS (20ull * 1000 * 1000)
 int pyframes_watch(struct pyframes *pf, uint32_t pid, uint64_t delay_ns);

@@ -43,7 +43,7 @@ static struct links_reaper *start_reaping(struct recorder *r)
 
 /* A second Ctrl-C or SIGTERM while the outputs are written would, once the
  * mask is restored, kill the process before stdout is flushed: the files
- * are complete but the summary is lost (issue 17). As perf record does, the
+ * are complete but the summary is lost. As perf record does, the
  * run is finished instead (stop is bounded: STOP_DRAIN_BUDGET_NS, and the
  * outputs are written in well under a second); SIGKILL still ends it. */
 void run_ignore_late_signals(int sfd)

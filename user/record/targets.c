@@ -65,7 +65,7 @@ int targets_add(struct recorder *r, uint32_t pid, uint32_t parent, const char *c
 	if (pt) {
 		/* A fork: the parent's command line until an exec (which
 		 * re-reads it), the name from the event. No /proc read: a fork
-		 * storm's children must cost little each (issue 17). */
+		 * storm's children must cost little each. */
 		snprintf(t->comm, sizeof(t->comm), "%s", comm);
 		if (pt->cmdline)
 			t->cmdline = strdup(pt->cmdline);
@@ -285,7 +285,7 @@ void targets_reap_child(struct recorder *r)
 
 /* --pid values, checked, as processes. A thread id is accepted by the
  * kernel's calls (kill, /proc/TID) but the BPF filter is by process:
- * given as is, it recorded nothing (issue 17). Like perf -p with a thread
+ * given as is, it recorded nothing. Like perf -p with a thread
  * id... which perf takes as the thread alone; here a thread is profiled
  * with its whole process, and said so. */
 int targets_resolve_pids(const struct cli_opts *o, uint32_t *pids, int *npids)
@@ -313,7 +313,7 @@ int targets_resolve_pids(const struct cli_opts *o, uint32_t *pids, int *npids)
 			return -ESRCH;
 		}
 		/* It has no user space: no user stacks, maps, probes or memory,
-		 * and the run ended with "0 samples" and no word why (issue 17). */
+		 * and the run ended with "0 samples" and no word why. */
 		if (proc_is_kernel_thread(o->proc_root, pid) == 1) {
 			char comm[32] = "?";
 

@@ -35,11 +35,11 @@ struct output_dir {
 int output_dir_open(struct output_dir *od, const char *path);
 void output_dir_close(struct output_dir *od);
 /* Removes the directory if output_dir_open created it and nothing was
- * written into it: a failed start leaves no empty directory (issue 17). */
+ * written into it: a failed start leaves no empty directory. */
 void output_dir_remove_if_unused(struct output_dir *od);
 /* After output_dir_open created the directory: a helper process removes it
  * when this process ends, however it ends (SIGKILL included), if it is then
- * still empty and still the same directory (issue 17: a killed run left an
+ * still empty and still the same directory (a killed run used to leave an
  * empty directory behind). The helper waits on a pipe only this process
  * holds (close-on-exec); output_dir_close closes it. No-op (0) when the
  * directory existed before. Returns 0 or -errno. */

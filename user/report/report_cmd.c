@@ -113,8 +113,8 @@ static int read_report(const char *dir, char **text, size_t *len)
 		log_error("report: directory name too long: %s", dir);
 		return -ENAMETOOLONG;
 	}
-	/* O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever
-	 * (issue 17); anything but a regular file is refused below. */
+	/* O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever;
+	 * anything but a regular file is refused below. */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		int e = errno;

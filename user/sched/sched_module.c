@@ -41,7 +41,7 @@
 
 struct sched_mod {
 	const struct rec_ctx *ctx;
-	struct modules_bpf *skel; /* owned by record.c (bpf_parts.h) */
+	struct modules_bpf *skel; /* owned by the recorder (record/modules.c, bpf_parts.h) */
 	struct ring_buffer *rb;
 	struct rb_budget budget;
 	struct profile off; /* weights in microseconds (period_ns = 1000) */

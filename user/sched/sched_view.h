@@ -37,7 +37,7 @@ struct sched_stats {
 				  * (EP_SSTAT_USTACK_SKIPPED) */
 	uint64_t ustack_walks; /* user stacks walked at switch-outs (EP_SSTAT_USTACK_WALKS) */
 	/* Exited threads past SCHED_MAX_EXITED_LISTED, summed into one record:
-	 * a fork storm must not cost a record per child (issue 17). They count
+	 * a fork storm must not cost a record per child. They count
 	 * in every total; report.json lists the others one by one. */
 	struct ep_sched_thread folded;
 	uint64_t nfolded;

@@ -29,7 +29,7 @@ struct perfmap {
 };
 
 /* Reads no further than end: the last line of a buffer need not end in a
- * newline, and nothing follows it (issue 17, found by fuzzing). */
+ * newline, and nothing follows it (found by fuzzing). */
 static const char *parse_hex(const char *p, const char *end, uint64_t *out)
 {
 	uint64_t v = 0;

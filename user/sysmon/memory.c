@@ -34,7 +34,7 @@ void mem_free(struct memstate *m)
 struct mem_proc *mem_proc(struct memstate *m, uint32_t pid, bool create)
 {
 	/* Indexed: a scan, even newest first, was quadratic in a fork storm
-	 * (a pid looked up and not there scanned every record, issue 17). */
+	 * (a pid looked up and not there scanned every record). */
 	int64_t i;
 
 	if (!m->pidx.stride)

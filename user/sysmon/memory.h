@@ -22,7 +22,7 @@
 #define MEM_MAX_OOM	 64
 /* report.json lists every live process and this many exited ones (the
  * largest peaks); the others are counted: a fork storm's children would be
- * tens of MB of JSON (issue 17). */
+ * tens of MB of JSON. */
 #define MEM_MAX_EXITED_LISTED 1000
 
 struct mem_sample {

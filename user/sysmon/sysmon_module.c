@@ -46,7 +46,7 @@ static const char *const tp_names[NTP] = {
 
 struct sysmon {
 	const struct rec_ctx *ctx;
-	struct modules_bpf *skel; /* owned by record.c (bpf_parts.h) */
+	struct modules_bpf *skel; /* owned by the recorder (record/modules.c, bpf_parts.h) */
 	struct ring_buffer *rb;
 	struct bpf_link *links[NTP];
 	bool tp_ok[NTP];
@@ -601,7 +601,7 @@ static int cmp_u32(const void *a, const void *b)
  * entries removed, in one walk of sm_mm_states. Walking it at each exit
  * (as collect_peaks(pid) did) cost two system calls per live mm per exit:
  * in a fork storm the map holds hundreds of not yet collected children, and
- * this was most of the collector's CPU (issue 17: 4.5 s in 8 s). A child's
+ * this was most of the collector's CPU (4.5 s of CPU in an 8 s run). A child's
  * entry replaced by another process reusing its mm before the poll loses
  * that child's kernel-side peak (its /proc samples stay). */
 static void collect_exited(struct sysmon *m)
@@ -658,7 +658,7 @@ static void sm_on_exit(void *state, uint32_t pid, uint64_t ts)
 	/* After the drain: its events may grow (move) the array. */
 	p = mem_proc(&m->mem, pid, false);
 	/* A child that lived less than a sampling period is not read at its
-	 * exit (three /proc files per child of a fork storm: issue 17); its
+	 * exit (three /proc files per child of a fork storm); its
 	 * kernel-side peak is still collected. */
 	if (p && p->added_ns && ts < p->added_ns + SYSMON_CHILD_MIN_LIFE_NS)
 		m->exit_reads_skipped++;
@@ -720,7 +720,7 @@ static void sm_stop(void *state)
 	}
 	sample_busy(m, now);
 	sample_counters(m, now);
-	/* The Jetson module stops first (modules[] order), so its last
+	/* The Jetson module stops first (rec_modules[] order), so its last
 	 * samples are queued by now. */
 	if (m->ctx->throttle)
 		throttle_feed_drain(m->ctx->throttle, sm_on_jetson, m);

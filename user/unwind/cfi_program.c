@@ -346,8 +346,8 @@ static void restore_rule(struct interp *in, uint64_t reg)
 
 /* An operand times the CIE's data alignment factor. The CFI is outside
  * input: a product that does not fit is a malformed program (the reader
- * marked bad, the FDE dropped), not signed overflow (found by fuzzing,
- * issue 17). */
+ * marked bad, the FDE dropped), not signed overflow (found by
+ * fuzzing). */
 static int64_t scaled(struct cfi_rd *r, int64_t v, int64_t f)
 {
 	int64_t out;

@@ -54,7 +54,7 @@ void ktables_free(struct ktables *k);
 int ktables_scan(struct ktables *k, uint32_t pid, uint64_t now_ns);
 /* pid was forked by parent: until it execs it has the parent's mappings,
  * so the parent's list is copied (no /proc read: a fork storm must not
- * cost a maps scan per child, issue 17). Scans when the parent has none. */
+ * cost a maps scan per child). Scans when the parent has none. */
 int ktables_fork(struct ktables *k, uint32_t parent, uint32_t pid, uint64_t now_ns);
 /* A walk of pid met a pc in no known mapping: re-scan, at most every
  * 20 ms per process. Returns 1 when it scanned, 0 when rate limited. */
