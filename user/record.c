@@ -1519,6 +1519,11 @@ int record_main(const struct cli_opts *cli)
 		goto out;
 	}
 
+	/* Forked while the recorder is small (nothing loaded yet), and a port
+	 * in use is reported before the run. */
+	if (o->metrics_addr && !o->check && metrics_server_start(&r.metrics, o->metrics_addr))
+		goto out;
+
 	/* A sample weighs the period it was taken at. */
 	if (profile_init(&r.prof, r.tick.tick_hz)) {
 		log_error("out of memory");
@@ -1697,8 +1702,6 @@ int record_main(const struct cli_opts *cli)
 		rc = 0;
 		goto out;
 	}
-	if (o->metrics_addr && metrics_server_start(&r.metrics, o->metrics_addr))
-		goto out;
 	if (o->rotate_s > 0 && rotator_new(&r.rot, &od, o->rotate_s, o->keep, r.ri.start_mono_ns)) {
 		log_error("out of memory");
 		goto out;
