@@ -1061,9 +1061,7 @@ static int write_pprof_offcpu(FILE *f, void *c)
 
 static int write_report(FILE *f, void *c)
 {
-	struct export_ctx *x = c;
-
-	return export_report_json(x->p, x->ri, f);
+	return report_json_print(c, f);
 }
 
 static int module_trace_events(void *c, FILE *out, bool *first)
@@ -1089,27 +1087,30 @@ static int write_trace(FILE *f, void *c)
 	return export_trace_json(x->ri, module_trace_events, x->r, f);
 }
 
-/* The report lists every file of the bundle, report.json included, before
- * report.json exists; modules may add files (report.html) while the report
- * is being assembled, so the list is taken again after they ran. */
+/* The report lists the files of the bundle written so far and itself,
+ * before it exists. */
 static void set_output_files(struct recorder *r)
 {
 	const char **names = calloc(r->od->nwritten + 1, sizeof(*names));
+	size_t n = 0;
+	bool self = false;
 
 	if (!names)
 		return;
-	for (size_t i = 0; i < r->od->nwritten; i++)
-		names[i] = r->od->written[i];
-	names[r->od->nwritten] = "report.json";
+	for (size_t i = 0; i < r->od->nwritten; i++) {
+		names[n++] = r->od->written[i];
+		self |= !strcmp(r->od->written[i], "report.json");
+	}
+	if (!self)
+		names[n++] = "report.json";
 	free((void *)r->ri.output_files);
 	r->ri.output_files = names;
-	r->ri.noutput_files = r->od->nwritten + 1;
+	r->ri.noutput_files = n;
 }
 
 static int module_report_json(void *c, cJSON *root)
 {
 	struct recorder *r = c;
-	cJSON *out, *files;
 	int err;
 
 	for_each_module(r, i) {
@@ -1122,40 +1123,53 @@ static int module_report_json(void *c, cJSON *root)
 			return err;
 		}
 	}
+	/* A module may have written files while its section was assembled. */
 	set_output_files(r);
-	out = cJSON_GetObjectItemCaseSensitive(root, "output");
-	files = cJSON_CreateArray();
-	if (!out || !files) {
-		cJSON_Delete(files);
-		return out ? -ENOMEM : 0;
-	}
-	for (size_t i = 0; i < r->ri.noutput_files; i++) {
-		cJSON *name = cJSON_CreateString(r->ri.output_files[i]);
+	return report_json_set_output(root, &r->ri);
+}
 
-		if (!name || !cJSON_AddItemToArray(files, name)) {
-			cJSON_Delete(name);
-			cJSON_Delete(files);
-			return -ENOMEM;
-		}
+/* report.json, and when the disk is too full for it (and may_compact),
+ * the same without its large sections. */
+static int write_report_json(struct output_dir *od, cJSON *report, bool may_compact)
+{
+	int err = output_write(od, "report.json", write_report, report);
+
+	if ((err == -ENOSPC || err == -EDQUOT) && may_compact && !report_json_is_compact(report) &&
+	    !report_json_compact(report)) {
+		log_warn("report.json: %s: writing it without its large sections (flame graphs, "
+			 "timelines, per-thread lists; output.left_out names them)",
+			 strerror(-err));
+		err = output_write(od, "report.json", write_report, report);
 	}
-	if (!cJSON_ReplaceItemInObjectCaseSensitive(out, "files", files)) {
-		cJSON_Delete(files);
-		return -ENOMEM;
-	}
-	return 0;
+	return err;
 }
 
 static int write_outputs(struct recorder *r, struct output_dir *od)
 {
 	struct export_ctx x = { &r->prof, &r->ri, r };
-	bool trace = false;
-	int err = 0;
+	cJSON *report = NULL;
+	bool trace = false, early;
+	int err = 0, e;
 
 	const struct profile *pp[2] = { &r->prof, offcpu_profile(r) };
 
 	pprof_elf_prefetch(r->ri.elf_cache, pp, 2);
-	/* Write every file even if one fails, so one bad exporter cannot take
-	 * the others' data with it. report.json goes last: it lists the rest. */
+	/* report.json first: the summary that report.html, cycles.csv and
+	 * `ebpf-prof diff` are rebuilt from gets the space a filling disk has
+	 * left. Written again at the end with the list of every file
+	 * (output.complete); if that fails, this one stays. Then every other
+	 * file even if one fails, so one bad exporter cannot take the
+	 * others' data with it. */
+	r->ri.extend_report = module_report_json;
+	r->ri.extend_ctx = r;
+	r->od = od;
+	set_output_files(r);
+	e = report_json_build(&r->prof, &r->ri, &report);
+	if (e) {
+		log_error("cannot assemble report.json: %s", strerror(-e));
+		err = -EIO;
+	}
+	early = report && !write_report_json(od, report, true);
 	if (output_write(od, "profile.speedscope.json", write_speedscope, &x))
 		err = -EIO;
 	if (output_write(od, "stacks.folded", write_folded, &x))
@@ -1173,12 +1187,20 @@ static int write_outputs(struct recorder *r, struct output_dir *od)
 	}
 	if (trace && output_write(od, "trace.json", write_trace, &x))
 		err = -EIO;
-	r->ri.extend_report = module_report_json;
-	r->ri.extend_ctx = r;
-	r->od = od;
-	set_output_files(r);
-	if (output_write(od, "report.json", write_report, &x))
-		err = -EIO;
+	if (report) {
+		r->ri.output_complete = true;
+		set_output_files(r);
+		/* A whole early one is worth more than a short final one. */
+		if (report_json_set_output(report, &r->ri) ||
+		    write_report_json(od, report, !early)) {
+			err = -EIO;
+			if (early)
+				log_warn(
+					"report.json: the version written before the other files "
+					"stays (output.complete false: its output.files ends there)");
+		}
+	}
+	cJSON_Delete(report);
 	return err;
 }
 
@@ -1601,7 +1623,13 @@ int record_main(const struct cli_opts *cli)
 	outdir = o->output_dir ? strdup(o->output_dir) : default_output_dir(r.ri.targets[0].pid);
 	/* Before attaching: a read-only or full output filesystem found only
 	 * after the run lost the recording (issue 17). */
-	if (!outdir || output_dir_open(&od, outdir) || output_dir_check(&od, OUTPUT_MIN_FREE))
+	/* Never a directory that someone else could fill first or edit after:
+	 * new (a fresh name for the default one), or empty, or --force. */
+	if (!outdir ||
+	    output_dir_open_run(&od, outdir,
+				(o->force ? OUTPUT_DIR_FORCE : 0) |
+					(o->output_dir ? 0 : OUTPUT_DIR_NEW_NAME)) ||
+	    output_dir_check(&od, OUTPUT_MIN_FREE))
 		goto out;
 	err = output_dir_guard(&od);
 	if (err)

@@ -404,6 +404,12 @@ def validate_all():
                   "process entry lacks pid/comm/cmdline/exited: %r" % p)
             check(isinstance(p.get("exited"), bool), "process.exited must be a bool: %r" % p)
     check("exit_status" in t, "report.target.exit_status missing")
+    # The final report.json: every file it lists is there (it was written
+    # first, then again with the whole list: docs/report-schema.md).
+    o = R.get("output") or {}
+    check(o.get("complete") is True, "report.output.complete is %r: not the final report.json" % o.get("complete"))
+    for f in o.get("files") or []:
+        check(os.path.isfile(os.path.join(D, f)), "report.output.files lists %s, which is not in %s" % (f, D))
     check(R.get("stop_reason") in ("duration", "signal", "targets-exited"),
           "report.stop_reason %r not in duration/signal/targets-exited" % R.get("stop_reason"))
     s = R.get("samples") or {}
