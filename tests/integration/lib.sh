@@ -505,4 +505,7 @@ PY
 ep_check_outputs()
 {
 	echo 'validate_all()' | ep_py "$1"
+	# The reader of `report` and `diff` (report_read.h) accepts it.
+	"$EP_BIN" diff --no-html --json "$1" "$1" >/dev/null 2>"$EP_WORK/reader.err" ||
+		ep_fail "$1/report.json refused by the report/diff reader: $(head -n 3 "$EP_WORK/reader.err")"
 }
