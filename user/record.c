@@ -1164,12 +1164,14 @@ static int write_outputs(struct recorder *r, struct output_dir *od)
 	r->ri.extend_ctx = r;
 	r->od = od;
 	set_output_files(r);
+	/* Kept until the modules' files are written (report.html embeds it),
+	 * whatever happens. */
 	e = report_json_build(&r->prof, &r->ri, &report);
 	if (e) {
 		log_error("cannot assemble report.json: %s", strerror(-e));
 		err = -EIO;
 	}
-	early = report && !write_report_json(od, report, true);
+	early = !e && !write_report_json(od, report, true);
 	if (output_write(od, "profile.speedscope.json", write_speedscope, &x))
 		err = -EIO;
 	if (output_write(od, "stacks.folded", write_folded, &x))
@@ -1187,7 +1189,7 @@ static int write_outputs(struct recorder *r, struct output_dir *od)
 	}
 	if (trace && output_write(od, "trace.json", write_trace, &x))
 		err = -EIO;
-	if (report) {
+	if (!e) {
 		r->ri.output_complete = true;
 		set_output_files(r);
 		/* A whole early one is worth more than a short final one. */

@@ -415,7 +415,6 @@ int report_json_build(const struct profile *p, const struct run_info *ri, cJSON 
 {
 	struct builder b = { false };
 	cJSON *root;
-	int err;
 
 	*out = NULL;
 	if (!ri)
@@ -425,15 +424,10 @@ int report_json_build(const struct profile *p, const struct run_info *ri, cJSON 
 		cJSON_Delete(root);
 		return -ENOMEM;
 	}
-	if (ri->extend_report) {
-		err = ri->extend_report(ri->extend_ctx, root);
-		if (err) {
-			cJSON_Delete(root);
-			return err;
-		}
-	}
+	/* Handed over even when a module failed: modules may keep pointers
+	 * into it until their files are written (the caller deletes it). */
 	*out = root;
-	return 0;
+	return ri->extend_report ? ri->extend_report(ri->extend_ctx, root) : 0;
 }
 
 int report_json_print(const cJSON *root, FILE *out)
@@ -539,9 +533,8 @@ int export_report_json(const struct profile *p, const struct run_info *ri, FILE 
 	cJSON *root;
 	int err = report_json_build(p, ri, &root);
 
-	if (err)
-		return err;
-	err = report_json_print(root, out);
+	if (!err)
+		err = report_json_print(root, out);
 	cJSON_Delete(root);
 	return err;
 }

@@ -143,7 +143,9 @@ int export_report_json(const struct profile *p, const struct run_info *ri, FILE 
  * from ri; and the tree without its large sections (the flame graphs, the
  * RSS timeline, the per-thread lists, the BPF program details), for a disk
  * too full for the whole: output.compact true, output.left_out names them.
- * Return 0 or -errno. */
+ * Return 0 or -errno. report_json_build hands the tree over even when a
+ * module's section failed (modules may point into it until their files
+ * are written): the caller deletes *out in any case. */
 int report_json_build(const struct profile *p, const struct run_info *ri, cJSON **out);
 int report_json_print(const cJSON *root, FILE *out);
 int report_json_set_output(cJSON *root, const struct run_info *ri);
