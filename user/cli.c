@@ -49,7 +49,11 @@ void cli_usage(FILE *out)
 	      "  -d, --duration SECONDS   stop after SECONDS (default: until Ctrl-C, SIGTERM or\n"
 	      "                           until every traced process has exited); a launched\n"
 	      "                           COMMAND still running then is left running\n"
-	      "  -o, --output DIR         result directory (default ./ebpf-prof-PID-YYYYmmdd-HHMMSS)\n"
+	      "  -o, --output DIR         result directory, created by the run or empty (default\n"
+	      "                           ./ebpf-prof-PID-YYYYmmdd-HHMMSS, a fresh name if that\n"
+	      "                           exists); it must be yours and not writable by others\n"
+	      "      --force              write into an -o DIR that is not empty: files of the\n"
+	      "                           same names are replaced, no other file is touched\n"
 	      "      --no-kernel          drop kernel frames (user stacks only)\n"
 	      "      --no-demangle        keep C++/Rust function names mangled (_ZN...) in\n"
 	      "                           every output (default: demangled)\n"
@@ -250,13 +254,15 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		OPT_ALLOC,
 		OPT_ALLOC_RATE,
 		OPT_ALLOC_MAX_LIVE,
-		OPT_TRACE_MAX_SPANS
+		OPT_TRACE_MAX_SPANS,
+		OPT_FORCE
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
@@ -362,6 +368,9 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 				return 2;
 			}
 			o->output_dir = optarg;
+			break;
+		case OPT_FORCE:
+			o->force = true;
 			break;
 		case OPT_NO_KERNEL:
 			o->kernel_stacks = false;

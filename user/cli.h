@@ -63,6 +63,7 @@ struct cli_opts {
 	uint32_t freq_hz;
 	double duration_s;	/* 0: until stopped */
 	const char *output_dir; /* NULL: default name */
+	bool force;		/* --force: -o may name a directory that is not empty */
 	bool kernel_stacks;
 	bool no_demangle;	/* --no-demangle: raw symbol names */
 	enum cli_unwind unwind; /* --unwind */

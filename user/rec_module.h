@@ -132,7 +132,8 @@ struct rec_module {
 	void (*take_links)(void *state, struct link_list *out);
 	/* Detach and drain what is left; called once, before any output. */
 	void (*stop)(void *state);
-	/* Adds the module's sections to report.json. */
+	/* Adds the module's sections to report.json. The tree stays alive
+	 * (and is written as report.json) until after write_files. */
 	int (*report_json)(void *state, cJSON *root);
 	/* Appends Chrome Trace events (comma-separated JSON objects; *first
 	 * says whether a comma is needed) to trace.json. */
@@ -140,7 +141,9 @@ struct rec_module {
 	/* Whether trace_events has anything to say: trace.json is written
 	 * only when some module does. */
 	bool (*has_trace)(void *state);
-	/* Extra files in the bundle, each through output_write(). */
+	/* Extra files in the bundle, each through output_write(); called
+	 * after report_json and after report.json was written (so that a
+	 * filling disk keeps report.json). */
 	int (*write_files)(void *state, struct output_dir *od);
 	/* A second profile for profile.speedscope.json (e.g. off-CPU time),
 	 * sharing its frame table; *label prefixes its thread names. NULL when

@@ -340,7 +340,11 @@ static int open_output(struct recorder *r)
 				  : bundle_default_dir(r->ri.targets[0].pid);
 	if (!r->outdir)
 		return -ENOMEM;
-	err = output_dir_open(&r->od, r->outdir);
+	/* Never a directory that someone else could fill first or edit after:
+	 * new (a fresh name for the default one), or empty, or --force. */
+	err = output_dir_open_run(&r->od, r->outdir,
+				  (o->force ? OUTPUT_DIR_FORCE : 0) |
+					  (o->output_dir ? 0 : OUTPUT_DIR_NEW_NAME));
 	if (!err)
 		err = output_dir_check(&r->od, OUTPUT_MIN_FREE);
 	if (err)
@@ -375,17 +379,12 @@ static int start_sampling(struct recorder *r)
 }
 
 /* After modules_start (modules.h): what runs beside the recording:
- * --metrics, --rotate, the kernel symbols' preload, the -d deadline. */
+ * --rotate, the kernel symbols' preload, the -d deadline (--metrics
+ * started before anything loaded). */
 static int start_extras(struct recorder *r)
 {
 	const struct cli_opts *o = r->opts;
-	int err;
 
-	if (o->metrics_addr) {
-		err = metrics_server_start(&r->metrics, o->metrics_addr);
-		if (err)
-			return err;
-	}
 	if (o->rotate_s > 0 &&
 	    rotator_new(&r->rot, &r->od, o->rotate_s, o->keep, r->ri.start_mono_ns)) {
 		log_error("out of memory");
@@ -570,6 +569,10 @@ int record_main(const struct cli_opts *cli)
 	if (rc)
 		return rc; /* refused before anything was held */
 	rc = 1;
+	/* The metrics server forks while the recorder is small (nothing
+	 * loaded yet), and a port in use is reported before the run. */
+	if (eff.metrics_addr && !eff.check && metrics_server_start(&r.metrics, eff.metrics_addr))
+		goto out;
 	if (start_collector(&r) || open_sampler(&r) || add_targets(&r) || open_output(&r) ||
 	    start_sampling(&r) || modules_start(&r))
 		goto out;

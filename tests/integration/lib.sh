@@ -404,6 +404,12 @@ def validate_all():
                   "process entry lacks pid/comm/cmdline/exited: %r" % p)
             check(isinstance(p.get("exited"), bool), "process.exited must be a bool: %r" % p)
     check("exit_status" in t, "report.target.exit_status missing")
+    # The final report.json: every file it lists is there (it was written
+    # first, then again with the whole list: docs/report-schema.md).
+    o = R.get("output") or {}
+    check(o.get("complete") is True, "report.output.complete is %r: not the final report.json" % o.get("complete"))
+    for f in o.get("files") or []:
+        check(os.path.isfile(os.path.join(D, f)), "report.output.files lists %s, which is not in %s" % (f, D))
     check(R.get("stop_reason") in ("duration", "signal", "targets-exited"),
           "report.stop_reason %r not in duration/signal/targets-exited" % R.get("stop_reason"))
     s = R.get("samples") or {}
@@ -499,4 +505,7 @@ PY
 ep_check_outputs()
 {
 	echo 'validate_all()' | ep_py "$1"
+	# The reader of `report` and `diff` (report_read.h) accepts it.
+	"$EP_BIN" diff --no-html --json "$1" "$1" >/dev/null 2>"$EP_WORK/reader.err" ||
+		ep_fail "$1/report.json refused by the report/diff reader: $(head -n 3 "$EP_WORK/reader.err")"
 }

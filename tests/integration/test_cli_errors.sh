@@ -17,6 +17,7 @@ expect_rc()
 
 expect_rc 0 "--help" --help
 grep -q -- '--pid' "$PROF_OUT" || ep_fail "--help output does not mention --pid"
+grep -q -- "--force" "$PROF_OUT" || ep_fail "--help output does not mention --force"
 grep -q -- '--freq\|-F' "$PROF_OUT" || ep_fail "--help output does not mention -F/--freq"
 expect_rc 0 "--version" --version
 grep -Eq '[0-9]+\.[0-9]+\.[0-9]+' "$PROF_OUT" || ep_fail "--version prints no x.y.z version: $(head -c 200 "$PROF_OUT")"
@@ -76,10 +77,17 @@ expect_rc 1 "-o dangling symlink" --pid "$TARGET_PID" -d 1 -o "$EP_WORK/dangling
 [ ! -e "$EP_WORK/not-there" ] || ep_fail "-o dangling symlink: created $EP_WORK/not-there through the link"
 
 # A symlinked output *file* inside a real output dir: not followed either.
+# A directory that is not empty is refused without --force; with it, the
+# planted link is replaced, never written through.
 mkdir "$EP_WORK/out-planted"
 ln -s "$EP_WORK/victim" "$EP_WORK/out-planted/report.json"
-ep_prof_run 30 --pid "$TARGET_PID" -d 1 -o "$EP_WORK/out-planted"
+expect_rc 1 "-o a directory that is not empty" --pid "$TARGET_PID" -d 1 -o "$EP_WORK/out-planted"
+grep -q "exists and is not empty.*--force" "$PROF_ERR" || ep_fail "-o not empty: $(head -c 300 "$PROF_ERR")"
+ep_prof_run 30 --pid "$TARGET_PID" -d 1 -o "$EP_WORK/out-planted" --force
+[ "$PROF_RC" -eq 0 ] || ep_fail "--force into $EP_WORK/out-planted: exit $PROF_RC: $(tail -n 3 "$PROF_ERR")"
 [ ! -e "$EP_WORK/victim" ] || ep_fail "a planted report.json symlink was followed (exit $PROF_RC)"
+[ -f "$EP_WORK/out-planted/report.json" ] && [ ! -L "$EP_WORK/out-planted/report.json" ] ||
+	ep_fail "--force: report.json is not a regular file in place of the link"
 # The contract's own example: a pid above pid_max is also "no such process"
 # (exit 1), not a usage error: the user gave a well-formed number.
 expect_rc 1 "nonexistent pid 999999999" --pid 999999999 -d 1 -o "$EP_WORK/nopid2"

@@ -74,6 +74,76 @@ done
 code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST --data x=1 "$URL")
 [ "$code" = 405 ] || ep_fail "POST /metrics answered $code, want 405"
 
+# Requests are parsed by a process of its own (docs/metrics.md): not root,
+# no capability, no way to gain one (no_new_privs), a seccomp filter, and
+# none of the recorder's descriptors (BPF objects, perf events, outputs).
+HTTP_PID=$(pgrep -P "$PROF_PID" -x ebpf-prof-http) ||
+	ep_fail "no ebpf-prof-http process under ebpf-prof ($PROF_PID): $(ps -o pid,comm --ppid "$PROF_PID")"
+ST="/proc/$HTTP_PID/status"
+awk '/^Uid:/ { exit !($2 && $3 && $4 && $5) }' "$ST" || ep_fail "the HTTP process runs as root: $(grep '^Uid' "$ST")"
+for c in CapInh CapPrm CapEff CapBnd CapAmb; do
+	grep -Eq "^$c:[[:space:]]+0+$" "$ST" || ep_fail "the HTTP process has capabilities: $(grep "^$c" "$ST")"
+done
+grep -Eq '^NoNewPrivs:[[:space:]]+1$' "$ST" || ep_fail "the HTTP process: $(grep '^NoNewPrivs' "$ST")"
+grep -Eq '^Seccomp:[[:space:]]+2$' "$ST" || ep_fail "the HTTP process has no seccomp filter: $(grep '^Seccomp' "$ST")"
+NFD=$(find "/proc/$HTTP_PID/fd" -mindepth 1 -maxdepth 1 | wc -l)
+[ "$NFD" -eq 6 ] || ep_fail "the HTTP process holds $NFD descriptors, want 6: $(ls -l "/proc/$HTTP_PID/fd")"
+! find "/proc/$HTTP_PID/fd" -mindepth 1 -lname 'anon_inode:*bpf*' -o -mindepth 1 -lname 'anon_inode:\[perf_event\]' | grep -q . ||
+	ep_fail "the HTTP process holds BPF or perf descriptors: $(ls -l "/proc/$HTTP_PID/fd")"
+ep_log "HTTP process $HTTP_PID: $(grep '^Uid' "$ST" | tr -s '\t ' ' '), no capabilities, seccomp, $NFD fds"
+
+# Slowloris: 8 connections each sending a header line per second and never
+# ending their request. Scrapes meanwhile are answered within 1 s, and the
+# server ends each slow connection at its 2 s request deadline.
+PORT=$MPORT READY="$EP_WORK/slow.ready" python3 - >"$EP_WORK/slow.txt" 2>&1 <<'PY' &
+import os, socket, time
+port = int(os.environ["PORT"])
+conns = []
+for i in range(8):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+    s.setblocking(False)
+    conns.append([s, time.monotonic(), None])
+open(os.environ["READY"], "w").write("connected\n")
+t0 = time.monotonic()
+while time.monotonic() - t0 < 8 and any(c[2] is None for c in conns):
+    for c in conns:
+        if c[2] is not None:
+            continue
+        try:
+            if c[0].recv(4096) == b"":
+                c[2] = time.monotonic() - c[1]
+                continue
+        except BlockingIOError:
+            pass
+        except OSError:
+            c[2] = time.monotonic() - c[1]
+            continue
+        try:
+            c[0].send(b"X-Slow: a\r\n")
+        except OSError:
+            pass
+    time.sleep(1)
+print(" ".join("%.2f" % c[2] if c[2] is not None else "open" for c in conns))
+PY
+SLOW_PID=$!
+EP_PIDS+=("$SLOW_PID")
+ep_wait_line "$EP_WORK/slow.ready" connected 10 "$SLOW_PID" || ep_fail "slowloris client: $(cat "$EP_WORK/slow.txt")"
+for i in 1 2 3 4; do
+	t=$(curl -sf -m 1 -o /dev/null -w '%{time_total}' "$URL") ||
+		ep_fail "scrape $i with 8 slow connections open: no answer within 1 s"
+	ep_log "scrape $i with 8 slow connections open: ${t} s"
+	sleep 0.5
+done
+wait "$SLOW_PID" || ep_fail "slowloris client failed: $(cat "$EP_WORK/slow.txt")"
+read -r -a CLOSED <"$EP_WORK/slow.txt"
+[ "${#CLOSED[@]}" -eq 8 ] || ep_fail "slowloris: $(cat "$EP_WORK/slow.txt")"
+for c in "${CLOSED[@]}"; do
+	[ "$c" != open ] && awk -v c="$c" 'BEGIN { exit !(c < 4.0) }' ||
+		ep_fail "slow connections closed after ${CLOSED[*]} s, want each by its 2 s deadline (+ the 1 s pace)"
+done
+ep_log "slow connections closed by the server after ${CLOSED[*]} s"
+
 curl -sf -m 5 "$URL" >"$EP_WORK/scrape.0" || ep_fail "first scrape failed"
 kill -USR1 "$EXP_PID"
 ep_wait_exit "$EXP_PID" 60 || ep_fail "cycle_experiment did not finish"

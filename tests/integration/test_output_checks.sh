@@ -21,14 +21,14 @@ cleanup_mnt()
 trap cleanup_mnt EXIT
 
 # Not writable (an existing directory of a read-only kind): refused before
-# the 30 s run, not after it.
-ep_prof_run 60 --pid "$TARGET_PID" -F 99 -d 30 -o /proc
+# the 30 s run, not after it. (--force: /proc is not empty.)
+ep_prof_run 60 --pid "$TARGET_PID" -F 99 -d 30 -o /proc --force
 [ "$PROF_RC" -ne 0 ] || ep_fail "-o /proc succeeded"
 [ "$PROF_MS" -lt 10000 ] || ep_fail "-o /proc failed only after ${PROF_MS} ms (the run was made)"
 grep -q "output directory /proc is not writable" "$PROF_ERR" ||
 	ep_fail "-o /proc: no 'not writable' message (stderr: $(tail -n 3 "$PROF_ERR"))"
 
-mount -t tmpfs -o ro,size=8m tmpfs "$MNT" || ep_fail "cannot mount a tmpfs"
+mount -t tmpfs -o ro,size=8m,mode=0755 tmpfs "$MNT" || ep_fail "cannot mount a tmpfs"
 ep_prof_run 60 --pid "$TARGET_PID" -F 99 -d 30 -o "$MNT"
 [ "$PROF_RC" -ne 0 ] && [ "$PROF_MS" -lt 10000 ] ||
 	ep_fail "read-only fs: rc $PROF_RC after ${PROF_MS} ms, want a failure before the run"
@@ -54,6 +54,10 @@ ep_wait_attached "$PROF_PID" 30
 dd if=/dev/zero of="$MNT/fill" bs=64k 2>/dev/null # until ENOSPC
 ep_wait_exit "$PROF_PID" 30 || ep_fail "no exit within 30 s"
 [ "$EP_EXIT_RC" -ne 0 ] || ep_fail "full at the end: exit 0 though the files could not be written"
+grep -q "report.json: No space left on device" "$PROF_ERR" ||
+	ep_fail "full at the end: ENOSPC not named: $(grep -m3 'cannot write' "$PROF_ERR")"
+! grep -q "Input/output error" "$PROF_ERR" ||
+	ep_fail "full at the end: a write failure reported as EIO: $(grep -m3 'Input/output' "$PROF_ERR")"
 grep -q "NOT WRITTEN: report.json" "$PROF_OUT" ||
 	ep_fail "summary does not say report.json was not written: $(grep -A9 '^output:' "$PROF_OUT")"
 while read -r f; do

@@ -53,6 +53,7 @@ report = {
     "schema": "ebpf-prof/1", "version": "test",
     "target": {"pids": [42], "command": "python3 experiment.py"},
     "time": {"start_monotonic_ns": t0, "end_monotonic_ns": s, "duration_ns": s - t0},
+    "sampling": {"frequency_hz": 100, "period_ns": 10 * MS},
     "samples": {"total": 70},
     "cycles": cycles,
     "findings": [],

@@ -46,6 +46,10 @@ int main(void)
 	CHECK_STR_EQ(o.output_dir, "out/");
 	CHECK(!o.kernel_stacks);
 	CHECK_INT_EQ(o.verbosity, -1);
+	CHECK(!o.force); /* an -o directory that is not empty is refused */
+	CHECK_INT_EQ(parse(&o, ARGS("-o", "out/", "--force", "--pid", "1")), 0);
+	CHECK(o.force);
+	CHECK_INT_EQ(parse(&o, ARGS("--force=yes", "--pid", "1")), 2);
 
 	CHECK_INT_EQ(parse(&o, ARGS("-d", "5m", "--pid", "7")), 0);
 	CHECK_NEAR(o.duration_s, 300, 1e-9);

@@ -104,7 +104,10 @@ static void test_roundtrip(void)
 static char *doc(const char *cycles)
 {
 	char *s = NULL;
-	if (asprintf(&s, "{\"schema\":\"ebpf-prof/1\",\"cycles\":%s}", cycles) < 0)
+	if (asprintf(
+		    &s,
+		    "{\"schema\":\"ebpf-prof/1\",\"sampling\":{\"period_ns\":1000000},\"samples\":{\"total\":0},\"cycles\":%s}",
+		    cycles) < 0)
 		return NULL;
 	return s;
 }
@@ -112,7 +115,7 @@ static char *doc(const char *cycles)
 static int load(const char *text, char *err, size_t el)
 {
 	struct report_data d;
-	int e = report_load(text, strlen(text), &d, err, el);
+	int e = report_load("t/report.json", text, strlen(text), &d, err, el);
 	if (!e)
 		report_data_free(&d);
 	return e;
@@ -126,6 +129,8 @@ static void test_bad_input(void)
 	cJSON *j = cycles_to_json(&t);
 	cJSON *root = cJSON_CreateObject();
 	cJSON_AddStringToObject(root, "schema", "ebpf-prof/1");
+	cJSON_AddNumberToObject(cJSON_AddObjectToObject(root, "sampling"), "period_ns", 1e6);
+	cJSON_AddNumberToObject(cJSON_AddObjectToObject(root, "samples"), "total", 0);
 	cJSON_AddItemToObject(root, "cycles", j);
 	char *good = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
@@ -137,7 +142,7 @@ static void test_bad_input(void)
 	size_t n = strlen(good);
 	for (size_t k = 0; k < n; k++) {
 		struct report_data d;
-		int e = report_load(good, k, &d, err, sizeof(err));
+		int e = report_load("t/report.json", good, k, &d, err, sizeof(err));
 		CHECK(e == -EINVAL);
 		if (!e)
 			report_data_free(&d);
@@ -150,9 +155,10 @@ static void test_bad_input(void)
 		junk[k] = (char)(x >> 16);
 	}
 	struct report_data d;
-	CHECK_INT_EQ(report_load(junk, sizeof(junk), &d, err, sizeof(err)), -EINVAL);
+	CHECK_INT_EQ(report_load("t/report.json", junk, sizeof(junk), &d, err, sizeof(err)),
+		     -EINVAL);
 	CHECK_INT_EQ(load("[]", err, sizeof(err)), -EINVAL);
-	CHECK(strstr(err, "not an object") != NULL);
+	CHECK(strstr(err, "t/report.json: top level is not a JSON object") != NULL);
 	CHECK_INT_EQ(load("{\"schema\":\"ebpf-prof/9\"}", err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "schema") != NULL);
 
@@ -200,20 +206,23 @@ static void test_bad_input(void)
 		free(s);
 	}
 	/* Saved findings are checked when there are no cycles to recompute them. */
-	CHECK_INT_EQ(load("{\"schema\":\"ebpf-prof/1\",\"findings\":[{\"rule\":\"x\","
-			  "\"severity\":\"bad\"}]}",
-			  err, sizeof(err)),
-		     -EINVAL);
-	CHECK_INT_EQ(load("{\"schema\":\"ebpf-prof/1\",\"findings\":[{\"rule\":\"x\","
-			  "\"severity\":\"info\",\"title\":\"t\",\"evidence\":\"e\","
-			  "\"recommendation\":\"r\",\"cycles\":[1,-2]}]}",
-			  err, sizeof(err)),
-		     -EINVAL);
-	CHECK_INT_EQ(load("{\"schema\":\"ebpf-prof/1\",\"findings\":[{\"rule\":\"x\","
-			  "\"severity\":\"info\",\"title\":\"t\",\"evidence\":\"e\","
-			  "\"recommendation\":\"r\",\"cycles\":[1,2]}]}",
-			  err, sizeof(err)),
-		     0);
+	CHECK_INT_EQ(
+		load("{\"schema\":\"ebpf-prof/1\",\"sampling\":{\"period_ns\":1000000},\"samples\":{\"total\":0},\"findings\":[{\"rule\":\"x\","
+		     "\"severity\":\"bad\"}]}",
+		     err, sizeof(err)),
+		-EINVAL);
+	CHECK_INT_EQ(
+		load("{\"schema\":\"ebpf-prof/1\",\"sampling\":{\"period_ns\":1000000},\"samples\":{\"total\":0},\"findings\":[{\"rule\":\"x\","
+		     "\"severity\":\"info\",\"title\":\"t\",\"evidence\":\"e\","
+		     "\"recommendation\":\"r\",\"cycles\":[1,-2]}]}",
+		     err, sizeof(err)),
+		-EINVAL);
+	CHECK_INT_EQ(
+		load("{\"schema\":\"ebpf-prof/1\",\"sampling\":{\"period_ns\":1000000},\"samples\":{\"total\":0},\"findings\":[{\"rule\":\"x\","
+		     "\"severity\":\"info\",\"title\":\"t\",\"evidence\":\"e\","
+		     "\"recommendation\":\"r\",\"cycles\":[1,2]}]}",
+		     err, sizeof(err)),
+		0);
 	free(good);
 }
 
@@ -389,21 +398,21 @@ static void test_whole_run_from_report(void)
 		"\"memory\":{\"system_ram_bytes\":1073741824,\"timeline\":["
 		"{\"t_s\":0.1,\"pid\":10,\"rss_bytes\":1048576},{\"t_s\":0.2,\"pid\":11,\"rss_"
 		"bytes\":1e9},"
-		"{\"t_s\":0.9,\"pid\":10,\"rss_bytes\":3145728},{\"t_s\":\"x\",\"pid\":10}]},"
+		"{\"t_s\":0.9,\"pid\":10,\"rss_bytes\":3145728}]},"
 		"\"throttling\":{\"episodes\":[{\"start_s\":0.5,\"end_s\":0.6},{\"start_s\":2,"
 		"\"end_s\":1}]},"
 		"\"sched\":{\"off_cpu_by_reason\":{\"sleep\":999},\"threads\":[{\"tid\":11},"
-		"{\"tid\":10,\"off_cpu_by_reason\":{\"sleep\":100000000,\"runqueue\":\"bad\"}}]},"
+		"{\"tid\":10,\"off_cpu_by_reason\":{\"sleep\":100000000}}]},"
 		"\"probes\":{\"list\":[{\"group\":\"llama\",\"total_ns\":700000000,\"count\":4},"
-		"{\"group\":\"sqlite\",\"total_ns\":250000000,\"count\":9},{\"group\":7}],"
+		"{\"group\":\"sqlite\",\"total_ns\":250000000,\"count\":9}],"
 		"\"tokens\":{\"count\":70}},"
 		"\"sql\":{\"statements\":[{\"text\":\"INSERT a\",\"count\":5,\"p99_ns\":9},"
 		"{\"text\":\"SELECT b\",\"count\":4}]},"
-		"\"top_functions\":[{\"name\":\"f\",\"self\":20},{\"name\":3},{\"name\":\"g\","
+		"\"top_functions\":[{\"name\":\"f\",\"self\":20},{\"name\":\"g\","
 		"\"self\":1}]}";
 	struct report_data d;
 	char err[128] = "";
-	CHECK_INT_EQ(report_load(text, strlen(text), &d, err, sizeof(err)), 0);
+	CHECK_INT_EQ(report_load("t/report.json", text, strlen(text), &d, err, sizeof(err)), 0);
 	CHECK(d.cycles.whole_run);
 	CHECK_INT_EQ(d.cycles.n, 1);
 	if (d.cycles.n == 1) {
@@ -441,11 +450,45 @@ static void test_whole_run_from_report(void)
 	CHECK(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(d.root, "cycles")));
 	report_data_free(&d);
 
+	/* A field of the wrong type anywhere the rebuild reads is refused by
+	 * the reader, naming it (diff refuses the same: test_report_read.c). */
+	static const struct {
+		const char *from, *to, *msg;
+	} wrong[] = {
+		{ "\"rss_bytes\":3145728}", "\"rss_bytes\":3145728},{\"t_s\":\"x\",\"pid\":10}",
+		  "t/report.json: memory.timeline[3].t_s: not a number" },
+		{ "\"count\":9}", "\"count\":9},{\"group\":7}",
+		  "t/report.json: probes.list[2].group: not a string" },
+		{ "\"sleep\":100000000}", "\"sleep\":100000000,\"runqueue\":\"bad\"}",
+		  "t/report.json: sched.threads[1].off_cpu_by_reason.runqueue: not a number" },
+		{ "{\"name\":\"g\",", "{\"name\":3},{\"name\":\"g\",",
+		  "t/report.json: top_functions[1].name: not a string" },
+		{ "\"sampling\":{\"period_ns\":10000000},", "",
+		  "t/report.json: sampling: missing" },
+	};
+	for (size_t k = 0; k < sizeof(wrong) / sizeof(wrong[0]); k++) {
+		const char *at = strstr(text, wrong[k].from);
+		char *t = NULL;
+
+		CHECK(at != NULL);
+		if (!at || asprintf(&t, "%.*s%s%s", (int)(at - text), text, wrong[k].to,
+				    at + strlen(wrong[k].from)) < 0)
+			continue;
+		err[0] = '\0';
+		CHECK_INT_EQ(report_load("t/report.json", t, strlen(t), &d, err, sizeof(err)),
+			     -EINVAL);
+		if (strcmp(err, wrong[k].msg))
+			fprintf(stderr, "wrong %zu: \"%s\", want \"%s\"\n", k, err, wrong[k].msg);
+		CHECK_STR_EQ(err, wrong[k].msg);
+		free(t);
+	}
+
 	/* probes.classes (nested calls once) wins over the sum of the list:
 	 * llama_decode 720 ms with ggml_graph_compute 696 ms inside is 720. */
 	{
 		static const char *cl =
 			"{\"schema\":\"ebpf-prof/1\",\"target\":{\"pids\":[10]},"
+			"\"sampling\":{\"period_ns\":1000000},\"samples\":{\"total\":0},"
 			"\"time\":{\"start_monotonic_ns\":0,\"end_monotonic_ns\":2000000000},"
 			"\"sched\":{\"threads\":[{\"tid\":10,\"off_cpu_by_reason\":{"
 			"\"sleep\":900000000}}]},"
@@ -453,7 +496,7 @@ static void test_whole_run_from_report(void)
 			"\"count\":12},{\"group\":\"llama\",\"total_ns\":696000000,\"count\":12}],"
 			"\"classes\":{\"inference\":{\"ns\":720000000,\"calls\":12},"
 			"\"sql\":{\"ns\":0,\"calls\":0},\"other\":{\"ns\":0,\"calls\":0}}}}";
-		CHECK_INT_EQ(report_load(cl, strlen(cl), &d, err, sizeof(err)), 0);
+		CHECK_INT_EQ(report_load("t/report.json", cl, strlen(cl), &d, err, sizeof(err)), 0);
 		if (d.cycles.n == 1) {
 			const struct cycle_row *r = &d.cycles.rows[0];
 			CHECK_INT_EQ(r->inference_ns, 720 * MS);
@@ -492,7 +535,17 @@ static void test_whole_run_from_report(void)
 	CHECK_INT_EQ(cycles_whole_run_from_report(bad, &t, err, sizeof(err)), -EINVAL);
 	CHECK_INT_EQ(t.n, 0);
 	cJSON_Delete(bad);
-	CHECK_INT_EQ(load("{\"schema\":\"ebpf-prof/1\",\"time\":7}", err, sizeof(err)), 0);
+	/* Without them, report_load rebuilds nothing; a time that is not an
+	 * object is refused by the reader, naming it. */
+	CHECK_INT_EQ(
+		load("{\"schema\":\"ebpf-prof/1\",\"sampling\":{\"period_ns\":1000000},\"samples\":{\"total\":0}}",
+		     err, sizeof(err)),
+		0);
+	CHECK_INT_EQ(
+		load("{\"schema\":\"ebpf-prof/1\",\"sampling\":{\"period_ns\":1000000},\"samples\":{\"total\":0},\"time\":7}",
+		     err, sizeof(err)),
+		-EINVAL);
+	CHECK(strstr(err, "t/report.json: time: not an object") != NULL);
 }
 
 /* The flame section's thread split: entries for the heaviest threads, one

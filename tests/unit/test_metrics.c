@@ -2,12 +2,17 @@
 /* The metrics endpoint: address parsing on good and bad input, the text of
  * a made-up snapshot (exact lines, escaping, promtool's verdict), and the
  * server itself over a socket: /metrics only, GET only, bounded requests,
- * and the CPU one scrape costs its thread with 50 probes and 20 zones. */
+ * the CPU one scrape costs its process with 50 probes and 20 zones; that
+ * process's privileges (another uid, no capabilities, seccomp) and slow
+ * clients (slowloris) that must not keep a scrape out. */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -273,31 +278,68 @@ static int http(uint16_t port, const char *req, size_t reqlen, char *resp, size_
 	return code;
 }
 
-/* CPU time of the threads of this process other than the caller's. */
-static uint64_t other_threads_ns(void)
+/* CPU time of the server process so far. */
+static uint64_t server_cpu_ns(pid_t pid)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	uint64_t sum = 0;
-	pid_t self = gettid();
+	char p[64];
+	unsigned long long ns = 0;
+	FILE *f;
 
-	while (d && (e = readdir(d))) {
-		char p[64];
-		unsigned long long ns = 0;
-		FILE *f;
+	snprintf(p, sizeof(p), "/proc/%d/schedstat", (int)pid);
+	f = fopen(p, "r");
+	if (f && fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	if (f)
+		fclose(f);
+	return ns;
+}
 
-		if (e->d_name[0] == '.' || atoi(e->d_name) == self)
-			continue;
-		snprintf(p, sizeof(p), "/proc/self/task/%d/schedstat", atoi(e->d_name));
-		f = fopen(p, "r");
-		if (f && fscanf(f, "%llu", &ns) == 1)
-			sum += ns;
-		if (f)
-			fclose(f);
+/* A line "Key:\tvalue" of /proc/PID/status, value copied to out. */
+static bool status_field(pid_t pid, const char *key, char *out, size_t cap)
+{
+	char p[64], line[256];
+	size_t kl = strlen(key);
+	bool found = false;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+	f = fopen(p, "r");
+	while (f && !found && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, kl) && line[kl] == ':') {
+			char *v = line + kl + 1;
+
+			v += strspn(v, " \t");
+			v[strcspn(v, "\n")] = '\0';
+			snprintf(out, cap, "%s", v);
+			found = true;
+		}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* A server on a port that is free now; a clash with another process is
+ * retried. */
+static struct metrics_server *start_server(uint16_t *port)
+{
+	struct metrics_server *m = NULL;
+	char addr[32];
+
+	for (int i = 0; i < 20 && !m; i++) {
+		*port = (uint16_t)(20000 + rand() % 30000);
+		snprintf(addr, sizeof(addr), "127.0.0.1:%u", *port);
+		if (metrics_server_start(&m, addr))
+			m = NULL;
 	}
-	if (d)
-		closedir(d);
-	return sum;
+	return m;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static void test_server(void)
@@ -307,19 +349,12 @@ static void test_server(void)
 	struct profile p;
 	struct run_info ri = { 0 };
 	struct report_target tg = { .pid = 100, .comm = "app" };
-	char addr[32], *resp = malloc(1 << 20), *big;
+	char *resp = malloc(1 << 20), *big;
 	uint16_t port = 0;
 	uint64_t t0;
 	int n = 100;
 
-	/* A port that is free now; a clash with another process is retried. */
-	srand((unsigned)getpid());
-	for (int i = 0; i < 20 && !m; i++) {
-		port = (uint16_t)(20000 + rand() % 30000);
-		snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
-		if (metrics_server_start(&m, addr))
-			m = NULL;
-	}
+	m = start_server(&port);
 	CHECK(m != NULL);
 	if (!m) {
 		free(s);
@@ -400,12 +435,12 @@ static void test_server(void)
 	}
 	CHECK(http(port, "garbage\r\n\r\n", 0, resp, 1 << 20) != 200);
 
-	/* The HTTP thread's CPU per scrape (50 probes, 20 zones). */
-	t0 = other_threads_ns();
+	/* The server process's CPU per scrape (50 probes, 20 zones). */
+	t0 = server_cpu_ns(metrics_server_pid(m));
 	for (int i = 0; i < n; i++)
 		CHECK_INT_EQ(http(port, "GET /metrics HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 200);
-	double ms = (double)(other_threads_ns() - t0) / 1e6 / n;
-	fprintf(stderr, "server: %.3f ms CPU per scrape on its thread, %zu bytes\n", ms,
+	double ms = (double)(server_cpu_ns(metrics_server_pid(m)) - t0) / 1e6 / n;
+	fprintf(stderr, "server: %.3f ms CPU per scrape in its process, %zu bytes\n", ms,
 		strlen(resp));
 	CHECK(getenv("EP_EMULATED") || ms < EP_SCRAPE_MS_MAX);
 	CHECK(metrics_server_requests(m) >= (uint64_t)n + 10);
@@ -415,10 +450,208 @@ static void test_server(void)
 	free(s);
 }
 
+/* The process that parses requests: not root, no capability, no way back
+ * (no_new_privs), a system call allowlist, and none of the recorder's
+ * descriptors. */
+static void test_sandbox(void)
+{
+	struct metrics_server *m;
+	uint16_t port;
+	pid_t pid;
+	char v[128], self[128], p[64];
+	int nfd = 0;
+	DIR *d;
+	struct dirent *e;
+
+	m = start_server(&port);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	pid = metrics_server_pid(m);
+	CHECK(pid > 0 && pid != getpid());
+	static const char *const caps[] = { "CapInh", "CapPrm", "CapEff", "CapAmb" };
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		bool has = status_field(pid, caps[i], v, sizeof(v));
+
+		CHECK(has && !strcmp(v, "0000000000000000"));
+		if (has && strcmp(v, "0000000000000000"))
+			fprintf(stderr, "server process %s: %s\n", caps[i], v);
+	}
+	CHECK(status_field(pid, "NoNewPrivs", v, sizeof(v)) && !strcmp(v, "1"));
+	/* Seccomp 2: a filter. A kernel without seccomp has no such line. */
+	if (status_field(getpid(), "Seccomp", self, sizeof(self)))
+		CHECK(status_field(pid, "Seccomp", v, sizeof(v)) && !strcmp(v, "2"));
+	if (geteuid() == 0) {
+		unsigned ids[4] = { 0, 0, 0, 0 };
+
+		CHECK(status_field(pid, "Uid", v, sizeof(v)) &&
+		      sscanf(v, "%u %u %u %u", &ids[0], &ids[1], &ids[2], &ids[3]) == 4);
+		CHECK(ids[0] && ids[1] && ids[2] && ids[3]);
+		CHECK(status_field(pid, "CapBnd", v, sizeof(v)) && !strcmp(v, "0000000000000000"));
+		CHECK(status_field(pid, "Groups", v, sizeof(v)) && !strcmp(v, ""));
+		/* 0-2 (/dev/null, /dev/null, stderr), the socket, the stop
+		 * pipe, the library's epoll. */
+		snprintf(p, sizeof(p), "/proc/%d/fd", (int)pid);
+		d = opendir(p);
+		CHECK(d != NULL);
+		while (d && (e = readdir(d)))
+			nfd += e->d_name[0] != '.';
+		if (d)
+			closedir(d);
+		CHECK(nfd == 6);
+		if (nfd != 6)
+			fprintf(stderr, "server process has %d descriptors, want 6\n", nfd);
+		if (nfd != 6) {
+			char cmd[96];
+
+			snprintf(cmd, sizeof(cmd), "ls -l /proc/%d/fd >&2", (int)pid);
+			(void)!system(cmd);
+		}
+	} else {
+		fprintf(stderr, "not root: the uid change and descriptor checks are skipped\n");
+	}
+	/* It still serves, under all of that. */
+	char *resp = malloc(1 << 20);
+	CHECK_INT_EQ(http(port, "GET /metrics HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 200);
+	free(resp);
+	metrics_server_stop(m);
+	CHECK(kill(pid, 0) != 0); /* collected */
+}
+
+static int connect_to(uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		return -1;
+	}
+	if (fd >= 0)
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+	return fd;
+}
+
+/* The server has closed fd (EOF or reset); what it sent first is read. */
+static bool closed_by_server(int fd)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+		;
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/* Clients that send their request a header line at a time and never finish
+ * it: a scrape is still answered within 1 s, each slow connection is ended
+ * by the server within its request deadline (2 s) although it keeps
+ * sending, and more of them than the server takes give way to new
+ * connections. */
+static void test_slowloris(void)
+{
+	enum { NSLOW = 8, NMANY = 24 };
+	struct metrics_server *m;
+	uint16_t port;
+	int fds[NMANY];
+	double opened, closed_at[NSLOW], t, worst = 0;
+	char *resp = malloc(1 << 20);
+	int nclosed = 0;
+
+	m = start_server(&port);
+	CHECK(m != NULL && resp != NULL);
+	if (!m || !resp) {
+		free(resp);
+		metrics_server_stop(m);
+		return;
+	}
+	for (int i = 0; i < NSLOW; i++) {
+		fds[i] = connect_to(port);
+		CHECK(fds[i] >= 0);
+		if (fds[i] >= 0)
+			(void)!send(fds[i], "GET /metrics HTTP/1.1\r\nHost: x\r\n", 32,
+				    MSG_NOSIGNAL);
+		closed_at[i] = 0;
+	}
+	opened = now_ms();
+	/* Every 250 ms a header line on each open slow connection, and a
+	 * scrape, until all of them are closed (or 6 s). */
+	while (nclosed < NSLOW && now_ms() - opened < 6000) {
+		struct pollfd pf[NSLOW];
+		int np = 0;
+
+		for (int i = 0; i < NSLOW; i++) {
+			if (fds[i] < 0 || closed_at[i])
+				continue;
+			if (closed_by_server(fds[i])) {
+				closed_at[i] = now_ms() - opened;
+				nclosed++;
+				continue;
+			}
+			(void)!send(fds[i], "X-Slow: a\r\n", 11, MSG_NOSIGNAL | MSG_DONTWAIT);
+			pf[np++] = (struct pollfd){ fds[i], POLLIN, 0 };
+		}
+		t = now_ms();
+		CHECK_INT_EQ(http(port, "GET /metrics HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 200);
+		t = now_ms() - t;
+		worst = t > worst ? t : worst;
+		/* The pace of the slow clients, woken early by a close. */
+		if (np)
+			poll(pf, (nfds_t)np, 250);
+	}
+	fprintf(stderr,
+		"slowloris: %d of %d slow connections closed by the server; slowest "
+		"scrape meanwhile %.1f ms\n",
+		nclosed, NSLOW, worst);
+	CHECK(worst < 1000);
+	CHECK_INT_EQ(nclosed, NSLOW);
+	fprintf(stderr, "slowloris: closed %.0f-%.0f ms after they were opened\n", closed_at[0],
+		closed_at[NSLOW - 1]);
+	for (int i = 0; i < NSLOW; i++) {
+		/* Deadline 2 s after the accept; 3.5 s leaves room for a loaded
+		 * machine, and is far below what trickling would get otherwise. */
+		CHECK(closed_at[i] > 1500 && closed_at[i] < 3500);
+		if (closed_at[i] <= 1500 || closed_at[i] >= 3500)
+			fprintf(stderr, "slow connection %d closed after %.0f ms\n", i,
+				closed_at[i]);
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
+
+	/* More unfinished requests than connections the server keeps (16):
+	 * a new connection takes the place of the oldest one. */
+	for (int i = 0; i < NMANY; i++) {
+		fds[i] = connect_to(port);
+		CHECK(fds[i] >= 0);
+		if (fds[i] >= 0)
+			(void)!send(fds[i], "GET /metrics HTTP/1.1\r\n", 23, MSG_NOSIGNAL);
+	}
+	t = now_ms();
+	CHECK_INT_EQ(http(port, "GET /metrics HTTP/1.0\r\n\r\n", 0, resp, 1 << 20), 200);
+	t = now_ms() - t;
+	fprintf(stderr, "slowloris: a scrape with %d unfinished requests open took %.1f ms\n",
+		NMANY, t);
+	CHECK(t < 1000);
+	nclosed = 0;
+	for (int i = 0; i < NMANY; i++) {
+		nclosed += fds[i] >= 0 && closed_by_server(fds[i]);
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
+	/* At least the 24 + 1 - 16 oldest gave way. */
+	CHECK(nclosed >= NMANY + 1 - 16);
+	free(resp);
+	metrics_server_stop(m);
+}
+
 int main(void)
 {
 	test_parse();
 	test_render();
+	srand((unsigned)getpid());
 	test_server();
+	test_sandbox();
+	test_slowloris();
 	return check_report("test_metrics");
 }

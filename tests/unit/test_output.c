@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The output writer under attack: symlinks planted where results go, writer
- * failures, and garbage in SUDO_UID/SUDO_GID. */
+ * failures, garbage in SUDO_UID/SUDO_GID; result directories that another
+ * user made or can write, or that hold an earlier run's files; a full disk
+ * and a quota, named as such. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <grp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -130,7 +136,201 @@ static void test_write(void)
 	CHECK_INT_EQ(output_remove(&od, ".."), -EINVAL);
 	CHECK_INT_EQ(output_remove(&od, NULL), -EINVAL);
 	CHECK_STR_EQ(slurp(at("a/b/c/out.txt")), "hello again\n");
+	/* A file this run did not write is never deleted (an earlier run's
+	 * interval that happens to have the name of one rotated out). */
+	put_file(at("a/b/c/interval-000001.pb.gz"), "earlier run\n");
+	CHECK_INT_EQ(output_remove(&od, "interval-000001.pb.gz"), -ENOENT);
+	CHECK_STR_EQ(slurp(at("a/b/c/interval-000001.pb.gz")), "earlier run\n");
 	output_dir_close(&od);
+}
+
+/* The result directory of a run: new, or empty, or --force; never one
+ * that another user owns or can write. */
+static void test_run_dir(void)
+{
+	struct output_dir od;
+	struct stat st;
+
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+	/* New: created. */
+	CHECK_INT_EQ(output_dir_open_run(&od, at("run/new"), 0), 0);
+	CHECK(od.created);
+	CHECK_INT_EQ(output_write(&od, "report.json", write_hello, "1"), 0);
+	output_dir_close(&od);
+	/* Existing with files (an earlier run's): refused, files untouched. */
+	CHECK_INT_EQ(output_dir_open_run(&od, at("run/new"), 0), -EEXIST);
+	CHECK(od.dirfd < 0);
+	CHECK_STR_EQ(slurp(at("run/new/report.json")), "hello 1\n");
+	/* ... unless forced: written into, the earlier files of other names
+	 * stay. */
+	put_file(at("run/new/interval-000001.json"), "old\n");
+	CHECK_INT_EQ(output_dir_open_run(&od, at("run/new"), OUTPUT_DIR_FORCE), 0);
+	CHECK(!od.created);
+	CHECK_INT_EQ(output_write(&od, "report.json", write_hello, "2"), 0);
+	output_dir_close(&od);
+	CHECK_STR_EQ(slurp(at("run/new/report.json")), "hello 2\n");
+	CHECK_STR_EQ(slurp(at("run/new/interval-000001.json")), "old\n");
+	/* Existing and empty (mktemp -d): used. */
+	CHECK(mkdir(at("run/empty"), 0700) == 0);
+	CHECK_INT_EQ(output_dir_open_run(&od, at("run/empty"), 0), 0);
+	CHECK(!od.created);
+	output_dir_close(&od);
+	/* Writable by others, empty or not, forced or not: refused. */
+	CHECK(mkdir(at("run/open"), 0755) == 0 && chmod(at("run/open"), 0777) == 0);
+	CHECK_INT_EQ(output_dir_open_run(&od, at("run/open"), 0), -EPERM);
+	CHECK_INT_EQ(output_dir_open_run(&od, at("run/open"), OUTPUT_DIR_FORCE), -EPERM);
+	CHECK(chmod(at("run/open"), 0775) == 0);
+	CHECK_INT_EQ(output_dir_open_run(&od, at("run/open"), 0), -EPERM);
+	CHECK(chmod(at("run/open"), 01777) == 0); /* sticky like /tmp: still refused */
+	CHECK_INT_EQ(output_dir_open_run(&od, at("run/open"), OUTPUT_DIR_FORCE), -EPERM);
+	CHECK(chmod(at("run/open"), 0755) == 0);
+	CHECK_INT_EQ(output_dir_open_run(&od, at("run/open"), 0), 0);
+	output_dir_close(&od);
+	/* The same check on "." and "dir/.": the directory reached. */
+	CHECK(chmod(at("run/open"), 0777) == 0);
+	{
+		char cwd[PATH_MAX];
+
+		CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+		CHECK(chdir(at("run/open")) == 0);
+		CHECK_INT_EQ(output_dir_open_run(&od, ".", OUTPUT_DIR_FORCE), -EPERM);
+		CHECK(chdir(cwd) == 0);
+	}
+	CHECK_INT_EQ(output_dir_open_run(&od, at("run/open/."), OUTPUT_DIR_FORCE), -EPERM);
+	/* A default name that exists (made by someone else first): a fresh
+	 * one, and what was there is not touched. */
+	CHECK(mkdir(at("run/ebpf-prof-1-x"), 0777) == 0 &&
+	      chmod(at("run/ebpf-prof-1-x"), 0777) == 0);
+	CHECK_INT_EQ(output_dir_open_run(&od, at("run/ebpf-prof-1-x"), OUTPUT_DIR_NEW_NAME), 0);
+	CHECK(od.created);
+	CHECK_STR_EQ(od.path, at("run/ebpf-prof-1-x-2"));
+	CHECK_INT_EQ(output_write(&od, "f", write_hello, "n"), 0);
+	output_dir_close(&od);
+	CHECK_STR_EQ(slurp(at("run/ebpf-prof-1-x-2/f")), "hello n\n");
+	CHECK(access(at("run/ebpf-prof-1-x/f"), F_OK) != 0);
+	CHECK_INT_EQ(output_dir_open_run(&od, at("run/ebpf-prof-1-x"), OUTPUT_DIR_NEW_NAME), 0);
+	CHECK_STR_EQ(od.path, at("run/ebpf-prof-1-x-3"));
+	output_dir_close(&od);
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "not root: directories of other users not checked\n");
+		return;
+	}
+	/* Owned by another user (nobody pre-created it, 0755): refused, even
+	 * forced, even empty. */
+	CHECK(mkdir(at("run/foreign"), 0755) == 0 && chown(at("run/foreign"), 65534, 65534) == 0);
+	CHECK_INT_EQ(output_dir_open_run(&od, at("run/foreign"), 0), -EPERM);
+	CHECK_INT_EQ(output_dir_open_run(&od, at("run/foreign"), OUTPUT_DIR_FORCE), -EPERM);
+	/* ... unless it is the sudo user's own: results go to them anyway. */
+	setenv("SUDO_UID", "65534", 1);
+	setenv("SUDO_GID", "65534", 1);
+	CHECK_INT_EQ(output_dir_open_run(&od, at("run/foreign"), 0), 0);
+	output_dir_close(&od);
+	/* A directory created for the sudo user is theirs, files included. */
+	CHECK_INT_EQ(output_dir_open_run(&od, at("run/mine"), 0), 0);
+	CHECK_INT_EQ(output_write(&od, "f", write_hello, "s"), 0);
+	output_dir_close(&od);
+	CHECK(stat(at("run/mine"), &st) == 0 && st.st_uid == 65534);
+	CHECK(stat(at("run/mine/f"), &st) == 0 && st.st_uid == 65534);
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+}
+
+static int write_big(FILE *f, void *ctx)
+{
+	static char block[4096];
+	size_t n = *(size_t *)ctx;
+
+	memset(block, 'x', sizeof(block));
+	for (size_t i = 0; i < n; i += sizeof(block))
+		if (fwrite(block, 1, sizeof(block), f) != sizeof(block))
+			return -EIO; /* what writers make of any failed write */
+	return 0;
+}
+
+/* In a private mount namespace (nothing is left mounted whatever happens):
+ * a tmpfs of 256 KiB. */
+static bool small_fs(const char *dir, const char *opts)
+{
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
+		fprintf(stderr, "no mount namespace: %s\n", strerror(errno));
+		return false;
+	}
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return false;
+	if (mount("tmpfs", dir, "tmpfs", 0, opts)) {
+		fprintf(stderr, "mount -t tmpfs -o %s: %s\n", opts, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* A full disk says "No space left on device", not the writer's EIO; a
+ * file written before keeps its earlier version and stays listed. */
+static void test_full(void)
+{
+	struct output_dir od;
+	size_t small = 16 << 10, big = 1 << 20;
+	pid_t pid;
+	int status = -1;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "not root: full-disk checks skipped\n");
+		return;
+	}
+	/* In a child: its mount namespace goes with it. */
+	pid = fork();
+	if (pid == 0) {
+		bool ok = small_fs(at("full"), "size=256k,mode=0755");
+
+		ok = ok && output_dir_open_run(&od, at("full/run"), 0) == 0;
+		ok = ok && output_write(&od, "report.json", write_big, &small) == 0;
+		ok = ok && output_write(&od, "profile.pb.gz", write_big, &big) == -ENOSPC;
+		ok = ok && od.nfailed == 1 && !strcmp(od.failed[0], "profile.pb.gz") &&
+		     od.failed_errs[0] == -ENOSPC;
+		ok = ok && count_temps(at("full/run")) == 0 &&
+		     access(at("full/run/profile.pb.gz"), F_OK) != 0;
+		/* Written again, bigger than the space: the first version stays. */
+		ok = ok && output_write(&od, "report.json", write_big, &big) == -ENOSPC;
+		ok = ok && od.nfailed == 1 && od.nwritten == 1 &&
+		     !strcmp(od.written[0], "report.json");
+		{
+			struct stat st;
+
+			ok = ok && stat(at("full/run/report.json"), &st) == 0 &&
+			     st.st_size == (off_t)small;
+		}
+		output_dir_close(&od);
+		_exit(ok ? 0 : 1);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	/* A user's quota: EDQUOT, named as such (root ignores quotas: the
+	 * writer runs as nobody). tmpfs has quotas since Linux 6.6. */
+	pid = fork();
+	if (pid == 0) {
+		if (!small_fs(at("quota"),
+			      "size=1m,mode=0777,usrquota,usrquota_block_hardlimit=64k"))
+			_exit(77);
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(2);
+		bool ok = output_dir_open_run(&od, at("quota/run"), 0) == 0;
+		int e = ok ? output_write(&od, "profile.pb.gz", write_big, &big) : 0;
+
+		if (ok && e != -EDQUOT)
+			fprintf(stderr, "quota: output_write returned %d (%s)\n", e, strerror(-e));
+		ok = ok && e == -EDQUOT && od.nfailed == 1 && od.failed_errs[0] == -EDQUOT;
+		output_dir_close(&od);
+		_exit(ok ? 0 : 1);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+		fprintf(stderr, "tmpfs without quota support here: EDQUOT not checked\n");
+	else
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 static void test_symlink_dirs(void)
@@ -230,6 +430,8 @@ int main(void)
 		return 1;
 	}
 	test_write();
+	test_run_dir();
+	test_full();
 	test_symlink_dirs();
 	test_chown();
 	test_sudo_ids();

@@ -36,6 +36,7 @@ struct cycle_sink {
 	EP_VEC(struct cycle_closed) fresh; /* closed since the last take_closed */
 	EP_VEC(struct cycle_closed) taken;
 	struct cycle_table table;
+	const struct cycle_table *moved; /* where cycle_sink_take_table put it */
 	size_t table_cap;
 	/* Every cycle goes into agg; the table keeps the first max_rows / 2
 	 * rows and, past max_rows, the last ones in a ring from position
@@ -635,7 +636,7 @@ const struct cycle_closed *cycle_sink_take_closed(struct cycle_sink *s, size_t *
 
 const struct cycle_table *cycle_sink_table(const struct cycle_sink *s)
 {
-	return s ? &s->table : NULL;
+	return s ? (s->moved ? s->moved : &s->table) : NULL;
 }
 
 const struct cycle_agg *cycle_sink_agg(const struct cycle_sink *s)
@@ -653,6 +654,7 @@ void cycle_sink_take_table(struct cycle_sink *s, struct cycle_table *out)
 	s->table_cap = 0;
 	s->head = 0;
 	s->cfg.max_rows = SIZE_MAX; /* the ring went with the table */
+	s->moved = out;
 }
 
 const struct cycle_sink_stats *cycle_sink_stats(const struct cycle_sink *s)

@@ -125,7 +125,10 @@ const struct cycle_table *cycle_sink_table(const struct cycle_sink *s);
 /* Aggregates over every row attributed (the table keeps only part of
  * them past max_rows). The sink keeps ownership. */
 const struct cycle_agg *cycle_sink_agg(const struct cycle_sink *s);
-/* Moves the table out (the sink's becomes empty), rows in index order. */
+/* Moves the table out (the sink's becomes empty), rows in index order.
+ * From then on cycle_sink_table returns *out: the exporters that label by
+ * cycle (pprof, trace.json) still see the rows after report.json took
+ * them. The taker keeps *out alive while the sink is read. */
 void cycle_sink_take_table(struct cycle_sink *s, struct cycle_table *out);
 const struct cycle_sink_stats *cycle_sink_stats(const struct cycle_sink *s);
 

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/satmath.h"
+
 static const cJSON *get(const cJSON *o, const char *k)
 {
 	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
@@ -126,7 +128,8 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 			continue;
 		if (!e && ts < 1e9)
 			e = cycle_facts_add_rss(cycles_input_facts(in),
-						(uint64_t)t0 + (uint64_t)(ts * 1e9), (uint64_t)rss);
+						sat_add_u64((uint64_t)t0, (uint64_t)(ts * 1e9)),
+						(uint64_t)rss);
 	}
 	cJSON_ArrayForEach(p, get(get(root, "throttling"), "episodes"))
 	{
@@ -135,8 +138,9 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 			continue;
 		if (!e)
 			e = cycle_facts_add_throttle(cycles_input_facts(in),
-						     (uint64_t)t0 + (uint64_t)(s * 1e9),
-						     (uint64_t)t0 + (uint64_t)(f * 1e9));
+						     sat_add_u64((uint64_t)t0, (uint64_t)(s * 1e9)),
+						     sat_add_u64((uint64_t)t0,
+								 (uint64_t)(f * 1e9)));
 	}
 	struct cycles_cfg cfg = { .run_start_ns = (uint64_t)t0, .run_end_ns = (uint64_t)t1 };
 	if (!e)
@@ -149,7 +153,8 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 	struct cycle_row *r = &out->rows[0];
 
 	r->samples = u64_of(get(get(root, "samples"), "total"));
-	r->on_cpu_ns = r->samples * u64_of(get(get(root, "sampling"), "period_ns"));
+	/* Values from the file: products and sums stop at 2^64 - 1. */
+	r->on_cpu_ns = sat_mul_u64(r->samples, u64_of(get(get(root, "sampling"), "period_ns")));
 
 	/* Off-CPU of the main thread when the scheduler view has it. */
 	const cJSON *sched = get(root, "sched"), *by = NULL, *t;
@@ -163,7 +168,7 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 		by = get(sched, "off_cpu_by_reason");
 	for (unsigned k = 0; k < CYC_OFF_REASONS; k++) {
 		r->off_cpu_ns[k] = u64_of(get(by, cycles_off_reason_name(k)));
-		r->off_cpu_total_ns += r->off_cpu_ns[k];
+		r->off_cpu_total_ns = sat_add_u64(r->off_cpu_total_ns, r->off_cpu_ns[k]);
 	}
 
 	const cJSON *probes = get(root, "probes");
@@ -189,13 +194,13 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 			calls = UINT32_MAX;
 		const char *grp = cJSON_IsString(g) ? g->valuestring : "";
 		if (!strcmp(grp, "llama")) {
-			r->inference_ns += ns;
-			r->inference_calls += (uint32_t)calls;
+			r->inference_ns = sat_add_u64(r->inference_ns, ns);
+			r->inference_calls = sat_add_u32(r->inference_calls, calls);
 		} else if (!strcmp(grp, "sqlite")) {
-			r->sql_ns += ns;
+			r->sql_ns = sat_add_u64(r->sql_ns, ns);
 		} else {
-			r->probe_other_ns += ns;
-			r->probe_other_calls += (uint32_t)calls;
+			r->probe_other_ns = sat_add_u64(r->probe_other_ns, ns);
+			r->probe_other_calls = sat_add_u32(r->probe_other_calls, calls);
 		}
 	}
 	r->tokens = u64_of(get(get(probes, "tokens"), "count"));
@@ -205,7 +210,7 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 	cJSON_ArrayForEach(st, get(get(root, "sql"), "statements"))
 	{
 		uint64_t c = u64_of(get(st, "count"));
-		r->sql_count += c > UINT32_MAX - r->sql_count ? 0 : (uint32_t)c;
+		r->sql_count = sat_add_u32(r->sql_count, c);
 		const cJSON *txt = get(st, "text");
 		/* Statements are sorted by total time: the first is the costliest;
 		 * its p99 stands for its slowest run. */

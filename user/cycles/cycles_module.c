@@ -102,7 +102,9 @@ struct gc_open {
 
 struct cycles_state {
 	const struct rec_ctx *ctx;
-	struct output_dir *od; /* from write_files, still open while report.json is written */
+	/* report.json's tree, from report_json to write_files (the recorder
+	 * keeps it until the files are written). */
+	const cJSON *report_root;
 	struct cycle_spec spec;
 	struct modules_bpf *skel; /* owned by record.c (bpf_parts.h) */
 	bool no_cookie;		  /* no attach cookies (before 5.15): the _nc programs */
@@ -1244,12 +1246,6 @@ static bool cm_has_trace(void *state)
 	return t && t->n;
 }
 
-static int cm_write_files(void *state, struct output_dir *od)
-{
-	((struct cycles_state *)state)->od = od;
-	return 0;
-}
-
 static int write_html(FILE *f, void *root)
 {
 	return report_html_write(f, root);
@@ -1258,6 +1254,20 @@ static int write_html(FILE *f, void *root)
 static int write_csv(FILE *f, void *t)
 {
 	return export_cycles_csv(f, t);
+}
+
+/* report.html and cycles.csv, after report.json. A failure is logged by
+ * output_write (and listed as not written); it costs no other file. */
+static int cm_write_files(void *state, struct output_dir *od)
+{
+	struct cycles_state *s = state;
+
+	if (s->have && s->report_root) {
+		output_write(od, "report.html", write_html, (void *)s->report_root);
+		output_write(od, "cycles.csv", write_csv, &s->table);
+	}
+	s->report_root = NULL;
+	return 0;
 }
 
 static int add_meta(struct cycles_state *s, cJSON *root)
@@ -1380,13 +1390,10 @@ static int cm_report(void *state, cJSON *root)
 	if (e)
 		return e;
 	s->have = true;
-	/* report.json is the last file and the only hook that sees the whole
-	 * report: the HTML (which embeds it) is written from here. A failure
-	 * is logged by output_write and does not cost report.json. */
-	if (s->od) {
-		output_write(s->od, "report.html", write_html, root);
-		output_write(s->od, "cycles.csv", write_csv, &s->table);
-	}
+	/* The HTML embeds the whole report: written by write_files, which
+	 * the recorder calls after report.json, while it still holds this
+	 * tree. */
+	s->report_root = root;
 	return 0;
 }
 

@@ -3,20 +3,20 @@
 #include "diff/diff_load.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "report/report_read.h"
 #include "util/hashmap.h"
 #include "util/json_write.h"
+#include "util/satmath.h"
 
-/* Above this a count or a time in ns is not a real measurement. */
-#define DL_MAX_VALUE 1e18
+/* report_read checked every field read here: a number is finite and
+ * within this, a string clean. What it left out is absent. */
+#define DL_MAX_VALUE 18446744073709549568.0
 
 __attribute__((format(printf, 3, 4))) static int seterr(char *err, size_t errlen, const char *fmt,
 							...)
@@ -66,11 +66,11 @@ static const char *str(const cJSON *o, const char *k)
 	return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
 }
 
-/* Strings are copied through utf8_sanitize: they are printed to terminals
- * and written into JSON and HTML. */
+/* The tree's strings are clean already (report_read.h); copied through
+ * the same cleaning for names built from parts of them. */
 static char *dup_clean(const char *s)
 {
-	return s ? utf8_sanitize(s) : NULL;
+	return s ? report_clean_text(s) : NULL;
 }
 
 static const char *base_name(const char *p)
@@ -230,12 +230,13 @@ static int funcs_from_flame(struct dl_run *r, const cJSON *flame, struct func_in
 			leaf = fn;
 			if (stamp[fn] != sid) {
 				stamp[fn] = sid;
-				r->funcs[fn].total += n;
+				r->funcs[fn].total = sat_add_u64(r->funcs[fn].total, n);
 			}
 		}
+		/* Counts from the file: sums stop at 2^64 - 1, never wrap. */
 		if (leaf >= 0)
-			r->funcs[leaf].self += n;
-		r->func_samples += n;
+			r->funcs[leaf].self = sat_add_u64(r->funcs[leaf].self, n);
+		r->func_samples = sat_add_u64(r->func_samples, n);
 	}
 	r->funcs_from_flame = true;
 	/* The stacks left out are the lightest: out of the flame's total, so
@@ -260,8 +261,8 @@ static int funcs_from_top(struct dl_run *r, const cJSON *top, struct func_index 
 
 		if (at < 0)
 			return (int)at;
-		r->funcs[at].self += count(t, "self");
-		r->funcs[at].total += count(t, "total");
+		r->funcs[at].self = sat_add_u64(r->funcs[at].self, count(t, "self"));
+		r->funcs[at].total = sat_add_u64(r->funcs[at].total, count(t, "total"));
 	}
 	r->func_samples = r->samples;
 	return 0;
@@ -468,10 +469,8 @@ static void load_scalars(struct dl_run *r)
 		r->program = dup_clean(str(p0, "comm"));
 	}
 	r->samples = count(get(root, "samples"), "total");
+	/* Present and positive: report_read requires it. */
 	r->period_ns = num(get(root, "sampling"), "period_ns");
-	/* Without it, a sample counts as one unit (ns figures become counts). */
-	if (!(r->period_ns > 0))
-		r->period_ns = 1;
 	r->duration_ns = num(get(root, "time"), "duration_ns");
 	r->tokens_per_s = num(get(get(root, "probes"), "tokens"), "tokens_per_s");
 	r->peak_rss = num(get(root, "memory"), "peak_rss_bytes");
@@ -482,51 +481,17 @@ static void load_scalars(struct dl_run *r)
 	r->on_cpu_ns = num(get(root, "sched"), "on_cpu_ns");
 }
 
-int dl_load_text(const char *dir, const char *text, size_t len, struct dl_run *out, char *err,
-		 size_t errlen)
+/* The run's figures from a tree report_read checked (taken over). */
+static int from_root(const char *dir, cJSON *root, struct dl_run *out, char *err, size_t errlen)
 {
-	const cJSON *schema;
 	int e;
 
 	memset(out, 0, sizeof(*out));
 	ep_hashmap_init(&out->func_map);
-	out->dir = utf8_sanitize(dir ? dir : "?");
-	if (!out->dir)
-		return -ENOMEM;
-	if (!len) {
-		seterr(err, errlen, "%s/report.json: empty file", dir);
-		e = -EINVAL;
-		goto fail;
-	}
-	out->root = cJSON_ParseWithLength(text, len);
-	if (!out->root) {
-		seterr(err, errlen,
-		       "%s/report.json: not valid JSON (truncated or corrupt file, %zu bytes)", dir,
-		       len);
-		e = -EINVAL;
-		goto fail;
-	}
-	if (!cJSON_IsObject(out->root)) {
-		seterr(err, errlen, "%s/report.json: top level is not a JSON object", dir);
-		e = -EINVAL;
-		goto fail;
-	}
-	schema = get(out->root, "schema");
-	if (!cJSON_IsString(schema)) {
-		seterr(err, errlen, "%s/report.json: no \"schema\" field: not an ebpf-prof report",
-		       dir);
-		e = -EINVAL;
-		goto fail;
-	}
-	if (strcmp(schema->valuestring, "ebpf-prof/1")) {
-		char *s = utf8_sanitize(schema->valuestring);
-
-		seterr(err, errlen,
-		       "%s/report.json: schema \"%.40s\" is not supported (this version reads "
-		       "\"ebpf-prof/1\")",
-		       dir, s ? s : "?");
-		free(s);
-		e = -EINVAL;
+	out->root = root;
+	out->dir = report_clean_text(dir ? dir : "?");
+	if (!out->dir) {
+		e = -ENOMEM;
 		goto fail;
 	}
 	load_scalars(out);
@@ -537,93 +502,39 @@ int dl_load_text(const char *dir, const char *text, size_t len, struct dl_run *o
 		e = load_probes(out);
 	if (!e)
 		e = load_stmts(out);
-	if (e) {
-		seterr(err, errlen, "%s/report.json: %s", dir, strerror(-e));
-		goto fail;
-	}
-	if (!out->program)
+	if (!e && !out->program)
 		out->program = strdup("");
-	if (!out->program) {
+	if (!e && !out->program)
 		e = -ENOMEM;
-		goto fail;
-	}
-	return 0;
+	if (!e)
+		return 0;
 fail:
+	seterr(err, errlen, "%s/report.json: %s", out->dir ? out->dir : "?", strerror(-e));
 	dl_free(out);
 	return e;
 }
 
-int dl_load(const char *dir, struct dl_run *out, char *err, size_t errlen)
+int dl_load_text(const char *dir, const char *text, size_t len, struct dl_run *out, char *err,
+		 size_t errlen)
 {
-	char path[4096];
-	struct stat st;
-	int fd, e;
+	char name[4096];
+	cJSON *root;
+	int e;
 
 	memset(out, 0, sizeof(*out));
-	if (snprintf(path, sizeof(path), "%s/report.json", dir) >= (int)sizeof(path)) {
-		seterr(err, errlen, "%.64s...: directory name too long", dir);
-		return -ENAMETOOLONG;
-	}
-	if (stat(dir, &st)) {
-		e = errno;
-		seterr(err, errlen, "%s: %s", dir, strerror(e));
-		return -e;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		seterr(err, errlen,
-		       "%s: not a directory (give the result directory of a recording)", dir);
-		return -ENOTDIR;
-	}
-	/* O_NONBLOCK: a FIFO named report.json must not hang the open. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		e = errno;
-		if (e == ENOENT)
-			seterr(err, errlen,
-			       "%s: no report.json (not a result directory of ebpf-prof?)", dir);
-		else
-			seterr(err, errlen, "%s: %s", path, strerror(e));
-		return -e;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		seterr(err, errlen, "%s: not a regular file", path);
-		close(fd);
-		return -EINVAL;
-	}
-	if (st.st_size > (off_t)DL_MAX_BYTES) {
-		seterr(err, errlen, "%s: %lld bytes, more than a report.json can be (%u MB)", path,
-		       (long long)st.st_size, DL_MAX_BYTES >> 20);
-		close(fd);
-		return -EFBIG;
-	}
-	size_t cap = (size_t)st.st_size, n = 0;
-	char *buf = malloc(cap + 1);
-	if (!buf) {
-		close(fd);
-		seterr(err, errlen, "%s: out of memory", path);
-		return -ENOMEM;
-	}
-	while (n < cap) {
-		ssize_t got = read(fd, buf + n, cap - n);
+	snprintf(name, sizeof(name), "%s/report.json", dir ? dir : "?");
+	e = report_parse(name, text, len, &root, err, errlen);
+	return e ? e : from_root(dir, root, out, err, errlen);
+}
 
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			e = errno;
-			seterr(err, errlen, "%s: read: %s", path, strerror(e));
-			free(buf);
-			close(fd);
-			return -e;
-		}
-		if (!got)
-			break;
-		n += (size_t)got;
-	}
-	close(fd);
-	buf[n] = 0;
-	e = dl_load_text(dir, buf, n, out, err, errlen);
-	free(buf);
-	return e;
+int dl_load(const char *dir, struct dl_run *out, char *err, size_t errlen)
+{
+	cJSON *root;
+	int e;
+
+	memset(out, 0, sizeof(*out));
+	e = report_read(dir, &root, err, errlen);
+	return e ? e : from_root(dir, root, out, err, errlen);
 }
 
 void dl_free(struct dl_run *r)
@@ -674,8 +585,8 @@ static int drop_modules(struct dl_run *r)
 			 * with both on its stack counts twice in total: capped. */
 			struct dl_func *g = &r->funcs[at];
 
-			g->self += f->self;
-			g->total += f->total;
+			g->self = sat_add_u64(g->self, f->self);
+			g->total = sat_add_u64(g->total, f->total);
 			if (g->total > r->func_samples)
 				g->total = r->func_samples;
 			if (g->self > g->total)

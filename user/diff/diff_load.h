@@ -2,9 +2,9 @@
 /*
  * Loads one result directory's report.json for `ebpf-prof diff` into the
  * figures the comparison needs. The file is outside input (a baseline kept
- * by a CI job, a directory from another machine): it is read with a size
- * cap, only as a regular file, and every field is checked (type, finite,
- * range) before use; a field that fails its check counts as absent.
+ * by a CI job, a directory from another machine): it is read and checked
+ * by report_read.h, the reader `ebpf-prof report` uses too, so both refuse
+ * the same files with the same message; an absent field counts as absent.
  */
 #ifndef EP_DIFF_LOAD_H
 #define EP_DIFF_LOAD_H
@@ -14,11 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "report/report_read.h"
 #include "util/hashmap.h"
 
 /* A report.json beyond this is not one of ours (a long run with many
  * cycles is a few MB). */
-#define DL_MAX_BYTES (256u << 20)
+#define DL_MAX_BYTES RR_MAX_BYTES
 /* A recording keeps at most 20000 cycles and 2048 SQL statements; a file
  * with far more is not one of ours, and what is beyond these is ignored
  * so that a hostile file cannot make the comparison quadratic. */
@@ -96,8 +97,8 @@ struct dl_run {
 	double off_cpu_ns, on_cpu_ns;
 };
 
-/* Reads DIR/report.json. On error returns -errno and writes one line that
- * names the file and the problem into err. */
+/* Reads DIR/report.json (report_read). On error returns -errno and writes
+ * one line that names the file and the field into err. */
 int dl_load(const char *dir, struct dl_run *out, char *err, size_t errlen);
 /* Same from text in memory (tests; dir is only used in messages). */
 int dl_load_text(const char *dir, const char *text, size_t len, struct dl_run *out, char *err,

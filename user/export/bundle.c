@@ -15,6 +15,7 @@
 #include "cycles/cycle_sink.h"
 #include "export/pprof.h"
 #include "export/pprof_elf.h"
+#include "report/report.h"
 #include "sched/sched_view.h"
 #include "util/log.h"
 
@@ -89,9 +90,7 @@ static int write_pprof_offcpu(FILE *f, void *c)
 
 static int write_report(FILE *f, void *c)
 {
-	struct bundle *b = c;
-
-	return export_report_json(b->prof, b->ri, f);
+	return report_json_print(c, f);
 }
 
 static int module_trace_events(void *c, FILE *out, bool *first)
@@ -117,27 +116,30 @@ static int write_trace(FILE *f, void *c)
 	return export_trace_json(b->ri, module_trace_events, b, f);
 }
 
-/* The report lists every file of the bundle, report.json included, before
- * report.json exists; modules may add files (report.html) while the report
- * is being assembled, so the list is taken again after they ran. */
+/* The report lists the files of the bundle written so far and itself,
+ * before it exists. */
 static void set_output_files(struct bundle *b)
 {
 	const char **names = calloc(b->od->nwritten + 1, sizeof(*names));
+	size_t n = 0;
+	bool self = false;
 
 	if (!names)
 		return;
-	for (size_t i = 0; i < b->od->nwritten; i++)
-		names[i] = b->od->written[i];
-	names[b->od->nwritten] = "report.json";
+	for (size_t i = 0; i < b->od->nwritten; i++) {
+		names[n++] = b->od->written[i];
+		self |= !strcmp(b->od->written[i], "report.json");
+	}
+	if (!self)
+		names[n++] = "report.json";
 	free((void *)b->ri->output_files);
 	b->ri->output_files = names;
-	b->ri->noutput_files = b->od->nwritten + 1;
+	b->ri->noutput_files = n;
 }
 
 static int module_report_json(void *c, cJSON *root)
 {
 	struct bundle *b = c;
-	cJSON *out, *files;
 	int err;
 
 	for_each_module(b, i) {
@@ -150,39 +152,54 @@ static int module_report_json(void *c, cJSON *root)
 			return err;
 		}
 	}
+	/* A module may have written files while its section was assembled. */
 	set_output_files(b);
-	out = cJSON_GetObjectItemCaseSensitive(root, "output");
-	files = cJSON_CreateArray();
-	if (!out || !files) {
-		cJSON_Delete(files);
-		return out ? -ENOMEM : 0;
-	}
-	for (size_t i = 0; i < b->ri->noutput_files; i++) {
-		cJSON *name = cJSON_CreateString(b->ri->output_files[i]);
+	return report_json_set_output(root, b->ri);
+}
 
-		if (!name || !cJSON_AddItemToArray(files, name)) {
-			cJSON_Delete(name);
-			cJSON_Delete(files);
-			return -ENOMEM;
-		}
+/* report.json, and when the disk is too full for it (and may_compact),
+ * the same without its large sections. */
+static int write_report_json(struct output_dir *od, cJSON *report, bool may_compact)
+{
+	int err = output_write(od, "report.json", write_report, report);
+
+	if ((err == -ENOSPC || err == -EDQUOT) && may_compact && !report_json_is_compact(report) &&
+	    !report_json_compact(report)) {
+		log_warn("report.json: %s: writing it without its large sections (flame graphs, "
+			 "timelines, per-thread lists; output.left_out names them)",
+			 strerror(-err));
+		err = output_write(od, "report.json", write_report, report);
 	}
-	if (!cJSON_ReplaceItemInObjectCaseSensitive(out, "files", files)) {
-		cJSON_Delete(files);
-		return -ENOMEM;
-	}
-	return 0;
+	return err;
 }
 
 int bundle_write(struct bundle *b, struct output_dir *od)
 {
-	bool trace = false;
-	int err = 0;
+	cJSON *report = NULL;
+	bool trace = false, early;
+	int err = 0, e;
 
 	const struct profile *pp[2] = { b->prof, offcpu_profile(b) };
 
 	pprof_elf_prefetch(b->ri->elf_cache, pp, 2);
-	/* Write every file even if one fails, so one bad exporter cannot take
-	 * the others' data with it. report.json goes last: it lists the rest. */
+	/* report.json first: the summary that report.html, cycles.csv and
+	 * `ebpf-prof diff` are rebuilt from gets the space a filling disk has
+	 * left. Written again at the end with the list of every file
+	 * (output.complete); if that fails, this one stays. Then every other
+	 * file even if one fails, so one bad exporter cannot take the
+	 * others' data with it. */
+	b->ri->extend_report = module_report_json;
+	b->ri->extend_ctx = b;
+	b->od = od;
+	set_output_files(b);
+	/* Kept until the modules' files are written (report.html embeds it),
+	 * whatever happens. */
+	e = report_json_build(b->prof, b->ri, &report);
+	if (e) {
+		log_error("cannot assemble report.json: %s", strerror(-e));
+		err = -EIO;
+	}
+	early = !e && !write_report_json(od, report, true);
 	if (output_write(od, "profile.speedscope.json", write_speedscope, b))
 		err = -EIO;
 	if (output_write(od, "stacks.folded", write_folded, b))
@@ -200,12 +217,20 @@ int bundle_write(struct bundle *b, struct output_dir *od)
 	}
 	if (trace && output_write(od, "trace.json", write_trace, b))
 		err = -EIO;
-	b->ri->extend_report = module_report_json;
-	b->ri->extend_ctx = b;
-	b->od = od;
-	set_output_files(b);
-	if (output_write(od, "report.json", write_report, b))
-		err = -EIO;
+	if (!e) {
+		b->ri->output_complete = true;
+		set_output_files(b);
+		/* A whole early one is worth more than a short final one. */
+		if (report_json_set_output(report, b->ri) ||
+		    write_report_json(od, report, !early)) {
+			err = -EIO;
+			if (early)
+				log_warn(
+					"report.json: the version written before the other files "
+					"stays (output.complete false: its output.files ends there)");
+		}
+	}
+	cJSON_Delete(report);
 	/* The callback's context is the caller's: not kept past the bundle. */
 	b->ri->extend_report = NULL;
 	b->ri->extend_ctx = NULL;

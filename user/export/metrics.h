@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The --metrics endpoint (docs/metrics.md): Prometheus / OpenMetrics text
- * at GET /metrics, served by libmicrohttpd on its own thread.
+ * at GET /metrics, served by libmicrohttpd in a process of its own that
+ * runs without root (metrics_server.c).
  *
- * Threads: the recorder thread fills a snapshot from what the modules
- * already computed (struct live_metrics, the profile's sample counts) and
- * publishes it under a mutex; the HTTP thread copies the published
- * snapshot under that mutex and renders its copy. It never reads module
- * or recorder state.
+ * The recorder thread fills a snapshot from what the modules already
+ * computed (struct live_metrics, the profile's sample counts) and
+ * publishes it into memory shared with that process, which copies it and
+ * renders its copy. It never sees module or recorder state.
  */
 #ifndef EP_EXPORT_METRICS_H
 #define EP_EXPORT_METRICS_H
@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include "profile/profile.h"
 #include "top/top_live.h"
@@ -53,8 +54,9 @@ int metrics_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *le
 struct metrics_server;
 
 /* Listens on addr (validated by metrics_parse_addr) and serves from now
- * on; until the first publish, /metrics has only the families without
- * values. Returns 0 or -errno (logged). */
+ * on, from a forked process (uid SUDO_UID or nobody, no capabilities,
+ * seccomp); until the first publish, /metrics has only the families
+ * without values. Returns 0 or -errno (logged). */
 int metrics_server_start(struct metrics_server **out, const char *addr);
 
 /* Recorder thread: a fresh snapshot at most every 250 ms (scrapes are
@@ -68,6 +70,9 @@ void metrics_server_fold(struct metrics_server *m, const struct profile *p);
 
 /* Requests answered so far (any status). */
 uint64_t metrics_server_requests(struct metrics_server *m);
+
+/* The server process (tests), 0 once it has ended. */
+pid_t metrics_server_pid(const struct metrics_server *m);
 
 void metrics_server_stop(struct metrics_server *m);
 

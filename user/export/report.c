@@ -406,35 +406,135 @@ static cJSON *build_report(struct builder *b, const struct profile *p, const str
 		add(b, o, "files", files);
 		for (size_t i = 0; files && i < ri->noutput_files; i++)
 			add(b, files, NULL, str(ri->output_files[i]));
+		add(b, o, "complete", cJSON_CreateBool(ri->output_complete));
 	}
 	return root;
 }
 
-int export_report_json(const struct profile *p, const struct run_info *ri, FILE *out)
+int report_json_build(const struct profile *p, const struct run_info *ri, cJSON **out)
 {
 	struct builder b = { false };
+	cJSON *root;
+
+	*out = NULL;
 	if (!ri)
 		return -EINVAL;
-	cJSON *root = build_report(&b, p, ri);
-	char *text = NULL;
-	int err = -ENOMEM;
-
-	if (!root || b.failed)
-		goto out;
-	if (ri->extend_report) {
-		err = ri->extend_report(ri->extend_ctx, root);
-		if (err)
-			goto out;
-		err = -ENOMEM;
+	root = build_report(&b, p, ri);
+	if (!root || b.failed) {
+		cJSON_Delete(root);
+		return -ENOMEM;
 	}
-	text = cJSON_Print(root);
+	/* Handed over even when a module failed: modules may keep pointers
+	 * into it until their files are written (the caller deletes it). */
+	*out = root;
+	return ri->extend_report ? ri->extend_report(ri->extend_ctx, root) : 0;
+}
+
+int report_json_print(const cJSON *root, FILE *out)
+{
+	char *text = cJSON_Print(root);
+
 	if (!text)
-		goto out;
+		return -ENOMEM;
 	fputs(text, out);
 	fputc('\n', out);
-	err = ferror(out) ? -EIO : 0;
-out:
 	cJSON_free(text);
+	return ferror(out) ? -EIO : 0;
+}
+
+int report_json_set_output(cJSON *root, const struct run_info *ri)
+{
+	cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "output");
+	cJSON *files = cJSON_CreateArray(), *done = cJSON_CreateBool(ri->output_complete);
+
+	if (!cJSON_IsObject(o) || !files || !done)
+		goto fail;
+	for (size_t i = 0; i < ri->noutput_files; i++) {
+		cJSON *name = cJSON_CreateString(ri->output_files[i]);
+
+		if (!name || !cJSON_AddItemToArray(files, name)) {
+			cJSON_Delete(name);
+			goto fail;
+		}
+	}
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(o, "files", files)) {
+		if (!cJSON_AddItemToObject(o, "files", files))
+			goto fail;
+	}
+	files = NULL;
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(o, "complete", done) &&
+	    !cJSON_AddItemToObject(o, "complete", done))
+		goto fail;
+	return 0;
+fail:
+	cJSON_Delete(files);
+	cJSON_Delete(done);
+	return -ENOMEM;
+}
+
+/* What can grow with the run and is not needed to rebuild the summary,
+ * the cycles and the findings (`report`, `diff`): section, then member of
+ * it or NULL for the whole section. */
+static const char *const large_parts[][2] = {
+	{ "flame", NULL },
+	{ "offcpu_flame", NULL },
+	{ "threads", NULL },
+	{ "memory", "timeline" },
+	{ "sched", "threads" },
+	{ "kernel", "bpf_programs" },
+	{ "kernel", "bpf_degraded" },
+};
+
+int report_json_compact(cJSON *root)
+{
+	cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "output"), *left;
+	char name[64];
+
+	if (!cJSON_IsObject(o))
+		return -EINVAL;
+	left = cJSON_CreateArray();
+	if (!left)
+		return -ENOMEM;
+	for (size_t i = 0; i < sizeof(large_parts) / sizeof(large_parts[0]); i++) {
+		cJSON *sec = cJSON_GetObjectItemCaseSensitive(root, large_parts[i][0]);
+
+		if (!sec || (large_parts[i][1] && !cJSON_IsObject(sec)))
+			continue;
+		if (large_parts[i][1]) {
+			if (!cJSON_GetObjectItemCaseSensitive(sec, large_parts[i][1]))
+				continue;
+			cJSON_DeleteItemFromObjectCaseSensitive(sec, large_parts[i][1]);
+			snprintf(name, sizeof(name), "%s.%s", large_parts[i][0], large_parts[i][1]);
+		} else {
+			cJSON_DeleteItemFromObjectCaseSensitive(root, large_parts[i][0]);
+			snprintf(name, sizeof(name), "%s", large_parts[i][0]);
+		}
+		cJSON_AddItemToArray(left, cJSON_CreateString(name));
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "compact");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "left_out");
+	if (!cJSON_AddBoolToObject(o, "compact", true) ||
+	    !cJSON_AddItemToObject(o, "left_out", left)) {
+		cJSON_Delete(left);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+bool report_json_is_compact(const cJSON *root)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "output");
+
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "compact"));
+}
+
+int export_report_json(const struct profile *p, const struct run_info *ri, FILE *out)
+{
+	cJSON *root;
+	int err = report_json_build(p, ri, &root);
+
+	if (!err)
+		err = report_json_print(root, out);
 	cJSON_Delete(root);
 	return err;
 }

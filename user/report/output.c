@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "report/output.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -92,7 +93,128 @@ static int open_component(int cur, const char *comp, const char *shown, bool las
 	return -EAGAIN;
 }
 
-int output_dir_open(struct output_dir *od, const char *path)
+static size_t count_entries(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	size_t n = 0;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return SIZE_MAX; /* unknown: not "empty" */
+	}
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* A run's result directory, opened as fd: ours, not writable by others,
+ * new or empty unless forced. */
+static int check_run_dir(struct output_dir *od, int fd, bool created, unsigned flags,
+			 const char *shown)
+{
+	struct stat st;
+	size_t n;
+
+	if (fstat(fd, &st)) {
+		int err = -errno;
+
+		log_error("cannot check output directory %s: %s", shown, strerror(-err));
+		return err;
+	}
+	if (st.st_uid != geteuid() && !(od->chown_to_user && st.st_uid == od->uid)) {
+		log_error("output directory %s belongs to uid %u, not to you: refusing to write "
+			  "the results there (its owner could change or replace them before they "
+			  "are read); choose a directory of your own",
+			  shown, (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		log_error("output directory %s can be written by %s (mode %04o): refusing to "
+			  "write the results there (they could be changed or replaced before "
+			  "they are read); chmod go-w it or choose another directory",
+			  shown, st.st_mode & S_IWOTH ? "every user" : "its group",
+			  (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	if (created)
+		return 0;
+	n = count_entries(fd);
+	if (!n)
+		return 0;
+	if (!(flags & OUTPUT_DIR_FORCE)) {
+		log_error("output directory %s exists and is not empty: choose a new directory "
+			  "(ebpf-prof creates it), or pass --force to write into this one (files "
+			  "of the same names are replaced, the others are left as they are)",
+			  shown);
+		return -EEXIST;
+	}
+	if (n == SIZE_MAX)
+		log_warn("--force: writing into %s", shown);
+	else
+		log_warn("--force: writing into %s, which holds %zu entr%s already: files of "
+			 "the same names are replaced, the others stay (and mix with this run's)",
+			 shown, n, n == 1 ? "y" : "ies");
+	return 0;
+}
+
+/* The final component of a default name: PATH, else PATH-2, PATH-3, ...,
+ * whichever can be created now (never one that exists). */
+static int create_fresh(struct output_dir *od, int cur, const char *comp, const char *shown,
+			bool *created)
+{
+	char name[NAME_MAX + 1];
+	int fd;
+
+	*created = false;
+	for (int k = 1; k < 1000; k++) {
+		if (k == 1)
+			snprintf(name, sizeof(name), "%s", comp);
+		else if (snprintf(name, sizeof(name), "%s-%d", comp, k) >= (int)sizeof(name))
+			return -ENAMETOOLONG;
+		if (mkdirat(cur, name, 0755) == 0) {
+			*created = true;
+			break;
+		}
+		if (errno != EEXIST) {
+			int err = -errno;
+
+			log_error("cannot create output directory %s: %s", shown, strerror(-err));
+			return err;
+		}
+	}
+	if (!*created) {
+		log_error("cannot create output directory %s: it and 998 numbered names exist",
+			  shown);
+		return -EEXIST;
+	}
+	fd = openat(cur, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		int err = -errno;
+
+		log_error("cannot open output directory %s: %s", name, strerror(-err));
+		return err;
+	}
+	if (strcmp(name, comp)) {
+		size_t len = strlen(od->path) + strlen(name) - strlen(comp) + 1;
+		char *np = malloc(len);
+
+		if (!np) {
+			close(fd);
+			return -ENOMEM;
+		}
+		snprintf(np, len, "%.*s%s", (int)(strlen(od->path) - strlen(comp)), od->path, name);
+		log_warn("%s exists already: writing to %s", od->path, np);
+		free(od->path);
+		od->path = np;
+	}
+	return fd;
+}
+
+static int dir_open(struct output_dir *od, const char *path, bool run, unsigned flags)
 {
 	memset(od, 0, sizeof(*od));
 	od->dirfd = -1;
@@ -122,6 +244,7 @@ int output_dir_open(struct output_dir *od, const char *path)
 	}
 	/* Split in place; shown[0..end of comp] names the path so far. */
 	char *p = work;
+	bool checked = false;
 	while (*p) {
 		while (*p == '/')
 			p++;
@@ -144,7 +267,22 @@ int output_dir_open(struct output_dir *od, const char *path)
 		char saved = shown[end];
 		shown[end] = '\0';
 		bool created;
-		int fd = open_component(cur, comp, shown, last, &created);
+		int fd = last && run && (flags & OUTPUT_DIR_NEW_NAME)
+				 ? create_fresh(od, cur, comp, shown, &created)
+				 : open_component(cur, comp, shown, last, &created);
+		if (fd >= 0 && last && run) {
+			checked = true;
+			err = check_run_dir(od, fd, created, flags, od->path);
+			if (err) {
+				close(fd);
+				/* Only ever removes what was made just now, empty. */
+				const char *made = strrchr(od->path, '/');
+
+				if (created)
+					unlinkat(cur, made ? made + 1 : od->path, AT_REMOVEDIR);
+				fd = err;
+			}
+		}
 		shown[end] = saved;
 		if (fd < 0) {
 			err = fd;
@@ -159,6 +297,12 @@ int output_dir_open(struct output_dir *od, const char *path)
 		close(cur);
 		cur = fd;
 	}
+	/* "." or "a/.": the directory reached is the result directory. */
+	if (run && !checked) {
+		err = check_run_dir(od, cur, false, flags, od->path);
+		if (err)
+			goto fail;
+	}
 	od->dirfd = cur;
 	free(work);
 	free(shown);
@@ -171,6 +315,16 @@ fail:
 	free(od->path);
 	od->path = NULL;
 	return err;
+}
+
+int output_dir_open(struct output_dir *od, const char *path)
+{
+	return dir_open(od, path, false, 0);
+}
+
+int output_dir_open_run(struct output_dir *od, const char *path, unsigned flags)
+{
+	return dir_open(od, path, true, flags);
 }
 
 void output_dir_remove_if_unused(struct output_dir *od)
@@ -331,6 +485,11 @@ int output_dir_check(struct output_dir *od, uint64_t min_free)
 
 static void record_failed(struct output_dir *od, const char *name, int err)
 {
+	for (size_t i = 0; name && i < od->nfailed; i++)
+		if (!strcmp(od->failed[i], name)) {
+			od->failed_errs[i] = err;
+			return;
+		}
 	char *copy = strdup(name ? name : "(null)");
 	char **names = copy ? realloc(od->failed, (od->nfailed + 1) * sizeof(*names)) : NULL;
 	int *errs;
@@ -357,12 +516,31 @@ static bool valid_name(const char *name)
 	       strcmp(name, "..") != 0;
 }
 
-/* Best effort: the list only feeds the report's file list. */
+static bool was_written(const struct output_dir *od, const char *name)
+{
+	for (size_t i = 0; i < od->nwritten; i++)
+		if (!strcmp(od->written[i], name))
+			return true;
+	return false;
+}
+
+/* Best effort: the list only feeds the report's file list. A name written
+ * is no longer a failure (a retry that worked). */
 static void record_written(struct output_dir *od, const char *name)
 {
 	char *copy;
 	char **list;
 
+	for (size_t i = 0; i < od->nfailed; i++)
+		if (!strcmp(od->failed[i], name)) {
+			free(od->failed[i]);
+			memmove(&od->failed[i], &od->failed[i + 1],
+				(od->nfailed - i - 1) * sizeof(*od->failed));
+			memmove(&od->failed_errs[i], &od->failed_errs[i + 1],
+				(od->nfailed - i - 1) * sizeof(*od->failed_errs));
+			od->nfailed--;
+			break;
+		}
 	for (size_t i = 0; i < od->nwritten; i++)
 		if (!strcmp(od->written[i], name))
 			return;
@@ -387,15 +565,46 @@ int output_remove(struct output_dir *od, const char *name)
 		memmove(&od->written[i], &od->written[i + 1],
 			(od->nwritten - i - 1) * sizeof(*od->written));
 		od->nwritten--;
-		break;
+		return unlinkat(od->dirfd, name, 0) ? -errno : 0;
 	}
-	return unlinkat(od->dirfd, name, 0) ? -errno : 0;
+	/* Not written by this run: not ours to delete. */
+	return -ENOENT;
+}
+
+/* The stream a writer writes to: its first failing write(2) keeps its
+ * errno, so that a full disk is reported as ENOSPC (or EDQUOT), not as the
+ * EIO a writer returns for any failed fprintf. */
+struct sink {
+	int fd;
+	int err;
+};
+
+static ssize_t sink_write(void *c, const char *buf, size_t n)
+{
+	struct sink *s = c;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t w = write(s->fd, buf + done, n - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (!s->err)
+				s->err = w < 0 ? errno : ENOSPC;
+			break;
+		}
+		done += (size_t)w;
+	}
+	/* Fewer bytes than asked (0 included) is the stream's error. */
+	return (ssize_t)done;
 }
 
 static int write_one(struct output_dir *od, const char *name, output_writer_fn write_fn, void *ctx)
 {
 	char tmp[OUTPUT_NAME_MAX + 32];
 	const char *dir = od->path ? od->path : "?";
+	struct sink sk = { -1, 0 };
 	int fd = -1, err;
 	FILE *f = NULL;
 
@@ -424,34 +633,34 @@ static int write_one(struct output_dir *od, const char *name, output_writer_fn w
 		log_error("cannot create a temporary file for %s in %s", name, dir);
 		return -EEXIST;
 	}
-	f = fdopen(fd, "w");
+	sk.fd = fd;
+	f = fopencookie(&sk, "w", (cookie_io_functions_t){ .write = sink_write });
 	if (!f) {
 		err = -errno;
-		close(fd);
 		log_error("cannot write %s/%s: %s", dir, name, strerror(-err));
 		goto fail;
 	}
 	err = write_fn(f, ctx);
+	if (!err && (fflush(f) || ferror(f)))
+		err = -EIO;
+	if (sk.err)
+		err = -sk.err; /* what the disk said, over what the writer made of it */
 	if (err < 0) {
 		log_error("cannot write %s/%s: %s", dir, name, strerror(-err));
 		goto fail;
 	}
-	errno = 0;
-	if (fflush(f) || ferror(f)) {
-		err = errno ? -errno : -EIO;
-		log_error("cannot write %s/%s: %s", dir, name, strerror(-err));
-		goto fail;
-	}
-	if (fsync(fileno(f))) {
+	fclose(f);
+	f = NULL;
+	if (fsync(fd)) {
 		err = -errno;
 		log_error("cannot sync %s/%s: %s", dir, name, strerror(-err));
 		goto fail;
 	}
-	if (od->chown_to_user && fchown(fileno(f), od->uid, od->gid))
+	if (od->chown_to_user && fchown(fd, od->uid, od->gid))
 		log_warn("cannot give %s/%s to uid %u: %s", dir, name, (unsigned)od->uid,
 			 strerror(errno));
-	err = fclose(f);
-	f = NULL;
+	err = close(fd);
+	fd = -1;
 	if (err) {
 		err = -errno;
 		log_error("cannot write %s/%s: %s", dir, name, strerror(-err));
@@ -469,7 +678,9 @@ static int write_one(struct output_dir *od, const char *name, output_writer_fn w
 	return 0;
 fail:
 	if (f)
-		fclose(f);
+		fclose(f); /* its buffer goes nowhere once sk.err is set or the write failed */
+	if (fd >= 0)
+		close(fd);
 	unlinkat(od->dirfd, tmp, 0);
 	return err;
 }
@@ -485,7 +696,10 @@ int output_write(struct output_dir *od, const char *name, output_writer_fn write
 	log_debug("output: %s written in %.1f ms", name,
 		  (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 
-	if (err)
+	if (err && valid_name(name) && was_written(od, name))
+		log_warn("%s/%s: the version written before stays", od->path ? od->path : "?",
+			 name);
+	else if (err)
 		record_failed(od, name, err);
 	return err;
 }

@@ -33,6 +33,24 @@ struct output_dir {
  * be a symlink. Returns 0 or -errno; on error a message naming the path has
  * been logged. */
 int output_dir_open(struct output_dir *od, const char *path);
+
+/* For output_dir_open_run. */
+enum output_dir_flags {
+	/* An existing directory that is not empty is written into (files of
+	 * the same names replaced, nothing else touched). */
+	OUTPUT_DIR_FORCE = 1u << 0,
+	/* The path is a default name: when it exists, PATH-2, PATH-3, ... is
+	 * created instead (od->path names the one used). */
+	OUTPUT_DIR_NEW_NAME = 1u << 1,
+};
+
+/* As output_dir_open, for the result directory of a run, which root then
+ * fills with what report/diff trust later: the directory must be new, or
+ * existing and empty (OUTPUT_DIR_FORCE: or not), and in any case owned by
+ * this user (or by SUDO_UID) and not writable by group or others.
+ * Otherwise refused with a message saying why and what to do (-EEXIST,
+ * -EPERM). */
+int output_dir_open_run(struct output_dir *od, const char *path, unsigned flags);
 void output_dir_close(struct output_dir *od);
 /* Removes the directory if output_dir_open created it and nothing was
  * written into it: a failed start leaves no empty directory. */
@@ -54,12 +72,17 @@ int output_dir_check(struct output_dir *od, uint64_t min_free);
 typedef int (*output_writer_fn)(FILE *f, void *ctx);
 
 /* Writes NAME inside the directory atomically: temp file, write_fn, fflush,
- * fsync, fchown, renameat. Returns 0 or -errno (write_fn's negative return
- * is passed through); logs the failure with the file name. */
+ * fsync, fchown, renameat. Returns 0 or -errno; logs the failure with the
+ * file name. The error of the write itself wins over write_fn's return
+ * (-ENOSPC, -EDQUOT named as such, not a writer's -EIO). When NAME was
+ * written before by this directory, the earlier version stays and is still
+ * listed as written; else NAME is listed as failed until a later write of
+ * it succeeds. */
 int output_write(struct output_dir *od, const char *name, output_writer_fn write_fn, void *ctx);
 
-/* Deletes NAME (a file this directory holds, e.g. one written earlier and
- * rotated out) and drops it from the written list. Returns 0 or -errno. */
+/* Deletes NAME, a file written through this output_dir (one rotated out),
+ * and drops it from the written list. A name this run did not write is
+ * never deleted: -ENOENT. Returns 0 or -errno. */
 int output_remove(struct output_dir *od, const char *name);
 
 /* Parses SUDO_UID/SUDO_GID from the given values (NULL when unset).

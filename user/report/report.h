@@ -96,6 +96,9 @@ struct run_info {
 	const char *output_dir;
 	const char *const *output_files; /* names inside output_dir, for report/summary */
 	size_t noutput_files;
+	/* report.json's output.complete: false in the version written before
+	 * the other files, true in the final one (docs/report-schema.md). */
+	bool output_complete;
 	/* Files that could not be written, with their -errno (summary). */
 	const char *const *failed_files;
 	const int *failed_errs;
@@ -134,6 +137,20 @@ struct speedscope_part {
 int export_speedscope_multi(const struct speedscope_part *parts, size_t n,
 			    const struct run_info *ri, FILE *out);
 int export_report_json(const struct profile *p, const struct run_info *ri, FILE *out);
+/* The same in steps, for the recorder, which writes report.json first and
+ * again at the end: the tree (module sections included, through
+ * ri->extend_report); its text; output.files and output.complete set again
+ * from ri; and the tree without its large sections (the flame graphs, the
+ * RSS timeline, the per-thread lists, the BPF program details), for a disk
+ * too full for the whole: output.compact true, output.left_out names them.
+ * Return 0 or -errno. report_json_build hands the tree over even when a
+ * module's section failed (modules may point into it until their files
+ * are written): the caller deletes *out in any case. */
+int report_json_build(const struct profile *p, const struct run_info *ri, cJSON **out);
+int report_json_print(const cJSON *root, FILE *out);
+int report_json_set_output(cJSON *root, const struct run_info *ri);
+int report_json_compact(cJSON *root);
+bool report_json_is_compact(const cJSON *root);
 /* Chrome Trace Event JSON: process names, then whatever events_fn appends
  * (comma-separated objects; *first says whether a comma is needed). */
 typedef int (*trace_events_fn)(void *ctx, FILE *out, bool *first);

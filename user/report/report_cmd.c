@@ -3,13 +3,10 @@
 #include "report/report_cmd.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cycles/cycles_json.h"
 #include "cycles/cycles_summary.h"
@@ -17,10 +14,7 @@
 #include "util/log.h"
 #include "report/output.h"
 #include "report/report_html.h"
-
-/* A report.json of a long run with many cycles is a few MB; far beyond
- * this it is not ours. */
-#define REPORT_MAX_BYTES (256u << 20)
+#include "report/report_read.h"
 
 void report_data_free(struct report_data *d)
 {
@@ -30,29 +24,21 @@ void report_data_free(struct report_data *d)
 	memset(d, 0, sizeof(*d));
 }
 
-int report_load(const char *text, size_t len, struct report_data *out, char *err, size_t errlen)
+/* The rest of report_load, on a tree report_read checked (taken over). */
+static int load_root(const char *name, cJSON *root, struct report_data *out, char *err,
+		     size_t errlen)
 {
-	memset(out, 0, sizeof(*out));
-	out->root = cJSON_ParseWithLength(text, len);
-	if (!out->root) {
-		snprintf(err, errlen, "not valid JSON (truncated or corrupt)");
-		return -EINVAL;
-	}
 	int e = 0;
-	if (!cJSON_IsObject(out->root)) {
-		snprintf(err, errlen, "top level is not an object");
-		e = -EINVAL;
-		goto fail;
-	}
-	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(out->root, "schema");
-	if (!cJSON_IsString(schema) || strcmp(schema->valuestring, "ebpf-prof/1") != 0) {
-		snprintf(err, errlen, "schema is not \"ebpf-prof/1\"");
-		e = -EINVAL;
-		goto fail;
-	}
+
+	memset(out, 0, sizeof(*out));
+	out->root = root;
 	const cJSON *cyc = cJSON_GetObjectItemCaseSensitive(out->root, "cycles");
 	const cJSON *fin = cJSON_GetObjectItemCaseSensitive(out->root, "findings");
 	bool rebuilt = false;
+	if (cJSON_IsNull(cyc))
+		cyc = NULL;
+	if (cJSON_IsNull(fin))
+		fin = NULL;
 	if (!cyc) {
 		/* A run without cycle boundaries: one whole-run cycle from the
 		 * other sections, when the report has its times. */
@@ -101,51 +87,20 @@ int report_load(const char *text, size_t len, struct report_data *out, char *err
 	return 0;
 fail:
 	if (e == -ENOMEM)
-		snprintf(err, errlen, "out of memory");
+		snprintf(err, errlen, "%s: out of memory", name);
 	report_data_free(out);
 	return e;
 }
 
-static int read_report(const char *dir, char **text, size_t *len)
+int report_load(const char *name, const char *text, size_t len, struct report_data *out, char *err,
+		size_t errlen)
 {
-	char path[4096];
-	if (snprintf(path, sizeof(path), "%s/report.json", dir) >= (int)sizeof(path)) {
-		log_error("report: directory name too long: %s", dir);
-		return -ENAMETOOLONG;
-	}
-	/* O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever;
-	 * anything but a regular file is refused below. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0) {
-		int e = errno;
-		log_error("cannot open %s: %s", path, strerror(e));
-		return -e;
-	}
-	struct stat st;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > REPORT_MAX_BYTES) {
-		log_error("%s: not a regular file of at most %u MB", path, REPORT_MAX_BYTES >> 20);
-		close(fd);
-		return -EINVAL;
-	}
-	size_t cap = (size_t)st.st_size, n = 0;
-	char *buf = malloc(cap + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (n < cap) {
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	buf[n] = 0;
-	*text = buf;
-	*len = n;
-	return 0;
+	cJSON *root;
+	int e;
+
+	memset(out, 0, sizeof(*out));
+	e = report_parse(name, text, len, &root, err, errlen);
+	return e ? e : load_root(name, root, out, err, errlen);
 }
 
 static int write_html(FILE *f, void *ctx)
@@ -169,17 +124,15 @@ int report_cmd_main(int argc, char **argv)
 		return argc == 2 ? 0 : 2;
 	}
 	const char *dir = argv[1];
-	char *text = NULL;
-	size_t len = 0;
-	int e = read_report(dir, &text, &len);
-	if (e)
-		return 1;
 	struct report_data d;
-	char err[256] = "";
-	e = report_load(text, len, &d, err, sizeof(err));
-	free(text);
+	char err[512] = "";
+	cJSON *root;
+	int e = report_read(dir, &root, err, sizeof(err));
+	if (!e)
+		e = load_root(dir, root, &d, err, sizeof(err));
 	if (e) {
-		log_error("%s/report.json: %s", dir, err);
+		/* The line `diff` prints for the same file. */
+		fprintf(stderr, "ebpf-prof report: %s\n", err);
 		return 1;
 	}
 	struct output_dir od;

@@ -16,11 +16,13 @@ struct report_data {
 	struct findings findings;
 };
 
-/* Parses and checks report.json text (outside input: any bytes). Findings
- * are evaluated again from the cycles with the current rules; without a
- * cycles array the saved findings are kept (after checking them).
- * Returns 0, or -EINVAL with a message in err, or -ENOMEM. */
-int report_load(const char *text, size_t len, struct report_data *out, char *err, size_t errlen);
+/* Parses and checks report.json text (outside input: any bytes) with the
+ * reader `diff` uses (report_read.h); name is the file shown in messages.
+ * Findings are evaluated again from the cycles with the current rules;
+ * without a cycles array the saved findings are kept. Returns 0, or
+ * -EINVAL with one line "NAME: FIELD: problem" in err, or -ENOMEM. */
+int report_load(const char *name, const char *text, size_t len, struct report_data *out, char *err,
+		size_t errlen);
 void report_data_free(struct report_data *d);
 
 int report_cmd_main(int argc, char **argv);
