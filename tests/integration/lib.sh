@@ -108,6 +108,8 @@ ep_stop_pid()
 	kids=$(ps -o pid= --ppid "$pid" 2>/dev/null || true)
 	# shellcheck disable=SC2086 # $kids is a list of pids
 	kill -TERM "$pid" $kids 2>/dev/null || true
+	# One a test froze (ep_freeze) gets the signal too.
+	kill -CONT "$pid" 2>/dev/null || true
 	for ((i = 0; i < 60; i++)); do
 		ep_pid_alive "$pid" || break
 		sleep 0.05
@@ -326,6 +328,36 @@ ep_wait_attached()
 	ep_fail "ebpf-prof (pid $pid) opened no perf_event fd within ${timeout}s"
 }
 
+# ep_freeze PID: SIGSTOP, then wait until every thread of PID is stopped, so
+# that the kernel's account of its CPU time (ep_kernel_ran) is final until
+# ep_thaw. A profiler attached meanwhile takes no sample of it: a frozen
+# window's edges are exact.
+ep_freeze()
+{
+	local pid=$1 deadline
+	kill -STOP "$pid" || ep_fail "cannot stop $pid"
+	deadline=$(($(ep_now_ms) + 20000))
+	# One awk over every thread's stat: the state follows "(comm) ".
+	until [ "$(awk '{s = $0; sub(/.*\) /, "", s); if (s !~ /^[Tt] /) n++} END {print n + 0}' \
+		/proc/"$pid"/task/*/stat 2>/dev/null)" = 0 ]; do
+		[ "$(ep_now_ms)" -lt "$deadline" ] || ep_fail "threads of $pid not all stopped within 20 s"
+		sleep 0.01
+	done
+	ep_pid_alive "$pid" || ep_fail "process $pid is gone"
+}
+
+ep_thaw() { kill -CONT "$1" || ep_fail "cannot continue $1"; }
+
+# ep_kernel_ran PID: "RUN_NS SLICES THREADS": what the kernel says PID's
+# threads ran (/proc/PID/task/*/schedstat: time on a CPU, which leaves out
+# what the hypervisor stole, and how many times they were switched in) and
+# how many threads it has.
+ep_kernel_ran()
+{
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null |
+		awk '{ns += $1; sl += $3; n++} END {printf "%.0f %.0f %d\n", ns, sl, n}'
+}
+
 # CPU time (user+sys) of a process in clock ticks (getconf CLK_TCK per second).
 ep_cpu_ticks()
 {
@@ -432,6 +464,33 @@ def has_seq(frames, seq):
 
 def is_kernel(fr):
     return fr.endswith("_[k]")
+
+def check_ticks_taken(run_ns, slices, steal_ns, hz, what):
+    """The sampler's ticks on the target against what the kernel says it
+    ran (ep_kernel_ran over a frozen window, ep_freeze). On each CPU the
+    cpu-clock timer fires every 1e9 // hz ns and takes the thread that is
+    on it: a target that ran run_ns got run_ns / period ticks, plus those
+    that fell in time the hypervisor stole from the CPU while it was on it
+    (its run time leaves that out): at most the machine's steal in the
+    window, steal_ns (/proc/stat, 10 ms ticks per CPU read: + 2 per CPU).
+    Each of the `slices` stretches it ran (schedstat's switch-ins) holds a
+    whole number of ticks: at most 1 off, 1/4 variance, independent phases:
+    4 sigma = 2 sqrt(slices) either way. Every tick taken is a sample in
+    report.json or a counted loss: ringbuf_full, unread_at_stop, collector
+    (the overload guard's rate_limited are ticks never taken)."""
+    bc = R["dropped"]["by_cause"]
+    taken = R["samples"]["total"] + bc["ringbuf_full"] + bc["unread_at_stop"] + bc["collector"]
+    period = 10**9 // hz
+    ncpu = os.cpu_count() or 1
+    slack = 2 * slices ** 0.5
+    lo = run_ns / period - slack
+    hi = (run_ns + steal_ns + 2 * ncpu * 10**7) / period + slack
+    info("%s: %d ticks taken (%d samples + losses %r) at %d Hz; the kernel says %.3f s ran in %d "
+         "stretches, %.3f s stolen: want %.0f..%.0f"
+         % (what, taken, R["samples"]["total"], {k: v for k, v in bc.items() if v}, hz,
+            run_ns / 1e9, slices, steal_ns / 1e9, lo, hi))
+    check(lo <= taken <= hi, "%s: %d samples + counted losses, the kernel says %.3f s ran at %d Hz: "
+          "want %.0f..%.0f" % (what, taken, run_ns / 1e9, hz, lo, hi))
 
 def validate_all():
     """Format-level checks every output must pass, whatever was profiled."""
