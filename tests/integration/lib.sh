@@ -465,25 +465,31 @@ def has_seq(frames, seq):
 def is_kernel(fr):
     return fr.endswith("_[k]")
 
-def check_ticks_taken(run_ns, slices, steal_ns, hz, what):
+def check_ticks_taken(run_ns, slices, steal_ns, hz, what, late=0.01):
     """The sampler's ticks on the target against what the kernel says it
     ran (ep_kernel_ran over a frozen window, ep_freeze). On each CPU the
     cpu-clock timer fires every 1e9 // hz ns and takes the thread that is
-    on it: a target that ran run_ns got run_ns / period ticks, plus those
-    that fell in time the hypervisor stole from the CPU while it was on it
-    (its run time leaves that out): at most the machine's steal in the
-    window, steal_ns (/proc/stat, 10 ms ticks per CPU read: + 2 per CPU).
-    Each of the `slices` stretches it ran (schedstat's switch-ins) holds a
-    whole number of ticks: at most 1 off, 1/4 variance, independent phases:
-    4 sigma = 2 sqrt(slices) either way. Every tick taken is a sample in
-    report.json or a counted loss: ringbuf_full, unread_at_stop, collector
-    (the overload guard's rate_limited are ticks never taken)."""
+    on it: a target that ran run_ns got run_ns / period ticks.
+    From below: each of the `slices` stretches it ran (schedstat's
+    switch-ins) holds a whole number of ticks, at most 1 off, 1/4 variance,
+    independent phases: 4 sigma = 2 sqrt(slices); and a tick that comes
+    more than a period late (interrupts off that long: the sampler's own
+    stack walk, another interrupt) is one sample for the periods it missed
+    (hrtimer_forward): `late` of them allowed, 1% by default (at 999 Hz a
+    1 ms delay), more at shorter periods.
+    From above: ticks that fell in time the hypervisor stole from the CPU
+    while the target was on it (its run time leaves that out): at most the
+    machine's steal in the window, steal_ns (/proc/stat, 10 ms ticks per
+    CPU read: + 2 per CPU), and the same rounding.
+    Every tick taken is a sample in report.json or a counted loss:
+    ringbuf_full, unread_at_stop, collector (the overload guard's
+    rate_limited are ticks never taken)."""
     bc = R["dropped"]["by_cause"]
     taken = R["samples"]["total"] + bc["ringbuf_full"] + bc["unread_at_stop"] + bc["collector"]
     period = 10**9 // hz
     ncpu = os.cpu_count() or 1
     slack = 2 * slices ** 0.5
-    lo = run_ns / period - slack
+    lo = run_ns / period * (1 - late) - slack
     hi = (run_ns + steal_ns + 2 * ncpu * 10**7) / period + slack
     info("%s: %d ticks taken (%d samples + losses %r) at %d Hz; the kernel says %.3f s ran in %d "
          "stretches, %.3f s stolen: want %.0f..%.0f"

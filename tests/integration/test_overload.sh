@@ -65,8 +65,8 @@ PY
 # the window's edges are exact. The guard samples at its limit, 10000 Hz
 # per CPU (documented in --help): 2 s of the target's CPU time is ~20000
 # ticks taken, each a sample or a counted loss (check_ticks_taken in
-# lib.sh: tick rounding within 2 sqrt(stretches), ~1%), and rate_limited
-# counts the other nine of every ten (GUARD_PY).
+# lib.sh: tick rounding within 2 sqrt(stretches), ~0.5%, and late ticks),
+# and rate_limited counts the other nine of every ten (GUARD_PY).
 OUT="$EP_WORK/out-acct"
 ep_freeze "$TARGET_PID"
 renice -n -20 $$ >/dev/null || ep_fail "cannot renice the test shell"
@@ -88,7 +88,9 @@ ep_check_outputs "$OUT"
 RUN=$((run1 - run0)) SLICES=$((sl1 - sl0)) STEAL=$((st1 - st0)) REQ_HZ=100000 ep_py "$OUT" <<PY
 e = os.environ
 check(R["sampling"]["frequency_hz"] == 10000, "sampled at %r Hz, the guard's limit is 10000" % R["sampling"]["frequency_hz"])
-check_ticks_taken(int(e["RUN"]), int(e["SLICES"]), int(e["STEAL"]), 10000, "cpu_tree at -F 100000")
+# At a 100 us period a late tick misses a period far more often than at
+# 1 ms: 3% allowed (seen: -0.8% to +0.4%); a tenth lost still fails.
+check_ticks_taken(int(e["RUN"]), int(e["SLICES"]), int(e["STEAL"]), 10000, "cpu_tree at -F 100000", late=0.03)
 $GUARD_PY
 PY
 

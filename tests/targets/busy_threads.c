@@ -8,8 +8,8 @@
  *   SECONDS   run this long, then exit 0 (0: until SIGTERM/SIGINT)
  *   --forks   main forks short-lived children (each exits at once) in a loop
  *   --wait    main starts (forking, and counting SECONDS) on SIGUSR1
- * Prints "ready <pid>" once every thread runs; at the end "forks N": every
- * fork that succeeded, all of them reaped.
+ * Prints "ready <pid>" once every thread exists and has been let go; at
+ * the end "forks N": every fork that succeeded, all of them reaped.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -27,6 +27,12 @@
 static atomic_int running;
 static atomic_bool stop;
 static volatile uint64_t sink;
+/* The threads start spinning together once all exist: spinning ones would
+ * take the CPU from main while it creates the rest (minutes for 256 on a
+ * loaded 2-CPU machine). */
+static pthread_mutex_t go_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t go_cond = PTHREAD_COND_INITIALIZER;
+static bool go;
 
 static void on_stop(int sig)
 {
@@ -37,7 +43,11 @@ static void on_stop(int sig)
 static __attribute__((noinline)) void *spin_thread(void *arg)
 {
 	(void)arg;
+	pthread_mutex_lock(&go_lock);
 	atomic_fetch_add(&running, 1);
+	while (!go)
+		pthread_cond_wait(&go_cond, &go_lock);
+	pthread_mutex_unlock(&go_lock);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed))
 		for (int i = 0; i < 100000; i++)
 			sink += (uint64_t)i;
@@ -90,6 +100,10 @@ int main(int argc, char **argv)
 		}
 	while (atomic_load(&running) < n)
 		nanosleep(&tick, NULL);
+	pthread_mutex_lock(&go_lock);
+	go = true;
+	pthread_cond_broadcast(&go_cond);
+	pthread_mutex_unlock(&go_lock);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	if (wait_go) {
