@@ -358,6 +358,34 @@ ep_kernel_ran()
 		awk '{ns += $1; sl += $3; n++} END {printf "%.0f %.0f %d\n", ns, sl, n}'
 }
 
+# cpu_tree's own measurement of its split (tests/targets/cpu_tree.c): it
+# prints "split cycles=N cpu_ns=C a_ns=A b_ns=B" (totals so far) after the
+# cycle under way when sent SIGUSR1. ep_split_ask PID FILE sends it (a
+# frozen target answers once thawed), ep_split_read FILE waits for the
+# answer and sets SPLIT_A, SPLIT_B, SPLIT_CPU. Two answers around a run,
+# subtracted, are the target's own figures for it, within a cycle (~0.3 ms
+# of CPU) at either end.
+ep_split_ask()
+{
+	EP_SPLIT_SEEN=$(grep -c '^split ' "$2")
+	kill -USR1 "$1" || ep_fail "cannot signal $1"
+}
+
+ep_split_read()
+{
+	local file=$1 line deadline
+	deadline=$(($(ep_now_ms) + 30000))
+	until [ "$(grep -c '^split ' "$file")" -gt "$EP_SPLIT_SEEN" ]; do
+		[ "$(ep_now_ms)" -lt "$deadline" ] || ep_fail "no split line from the target in 30 s"
+		sleep 0.02
+	done
+	line=$(grep '^split ' "$file" | sed -n "$((EP_SPLIT_SEEN + 1))p")
+	SPLIT_A=$(sed -n 's/.* a_ns=\([0-9]*\).*/\1/p' <<<"$line")
+	SPLIT_B=$(sed -n 's/.* b_ns=\([0-9]*\).*/\1/p' <<<"$line")
+	SPLIT_CPU=$(sed -n 's/.* cpu_ns=\([0-9]*\).*/\1/p' <<<"$line")
+	[ -n "$SPLIT_A" ] && [ -n "$SPLIT_B" ] && [ -n "$SPLIT_CPU" ] || ep_fail "bad split line: $line"
+}
+
 # CPU time (user+sys) of a process in clock ticks (getconf CLK_TCK per second).
 ep_cpu_ticks()
 {
@@ -497,6 +525,27 @@ def check_ticks_taken(run_ns, slices, steal_ns, hz, what, late=0.01):
             run_ns / 1e9, slices, steal_ns / 1e9, lo, hi))
     check(lo <= taken <= hi, "%s: %d samples + counted losses, the kernel says %.3f s ran at %d Hz: "
           "want %.0f..%.0f" % (what, taken, run_ns / 1e9, hz, lo, hi))
+
+def check_split(a, b, own_a, own_b, what):
+    """cpu_tree's burn_a share among burn_a + burn_b samples against the
+    target's own measurement over the same run (its thread CPU time in each,
+    tests/targets/cpu_tree.c). Each of the n samples lands in burn_a with
+    the probability p the target measured: the share's sampling error is
+    binomial, sigma = sqrt(p (1 - p) / n) (0.008 at 1500 samples, 0.017 at
+    400). Allowed: 4 sigma (this check runs in several tests of each suite
+    run, twice per CI run: at 3 sigma one in ~370 would fail by chance, at 4
+    one in ~16000), plus 0.005 for the target's own clock reads, half of
+    each counted on either side (a bias of ~0.002)."""
+    n = a + b
+    if not check(n > 0 and own_a + own_b > 0, "%s: %d burn samples, own %d + %d ns" % (what, n, own_a, own_b)):
+        return
+    p = own_a / (own_a + own_b)
+    share = a / n
+    tol = 4 * (p * (1 - p) / n) ** 0.5 + 0.005
+    info("%s: burn_a share %.3f (a=%d b=%d), the target's own %.3f (%.3f s / %.3f s of CPU): allowed +-%.3f"
+         % (what, share, a, b, p, own_a / 1e9, own_b / 1e9, tol))
+    check(abs(share - p) <= tol, "%s: burn_a share %.3f (a=%d b=%d), the target measured %.3f; allowed +-%.3f"
+          % (what, share, a, b, p, tol))
 
 def validate_all():
     """Format-level checks every output must pass, whatever was profiled."""
