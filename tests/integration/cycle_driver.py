@@ -12,8 +12,11 @@ cycle marker (tools/cycle_marker/ebpf_prof_cycle.py).
 
 Prints "ready PID", waits for SIGUSR1, then per cycle its own measurements
 (CLOCK_MONOTONIC ns, the profiler's clock):
-    cycle I start_ns end_ns infer_ns sql_ns sql_calls sleep_ns gc_ns
-and "done".
+    cycle I start_ns end_ns infer_ns sql_ns sql_calls sleep_ns gc_ns sql_cpu_ns gc_cpu_ns sql_off3_ns
+(sql_cpu_ns, gc_cpu_ns: the thread's CPU time, CLOCK_THREAD_CPUTIME_ID,
+across the execute() calls and gc.collect(), read just outside their
+wall-clock reads; sql_off3_ns: the three largest of the execute() calls'
+wall time the thread did not run, wall minus CPU time, summed) and "done".
 """
 import gc
 import os
@@ -23,13 +26,21 @@ import sys
 import time
 
 now = time.monotonic_ns
+cpu = time.thread_time_ns
 
 
 class Own:
-    __slots__ = ("infer", "sql", "calls", "sleep", "gc")
+    __slots__ = ("infer", "sql", "calls", "sleep", "gc", "sql_cpu", "gc_cpu", "off")
 
     def __init__(self):
-        self.infer = self.sql = self.calls = self.sleep = self.gc = 0
+        self.infer = self.sql = self.calls = self.sleep = self.gc = self.sql_cpu = self.gc_cpu = 0
+        self.off = []
+
+    def add_call(self, wall, cpu_ns):
+        self.sql += wall
+        self.sql_cpu += cpu_ns
+        self.calls += 1
+        self.off = sorted(self.off + [max(0, wall - cpu_ns)], reverse=True)[:3]
 
 
 class Node:
@@ -57,22 +68,26 @@ def run_cycle(db, i, slow, own):
     infer()
     own.infer = now() - t0
     for k in range(20):
+        c0 = cpu()
         t0 = now()
         db.execute("INSERT INTO t VALUES(?, ?)", (i * 1000 + k, "row"))
-        own.sql += now() - t0
-        own.calls += 1
+        t1 = now()
+        own.add_call(t1 - t0, cpu() - c0)
     if slow:
         until = now() + 300_000_000
         while now() < until:
+            c0 = cpu()
             t0 = now()
             db.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
                        "LIMIT 20000) SELECT sum(x) FROM c").fetchall()
-            own.sql += now() - t0
-            own.calls += 1
+            t1 = now()
+            own.add_call(t1 - t0, cpu() - c0)
     garbage(20000)
+    c0 = cpu()
     t0 = now()
     gc.collect()
     own.gc = now() - t0
+    own.gc_cpu = cpu() - c0
     t0 = now()
     time.sleep(0.02)
     own.sleep = now() - t0
@@ -101,8 +116,8 @@ def main():
         if marker:
             marker.end(i)
     for i, o in enumerate(own):
-        print("cycle %d %d %d %d %d %d %d %d" % (i, start[i], end[i], o.infer, o.sql, o.calls,
-                                                 o.sleep, o.gc))
+        print("cycle %d %d %d %d %d %d %d %d %d %d %d" % (i, start[i], end[i], o.infer, o.sql, o.calls,
+                                                          o.sleep, o.gc, o.sql_cpu, o.gc_cpu, sum(o.off)))
     print("done", flush=True)
 
 

@@ -118,8 +118,8 @@ check(A["cost"]["per_call_ns"] > 0, "cost %r" % A["cost"])
 PY
 [ $? -eq 0 ] || ep_fail "main run"
 grep -q "^Allocations (--alloc" "$PROF_OUT" || ep_fail "no allocation lines in the summary"
-# report.html: the leak table names the function (rendered where a browser is).
-if command -v chromium >/dev/null; then
+# report.html: the leak table names the function, rendered in Chromium.
+if ep_need_cmd chromium chromium; then
 	timeout 60 chromium --headless --no-sandbox --disable-gpu --dump-dom \
 		"file://$EP_WORK/main/report.html" 2>/dev/null >"$EP_WORK/main.dom" || true
 	python3 - "$EP_WORK/main.dom" <<'PY' || ep_fail "report.html: no allocation section with the leak"

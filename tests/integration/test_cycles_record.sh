@@ -24,6 +24,7 @@ check_cycles()
 	MODE=$2 N=$N SLOW=$SLOW TARGET_OUT=$TARGET_OUT ep_py "$1" <<'PY'
 mode, n, slow = os.environ["MODE"], int(os.environ["N"]), int(os.environ["SLOW"])
 py = mode.startswith("py")
+SLEEP_MS = 20 * 1000000  # the targets' nap per cycle (cycle_experiment.c, cycle_driver.py)
 own = []
 for line in open(os.environ["TARGET_OUT"]):
     f = line.split()
@@ -64,6 +65,7 @@ def waits_all(c):
 sums = [0, 0]
 for c, (i, start, want) in zip(C, exp):
     _, _, _, infer, sql, calls, sleep = own[i][:7]
+    sql_cpu, off3 = (own[i][8], own[i][10]) if py else (own[i][7], own[i][8])
     # Boundaries: the probe fires within microseconds of the target's own
     # clock reads around the call; 2 ms covers a preempted boundary.
     check(abs(c["start_ns"] - start) <= 2 * MS, "cycle %d starts %d ns from the target's start" % (c["index"], c["start_ns"] - start))
@@ -75,41 +77,50 @@ for c, (i, start, want) in zip(C, exp):
     total = parts["gc_ns"] + parts["sql_ns"] + parts["inference_ns"] + parts["probes_ns"] + \
         sum(parts["off_cpu_ns"].values()) + parts["other_ns"]
     check(total == c["wall_ns"], "cycle %d breakdown sums to %d, wall %d" % (c["index"], total, c["wall_ns"]))
-    # SQL: every probed call lies inside the target's timing of that call,
-    # so the report can only be lower; the difference is the probe's own
-    # cost, at most 20 us per call in C (the uprobe pair is ~1.4 us on a
-    # quiet machine), 60 us per execute() in Python (whose timing also
-    # covers the module's binding and statement cache), plus the times the
-    # thread was preempted between the target's clock read and the probe:
-    # at most its preempted and run-queue time in the cycle (episodes of
-    # 1 ms and more are reported), plus 1 ms for shorter ones, plus 10%
-    # for the host stalling the vCPU there (steal time, which the guest
-    # cannot see; measured up to 3 ms in a cycle with four builds running).
+    # SQL: every probed call lies inside the target's wall-clock timing of
+    # that call, so the report can only be lower. It falls short by the
+    # gaps between the target's clock reads and the probes: the traps and
+    # the call itself, 20 us per call in C (the uprobe pair ~1.4 us on a
+    # quiet machine, room for an interrupt), 60 us per execute() in Python
+    # (which also binds the parameters and looks up its statement cache:
+    # the rest of that work, up to 15% of its CPU time, is allowed too);
+    # and by any time the thread did not run while in a gap (preempted,
+    # the host stalling the vCPU), which the target sees as wall minus CPU
+    # time of the call. A gap is a few us of a call: a cycle with more than
+    # three calls holding such a stall there is not expected (at 0.3% of
+    # the slow cycle's on-CPU time in gaps, 100 stalls a cycle put three
+    # in gaps once in ~300 cycles), so the three largest off-CPU times of
+    # its calls (sql_off3) are allowed, nothing the profiler reports. The
+# targets run SCHED_FIFO (chrt: no other test's load preempts them, only
+# the host stalling the vCPU does), so that bound stays close: at nice 0
+# on a loaded machine a thread runs a quarter of its wall time and the
+# allowance grows to most of the slow cycle's SQL.
     per_call = 60000 if py else 20000
-    waits = c["off_cpu_by_reason"]["preempted"] + c["off_cpu_by_reason"]["runqueue"]
     check(c["sql_ns"] <= sql + 0.2 * MS, "cycle %d SQL %.3f ms > target's %.3f ms" % (c["index"], c["sql_ns"] / MS, sql / MS))
     sums[0] += c["sql_ns"]
-    # A stall between the target's clock read and the probe (another
-    # process registering uprobes on the same libsqlite3, host steal)
-    # shows as unattributed time: the cycle's "other" above the median
-    # cycle's is allowed too.
-    stall = max(0, c["other_ns"] - med_other)
-    low = 0.9 * sql - calls * per_call - waits - 1 * MS - stall
-    sums[1] += low if not py else 0.85 * sql - stall
-    # Python: per cycle only the upper bound; over all cycles the probes
-    # must see at least 85% of the target's own SQL time (execute() adds
-    # the module's binding, statement cache and result objects, and the
-    # interpreter pauses now and then on a busy machine).
+    low = sql - off3 - calls * per_call - (0.15 * sql_cpu if py else 0)
+    sums[1] += low
+    # Python: per cycle only the upper bound (the interpreter pauses now
+    # and then), the lower one over all cycles.
     check(py or c["sql_ns"] >= low,
-          "cycle %d SQL %.3f ms, target's %.3f ms over %d calls, %.3f ms preempted, %.3f ms stalled" % (c["index"], c["sql_ns"] / MS, sql / MS, calls, waits / MS, stall / MS))
+          "cycle %d SQL %.3f ms, the target's own %.3f ms over %d calls (%.3f ms of CPU; its three calls "
+          "longest off their CPU %.3f ms)" % (c["index"], c["sql_ns"] / MS, sql / MS, calls, sql_cpu / MS, off3 / MS))
     # Sleep: one nanosleep of 20 ms, an off-CPU episode of the cycle thread
     # inside the target's timing of it. The target's timing also covers
     # the wait for a CPU after the wakeup (run-queue) and preemptions:
     # with the reported ones (1 ms and longer) it falls short by at most
-    # 2 ms (a wait under 1 ms after the wakeup and one preemption), or a
-    # stall that shows as unattributed time.
+    # 2 ms (a wait under 1 ms after the wakeup and one preemption).
+    # The kernel's timer does not fire early, so the episode alone should
+    # be 20 ms; but a cycle now and then gets part of its sleep or none
+    # (seen: 15.5 and 0 of 20 ms, in Python cycles, no drop counted), the
+    # rest left unattributed. Until that is found, the cycle's "other" time
+    # above the median cycle's is allowed here: the profiler's own figure,
+    # the one bound in this test that still takes one.
+    stall = max(0, c["other_ns"] - med_other)
     sl = c["off_cpu_by_reason"]["sleep"]
-    check(sleep - 2 * MS - stall <= sl + waits_all(c) and sl <= sleep + 0.2 * MS, "cycle %d sleep %.3f ms (+ %.3f ms waiting for a CPU), target's %.3f ms" % (c["index"], sl / MS, waits_all(c) / MS, sleep / MS))
+    check(sleep - 2 * MS - stall <= sl + waits_all(c) and sl <= sleep + 0.2 * MS,
+          "cycle %d sleep %.3f ms (+ %.3f ms waiting for a CPU, %.3f ms unattributed), the target's nap of %.3f ms took %.3f ms"
+          % (c["index"], sl / MS, waits_all(c) / MS, stall / MS, SLEEP_MS / MS, sleep / MS))
     if not py:
         # Inference: llama_decode, timed by the target around the call.
         check(c["inference_calls"] == 1, "cycle %d inference calls %d" % (c["index"], c["inference_calls"]))
@@ -120,9 +131,12 @@ for c, (i, start, want) in zip(C, exp):
         # seen once under ASan with the collector busy).
         check(30 * MS <= c["inference_ns"] <= infer + 0.2 * MS, "cycle %d inference %.3f ms, target's %.3f ms (floor 30 ms)" % (c["index"], c["inference_ns"] / MS, infer / MS))
     else:
-        gcn = own[i][7]
+        # GC: inside the target's timing of gc.collect(); from below 70% of
+        # its CPU time there, less 0.5 ms (the call's own Python work).
+        gcn, gc_cpu = own[i][7], own[i][9]
         check(c["gc_count"] == 1, "cycle %d gc passes %d, want 1" % (c["index"], c["gc_count"]))
-        check(gcn * 0.7 - 0.5 * MS - stall <= c["gc_ns"] <= gcn + 0.2 * MS, "cycle %d GC %.3f ms, target's %.3f ms" % (c["index"], c["gc_ns"] / MS, gcn / MS))
+        check(gc_cpu * 0.7 - 0.5 * MS <= c["gc_ns"] <= gcn + 0.2 * MS, "cycle %d GC %.3f ms, target's %.3f ms (%.3f ms of CPU)"
+              % (c["index"], c["gc_ns"] / MS, gcn / MS, gc_cpu / MS))
 check(sums[0] >= sums[1], "SQL %.3f ms over all cycles, under the target's own minus the probe cost budget %.3f ms" % (sums[0] / MS, sums[1] / MS))
 # The slow cycle: found, and explained by SQL. On a busy machine another
 # cycle can be slow too (the host preempts the target's vCPU): the slow
@@ -146,22 +160,17 @@ if not py:
     # 999 Hz: ~30 samples of llama_decode per cycle, the slow one's 300 ms
     # of SQL put SQLite's functions among its top five.
     tops = [[t["name"] for t in c["top_functions"]] for c in C]
-    # A sample the recorder reaches after the target exited cannot be
-    # symbolized ("[unknown] 0x..."; a slow, e.g. sanitizer, build lags by
-    # seconds): then SQLite's frames cannot be named and the check is off.
-    if any(t.startswith("[unknown] 0x") for t in tops[slow_row]):
-        info("slow cycle's samples not symbolized (target gone first): %r" % tops[slow_row])
-    else:
-        check(any(t.startswith("sqlite3") for t in tops[slow_row]), "slow cycle's top functions %r" % tops[slow_row])
+    # The target outlives the recording (run_c: --stay), so every frame
+    # is named, however far the recorder lags (a sanitizer build does by
+    # seconds).
+    check(not any(t.startswith("[unknown] 0x") for tt in tops for t in tt), "unnamed frames among the cycles' top functions: %r" % tops)
+    check(any(t.startswith("sqlite3") for t in tops[slow_row]), "slow cycle's top functions %r" % tops[slow_row])
     # Normal cycles: llama_decode on top wherever the samples say anything
-    # (10 or more, all symbolized: a process that exits before the
-    # recorder caught up leaves its last samples as "[unknown] 0x..."; a
-    # busy host leaves a cycle few samples).
-    good = [i for i, c in enumerate(C) if i != slow_row and c["samples"] >= 10 and
-            not any(t.startswith("[unknown] 0x") for t in tops[i])]
+    # (10 or more: a busy host leaves a cycle few samples).
+    good = [i for i, c in enumerate(C) if i != slow_row and c["samples"] >= 10]
     check(all(tops[i][0] == "llama_decode" for i in good), "normal cycles' top functions %r" % tops)
     if len(good) < n // 2:
-        info("only %d cycles with 10 symbolized samples: %r" % (len(good), [c["samples"] for c in C]))
+        info("only %d normal cycles with 10 samples: %r" % (len(good), [c["samples"] for c in C]))
 # trace.json: each cycle as an async slice (b/e, id = index) at its times.
 T = [e for e in load_json("trace.json")["traceEvents"] if e.get("cat") == "cycle"]
 B = {e["id"]: e for e in T if e["ph"] == "b"}
@@ -183,18 +192,23 @@ PY
 	grep -Eq "^Cycles: $N |^Cycles: $((N - 1)) " "$PROF_OUT" || ep_fail "$2: summary has no 'Cycles: N' line: $(grep -i cycle "$PROF_OUT" | head -3)"
 }
 
-# run_c MODE WAIT_PATTERN ARGS...: the C target under ebpf-prof ARGS.
+# run_c MODE WAIT_PATTERN ARGS...: the C target under ebpf-prof ARGS. The
+# target stays (--stay) until the recording has ended, so that every
+# sample's frames can be named from its maps.
 run_c()
 {
 	local mode=$1 pattern=$2
 	shift 2
-	ep_start_target cycle_experiment $N $SLOW
+	ep_start_target cycle_experiment $N $SLOW --stay
+	chrt -f -p 1 "$TARGET_PID" >/dev/null || ep_fail "cannot make the target SCHED_FIFO"
 	ep_prof_bg -v -F 999 --pid "$TARGET_PID" -o "$EP_WORK/$mode" --no-gpu "$@"
 	ep_wait_line "$PROF_ERR" "$pattern" 30 "$PROF_PID" || ep_fail "$mode: boundaries not attached: $(tail -n 3 "$PROF_ERR")"
 	kill -USR1 "$TARGET_PID"
-	ep_wait_exit "$PROF_PID" 60 || ep_fail "$mode: ebpf-prof did not stop after the target exited"
+	ep_wait_line "$TARGET_OUT" '^done$' 60 "$TARGET_PID" || ep_fail "$mode: target did not finish"
+	kill -INT "$PROF_PID"
+	ep_wait_exit "$PROF_PID" 60 || ep_fail "$mode: ebpf-prof did not stop on SIGINT"
 	[ "$EP_EXIT_RC" -eq 0 ] || ep_fail "$mode: ebpf-prof exited $EP_EXIT_RC"
-	grep -qx done "$TARGET_OUT" || ep_fail "$mode: target did not finish"
+	ep_stop_pid "$TARGET_PID"
 	check_cycles "$EP_WORK/$mode" "$mode"
 }
 
@@ -277,7 +291,7 @@ run_py()
 	TARGET_OUT="$EP_WORK/driver.$mode.out"
 	# Debian's interpreter: it has the USDT probes (a pyenv or self-built
 	# python3 earlier in PATH usually does not).
-	/usr/bin/python3 "$SRC/tests/integration/cycle_driver.py" $N $SLOW "$dmode" "$SRC/tools/cycle_marker" \
+	chrt -f 1 /usr/bin/python3 "$SRC/tests/integration/cycle_driver.py" $N $SLOW "$dmode" "$SRC/tools/cycle_marker" \
 		>"$TARGET_OUT" 2>"$EP_WORK/driver.$mode.err" </dev/null &
 	TARGET_PID=$!
 	EP_PIDS+=("$TARGET_PID")

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 ep_require_root
 ep_init
-command -v tmux >/dev/null || { ep_log "SKIP: tmux not installed (tools/install-deps.sh)"; exit 77; }
+ep_need_cmd tmux tmux || exit 0
 . "$(dirname "$0")/llama_lib.sh"
 SRC="${EP_SOURCE_DIR:-$(dirname "$0")/../..}"
 export PYTHONDONTWRITEBYTECODE=1

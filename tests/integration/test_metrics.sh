@@ -10,7 +10,9 @@
 #  - Debian's prometheus on 127.0.0.1 scraping every second: its HTTP API
 #    returns, after the experiment, exactly the final figures of
 #    report.json (cycles, llama_decode calls, the experiment's samples),
-#    scraped through the OpenMetrics format it asks for.
+#    scraped through the OpenMetrics format it asks for; and the cycles
+#    and llama_decode calls are those the experiment says it ran (one
+#    "cycle" line each, one llama_decode call in each).
 . "$(dirname "$0")/lib.sh"
 ep_require_root
 ep_init
@@ -211,8 +213,9 @@ kill -INT "$PROF_PID"
 ep_wait_exit "$PROF_PID" 60 || ep_fail "ebpf-prof did not stop on SIGINT"
 [ "$EP_EXIT_RC" -eq 0 ] || ep_fail "ebpf-prof exited $EP_EXIT_RC: $(tail -n 5 "$PROF_ERR")"
 
-EXP_PID=$EXP_PID W=$EP_WORK ep_py "$EP_WORK/out" <<'PY'
+EXP_PID=$EXP_PID EXP_OUT=$EXP_OUT W=$EP_WORK ep_py "$EP_WORK/out" <<'PY'
 exp = int(os.environ["EXP_PID"])
+own_cycles = sum(1 for l in open(os.environ["EXP_OUT"]) if l.startswith("cycle "))
 W = os.environ["W"]
 res = [json.loads(l) for l in open(os.path.join(W, "prom.jsonl")) if l.strip()]
 def val(i, labels=None):
@@ -227,6 +230,9 @@ info("report: %d cycles, llama_decode %d calls, %d samples of the experiment; pr
      % (ncyc, probe["llama_decode"]["count"], exp_samples, [val(i) for i in range(len(res))]))
 check(ncyc == 8, "report.json has %d cycles, want 8" % ncyc)
 check(val(0) == [ncyc], "prometheus ebpf_prof_cycles_total %r, report %d" % (val(0), ncyc))
+# From outside: the cycles the experiment ran, one llama_decode call each.
+check(own_cycles == 8 and val(0) == [own_cycles], "prometheus ebpf_prof_cycles_total %r, the experiment ran %d cycles" % (val(0), own_cycles))
+check(val(2) == [own_cycles], "prometheus llama_decode calls %r, the experiment made %d" % (val(2), own_cycles))
 # The experiment exited before these scrapes: its figures were final.
 check(val(1) == [exp_samples], "prometheus samples of pid %d: %r, report %d" % (exp, val(1), exp_samples))
 check(val(2) == [probe["llama_decode"]["count"]],

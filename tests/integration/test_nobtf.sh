@@ -15,8 +15,8 @@
 #                about it, one about the unwinding (not in the kernel):
 #     fork+exec  cpu_tree launched through a shell that forks and execs it:
 #                followed (raw_tp sched_process_fork/exec), its samples
-#                named, burn_a's share of the 75/25 split 0.55-0.95 (as
-#                test_btf.sh), the run ends when the shell exits (exit);
+#                named, burn_a's share as the target measured it
+#                (check_split in lib.sh), the run ends when the shell exits;
 #     sched      offcpu_mix: the sleeper's time off-CPU sleeping, its
 #                sleep_phase stacks >= 85% of that (raw_tp sched_switch and
 #                wakeups, state by tid), no kernel frames in the off-CPU
@@ -95,17 +95,23 @@ PY
 }
 
 # --- fork + exec through a shell (the `; :` keeps sh from exec'ing cpu_tree itself) ---
-ep_prof_run 60 --btf "$btf" -F 199 --no-gpu -o "$EP_WORK/tree" -- /bin/sh -c "\"$EP_TARGETS_DIR/cpu_tree\" 2; :"
+# 2 s of cpu_tree's CPU time at 499 Hz (~1000 samples whatever the load); its
+# "done" line (on ebpf-prof's stdout) has its own split.
+ep_prof_run 90 --btf "$btf" -F 499 --no-gpu -o "$EP_WORK/tree" -- /bin/sh -c "\"$EP_TARGETS_DIR/cpu_tree\" --cpu 2; :"
 [ "$PROF_RC" -eq 0 ] || ep_fail "cpu_tree with --btf: exit $PROF_RC: $(tail -n 5 "$PROF_ERR")"
 check_run "$EP_WORK/tree" || exit 1
-ep_py "$EP_WORK/tree" <<'PY'
+done_line=$(grep '^done cycles=' "$PROF_OUT") || ep_fail "cpu_tree did not finish: $(head -c 300 "$PROF_OUT")"
+OWN_A=$(sed 's/.* a_ns=\([0-9]*\).*/\1/' <<<"$done_line") OWN_B=$(sed 's/.* b_ns=\([0-9]*\).*/\1/' <<<"$done_line") \
+	ep_py "$EP_WORK/tree" <<'PY'
 a = folded_total(lambda fr: "burn_a" in fr)
 b = folded_total(lambda fr: "burn_b" in fr)
 info("burn_a %d, burn_b %d samples" % (a, b))
-check(a + b >= 100, "only %d samples in burn_a/burn_b: the forked child was not followed" % (a + b))
-check(b > 0 and 0.55 <= a / max(a + b, 1) <= 0.95, "burn_a share %.3f (%d/%d), want 0.55-0.95" % (a / max(a + b, 1), a, b))
+check(a + b >= 500, "only %d samples in burn_a/burn_b: the forked child was not followed" % (a + b))
+check_split(a, b, int(os.environ["OWN_A"]), int(os.environ["OWN_B"]), "fork + exec")
 both = folded_total(lambda fr: has_seq(fr, ["main", "work_outer"]) and ("burn_a" in fr or "burn_b" in fr))
-check(both == a + b, "%d of %d burn samples not under main;work_outer" % (a + b - both, a + b))
+# A rare walk stops short of main ("cpu_tree;work_outer;burn_a" once in
+# ~1000): at most 0.5%.
+check(both >= 0.995 * (a + b), "%d of %d burn samples not under main;work_outer" % (a + b - both, a + b))
 check(R["stop_reason"] == "targets-exited", "stop reason %r" % R["stop_reason"])
 PY
 

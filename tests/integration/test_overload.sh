@@ -46,7 +46,7 @@ summary_counts_guard()
 # One busy thread at 100 kHz, -d 2: done within 2 + 3 s (start-up, the run,
 # stop and outputs). Before the drains were bounded the poll never returned;
 # before the guard this took 4.6-5.6 s here, 18-36 s on a loaded VM.
-ep_start_target cpu_tree 60
+ep_start_target cpu_tree 120
 OUT="$EP_WORK/out-d2"
 ep_prof_run_nice0 30 --pid "$TARGET_PID" -F 100000 -d 2 -o "$OUT"
 [ "$PROF_RC" -eq 0 ] || ep_fail "-F 100000 -d 2 exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
@@ -57,6 +57,40 @@ summary_counts_guard "-d 2"
 REQ_HZ=100000 ep_py "$OUT" <<PY
 check(R["stop_reason"] == "duration", "stop_reason %r" % R["stop_reason"])
 check("unread_at_stop" in R["dropped"]["by_cause"], "no unread_at_stop cause")
+$GUARD_PY
+PY
+
+# Every tick accounted for at 100 kHz against what the kernel says the
+# target ran: frozen while ebpf-prof attaches and again before it stops, so
+# the window's edges are exact. The guard samples at its limit, 10000 Hz
+# per CPU (documented in --help): 2 s of the target's CPU time is ~20000
+# ticks taken, each a sample or a counted loss (check_ticks_taken in
+# lib.sh: tick rounding within 2 sqrt(stretches), ~0.5%, and late ticks),
+# and rate_limited counts the other nine of every ten (GUARD_PY).
+OUT="$EP_WORK/out-acct"
+ep_freeze "$TARGET_PID"
+renice -n -20 $$ >/dev/null || ep_fail "cannot renice the test shell"
+ep_prof_bg -v --pid "$TARGET_PID" -F 100000 --no-gpu -o "$OUT"
+ep_wait_line "$PROF_ERR" "sampling " 30 "$PROF_PID" || ep_fail "accounting run: ebpf-prof did not start"
+read -r run0 sl0 _ < <(ep_kernel_ran "$TARGET_PID")
+st0=$(ep_steal_ns)
+ep_thaw "$TARGET_PID"
+ep_wait_cpu "$TARGET_PID" 2 60
+ep_freeze "$TARGET_PID"
+read -r run1 sl1 _ < <(ep_kernel_ran "$TARGET_PID")
+st1=$(ep_steal_ns)
+kill -INT "$PROF_PID"
+ep_wait_exit "$PROF_PID" 30 || ep_fail "accounting run: ebpf-prof did not stop"
+renice -n 0 $$ >/dev/null
+ep_thaw "$TARGET_PID"
+[ "$EP_EXIT_RC" -eq 0 ] || ep_fail "accounting run: exited $EP_EXIT_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
+ep_check_outputs "$OUT"
+RUN=$((run1 - run0)) SLICES=$((sl1 - sl0)) STEAL=$((st1 - st0)) REQ_HZ=100000 ep_py "$OUT" <<PY
+e = os.environ
+check(R["sampling"]["frequency_hz"] == 10000, "sampled at %r Hz, the guard's limit is 10000" % R["sampling"]["frequency_hz"])
+# At a 100 us period a late tick misses a period far more often than at
+# 1 ms: 3% allowed (seen: -0.8% to +0.4%); a tenth lost still fails.
+check_ticks_taken(int(e["RUN"]), int(e["SLICES"]), int(e["STEAL"]), 10000, "cpu_tree at -F 100000", late=0.03)
 $GUARD_PY
 PY
 

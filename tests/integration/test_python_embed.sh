@@ -82,6 +82,6 @@ if [ -n "$pe" ] && flags=$(PKG_CONFIG_PATH="$pe" pkg-config --cflags --libs pyth
 	# shellcheck disable=SC2086
 	run_embed pyenv3.13 $flags -Wl,-rpath,"$(dirname "$pe")"
 else
-	ep_log "skip: no pyenv CPython 3.13 with a shared libpython under $PYENV_ROOT/versions"
+	ep_skip_part "no pyenv CPython 3.13 with a shared libpython under $PYENV_ROOT/versions"
 fi
 ep_log "ok"

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 ep_require_root
 ep_init
-command -v tmux >/dev/null || { ep_log "SKIP: tmux not installed (tools/install-deps.sh)"; exit 77; }
+ep_need_cmd tmux tmux || exit 0
 
 SOCK="ep-top-$$"
 T() { tmux -L "$SOCK" -f /dev/null "$@"; }

@@ -8,7 +8,9 @@
 # libgcc-s1 12.3.0, libmicrohttpd12 0.9.75, libncursesw6/libtinfo6 6.3,
 # libprotobuf-c1 1.3.3, zlib1g 1:1.2.11.
 # The amd64 package's binary runs here (--version); the arm64 one under
-# qemu-user. Needs root for tools/cross-build.sh's packages (CI: .ci/run).
+# qemu-user. A ctest test of the cross build (pkg.test_package: run by
+# tools/cross-build.sh arm64 --test, which installs the arm64 toolchain,
+# libraries and qemu-user it needs, as root; CI: .ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d /tmp/ep-test_package.XXXXXX)

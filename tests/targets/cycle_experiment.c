@@ -10,18 +10,24 @@
  *              SLOW_SQL_MS: the slow cycle's extra time is SQL
  *   sleep      SLEEP_MS in nanosleep (off-CPU, sleep)
  *
- * usage: cycle_experiment [CYCLES [SLOW]]   (default 8 cycles, slow = 5)
+ * usage: cycle_experiment [CYCLES [SLOW [--stay]]]   (default 8 cycles, slow = 5)
  * Prints "ready <pid>", waits for SIGUSR1 (sent once ebpf-prof is
  * attached), runs, and prints one line per cycle with its own measurements
  * (CLOCK_MONOTONIC, the profiler's clock):
- *   cycle I start_ns end_ns infer_ns sql_ns sql_calls sleep_ns
- * then "done".
+ *   cycle I start_ns end_ns infer_ns sql_ns sql_calls sleep_ns sql_cpu_ns sql_off3_ns
+ * (sql_cpu_ns: the thread's CPU time across the SQLite calls,
+ * CLOCK_THREAD_CPUTIME_ID, read just outside each call's wall-clock reads;
+ * sql_off3_ns: the three largest of the calls' wall time the thread did
+ * not run, wall minus CPU time, summed), then "done". With --stay it then waits for SIGUSR1 before it exits, so a
+ * profiler can name its last samples' frames from its maps.
  */
 #include <signal.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,7 +42,8 @@
 #define SLOW_SQL_MS 300
 
 struct own {
-	uint64_t infer_ns, sql_ns, sql_calls, sleep_ns;
+	uint64_t infer_ns, sql_ns, sql_calls, sleep_ns, sql_cpu_ns;
+	uint64_t off[3]; /* the largest wall - CPU of a call, descending */
 };
 
 static volatile uint64_t sink;
@@ -46,6 +53,14 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -67,14 +82,33 @@ __attribute__((noinline)) int llama_decode(void *ctx, void *batch)
 	return 0;
 }
 
-/* Each SQLite call timed from outside: the probe's interval lies inside. */
-#define TIMED(own, call)                         \
-	({                                       \
-		uint64_t t0_ = now_ns();         \
-		int rc_ = (call);                \
-		(own)->sql_ns += now_ns() - t0_; \
-		(own)->sql_calls++;              \
-		rc_;                             \
+static void add_call(struct own *o, uint64_t wall, uint64_t cpu)
+{
+	uint64_t off = wall > cpu ? wall - cpu : 0;
+
+	o->sql_ns += wall;
+	o->sql_cpu_ns += cpu;
+	o->sql_calls++;
+	for (int k = 0; k < 3; k++) {
+		if (off > o->off[k]) {
+			uint64_t t = o->off[k];
+
+			o->off[k] = off;
+			off = t;
+		}
+	}
+}
+
+/* Each SQLite call timed from outside: the probe's interval lies inside
+ * the wall-clock reads, which lie inside the CPU-clock reads. */
+#define TIMED(own, call)                                           \
+	({                                                         \
+		uint64_t c0_ = thread_cpu_ns();                    \
+		uint64_t t0_ = now_ns();                           \
+		int rc_ = (call);                                  \
+		uint64_t t1_ = now_ns();                           \
+		add_call((own), t1_ - t0_, thread_cpu_ns() - c0_); \
+		rc_;                                               \
 	})
 
 static void do_sql(sqlite3 *db, int cycle, int slow, struct own *o)
@@ -124,6 +158,7 @@ __attribute__((noinline)) void run_cycle(sqlite3 *db, int cycle, int slow, struc
 int main(int argc, char **argv)
 {
 	int ncycles = argc > 1 ? atoi(argv[1]) : 8, slow = argc > 2 ? atoi(argv[2]) : 5, sig;
+	bool stay = argc > 3 && !strcmp(argv[3], "--stay");
 	struct own *own;
 	uint64_t *start, *end;
 	sigset_t set;
@@ -155,11 +190,16 @@ int main(int argc, char **argv)
 		ebpf_prof_cycle_end((uint64_t)i);
 	}
 	for (int i = 0; i < ncycles; i++)
-		printf("cycle %d %llu %llu %llu %llu %llu %llu\n", i, (unsigned long long)start[i],
-		       (unsigned long long)end[i], (unsigned long long)own[i].infer_ns,
-		       (unsigned long long)own[i].sql_ns, (unsigned long long)own[i].sql_calls,
-		       (unsigned long long)own[i].sleep_ns);
+		printf("cycle %d %llu %llu %llu %llu %llu %llu %llu %llu\n", i,
+		       (unsigned long long)start[i], (unsigned long long)end[i],
+		       (unsigned long long)own[i].infer_ns, (unsigned long long)own[i].sql_ns,
+		       (unsigned long long)own[i].sql_calls, (unsigned long long)own[i].sleep_ns,
+		       (unsigned long long)own[i].sql_cpu_ns,
+		       (unsigned long long)(own[i].off[0] + own[i].off[1] + own[i].off[2]));
 	printf("done\n");
+	fflush(stdout);
+	if (stay && sigwait(&set, &sig))
+		return 1;
 	sqlite3_close(db);
 	free(own);
 	free(start);

@@ -7,7 +7,12 @@
  * SIGUSR1 -> load MODEL, tokenize N_TOKENIZE texts, decode the prompt, then
  * N times: sample a token and decode it (N samples, N + 1 decodes), and
  * print the counts and its own CLOCK_MONOTONIC timing of each kind of call
- * (sum of call durations; start of the first and last sampler call).
+ * (sum of call durations; start of the first and last sampler call), and
+ * of each call: "span KIND START_NS END_NS CPU_NS", its clock reads right
+ * around the call and the thread's CPU time between them
+ * (CLOCK_THREAD_CPUTIME_ID, read just outside), so that the wall time the
+ * thread did not run in the call (preempted, or the host stalling the
+ * vCPU) is known too.
  *
  * EP_LLAMA_PARAMS="N_CTX N_BATCH N_UBATCH N_THREADS N_THREADS_BATCH NGL"
  * sets those parameters at the offsets of this build (libllama.v0.5.0.so,
@@ -33,6 +38,9 @@
 
 #define N_TOKENIZE 2
 #define MAX_TOKENS 256
+/* Calls timed one by one: N_TOKENIZE tokenizations, the prompt's decode,
+ * then up to 200 x (sample + decode). */
+#define MAX_SPANS (N_TOKENIZE + 1 + 2 * 200)
 
 struct big {
 	unsigned char b[1024];
@@ -54,6 +62,41 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct span {
+	const char *kind;
+	uint64_t start, end, cpu;
+};
+
+static struct span spans[MAX_SPANS];
+static int nspans;
+
+/* Opens a call's timing: the CPU clock first, so the wall-clock window
+ * (start..end) lies inside the CPU-time window. */
+static struct span *span_begin(const char *kind)
+{
+	struct span *s = &spans[nspans < MAX_SPANS - 1 ? nspans++ : MAX_SPANS - 1];
+
+	s->kind = kind;
+	s->cpu = thread_cpu_ns();
+	s->start = now_ns();
+	return s;
+}
+
+static uint64_t span_end(struct span *s)
+{
+	s->end = now_ns();
+	s->cpu = thread_cpu_ns() - s->cpu;
+	return s->end - s->start;
 }
 
 static void *open_lib(const char *dir, const char *name)
@@ -224,38 +267,47 @@ int main(int argc, char **argv)
 	static const char *const texts[N_TOKENIZE] = { "hello world, the probe counts every token",
 						       "a b" };
 	int32_t toks[MAX_TOKENS], n_prompt = 0, bad = 0;
-	uint64_t tok_ns = 0, dec_ns = 0, smp_ns = 0, first_smp = 0, last_smp = 0, t0;
+	uint64_t tok_ns = 0, dec_ns = 0, smp_ns = 0, first_smp = 0, last_smp = 0;
+	struct span *sp;
 
 	for (int i = N_TOKENIZE - 1; i >= 0; i--) {
-		t0 = now_ns();
+		sp = span_begin("tokenize");
 		n_prompt = tokenize(vocab, texts[i], (int32_t)strlen(texts[i]), toks, MAX_TOKENS,
 				    true, false);
-		tok_ns += now_ns() - t0;
+		tok_ns += span_end(sp);
 		bad += n_prompt <= 0;
 	}
 	if (n_prompt <= 0 || n_prompt + n_gen >= 256)
 		return 1;
-	t0 = now_ns();
-	bad += decode(ctx, batch_one(toks, n_prompt)) != 0;
-	dec_ns += now_ns() - t0;
+	/* The batch is built outside the timed call, as llama_decode's probe
+	 * sees it. */
+	struct llama_batch batch = batch_one(toks, n_prompt);
+
+	sp = span_begin("decode");
+	bad += decode(ctx, batch) != 0;
+	dec_ns += span_end(sp);
 	for (int i = 0; i < n_gen; i++) {
 		int32_t tok;
 
-		t0 = now_ns();
+		sp = span_begin("sample");
 		tok = sample(smpl, ctx, -1);
-		smp_ns += now_ns() - t0;
+		smp_ns += span_end(sp);
 		if (!i)
-			first_smp = t0;
-		last_smp = t0;
-		t0 = now_ns();
-		bad += decode(ctx, batch_one(&tok, 1)) != 0;
-		dec_ns += now_ns() - t0;
+			first_smp = sp->start;
+		last_smp = sp->start;
+		batch = batch_one(&tok, 1);
+		sp = span_begin("decode");
+		bad += decode(ctx, batch) != 0;
+		dec_ns += span_end(sp);
 	}
 	printf("n_prompt %d\ntokenize_calls %d\ndecode_calls %d\nsample_calls %d\n", n_prompt,
 	       N_TOKENIZE, n_gen + 1, n_gen);
 	printf("tokenize_ns %" PRIu64 "\ndecode_ns %" PRIu64 "\nsample_ns %" PRIu64 "\n", tok_ns,
 	       dec_ns, smp_ns);
 	printf("first_sample_ns %" PRIu64 "\nlast_sample_ns %" PRIu64 "\n", first_smp, last_smp);
+	for (int i = 0; i < nspans; i++)
+		printf("span %s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", spans[i].kind,
+		       spans[i].start, spans[i].end, spans[i].cpu);
 	sampler_free(smpl);
 	ctx_free(ctx);
 	model_free(model);
