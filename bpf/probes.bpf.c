@@ -543,7 +543,7 @@ int probe_usdt(struct pt_regs *ctx)
  * before any of their constructors or main() runs. Stopping the command at
  * the second call (SIGSTOP to itself) lets the collector attach the probes
  * in those libraries before the first call to them; it sends SIGCONT after
- * its scan (user/probes/probes_module.c). Written by one thread only: at startup
+ * its scan (user/probes/probes_hold.c). Written by one thread only: at startup
  * the command has no other. */
 __u32 hold_pid;
 __u32 hold_calls;

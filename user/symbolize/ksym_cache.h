@@ -39,7 +39,7 @@ int ksym_cache_load(int dirfd, int iter_link_fd, struct kallsyms **out);
  * kernel formats only what is read) instead of the iterator's sample:
  * -ESTALE when they do not match. Modules, ftrace trampolines and BPF
  * programs are not in it: ksym_cache_load_rest adds them, for a run that
- * meets one (user/symbolize/symbolize.c). */
+ * meets one (user/symbolize/symbolize_kernel.c). */
 int ksym_cache_load_core(int dirfd, const char *kallsyms_path, struct kallsyms **core);
 
 /* core merged with the rest of the table from a new iterator on
