@@ -21,19 +21,12 @@
 #include "util/log.h"
 #include "proc/target_open.h"
 #include "symbolize/debuginfo.h"
+#include "util/clock.h"
 
 /* Module files whose DWARF is read in one pprof_elf_sources call: past
  * this much time the rest keep no source (a debug file can be large; a
  * FUSE file can stall each open up to its deadline). */
 #define SOURCES_BUDGET_NS (5ull * 1000000000ull)
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void to_hex(const uint8_t *b, size_t n, char *hex, size_t len)
 {

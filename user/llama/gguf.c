@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "llama/gguf.h"
+#include "util/clock.h"
 
 enum {
 	T_U8 = 0,
@@ -40,14 +41,6 @@ struct rd {
 	uint64_t pos;	/* bytes of the header read or skipped so far */
 	unsigned calls; /* reads since the clock was last looked at */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int fail(struct rd *r, int e, const char *fmt, ...)
 {

@@ -14,6 +14,7 @@
 #include "llama/llama_facts.h"
 #include "llama/llama_layout.h"
 #include "proc/target_open.h"
+#include "util/clock.h"
 
 /* Models and contexts kept: a program creates a few; the rest are counted. */
 #define MAX_SETUPS 16
@@ -264,14 +265,6 @@ static int read_gguf(const struct setup *s, struct gguf_facts *g, char *err, siz
 		*g = j->g;
 	gguf_job_free(j);
 	return rc;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static cJSON *model_json(const struct llama_facts *lf, const struct setup *s, cJSON *probs,
