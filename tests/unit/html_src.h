@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* The HTML pages as the build embeds them, assembled here from their
  * sources apart from the build's script (cmake/embed_page.cmake): the
- * page's one PRELUDE marker line replaced by user/report/html_prelude.js,
- * byte for byte. */
+ * page's one PRELUDE marker line replaced by user/report/html_prelude.js
+ * and its one STYLE marker line by user/report/html_prelude.css, byte for
+ * byte. */
 #ifndef EP_TEST_HTML_SRC_H
 #define EP_TEST_HTML_SRC_H
 
@@ -36,31 +37,41 @@ static inline char *ep_read_src(const char *src, const char *rel)
 	return buf;
 }
 
-/* The page user/PAGE_REL with the prelude in place of its marker line;
- * NULL (a failed check) when a file is unreadable or the marker is not
- * there exactly once. */
-static inline char *ep_page_from_sources(const char *src, const char *page_rel)
+/* text with the one marker line replaced by part (both freed); NULL (a
+ * failed check) when either is missing or the marker is not there exactly
+ * once. */
+static inline char *ep_put_part(char *text, const char *mark, char *part)
 {
-	static const char mark[] = "/*@@PRELUDE@@*/\n";
-	char *page = ep_read_src(src, page_rel),
-	     *pre = ep_read_src(src, "user/report/html_prelude.js");
-	char *at = page ? strstr(page, mark) : NULL, *out = NULL;
+	char *at = text ? strstr(text, mark) : NULL, *out = NULL;
+	size_t ml = strlen(mark);
 
 	CHECK(at != NULL && !strstr(at + 1, mark));
-	if (at && pre && !strstr(at + 1, mark)) {
-		size_t head = (size_t)(at - page), np = strlen(pre),
-		       tail = strlen(at + sizeof(mark) - 1);
+	if (at && part && !strstr(at + 1, mark)) {
+		size_t head = (size_t)(at - text), np = strlen(part), tail = strlen(at + ml);
 
 		out = malloc(head + np + tail + 1);
 		if (out) {
-			memcpy(out, page, head);
-			memcpy(out + head, pre, np);
-			memcpy(out + head + np, at + sizeof(mark) - 1, tail + 1);
+			memcpy(out, text, head);
+			memcpy(out + head, part, np);
+			memcpy(out + head + np, at + ml, tail + 1);
 		}
 	}
-	free(page);
-	free(pre);
+	free(text);
+	free(part);
 	return out;
+}
+
+/* The page user/PAGE_REL with the prelude and the shared styles in place
+ * of their marker lines; NULL (a failed check) when a file is unreadable
+ * or a marker is not there exactly once. */
+static inline char *ep_page_from_sources(const char *src, const char *page_rel)
+{
+	char *page = ep_read_src(src, page_rel);
+
+	page = ep_put_part(page, "/*@@PRELUDE@@*/\n",
+			   ep_read_src(src, "user/report/html_prelude.js"));
+	return ep_put_part(page, "/*@@STYLE@@*/\n",
+			   ep_read_src(src, "user/report/html_prelude.css"));
 }
 
 #endif

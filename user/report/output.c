@@ -18,34 +18,13 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "util/sudo_ids.h"
 
 #define OUTPUT_NAME_MAX 200
 
-static bool parse_id(const char *s, uint32_t *out)
-{
-	uint64_t v = 0;
-	if (!s || !*s)
-		return false;
-	for (const char *c = s; *c; c++) {
-		if (*c < '0' || *c > '9')
-			return false;
-		v = v * 10 + (uint64_t)(*c - '0');
-		/* (uid_t)-1 means "no change" to chown, never a real id */
-		if (v >= UINT32_MAX)
-			return false;
-	}
-	*out = (uint32_t)v;
-	return true;
-}
-
 bool output_parse_sudo_ids(const char *sudo_uid, const char *sudo_gid, uid_t *uid, gid_t *gid)
 {
-	uint32_t u, g;
-	if (!parse_id(sudo_uid, &u) || !parse_id(sudo_gid, &g))
-		return false;
-	*uid = (uid_t)u;
-	*gid = (gid_t)g;
-	return true;
+	return sudo_ids_parse(sudo_uid, sudo_gid, uid, gid);
 }
 
 /* Opens one existing or new component below cur. A symlink is refused as

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Privilege dropping for helper processes (sandbox.h). */
 #include "util/sandbox.h"
+#include "util/sudo_ids.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,33 +29,12 @@
 
 #define NOBODY_ID 65534
 
-static bool parse_id(const char *s, uint32_t *out)
-{
-	uint64_t v = 0;
-
-	if (!s || !*s)
-		return false;
-	for (const char *c = s; *c; c++) {
-		if (*c < '0' || *c > '9')
-			return false;
-		v = v * 10 + (uint64_t)(*c - '0');
-		if (v >= UINT32_MAX)
-			return false;
-	}
-	*out = (uint32_t)v;
-	return true;
-}
-
 void sandbox_pick_ids(uid_t *uid, gid_t *gid)
 {
-	uint32_t u, g;
 	struct passwd *pw;
 
-	if (parse_id(getenv("SUDO_UID"), &u) && parse_id(getenv("SUDO_GID"), &g) && u && g) {
-		*uid = (uid_t)u;
-		*gid = (gid_t)g;
+	if (sudo_ids_parse(getenv("SUDO_UID"), getenv("SUDO_GID"), uid, gid) && *uid && *gid)
 		return;
-	}
 	pw = getpwnam("nobody");
 	*uid = pw && pw->pw_uid ? pw->pw_uid : NOBODY_ID;
 	*gid = pw && pw->pw_gid ? pw->pw_gid : NOBODY_ID;
