@@ -8,6 +8,7 @@
 #include "jetson/jetson.h"
 #include "kernel/check_cmd.h"
 #include "util/log.h"
+#include "util/sigbus_guard.h"
 #include "record.h"
 #include "report/report.h"
 #include "report/report_cmd.h"
@@ -17,6 +18,10 @@ int main(int argc, char **argv)
 	struct cli_opts o;
 	int rc;
 
+	/* Before any file a profiled program names is mapped (sigbus_guard.h). */
+	rc = sigbus_guard_install();
+	if (rc)
+		fprintf(stderr, "warning: cannot install the SIGBUS guard: %s\n", strerror(-rc));
 	if (argc > 1 && !strcmp(argv[1], "jetson"))
 		return jetson_cmd_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "report"))
