@@ -22,6 +22,7 @@
 #include "symbolize/symbolize.h"
 #include "unwind/ktables.h"
 #include "util/log.h"
+#include "util/term_text.h"
 
 /* The longest the final drain of the sampler's ring takes at stop; what is
  * left then is counted as unread_at_stop. Stop is bounded at any rate. */
@@ -123,6 +124,28 @@ void run_stop_modules(struct recorder *r)
 	log_debug("stop: sampler closed in %.1f ms", (mono_ns() - t0) / 1e6);
 	r->sampler = NULL;
 }
+/* The end-of-run summary on stdout. Assembled first: it quotes the
+ * profiled program's strings (thread names, symbols, SQL text), cleaned of
+ * terminal controls on the way out. */
+static void print_summaries(struct recorder *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	FILE *out = m ? m : stdout;
+
+	print_summary(&r->prof, &r->ri, out);
+	for_each_module(r, i)
+		if (rec_modules[i]->summary)
+			rec_modules[i]->summary(r->mstate[i], out);
+	if (!m)
+		return;
+	if (fclose(m) == 0 && buf) {
+		term_clean(buf, len);
+		fwrite(buf, 1, len, stdout);
+	}
+	free(buf);
+}
 
 /* The result bundle, then the summary on stdout. Returns the exit
  * code: 1 when a file could not be written. */
@@ -147,12 +170,8 @@ int run_write_results(struct recorder *r)
 	log_info("stop took %.0f ms: sampler drain %.0f, modules %.0f, outputs %.0f",
 		 (mono_ns() - r->ri.end_mono_ns) / 1e6, (r->t_drained - r->ri.end_mono_ns) / 1e6,
 		 (r->t_stopped - r->t_drained) / 1e6, (mono_ns() - r->t_stopped) / 1e6);
-	if (r->opts->verbosity >= 0) {
-		print_summary(&r->prof, &r->ri, stdout);
-		for_each_module(r, i)
-			if (rec_modules[i]->summary)
-				rec_modules[i]->summary(r->mstate[i], stdout);
-	}
+	if (r->opts->verbosity >= 0)
+		print_summaries(r);
 	symbolizer_get_stats(r->sym, &st);
 	log_info("symbolizer: %llu lookups, %llu cache hits, %llu unresolved, %llu reloads",
 		 (unsigned long long)st.lookups, (unsigned long long)st.cache_hits,

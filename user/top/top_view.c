@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "top/top_view.h"
+#include "util/term_text.h"
 #include "util/vec.h"
 
 #include <errno.h>
@@ -240,6 +241,7 @@ static void put(struct top_frame *f, int row, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	n = strlen(buf);
+	term_clean(buf, n);
 	if (n > (size_t)f->cols)
 		n = (size_t)f->cols;
 	while (n && buf[n - 1] == ' ')

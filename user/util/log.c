@@ -2,6 +2,9 @@
 #include "util/log.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "util/term_text.h"
 
 /* The one piece of process-wide mutable state outside main: written once
  * from option parsing before any thread starts. */
@@ -22,9 +25,27 @@ void log_vprint(enum log_level lvl, const char *fmt, va_list ap)
 
 	if (lvl > g_level)
 		return;
-	fprintf(stderr, "ebpf-prof: %s", prefix[lvl]);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char buf[2048], *msg = buf;
+	va_list ap2;
+	int n;
+
+	/* Formatted first: the arguments are often a profiled program's
+	 * strings, cleaned of terminal controls before they are written. */
+	va_copy(ap2, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (n >= (int)sizeof(buf) && !(msg = malloc((size_t)n + 1)))
+		msg = buf; /* cut, still cleaned */
+	else if (msg != buf)
+		vsnprintf(msg, (size_t)n + 1, fmt, ap2);
+	va_end(ap2);
+	if (n < 0)
+		n = 0;
+	if (msg == buf && n >= (int)sizeof(buf))
+		n = (int)sizeof(buf) - 1;
+	term_clean(msg, (size_t)n);
+	fprintf(stderr, "ebpf-prof: %s%.*s\n", prefix[lvl], n, msg);
+	if (msg != buf)
+		free(msg);
 }
 
 #define DEFINE_LOG(fn, lvl)               \
