@@ -75,7 +75,7 @@ check(leaf > 0 and right <= 0.2 * leaf, "fp mode got %d of %d leaf stacks right:
 PY
 
 # auto mode (copied window, CFI in the collector): same attribution.
-OUT5="$EP_WORK/auto"
+OUT5="$EP_WORK/auto-window"
 ep_prof_run 60 --pid "$PID" -F "$FREQ" -d 2 --no-sched --probes none --unwind auto -o "$OUT5"
 [ "$PROF_RC" -eq 0 ] || ep_fail "ebpf-prof --unwind auto exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
 ep_py "$OUT5" <<'PY'
