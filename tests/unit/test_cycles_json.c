@@ -566,6 +566,25 @@ static void test_whole_run_from_report(void)
 		report_data_free(&d);
 	}
 
+	/* The samples_lost finding's figures: samples lost whole (ring full,
+	 * collector, unread at stop), not those kept without a stack or the
+	 * ticks the overload guard did not take. */
+	{
+		struct findings_ctx fc;
+		cJSON *r = cJSON_Parse(
+			"{\"samples\":{\"total\":900},\"dropped\":{\"total\":1111,\"by_cause\":{"
+			"\"ringbuf_full\":60,\"collector\":30,\"unread_at_stop\":10,"
+			"\"user_stack_error\":11,\"rate_limited\":1000}}}");
+
+		CHECK(r != NULL);
+		cycles_findings_ctx(r, &fc);
+		CHECK_INT_EQ(fc.samples_total, 900);
+		CHECK_INT_EQ(fc.samples_lost, 100);
+		cJSON_Delete(r);
+		cycles_findings_ctx(NULL, &fc);
+		CHECK_INT_EQ(fc.samples_total + fc.samples_lost, 0);
+	}
+
 	/* A live report holds u64 values as raw decimal text. */
 	cJSON *live = cJSON_CreateObject(), *tm = cJSON_AddObjectToObject(live, "time");
 	cJSON_AddItemToObject(tm, "start_monotonic_ns", cJSON_CreateRaw("5000000000"));

@@ -744,6 +744,31 @@ static void test_true_criticals(void)
 	CHECK(x && x->severity == FIND_CRITICAL);
 	findings_free(&f);
 	free_table(&t);
+
+	/* Lost samples: 80 of 1000 (8%) critical, 30 (3%) a warning, 5 (0.5%)
+	 * none; a plain run with none lost has no such finding. */
+	struct cycle_table w = mk(1);
+	w.whole_run = true;
+	struct findings_ctx ctx = { .samples_total = 920, .samples_lost = 80 };
+	f = eval(&w, &ctx);
+	x = find(&f, "samples_lost");
+	CHECK(x && x->severity == FIND_CRITICAL && strstr(x->evidence, "80 of 1000 samples lost"));
+	CHECK(x && strstr(x->title, "8%") != NULL);
+	findings_free(&f);
+	ctx = (struct findings_ctx){ .samples_total = 970, .samples_lost = 30 };
+	f = eval(&w, &ctx);
+	x = find(&f, "samples_lost");
+	CHECK(x && x->severity == FIND_WARNING);
+	findings_free(&f);
+	ctx = (struct findings_ctx){ .samples_total = 995, .samples_lost = 5 };
+	f = eval(&w, &ctx);
+	CHECK(find(&f, "samples_lost") == NULL);
+	findings_free(&f);
+	ctx.samples_lost = 0;
+	f = eval(&w, &ctx);
+	CHECK(find(&f, "samples_lost") == NULL);
+	findings_free(&f);
+	free_table(&w);
 }
 
 int main(void)

@@ -78,6 +78,16 @@ void cycles_findings_ctx(const cJSON *root, struct findings_ctx *ctx)
 		size_t n = (size_t)cJSON_GetArraySize(get(get(root, "sched"), "threads"));
 		ctx->nthreads = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 	}
+	{
+		/* Samples lost whole; a sample kept without its stack, or a tick
+		 * the overload guard did not take, is not one. */
+		static const char *const lost[] = { "ringbuf_full", "collector", "unread_at_stop" };
+		const cJSON *by = get(get(root, "dropped"), "by_cause");
+
+		ctx->samples_total = u64_of(get(get(root, "samples"), "total"));
+		for (size_t i = 0; i < sizeof(lost) / sizeof(lost[0]); i++)
+			ctx->samples_lost += u64_of(get(by, lost[i]));
+	}
 	x = get(meta, "spec");
 	if (cJSON_IsString(x))
 		ctx->cycle_spec = x->valuestring;

@@ -32,6 +32,7 @@ void findings_default_cfg(struct findings_cfg *cfg)
 		.runq_p99_ns = 10000000,
 		.max_listed = 10,
 		.overhead_share = 0.02,
+		.lost_share = 0.01,
 	};
 }
 
@@ -759,6 +760,30 @@ static void rule_overhead(struct flist *fl, const struct findings_cfg *cfg,
 	    &re, ctx->probe_share, cfg->overhead_share, NULL, 0);
 }
 
+/* Samples lost whole: the profile, the cycles' on-CPU time and their top
+ * functions miss that share of the run. */
+static void rule_lost(struct flist *fl, const struct findings_cfg *cfg,
+		      const struct findings_ctx *ctx)
+{
+	if (!ctx || !ctx->samples_lost)
+		return;
+	uint64_t all = ctx->samples_total + ctx->samples_lost;
+	double share = (double)ctx->samples_lost / (double)all;
+	if (!(share > cfg->lost_share))
+		return;
+	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+	sb_printf(&ti, "%.0f%% of the CPU samples were lost", share * 100);
+	sb_printf(&ev,
+		  "%" PRIu64 " of %" PRIu64 " samples lost (%.1f%%, threshold %.0f%%; causes on "
+		  "the summary's lost: line, report.json dropped.by_cause)",
+		  ctx->samples_lost, all, share * 100, cfg->lost_share * 100);
+	sb_printf(&re, "The profile and the cycles' on-CPU figures miss these samples: lower the "
+		       "sampling rate (-F), profile fewer processes, or give the machine spare CPU "
+		       "for the collector.");
+	add(fl, "samples_lost", share > 5 * cfg->lost_share ? FIND_CRITICAL : FIND_WARNING, &ti,
+	    &ev, &re, share, cfg->lost_share, NULL, 0);
+}
+
 static void rule_no_cycles(struct flist *fl, const struct cycle_table *t,
 			   const struct findings_ctx *ctx)
 {
@@ -864,6 +889,7 @@ int findings_evaluate_agg(const struct cycle_table *all, const struct cycle_agg 
 	}
 	rule_no_cycles(&fl, t, ctx);
 	rule_overhead(&fl, cfg, ctx);
+	rule_lost(&fl, cfg, ctx);
 	if (!bad) {
 		rule_inference(&fl, t, ag, cfg, ctx);
 		rule_sql(&fl, t, ag, cfg, ctx);
