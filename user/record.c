@@ -82,6 +82,12 @@ static int rotate(struct recorder *r)
 
 	rotator_write(r->rot, &r->prof, &r->ri);
 	metrics_server_fold(r->metrics, &r->prof);
+	/* The summary counts the whole run's samples, as it does the
+	 * unwinder's stacks and the losses. */
+	r->ri.rotated_samples += r->prof.total_samples;
+	r->ri.rotated_user += r->prof.user_samples;
+	r->ri.rotated_kernel += r->prof.kernel_samples;
+	r->ri.rotations++;
 	memcpy(drops, r->prof.drops, sizeof(drops));
 	profile_free(&r->prof);
 	if (profile_init(&r->prof, r->tick.tick_hz)) {

@@ -42,6 +42,12 @@ check_split(a, b, int(os.environ["OWN_A"]), int(os.environ["OWN_B"]), "launched"
 chain = folded_total(lambda fr: has_seq(fr, ["main", "work_outer", "burn_a"]))
 check(chain >= 0.9 * a, "only %d of %d burn_a samples show main;work_outer;burn_a" % (chain, a))
 PY
+# A CPU-bound program with no probes and no cycles: its findings are
+# information (no cycles defined, nothing probed), none is critical.
+grep -q '^  \[info\] No cycles defined' "$PROF_OUT" || ep_fail "no findings in the summary: $(cat "$PROF_OUT")"
+if grep -q '^  \[critical\]' "$PROF_OUT"; then
+	ep_fail "a critical finding for a CPU-bound program without probes: $(grep -A2 '^  \[critical\]' "$PROF_OUT")"
+fi
 
 # A child that exits with 3 on its own: reported as exit_status 3, while
 # ebpf-prof itself succeeds (the profile is fine; the child's status is data).
@@ -80,4 +86,16 @@ ep_py "$OUT3" <<'PY'
 check(R["target"]["exit_status"] == 128 + 9, "target.exit_status %r, want 137 (SIGKILL)" % R["target"]["exit_status"])
 check(R["stop_reason"] == "targets-exited", "stop_reason %r, want 'targets-exited'" % R["stop_reason"])
 PY
+# -d ends the recording, not the command: the summary says it was left
+# running, with its pid, and it is.
+OUT4="$EP_WORK/out-left"
+ep_prof_run 60 -F "$FREQ" -d 1 -o "$OUT4" -- "$EP_TARGETS_DIR/cpu_tree" 60
+[ "$PROF_RC" -eq 0 ] || ep_fail "ebpf-prof -d 1 -- cpu_tree exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
+CHILD=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$PROF_OUT" | head -n1)
+[ -n "$CHILD" ] || ep_fail "launched cpu_tree never printed ready (stdout: $(head -c 300 "$PROF_OUT"))"
+EP_PIDS+=("$CHILD")
+ep_pid_alive "$CHILD" || ep_fail "the launched command did not outlive -d"
+grep -q "still running (pid $CHILD).*kill $CHILD" "$PROF_OUT" ||
+	ep_fail "summary does not say pid $CHILD was left running: $(head -n 5 "$PROF_OUT")"
+ep_stop_pid "$CHILD"
 ep_log "ok"

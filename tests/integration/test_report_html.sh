@@ -87,7 +87,11 @@ report = {
                          "max_ns": 60 * MS, "errors": 0},
                         {"label": "sqlite3_reset", "count": 30, "total_ns": 360000,
                          "mean_ns": 12000, "p50_ns": 12000, "p99_ns": 12000,
-                         "max_ns": 12000, "errors": 0}]},
+                         "max_ns": 12000, "errors": 0},
+                        # Counted, not timed: its zeros are not times.
+                        {"label": "llama_init_from_model", "mode": "count", "count": 1,
+                         "total_ns": 0, "mean_ns": 0, "p50_ns": 0, "p99_ns": 0, "max_ns": 0,
+                         "errors": 0}]},
     "sql": {"statements": [{"text": "INSERT INTO results VALUES (?, ?)", "count": 30,
                             "total_ns": 290 * MS, "p50_ns": 3 * MS, "p99_ns": 198 * MS,
                             "rows": 0}]},
@@ -166,6 +170,9 @@ frames = dom.count('class="frame"')
 check(frames == 7, "flame: root + 6 frames, got %d" % frames)
 check("ggml_vec_dot: 50 samples" in dom, "flame tooltip with counts")
 check(re.search(r'<td class="t">llama_decode</td><td>10</td>', dom), "probe table row")
+check(re.search(r'<td class="t">llama_init_from_model</td><td>1</td><td>not timed</td>', dom)
+      and not re.search(r'llama_init_from_model</td><td>1</td><td>0 ms', dom),
+      "a count-only probe's times say not timed, not 0 ms")
 check('<td class="t">INSERT INTO results VALUES (?, ?)</td>' in dom, "SQL table row")
 # The hostile statement is text, never markup.
 check("<img src" not in dom, "no injected element")

@@ -512,6 +512,79 @@ static void test_whole_run_from_report(void)
 		report_data_free(&d);
 	}
 
+	/* The SQL figures of a run without cycles mean what a cycle's do:
+	 * sql_count the SQLite API calls (probes.classes.sql.calls, not the
+	 * executions, which follow the resets), the slowest the longest single
+	 * call (a 6.36 ms SELECT step, not the p99 of the costliest statement,
+	 * 9780 fast INSERTs). */
+	{
+		static const char *sq =
+			"{\"schema\":\"ebpf-prof/1\",\"target\":{\"pids\":[10]},"
+			"\"sampling\":{\"period_ns\":1000000},\"samples\":{\"total\":0},"
+			"\"time\":{\"start_monotonic_ns\":0,\"end_monotonic_ns\":2000000000},"
+			"\"probes\":{\"list\":[{\"group\":\"sqlite\",\"symbol\":\"sqlite3_step\","
+			"\"total_ns\":90000000,\"count\":19562,\"max_ns\":6360000},"
+			"{\"group\":\"sqlite\",\"symbol\":\"sqlite3_reset\",\"total_ns\":900000,"
+			"\"count\":9780,\"max_ns\":40000},"
+			"{\"group\":\"sqlite\",\"symbol\":\"sqlite3_x\",\"mode\":\"count\","
+			"\"count\":1,\"max_ns\":900000000}],"
+			"\"classes\":{\"inference\":{\"ns\":0,\"calls\":0},"
+			"\"sql\":{\"ns\":91000000,\"calls\":29366},\"other\":{\"ns\":0,"
+			"\"calls\":0}}},"
+			"\"sql\":{\"statements\":[{\"text\":\"INSERT INTO t VALUES(?)\","
+			"\"count\":9778,\"total_ns\":84000000,\"p99_ns\":8000,\"max_ns\":52000},"
+			"{\"text\":\"SELECT count(*) FROM t\",\"count\":2,\"total_ns\":6400000,"
+			"\"p99_ns\":6300000,\"max_ns\":6370000}]}}";
+		CHECK_INT_EQ(report_load("t/report.json", sq, strlen(sq), &d, err, sizeof(err)), 0);
+		CHECK_INT_EQ(d.cycles.n, 1);
+		if (d.cycles.n == 1) {
+			const struct cycle_row *r = &d.cycles.rows[0];
+			CHECK_INT_EQ(r->sql_count, 29366);
+			CHECK_INT_EQ(r->sql_slowest_ns, 6360000);
+			CHECK_STR_EQ(r->sql_slowest, "SELECT count(*) FROM t");
+		}
+		report_data_free(&d);
+		/* A report without probes.classes: the list's calls less the
+		 * nested ones (inside sqlite3_exec). */
+		static const char *old =
+			"{\"schema\":\"ebpf-prof/1\",\"target\":{\"pids\":[10]},"
+			"\"sampling\":{\"period_ns\":1000000},\"samples\":{\"total\":0},"
+			"\"time\":{\"start_monotonic_ns\":0,\"end_monotonic_ns\":2000000000},"
+			"\"probes\":{\"list\":[{\"group\":\"sqlite\",\"total_ns\":9000,"
+			"\"count\":7,\"nested_sql\":4},{\"group\":\"sqlite\",\"total_ns\":9000,"
+			"\"count\":3}]},"
+			"\"sql\":{\"statements\":[{\"text\":\"A\",\"count\":9,\"p99_ns\":10},"
+			"{\"text\":\"B\",\"count\":1,\"p99_ns\":4000}]}}";
+		CHECK_INT_EQ(report_load("t/report.json", old, strlen(old), &d, err, sizeof(err)),
+			     0);
+		if (d.cycles.n == 1) {
+			const struct cycle_row *r = &d.cycles.rows[0];
+			CHECK_INT_EQ(r->sql_count, 6);
+			CHECK_STR_EQ(r->sql_slowest, "B");
+			CHECK_INT_EQ(r->sql_slowest_ns, 4000);
+		}
+		report_data_free(&d);
+	}
+
+	/* The samples_lost finding's figures: samples lost whole (ring full,
+	 * collector, unread at stop), not those kept without a stack or the
+	 * ticks the overload guard did not take. */
+	{
+		struct findings_ctx fc;
+		cJSON *r = cJSON_Parse(
+			"{\"samples\":{\"total\":900},\"dropped\":{\"total\":1111,\"by_cause\":{"
+			"\"ringbuf_full\":60,\"collector\":30,\"unread_at_stop\":10,"
+			"\"user_stack_error\":11,\"rate_limited\":1000}}}");
+
+		CHECK(r != NULL);
+		cycles_findings_ctx(r, &fc);
+		CHECK_INT_EQ(fc.samples_total, 900);
+		CHECK_INT_EQ(fc.samples_lost, 100);
+		cJSON_Delete(r);
+		cycles_findings_ctx(NULL, &fc);
+		CHECK_INT_EQ(fc.samples_total + fc.samples_lost, 0);
+	}
+
 	/* A live report holds u64 values as raw decimal text. */
 	cJSON *live = cJSON_CreateObject(), *tm = cJSON_AddObjectToObject(live, "time");
 	cJSON_AddItemToObject(tm, "start_monotonic_ns", cJSON_CreateRaw("5000000000"));

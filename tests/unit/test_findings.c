@@ -162,12 +162,31 @@ static void test_partial_left_out(void)
 static void test_other(void)
 {
 	struct cycle_table t = mk(3);
+	/* Nothing probed: all of it is unattributed by construction, which is
+	 * information with its evidence, not a problem. */
 	struct findings f = eval(&t, NULL);
 	const struct finding *x = find(&f, "unattributed_time");
 	CHECK(x != NULL);
-	if (x)
+	if (x) {
 		CHECK_INT_EQ(x->ncycles, 3);
+		CHECK_INT_EQ(x->severity, FIND_INFO);
+		CHECK(strstr(x->evidence, "nothing was probed") != NULL);
+		CHECK(strstr(x->evidence, "300.0 ms of 300.0 ms wall") != NULL);
+	}
 	findings_free(&f);
+	/* Something probed (20 ms of SQL a cycle) and 80% left unexplained: a
+	 * warning, never critical. */
+	for (size_t i = 0; i < 3; i++)
+		set_part(&t.rows[i], &t.rows[i].part_sql_ns, 20 * MS);
+	f = eval(&t, NULL);
+	x = find(&f, "unattributed_time");
+	CHECK(x && x->severity == FIND_WARNING && !strstr(x->evidence, "nothing was probed"));
+	CHECK(x && x->value > 0.79 && x->value < 0.81);
+	findings_free(&f);
+	for (size_t i = 0; i < 3; i++) {
+		t.rows[i].other_ns += t.rows[i].part_sql_ns;
+		t.rows[i].part_sql_ns = 0;
+	}
 	for (size_t i = 0; i < 3; i++)
 		set_part(&t.rows[i], &t.rows[i].part_probe_ns, 95 * MS);
 	f = eval(&t, NULL);
@@ -589,8 +608,174 @@ static void test_whole_run_from_aggregates(void)
 	free_table(&all);
 }
 
+static size_t n_critical(const struct findings *f)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->n; i++)
+		n += f->v[i].severity == FIND_CRITICAL;
+	return n;
+}
+
+/* A CPU-bound program run with no probes and no cycles (one whole-run
+ * cycle, on CPU throughout), and `ebpf-prof -- true` (a short run that
+ * is mostly our own start-up, partly off CPU): findings, but no critical
+ * one and no warning. */
+static void test_unprobed_runs_not_critical(void)
+{
+	struct cycle_table t = mk(1);
+	t.whole_run = true;
+	t.rows[0].wall_ns = t.rows[0].other_ns = 2000 * MS;
+	t.rows[0].end_ns = t.rows[0].start_ns + t.rows[0].wall_ns;
+	struct findings_ctx ctx = { .mem_total_bytes = 8000 * MB, .ncpus = 2, .nthreads = 1 };
+	struct findings f = eval(&t, &ctx);
+	CHECK_INT_EQ(n_critical(&f), 0);
+	for (size_t i = 0; i < f.n; i++)
+		CHECK_INT_EQ(f.v[i].severity, FIND_INFO);
+	CHECK(find(&f, "no_cycles") != NULL);
+	const struct finding *x = find(&f, "unattributed_time");
+	CHECK(x && x->severity == FIND_INFO && x->value == 1.0);
+	findings_free(&f);
+	/* `-- true`: 984.9 ms, 300 ms of it asleep. */
+	t.rows[0].wall_ns = 984900000ull;
+	t.rows[0].part_off_cpu_ns[CYC_OFF_SLEEP] = 300 * MS;
+	t.rows[0].other_ns = t.rows[0].wall_ns - 300 * MS;
+	t.rows[0].end_ns = t.rows[0].start_ns + t.rows[0].wall_ns;
+	f = eval(&t, &ctx);
+	CHECK_INT_EQ(n_critical(&f), 0);
+	for (size_t i = 0; i < f.n; i++)
+		CHECK_INT_EQ(f.v[i].severity, FIND_INFO);
+	x = find(&f, "unattributed_time");
+	CHECK(x && strstr(x->title, "70%") != NULL);
+	findings_free(&f);
+	free_table(&t);
+}
+
+/* 98% inference in every cycle: with the cycle defined as py:generate (the
+ * model's generation) or by a llama.cpp function, "inference takes 98%"
+ * restates the definition and is not a finding; the same table with cycles
+ * from the marker, or py: around a function that is not all inference, is
+ * one (a warning: a share alone is not critical). */
+static void test_cycle_is_the_component(void)
+{
+	struct cycle_table t = mk(4);
+	for (size_t i = 0; i < 4; i++) {
+		set_part(&t.rows[i], &t.rows[i].part_inference_ns, (i == 1 ? 95 : 98) * MS);
+		t.rows[i].inference_ns = t.rows[i].part_inference_ns;
+	}
+	struct findings_ctx ctx = { .cycle_spec = "py:generate", .py_watch = true };
+	struct findings f = eval(&t, &ctx);
+	CHECK(find(&f, "inference_dominates") == NULL);
+	CHECK(find(&f, "unattributed_time") == NULL);
+	CHECK_INT_EQ(n_critical(&f), 0);
+	findings_free(&f);
+	ctx.cycle_spec = "libllama:llama_decode";
+	f = eval(&t, &ctx);
+	CHECK(find(&f, "inference_dominates") == NULL);
+	findings_free(&f);
+	/* Marker cycles: no spec, the share is a finding. */
+	f = eval(&t, NULL);
+	const struct finding *x = find(&f, "inference_dominates");
+	CHECK(x && x->severity == FIND_WARNING && strstr(x->title, "97%"));
+	findings_free(&f);
+	/* One cycle only 70% inference: py:generate is not all inference. */
+	t.rows[2].part_inference_ns -= 28 * MS;
+	t.rows[2].other_ns += 28 * MS;
+	ctx.cycle_spec = "py:generate";
+	f = eval(&t, &ctx);
+	x = find(&f, "inference_dominates");
+	CHECK(x && x->severity == FIND_WARNING);
+	findings_free(&f);
+	/* --cycle-every llama_decode: each cycle is a decode step and what
+	 * follows it up to the next; inference is still the definition. */
+	ctx.cycle_spec = "llama_decode";
+	f = eval(&t, &ctx);
+	CHECK(find(&f, "inference_dominates") == NULL);
+	findings_free(&f);
+	free_table(&t);
+
+	/* The same for SQL: cycles of sqlite3_step calls. */
+	struct cycle_table q = mk(3);
+	for (size_t i = 0; i < 3; i++)
+		set_part(&q.rows[i], &q.rows[i].part_sql_ns, 60 * MS);
+	struct findings_ctx sq = { .cycle_spec = "libsqlite3:sqlite3_step" };
+	f = eval(&q, &sq);
+	CHECK(find(&f, "database_overhead") == NULL);
+	findings_free(&f);
+	sq.cycle_spec = "py:handle";
+	f = eval(&q, &sq);
+	x = find(&f, "database_overhead");
+	CHECK(x && x->severity == FIND_WARNING);
+	findings_free(&f);
+	free_table(&q);
+}
+
+/* What costs the user time or data stays critical: a slow cycle with a
+ * cause, throttling that lengthens cycles, memory pressure, our probes
+ * taking over 10% (test_probe_overhead), figures that fail the self-check
+ * (test_self_check). A slow cycle nothing explains is a warning. */
+static void test_true_criticals(void)
+{
+	struct cycle_table t = mk(5);
+	for (size_t i = 0; i < 5; i++)
+		set_part(&t.rows[i], &t.rows[i].part_sql_ns, 20 * MS);
+	t.rows[2].wall_ns = 500 * MS; /* 5x the median, by SQL */
+	t.rows[2].part_sql_ns += 400 * MS;
+	struct findings f = eval(&t, NULL);
+	const struct finding *x = find(&f, "slow_cycles");
+	CHECK(x && x->severity == FIND_CRITICAL && strstr(x->evidence, "SQL +400.0 ms"));
+	CHECK(f.n && f.v[0].severity == FIND_CRITICAL);
+	findings_free(&f);
+	/* The same 500 ms, grown by unattributed time: no cause, a warning. */
+	t.rows[2].part_sql_ns -= 400 * MS;
+	t.rows[2].other_ns += 400 * MS;
+	f = eval(&t, NULL);
+	x = find(&f, "slow_cycles");
+	CHECK(x && x->severity == FIND_WARNING && strstr(x->evidence, "unattributed +400.0 ms"));
+	findings_free(&f);
+	t.rows[2].wall_ns = 100 * MS;
+	t.rows[2].other_ns -= 400 * MS;
+	/* Throttled cycles 50% longer. */
+	t.rows[3].throttled_share = t.rows[4].throttled_share = 0.5;
+	t.rows[3].wall_ns = t.rows[4].wall_ns = 150 * MS;
+	t.rows[3].other_ns = t.rows[4].other_ns = 130 * MS;
+	f = eval(&t, NULL);
+	x = find(&f, "throttling");
+	CHECK(x && x->severity == FIND_CRITICAL);
+	findings_free(&f);
+	free_table(&t);
+
+	/* Lost samples: 80 of 1000 (8%) critical, 30 (3%) a warning, 5 (0.5%)
+	 * none; a plain run with none lost has no such finding. */
+	struct cycle_table w = mk(1);
+	w.whole_run = true;
+	struct findings_ctx ctx = { .samples_total = 920, .samples_lost = 80 };
+	f = eval(&w, &ctx);
+	x = find(&f, "samples_lost");
+	CHECK(x && x->severity == FIND_CRITICAL && strstr(x->evidence, "80 of 1000 samples lost"));
+	CHECK(x && strstr(x->title, "8%") != NULL);
+	findings_free(&f);
+	ctx = (struct findings_ctx){ .samples_total = 970, .samples_lost = 30 };
+	f = eval(&w, &ctx);
+	x = find(&f, "samples_lost");
+	CHECK(x && x->severity == FIND_WARNING);
+	findings_free(&f);
+	ctx = (struct findings_ctx){ .samples_total = 995, .samples_lost = 5 };
+	f = eval(&w, &ctx);
+	CHECK(find(&f, "samples_lost") == NULL);
+	findings_free(&f);
+	ctx.samples_lost = 0;
+	f = eval(&w, &ctx);
+	CHECK(find(&f, "samples_lost") == NULL);
+	findings_free(&f);
+	free_table(&w);
+}
+
 int main(void)
 {
+	test_unprobed_runs_not_critical();
+	test_cycle_is_the_component();
+	test_true_criticals();
 	test_whole_run_from_aggregates();
 	test_inference();
 	test_sql();

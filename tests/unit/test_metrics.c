@@ -192,6 +192,7 @@ static void test_render(void)
 	CHECK(has_line(t, "ebpf_prof_cycles_total 3"));
 	CHECK(has_line(t, "ebpf_prof_cycle_duration_seconds_bucket{le=\"+Inf\"} 3"));
 	CHECK(has_line(t, "ebpf_prof_cycle_component_seconds_total{component=\"sql\"} 0.25"));
+	CHECK(has_line(t, "ebpf_prof_cycle_component_seconds_total{component=\"off_cpu\"} 0"));
 	CHECK(has_line(t, "ebpf_prof_rss_bytes{pid=\"100\"} 1048576"));
 	CHECK(has_line(t, "ebpf_prof_cpu_frequency_hertz{cpu=\"1\"} 1200000000"));
 	CHECK(has_line(t, "ebpf_prof_temperature_celsius{zone=\"thermal_zone19\","
@@ -246,6 +247,16 @@ static void test_render(void)
 	CHECK(getenv("EP_EMULATED") || ms < EP_SCRAPE_MS_MAX); /* qemu-user: not our CPU */
 	free(t);
 	free(om);
+	/* The scheduler view off (--no-sched): off-CPU time is unknown, its
+	 * series left out rather than exported as 0; the other components
+	 * stay. */
+	s->live.drops[LIVE_SRC_SCHED] = -1;
+	t = render(s, true);
+	CHECK(!strstr(t, "component=\"off_cpu\""));
+	CHECK(has_line(t, "ebpf_prof_cycle_component_seconds_total{component=\"sql\"} 0.25"));
+	CHECK(has_line(t, "ebpf_prof_cycle_component_seconds_total{component=\"other\"} 0"));
+	CHECK(!strstr(t, "ebpf_prof_dropped_total{cause=\"sched\"}"));
+	free(t);
 	free(s);
 }
 

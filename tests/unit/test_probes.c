@@ -628,12 +628,46 @@ static void test_stats(void)
 				CHECK_INT_EQ(probe_stats_set_probe(st, 9, &ps.defs[i],
 								   "/l/libsqlite3.so"),
 					     0);
+		/* ggml_graph_compute in three per-ISA variants, none called:
+		 * named once. llama_init_from_model counted once, not timed:
+		 * its row says so instead of dashes. */
+		uint32_t id = 10;
+		for (size_t i = 0; i < ps.n; i++) {
+			if (!strcmp(ps.defs[i].symbol, "ggml_graph_compute"))
+				for (int k = 0; k < 3; k++) {
+					char lib[64];
+
+					snprintf(lib, sizeof(lib), "/l/libggml-cpu-v%d.so", k);
+					CHECK_INT_EQ(probe_stats_set_probe(st, id++, &ps.defs[i],
+									   lib),
+						     0);
+				}
+			if (!strcmp(ps.defs[i].symbol, "llama_init_from_model")) {
+				CHECK(ps.defs[i].mode == EP_PM_COUNT);
+				CHECK_INT_EQ(probe_stats_set_probe(st, 20, &ps.defs[i],
+								   "/l/libllama.so"),
+					     0);
+				probe_stats_set_calls(st, 20, 1);
+			}
+		}
 		f = open_memstream(&buf, &len);
 		probe_stats_summary(st, f);
 		fclose(f);
 		CHECK(strstr(buf, "sqlite3_step") != NULL);
 		CHECK(strstr(buf, "  sqlite3_prepare_v3 ") == NULL);
-		CHECK(strstr(buf, "not called: sqlite3_prepare_v3") != NULL);
+		CHECK(strstr(buf, "not called: sqlite3_prepare_v3, ggml_graph_compute\n") != NULL);
+		{
+			const char *g = strstr(buf, "ggml_graph_compute");
+			CHECK(g && !strstr(g + 1, "ggml_graph_compute"));
+			const char *l = strstr(buf, "  llama_init_from_model ");
+			const char *eol = l ? strchr(l, '\n') : NULL;
+			CHECK(l && eol);
+			if (l && eol) {
+				CHECK(memmem(l, (size_t)(eol - l), "1   (counted, not timed)",
+					     24) != NULL);
+				CHECK(memchr(l, '-', (size_t)(eol - l)) == NULL);
+			}
+		}
 		CHECK(strstr(buf, "tokens: 3") != NULL);
 		free(buf);
 	}

@@ -62,6 +62,38 @@ int main(void)
 			"stopped early, 10 without stack copy (10 unreadable, 0 no registers)\n") !=
 	      NULL);
 	free(s);
+	/* --rotate: the profile holds the last interval (13 samples) after two
+	 * intervals of 100 written out; the run's count is said beside it. */
+	ri.rotations = 2;
+	ri.rotated_samples = 200;
+	ri.rotated_user = 150;
+	ri.rotated_kernel = 50;
+	s = summary(&p, &ri);
+	CHECK(strstr(s, "samples:  213 over the run (user 162 76.1%, kernel 51 23.9%); 13 in the "
+			"last interval (after 2 rotation(s))") != NULL);
+	free(s);
+	ri.rotations = 0;
+	ri.rotated_samples = ri.rotated_user = ri.rotated_kernel = 0;
+	s = summary(&p, &ri);
+	CHECK(!strstr(s, "over the run"));
+	free(s);
+	/* -d ended a launch-mode run with the command still running. */
+	ri.launched = true;
+	ri.command = "./server --port 80";
+	ri.left_running_pid = 4242;
+	s = summary(&p, &ri);
+	CHECK(strstr(s, "target:   ./server --port 80\n          still running (pid 4242)") !=
+	      NULL);
+	CHECK(strstr(s, "kill 4242") != NULL);
+	free(s);
+	ri.left_running_pid = 0;
+	ri.exit_status = 0;
+	s = summary(&p, &ri);
+	CHECK(strstr(s, "(exit status 0)\n") && !strstr(s, "still running"));
+	free(s);
+	ri.launched = false;
+	ri.command = NULL;
+	ri.exit_status = -1;
 	ri.unwind = (struct run_unwind){ 0 };
 	profile_free(&p);
 

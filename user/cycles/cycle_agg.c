@@ -141,10 +141,18 @@ int cycle_agg_add(struct cycle_agg *a, const struct cycle_row *r)
 		return 0;
 	a->n++;
 	a->n_truncated += r->truncated;
+	if (r->wall_ns)
+		a->nmin++;
 	for (int p = 0; p < CA__COUNT; p++) {
 		uint64_t v = cycle_agg_part(r, (enum cyc_agg_part)p);
 
 		a->sum[p] += v;
+		if (r->wall_ns) {
+			double sh = (double)v / (double)r->wall_ns;
+
+			if (a->nmin == 1 || sh < a->min_share[p])
+				a->min_share[p] = sh;
+		}
 		hist_add(r->truncated ? &a->hist_tr[p] : &a->hist[p], v);
 		if (a->over_share[p] > 0 && r->wall_ns &&
 		    (double)v > a->over_share[p] * (double)r->wall_ns)

@@ -69,6 +69,11 @@ struct cycle_agg {
 	double over_share[CA__COUNT];
 	uint64_t n, n_truncated;
 	uint64_t sum[CA__COUNT];
+	/* Smallest share of its cycle's wall time each part took, over the
+	 * nmin cycles with a wall time (a part that fills every cycle is
+	 * what the cycle is). */
+	double min_share[CA__COUNT];
+	uint64_t nmin;
 	/* Over the cycles that are not truncated, and over those that are
 	 * (the medians fall back to them when every cycle is truncated). */
 	struct histogram hist[CA__COUNT], hist_tr[CA__COUNT];

@@ -78,6 +78,16 @@ void cycles_findings_ctx(const cJSON *root, struct findings_ctx *ctx)
 		size_t n = (size_t)cJSON_GetArraySize(get(get(root, "sched"), "threads"));
 		ctx->nthreads = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 	}
+	{
+		/* Samples lost whole; a sample kept without its stack, or a tick
+		 * the overload guard did not take, is not one. */
+		static const char *const lost[] = { "ringbuf_full", "collector", "unread_at_stop" };
+		const cJSON *by = get(get(root, "dropped"), "by_cause");
+
+		ctx->samples_total = u64_of(get(get(root, "samples"), "total"));
+		for (size_t i = 0; i < sizeof(lost) / sizeof(lost[0]); i++)
+			ctx->samples_lost += u64_of(get(by, lost[i]));
+	}
 	x = get(meta, "spec");
 	if (cJSON_IsString(x))
 		ctx->cycle_spec = x->valuestring;
@@ -180,6 +190,10 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 		uint64_t c = u64_of(get(get(cls, "inference"), "calls"));
 		r->inference_calls = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
 		r->sql_ns = u64_of(get(get(cls, "sql"), "ns"));
+		/* SQLite API calls started, the outermost ones: what a cycle
+		 * counts (not executions, which follow the resets). */
+		c = u64_of(get(get(cls, "sql"), "calls"));
+		r->sql_count = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
 		r->probe_other_ns = u64_of(get(get(cls, "other"), "ns"));
 		c = u64_of(get(get(cls, "other"), "calls"));
 		r->probe_other_calls = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
@@ -197,7 +211,11 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 			r->inference_ns = sat_add_u64(r->inference_ns, ns);
 			r->inference_calls = sat_add_u32(r->inference_calls, calls);
 		} else if (!strcmp(grp, "sqlite")) {
+			uint64_t nested = u64_of(get(p, "nested_sql"));
+
 			r->sql_ns = sat_add_u64(r->sql_ns, ns);
+			r->sql_count = sat_add_u32(r->sql_count,
+						   (uint32_t)(calls > nested ? calls - nested : 0));
 		} else {
 			r->probe_other_ns = sat_add_u64(r->probe_other_ns, ns);
 			r->probe_other_calls = sat_add_u32(r->probe_other_calls, calls);
@@ -206,22 +224,41 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 	r->tokens = u64_of(get(get(probes, "tokens"), "count"));
 	if (r->inference_ns)
 		r->tokens_per_s = (double)r->tokens * 1e9 / (double)r->inference_ns;
-	const cJSON *st;
+	/* The slowest SQL call: the longest single call of a SQLite probe
+	 * (exact), as a cycle's is its longest call. Its statement: the one
+	 * whose slowest execution is the longest (older reports: the highest
+	 * p99), not the costliest in total (many fast runs). */
+	cJSON_ArrayForEach(p, get(probes, "list"))
+	{
+		const cJSON *g = get(p, "group"), *m = get(p, "mode");
+
+		if (cJSON_IsString(g) && !strcmp(g->valuestring, "sqlite") &&
+		    !(cJSON_IsString(m) && !strcmp(m->valuestring, "count"))) {
+			uint64_t mx = u64_of(get(p, "max_ns"));
+			if (mx > r->sql_slowest_ns)
+				r->sql_slowest_ns = mx;
+		}
+	}
+	const cJSON *st, *slow = NULL;
+	uint64_t slow_ns = 0;
 	cJSON_ArrayForEach(st, get(get(root, "sql"), "statements"))
 	{
-		uint64_t c = u64_of(get(st, "count"));
-		r->sql_count = sat_add_u32(r->sql_count, c);
-		const cJSON *txt = get(st, "text");
-		/* Statements are sorted by total time: the first is the costliest;
-		 * its p99 stands for its slowest run. */
-		if (!r->sql_slowest && cJSON_IsString(txt)) {
-			r->sql_slowest = strdup(txt->valuestring);
-			if (!r->sql_slowest) {
-				cycle_table_free(out);
-				return -ENOMEM;
-			}
-			r->sql_slowest_ns = u64_of(get(st, "p99_ns"));
+		const cJSON *mx = get(st, "max_ns");
+		uint64_t v = u64_of(mx ? mx : get(st, "p99_ns"));
+
+		if (cJSON_IsString(get(st, "text")) && (!slow || v > slow_ns)) {
+			slow = st;
+			slow_ns = v;
 		}
+	}
+	if (slow) {
+		r->sql_slowest = strdup(get(slow, "text")->valuestring);
+		if (!r->sql_slowest) {
+			cycle_table_free(out);
+			return -ENOMEM;
+		}
+		if (!r->sql_slowest_ns)
+			r->sql_slowest_ns = slow_ns;
 	}
 
 	/* Partition from totals. How they overlap is unknown here: sleep

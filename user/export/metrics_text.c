@@ -214,6 +214,11 @@ int metrics_render(const struct metrics_snap *s, bool om, FILE *o)
 	family(o, om, "ebpf_prof_cycle_component_seconds_total", M_COUNTER,
 	       "Wall time of the attributed cycles, per component.");
 	for (int k = 0; k < LIVE_CYC_PARTS; k++) {
+		/* Off-CPU time is measured by the scheduler view, which reports
+		 * its drop count once it runs: without it the time is unknown,
+		 * not zero, and is left out. */
+		if (k == LIVE_CYC_OFFCPU && l->drops[LIVE_SRC_SCHED] < 0)
+			continue;
 		series(o, "ebpf_prof_cycle_component_seconds_total", NULL, "component", cyc_part[k],
 		       NULL, NULL);
 		value(o, l->cycle_part_s[k]);

@@ -201,6 +201,7 @@ int probe_stats_report_json(const struct probe_stats *st, cJSON *root)
 			add_num(o, "total_ns", (double)s->total_ns);
 			add_num(o, "p50_ns", (double)hist_quantile(&s->hist, 0.5));
 			add_num(o, "p99_ns", (double)hist_quantile(&s->hist, 0.99));
+			add_num(o, "max_ns", (double)s->hist.max);
 			add_num(o, "rows", (double)s->rows);
 			add_num(o, "errors", (double)s->errors);
 			add_num(o, "prepares", (double)s->prepares);
@@ -292,6 +293,16 @@ static void fmt_ns(char *buf, size_t len, uint64_t ns)
 		snprintf(buf, len, "%.1fs", (double)ns / 1e9);
 }
 
+/* The label of a probe that was never called (NULL otherwise). */
+static const char *idle_label(const struct probe_stats *st, uint32_t id)
+{
+	const struct probe_stat *s = &st->stat[id];
+
+	if (!st->info[id].def || s->calls || s->spans || s->open)
+		return NULL;
+	return st->info[id].def->label;
+}
+
 void probe_stats_summary(const struct probe_stats *st, FILE *out)
 {
 	char a[32], b[32], c[32], d[32], e[32];
@@ -321,9 +332,8 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 		fmt_ns(d, sizeof(d), hist_quantile(&s->hist, 0.99));
 		fmt_ns(e, sizeof(e), s->hist.max);
 		if (in->def->mode == EP_PM_COUNT)
-			fprintf(out, "  %-28.28s %-22.22s %10" PRIu64 " %9s %9s %9s %9s %9s %7s\n",
-				in->def->label, proc_maps_basename(in->library), n, "-", "-", "-",
-				"-", "-", "-");
+			fprintf(out, "  %-28.28s %-22.22s %10" PRIu64 "   (counted, not timed)\n",
+				in->def->label, proc_maps_basename(in->library), n);
 		else
 			fprintf(out,
 				"  %-28.28s %-22.22s %10" PRIu64 " %9s %9s %9s %9s %9s %7" PRIu64
@@ -336,10 +346,15 @@ void probe_stats_summary(const struct probe_stats *st, FILE *out)
 
 		fprintf(out, "  not called:");
 		for (uint32_t id = 0; id < st->nprobes; id++) {
-			const struct probe_stat *s = &st->stat[id];
+			const char *label = idle_label(st, id);
+			bool said = false;
 
-			if (st->info[id].def && !s->calls && !s->spans && !s->open) {
-				fprintf(out, "%s %s", sep, st->info[id].def->label);
+			/* A function probed in several files (per-ISA ggml
+			 * variants, several processes) is named once. */
+			for (uint32_t k = 0; label && k < id && !said; k++)
+				said = (idle_label(st, k) && !strcmp(idle_label(st, k), label));
+			if (label && !said) {
+				fprintf(out, "%s %s", sep, label);
 				sep = ",";
 			}
 		}

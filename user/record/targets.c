@@ -281,6 +281,20 @@ void targets_reap_child(struct recorder *r)
 				nanosleep(&tick, NULL);
 		}
 	}
+	if (r->child > 0 && !r->child_reaped) {
+		/* Stopped by -d (or a signal the command did not get): it keeps
+		 * running, which the summary says with its pid. One that has
+		 * just exited gives its status instead. */
+		int status;
+
+		if (waitpid(r->child, &status, WNOHANG) == r->child) {
+			r->child_reaped = true;
+			r->ri.exit_status = WIFEXITED(status) ? WEXITSTATUS(status)
+							      : 128 + WTERMSIG(status);
+		} else {
+			r->ri.left_running_pid = (uint32_t)r->child;
+		}
+	}
 }
 
 /* --pid values, checked, as processes. A thread id is accepted by the

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #define MB_D (1024.0 * 1024.0)
+/* A part at or above this share of every cycle is the cycle itself. */
+#define OWN_DEFINITION_SHARE 0.90
 
 void findings_default_cfg(struct findings_cfg *cfg)
 {
@@ -30,6 +32,7 @@ void findings_default_cfg(struct findings_cfg *cfg)
 		.runq_p99_ns = 10000000,
 		.max_listed = 10,
 		.overhead_share = 0.02,
+		.lost_share = 0.01,
 	};
 }
 
@@ -211,7 +214,8 @@ static void list_ids(struct sbuf *b, const uint32_t *c, size_t kept, uint64_t n,
 /* A "share of wall time" rule over every cycle. */
 static void share_rule(struct flist *fl, const struct cycle_agg *ag, enum cyc_agg_part p,
 		       double thr, const char *rule, const char *what, const char *rec,
-		       const struct findings_cfg *cfg, struct sbuf *extra)
+		       const struct findings_cfg *cfg, struct sbuf *extra,
+		       enum finding_severity sev)
 {
 	uint64_t part = ag->sum[p], wall = ag->sum[CA_WALL];
 	double share = wall ? (double)part / (double)wall : 0;
@@ -241,16 +245,56 @@ static void share_rule(struct flist *fl, const struct cycle_agg *ag, enum cyc_ag
 		sb_printf(&ev, "%s", extra->s);
 	free(extra->s);
 	sb_printf(&re, "%s", rec);
-	add(fl, rule, share > (thr + 1) / 2 ? FIND_CRITICAL : FIND_WARNING, &ti, &ev, &re, share,
-	    thr, c, n);
+	add(fl, rule, sev, &ti, &ev, &re, share, thr, c, n);
+}
+
+/* Something was measured inside the cycles: a probed call (inference, SQL,
+ * other probes) or a GC pass. Without, every cycle is unattributed by
+ * construction and saying so is information, not a problem. */
+static bool probed(const struct cycle_agg *ag)
+{
+	return ag->sum[CA_INF] || ag->sum[CA_SQL] || ag->sum[CA_PROBE] || ag->sum[CA_GC];
+}
+
+/* The function a --cycle / --cycle-every spec names (after "py:", a
+ * "LIB:" or "usdt:PATH:PROVIDER:"); NULL without a spec. */
+static const char *spec_function(const struct findings_ctx *ctx)
+{
+	if (!ctx || !ctx->cycle_spec || !ctx->cycle_spec[0])
+		return NULL;
+	const char *s = ctx->cycle_spec, *c = strrchr(s, ':');
+	return c ? c + 1 : s;
+}
+
+/* The part is what the cycle is defined by, so its share restates the
+ * definition: the cycle spec names a function of that part's class
+ * (llama_* / ggml_* for inference, sqlite3_* for SQL), or the cycle is one
+ * call of a function (a spec was given) and the part fills nearly all of
+ * every cycle (py:generate around the model's generation). */
+static bool own_definition(const struct cycle_table *t, const struct cycle_agg *ag,
+			   enum cyc_agg_part p, const struct findings_ctx *ctx)
+{
+	const char *fn = spec_function(ctx);
+
+	if (!fn || t->whole_run)
+		return false;
+	if (p == CA_INF && (!strncmp(fn, "llama_", 6) || !strncmp(fn, "ggml_", 5)))
+		return true;
+	if (p == CA_SQL && !strncmp(fn, "sqlite3_", 8))
+		return true;
+	return ag->nmin && ag->min_share[p] >= OWN_DEFINITION_SHARE;
 }
 
 /* ---- rules ---- */
 
-static void rule_inference(struct flist *fl, const struct cycle_agg *ag,
-			   const struct findings_cfg *cfg)
+static void rule_inference(struct flist *fl, const struct cycle_table *t,
+			   const struct cycle_agg *ag, const struct findings_cfg *cfg,
+			   const struct findings_ctx *ctx)
 {
 	struct sbuf x = { 0 };
+
+	if (own_definition(t, ag, CA_INF, ctx))
+		return;
 	uint64_t tok = ag->tokens, inf = ag->inference_ns;
 	if (tok && inf)
 		sb_printf(&x, "; %llu tokens, %.1f per second of inference",
@@ -259,7 +303,7 @@ static void rule_inference(struct flist *fl, const struct cycle_agg *ag,
 		   "Inference dominates the cycle: use a smaller context (n_ctx), a more "
 		   "aggressive quantization (e.g. Q4_K_M), offload more layers to the GPU "
 		   "(n_gpu_layers), or lower the maximum number of generated tokens.",
-		   cfg, &x);
+		   cfg, &x, FIND_WARNING);
 }
 
 static int cmp_stmt(const void *a, const void *b)
@@ -268,9 +312,13 @@ static int cmp_stmt(const void *a, const void *b)
 	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
 }
 
-static void rule_sql(struct flist *fl, const struct cycle_agg *ag, const struct findings_cfg *cfg)
+static void rule_sql(struct flist *fl, const struct cycle_table *t, const struct cycle_agg *ag,
+		     const struct findings_cfg *cfg, const struct findings_ctx *ctx)
 {
 	struct sbuf x = { 0 };
+
+	if (own_definition(t, ag, CA_SQL, ctx))
+		return;
 	size_t ns = ag->nstmts;
 	uint64_t count = ag->sql_count;
 	struct cycle_agg_stmt *s = malloc((ns ? ns : 1) * sizeof(*s));
@@ -289,7 +337,7 @@ static void rule_sql(struct flist *fl, const struct cycle_agg *ag, const struct 
 		   "Batch the writes (executemany / one multi-row INSERT), wrap each cycle's "
 		   "writes in one transaction, add indexes for the slow queries named in the "
 		   "evidence, and consider PRAGMA journal_mode=WAL with synchronous=NORMAL.",
-		   cfg, &x);
+		   cfg, &x, FIND_WARNING);
 }
 
 static void rule_other(struct flist *fl, const struct cycle_agg *ag, const struct findings_cfg *cfg,
@@ -303,12 +351,17 @@ static void rule_other(struct flist *fl, const struct cycle_agg *ag, const struc
 			  "; %.0f%% of the target's CPU went into the profiler's own probes "
 			  "(probe_overhead)",
 			  ctx->probe_share * 100);
+	bool pr = probed(ag);
+
+	if (!pr)
+		sb_printf(&x, "; nothing was probed inside the cycles (no llama.cpp, SQLite, "
+			      "--probe or GC call), so no time could be attributed to a step");
 	share_rule(fl, ag, CA_OTHER, cfg->other_share, "unattributed_time", "Unattributed time",
 		   "Part of the cycle is not covered by any probe or off-CPU wait: time the "
 		   "remaining native steps with --probe LIB:SYMBOL (or --probe "
 		   "usdt:PATH:PROVIDER:NAME), and look at the top functions of the slow cycles "
 		   "(Python code shows there by its interpreter frames).",
-		   cfg, &x);
+		   cfg, &x, pr ? FIND_WARNING : FIND_INFO);
 }
 
 struct comp {
@@ -490,6 +543,9 @@ static void rule_slow(struct flist *fl, const struct cycle_table *t, const struc
 	if (nslow > cfg->max_listed)
 		sb_printf(&ev, "; and %llu more", (unsigned long long)(nslow - cfg->max_listed));
 	uint64_t worst = sr[0].part[CA_WALL];
+	/* Critical only with a cause: the worst cycle grew by a measured
+	 * component, not by unattributed time. */
+	bool cause = expl[0] < NCOMP && comps[expl[0]].p != CA_OTHER;
 	sb_printf(&re, "Slow cycles are explained by the component that grew:");
 	for (size_t k = 0; k < NCOMP; k++)
 		if (best_of[k])
@@ -501,8 +557,9 @@ static void rule_slow(struct flist *fl, const struct cycle_table *t, const struc
 	free(expl);
 	free(sr);
 	add(fl, "slow_cycles",
-	    (double)worst > 2 * cfg->slow_factor * (double)med ? FIND_CRITICAL : FIND_WARNING, &ti,
-	    &ev, &re, (double)worst / (double)med, cfg->slow_factor, c, m);
+	    cause && (double)worst > 2 * cfg->slow_factor * (double)med ? FIND_CRITICAL
+									: FIND_WARNING,
+	    &ti, &ev, &re, (double)worst / (double)med, cfg->slow_factor, c, m);
 }
 
 static void rule_memory(struct flist *fl, const struct cycle_agg *ag,
@@ -703,6 +760,30 @@ static void rule_overhead(struct flist *fl, const struct findings_cfg *cfg,
 	    &re, ctx->probe_share, cfg->overhead_share, NULL, 0);
 }
 
+/* Samples lost whole: the profile, the cycles' on-CPU time and their top
+ * functions miss that share of the run. */
+static void rule_lost(struct flist *fl, const struct findings_cfg *cfg,
+		      const struct findings_ctx *ctx)
+{
+	if (!ctx || !ctx->samples_lost)
+		return;
+	uint64_t all = ctx->samples_total + ctx->samples_lost;
+	double share = (double)ctx->samples_lost / (double)all;
+	if (!(share > cfg->lost_share))
+		return;
+	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
+	sb_printf(&ti, "%.0f%% of the CPU samples were lost", share * 100);
+	sb_printf(&ev,
+		  "%" PRIu64 " of %" PRIu64 " samples lost (%.1f%%, threshold %.0f%%; causes on "
+		  "the summary's lost: line, report.json dropped.by_cause)",
+		  ctx->samples_lost, all, share * 100, cfg->lost_share * 100);
+	sb_printf(&re, "The profile and the cycles' on-CPU figures miss these samples: lower the "
+		       "sampling rate (-F), profile fewer processes, or give the machine spare CPU "
+		       "for the collector.");
+	add(fl, "samples_lost", share > 5 * cfg->lost_share ? FIND_CRITICAL : FIND_WARNING, &ti,
+	    &ev, &re, share, cfg->lost_share, NULL, 0);
+}
+
 static void rule_no_cycles(struct flist *fl, const struct cycle_table *t,
 			   const struct findings_ctx *ctx)
 {
@@ -808,9 +889,10 @@ int findings_evaluate_agg(const struct cycle_table *all, const struct cycle_agg 
 	}
 	rule_no_cycles(&fl, t, ctx);
 	rule_overhead(&fl, cfg, ctx);
+	rule_lost(&fl, cfg, ctx);
 	if (!bad) {
-		rule_inference(&fl, ag, cfg);
-		rule_sql(&fl, ag, cfg);
+		rule_inference(&fl, t, ag, cfg, ctx);
+		rule_sql(&fl, t, ag, cfg, ctx);
 		rule_other(&fl, ag, cfg, ctx);
 	}
 	rule_slow(&fl, t, ag, exact, cfg);

@@ -31,6 +31,7 @@ struct findings_cfg {
 	uint64_t runq_p99_ns;	  /* run-queue latency p99 that alone is a finding; 10 ms */
 	uint32_t max_listed;	  /* cycles named in evidence text; default 10 */
 	double overhead_share;	  /* our probes' share of the target's CPU; 0.02 */
+	double lost_share;	  /* samples lost of those taken; 0.01 (critical 0.05) */
 };
 
 /* Facts about the machine and run that are not per cycle; zeros = unknown
@@ -56,6 +57,9 @@ struct findings_ctx {
 	bool py_watch;
 	/* Threads of the targets (the self-check's bound); 0 unknown. */
 	uint32_t nthreads;
+	/* CPU samples kept, and lost whole (ring full, the collector, unread
+	 * at stop: report.json dropped.by_cause); both 0: unknown. */
+	uint64_t samples_total, samples_lost;
 };
 
 struct finding {

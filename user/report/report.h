@@ -85,6 +85,13 @@ struct run_info {
 	bool launched;	 /* -- CMD mode */
 	char *command;	 /* launch mode: the command line; else NULL */
 	int exit_status; /* launch mode: child's exit code, 128+sig if killed, -1 if unknown */
+	/* Launch mode: the command's pid when the recording ended (-d) with it
+	 * still running, left so; 0 otherwise. */
+	uint32_t left_running_pid;
+	/* --rotate: the samples of the intervals already written out (the
+	 * profile holds the current one only), and how many were. */
+	uint64_t rotated_samples, rotated_user, rotated_kernel;
+	uint32_t rotations;
 	uint64_t start_mono_ns, end_mono_ns;
 	struct timespec start_wall, end_wall; /* CLOCK_REALTIME */
 	/* The perf events' rate, and -F: above it when the overload guard

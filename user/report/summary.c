@@ -44,6 +44,11 @@ static void print_target(const struct run_info *ri, FILE *out)
 		if (ri->exit_status >= 0)
 			fprintf(out, " (exit status %d)", ri->exit_status);
 		fputc('\n', out);
+		if (ri->left_running_pid)
+			fprintf(out,
+				"          still running (pid %" PRIu32 "): the recording ended, "
+				"the command was left running; stop it with kill %" PRIu32 "\n",
+				ri->left_running_pid, ri->left_running_pid);
 	}
 	if (!ri->ntargets) {
 		if (!ri->launched)
@@ -78,7 +83,23 @@ void print_summary(const struct profile *p, const struct run_info *ri, FILE *out
 	fprintf(out, "%s%s\n", ri->stop_reason ? ", stopped by " : "",
 		ri->stop_reason ? ri->stop_reason : "");
 
-	if (!p->total_samples) {
+	uint64_t all = p->total_samples + ri->rotated_samples;
+
+	if (ri->rotations && all) {
+		/* --rotate: the profile holds the current interval only; the
+		 * run's count is the one beside the run's unwind and loss
+		 * figures. */
+		uint64_t user = p->user_samples + ri->rotated_user,
+			 kern = p->kernel_samples + ri->rotated_kernel;
+
+		fprintf(out,
+			"samples:  %" PRIu64 " over the run (user %" PRIu64
+			" %.1f%%, kernel %" PRIu64 " %.1f%%); %" PRIu64
+			" in the last interval (after %" PRIu32
+			" rotation(s)), which the functions below are from\n",
+			all, user, pct(user, all), kern, pct(kern, all), p->total_samples,
+			ri->rotations);
+	} else if (!p->total_samples) {
 		fputs("samples:  0 - no CPU samples were collected.\n"
 		      "          Likely causes: the target was idle or blocked (waiting on I/O, a\n"
 		      "          lock or the GPU), it exited at once, or the pid is not the\n"
