@@ -34,7 +34,9 @@ run_one()
 	local t=0
 	until [ "$(grep -c "cycles: pid $TARGET_PID: cycle boundary py:$spec: watchpoint on its code object" "$PROF_ERR")" -ge "$narm" ]; do
 		t=$((t + 1))
-		[ $t -le 300 ] && kill -0 "$PROF_PID" 2>/dev/null || ep_fail "$tag: $narm function(s) not armed before the first call: $(grep cycles: "$PROF_ERR" | tail -n 3)"
+		if [ $t -gt 300 ] || ! kill -0 "$PROF_PID" 2>/dev/null; then
+			ep_fail "$tag: $narm function(s) not armed before the first call: $(grep cycles: "$PROF_ERR" | tail -n 3)"
+		fi
 		sleep 0.1
 	done
 	kill -USR1 "$TARGET_PID"
