@@ -25,7 +25,8 @@
 #    fields, LINE one of the method's own lines, at least its two loop
 #    lines as two Locations of the one function; `-top` (by function)
 #    counts StandIn.run once, as many samples as its lines together, and
-#    as stacks.folded's StandIn.run frames. On pyenv 3.10 the same with
+#    as stacks.folded's StandIn.run frames; `-list` shows the source file
+#    with samples on the loop's line. On pyenv 3.10 the same with
 #    the name "run" (co_name: no qualified name before 3.11, DB.run's
 #    lines in the same Function).
 . "$(dirname "$0")/lib.sh"
@@ -296,6 +297,15 @@ check(flat.get(qual, [0])[0] == leaf == fold and leaf > 0,
       "%s flat: -top %r, -raw %d, stacks.folded %d" % (qual, flat.get(qual), leaf, fold))
 info("%s: %d samples over lines %r" % (qual, leaf, sorted({lo[3] for lo in si.values()})))
 PY
+	# The source view: pprof reads the file the Function names and puts
+	# the samples on its lines. -trim_path=/: pprof otherwise guesses a
+	# prefix to cut from the path and looks under the current directory.
+	pprof -trim_path=/ -list "^$qual\$" "$out/profile.pb.gz" >"$out.list" 2>"$EP_WORK/pprof.err" ||
+		ep_fail "$label: go tool pprof -list $qual failed: $(tail -n 3 "$EP_WORK/pprof.err")"
+	grep -q "^ROUTINE =* $qual in /\?${PYT#/}\$" "$out.list" ||
+		ep_fail "$label: -list shows no routine $qual in $PYT: $(head -n 3 "$out.list")"
+	grep -Eq '^ +[0-9.]+m?s +[0-9.]+m?s +[0-9]+: +s \^= k >> 3$' "$out.list" ||
+		ep_fail "$label: -list puts no samples on StandIn.run's loop line: $(grep -n 'k >> 3' "$out.list")"
 	ep_log "ok: Python frames ($label)"
 }
 py_pprof /usr/bin/python3.11 debian3.11 StandIn.run
