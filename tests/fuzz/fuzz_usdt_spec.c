@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-// fuzz-sources: user/probes/probes_spec.c user/cycles/cycle_spec.c
+// fuzz-sources: user/probes/probes_spec.c user/cycles/cycle_spec.c user/python/py_fnspec.c
 /* The USDT and function probe specs (--probe usdt:PATH:PROVIDER:NAME[,end=,
  * pair,label=,count], --cycle / --cycle-every, --probe-count-only). The
  * notes themselves (.note.stapsdt) are parsed by libbpf's usdt.c at attach,

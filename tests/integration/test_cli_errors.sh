@@ -43,6 +43,11 @@ expect_rc 2 "a program without --" -F 99 /bin/true
 grep -q -- "goes after --" "$PROF_ERR" || ep_fail "no --: $(head -c 300 "$PROF_ERR")"
 expect_rc 2 "diff with one directory" diff only-one
 expect_rc 2 "diff with a bad --threshold" diff --threshold -3 a b
+# py:NAME: the forms Python prints are the only ones taken.
+for bad in 'py:a-b' 'py:StandIn.' 'py::run' 'py:mod:' 'py:a:b:c' 'py:f.<locals>'; do
+	expect_rc 2 "--cycle $bad" --pid 1 --cycle "$bad"
+	grep -qF -- "--cycle '$bad': " "$PROF_ERR" || ep_fail "--cycle $bad: no reason naming it: $(head -c 300 "$PROF_ERR")"
+done
 expect_rc 0 "diff --help" diff --help
 grep -q "Exit status: 0 no regression, 3 regressions" "$PROF_OUT" || ep_fail "diff --help: $(head -c 300 "$PROF_OUT")"
 expect_rc 1 "diff of directories without report.json" diff "$EP_WORK" "$EP_WORK" --json --no-html

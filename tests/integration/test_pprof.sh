@@ -16,7 +16,19 @@
 #  - cycle_experiment (C cycle marker): every sample in a cycle carries the
 #    cycle's index, and per cycle the count matches report.json's cycles
 #    table within 2 samples (a run of identical samples is placed by its
-#    first sample, the table places each sample).
+#    first sample, the table places each sample);
+#  - native file:line: cpu_tree's burn_a is cpu_tree.c at burn_a's
+#    definition line (DWARF; frames keep no address: the function's line);
+#  - Python (py_samename.py on Debian's python3.11 and pyenv 3.13, the
+#    hot StandIn.run with a loop of two lines): `-raw` shows
+#    `StandIn.run /path/py_samename.py:LINE`, name, file and line in their
+#    fields, LINE one of the method's own lines, at least its two loop
+#    lines as two Locations of the one function; `-top` (by function)
+#    counts StandIn.run once, as many samples as its lines together, and
+#    as stacks.folded's StandIn.run frames; `-list` shows the source file
+#    with samples on the loop's line. On pyenv 3.10 the same with
+#    the name "run" (co_name: no qualified name before 3.11, DB.run's
+#    lines in the same Function).
 . "$(dirname "$0")/lib.sh"
 ep_require_root
 ep_init
@@ -98,9 +110,11 @@ def parse_raw(path):
                 for k, v in re.findall(r"(\w+):\[([^\]]*)\]", line):
                     samples[-1]["l"][k] = v
         elif sec == "locs":
-            m = re.match(r"\s+(\d+): 0x[0-9a-f]+ M=(\d+) (\S+)", line)
+            m = re.match(r"\s+(\d+): 0x[0-9a-f]+ M=(\d+) (\S+) (\S*):(-?\d+) s=(-?\d+)", line)
             if m:
-                locs[int(m.group(1))] = (m.group(3), int(m.group(2)))
+                # (name, mapping, file, line, function start line)
+                locs[int(m.group(1))] = (m.group(3), int(m.group(2)), m.group(4),
+                                         int(m.group(5)), int(m.group(6)))
         elif sec == "maps":
             m = re.match(r"(\d+): \S+ (\S+)(?: ([0-9a-f]+))?", line)
             if m:
@@ -156,6 +170,13 @@ for line in open(os.path.join(os.environ["W"], "cpu.top")):
 a, b = flat.get("burn_a", 0), flat.get("burn_b", 0)
 check(a + b > 0, "-top lists no burn_a/burn_b: %r" % list(flat)[:10])
 check_split(a, b, int(e["OWN_A"]), int(e["OWN_B"]), "pprof -top")
+
+# Native file:line from DWARF: burn_a's definition line in cpu_tree.c.
+src = os.path.join(os.environ["EP_SOURCE_DIR"], "tests/targets/cpu_tree.c")
+defl = [i for i, l in enumerate(open(src), 1) if re.match(r".*\bvoid burn_a\(", l)]
+bl = {(lo[2], lo[3], lo[4]) for lo in locs.values() if lo[0] == "burn_a"}
+check(len(defl) == 1 and bl and all(f.endswith("cpu_tree.c") and ln == defl[0] and st == defl[0] for f, ln, st in bl),
+      "burn_a's locations %r, want cpu_tree.c:%r" % (bl, defl))
 
 mods = {path: bid for path, bid in maps.values()}
 binp = [p for p in mods if p.endswith("/cpu_tree")]
@@ -218,4 +239,76 @@ for r in rows:
     check(abs(got - r["samples"]) <= 2, "cycle %d: %d samples labelled, the table has %d" % (r["index"], got, r["samples"]))
 info("samples per cycle label %r" % sorted(per.items(), key=lambda kv: (kv[0] is None, kv[0])))
 PY
+
+# ---- Python frames: name, file and line in their own fields ----
+PYT="$(cd "$(dirname "$0")" && pwd)/py_samename.py"
+py_pprof()
+{
+	local py=$1 label=$2 qual=$3 out="$EP_WORK/py.$2"
+	TARGET_OUT="$out.target"
+	"$py" "$PYT" 40 "$out.own" 300000 >"$TARGET_OUT" 2>"$TARGET_OUT.err" </dev/null &
+	TARGET_PID=$!
+	EP_PIDS+=("$TARGET_PID")
+	ep_wait_line "$TARGET_OUT" '^ready [0-9]+$' 20 "$TARGET_PID" || ep_fail "$label: target not ready: $(cat "$TARGET_OUT.err")"
+	ep_prof_bg -v -F 999 --pid "$TARGET_PID" -o "$out" --no-gpu --probes none
+	ep_wait_line "$PROF_ERR" "sampling " 30 "$PROF_PID" || ep_fail "$label: ebpf-prof did not start"
+	kill -USR1 "$TARGET_PID"
+	ep_wait_exit "$PROF_PID" 60 || ep_fail "$label: ebpf-prof did not stop after the target exited"
+	[ "$EP_EXIT_RC" -eq 0 ] || ep_fail "$label: ebpf-prof exited $EP_EXIT_RC ($(tail -n 3 "$PROF_ERR"))"
+	grep -qx done "$out.own" || ep_fail "$label: target did not finish"
+	pprof -raw "$out/profile.pb.gz" >"$out.raw" 2>"$EP_WORK/pprof.err" ||
+		ep_fail "$label: go tool pprof -raw rejected profile.pb.gz: $(tail -n 3 "$EP_WORK/pprof.err")"
+	pprof -top -sample_index=samples -nodecount=1000 "$out/profile.pb.gz" >"$out.top" 2>"$EP_WORK/pprof.err" ||
+		ep_fail "$label: go tool pprof -top rejected profile.pb.gz: $(tail -n 3 "$EP_WORK/pprof.err")"
+	W=$EP_WORK RAW=$out.raw TOP=$out.top PYT=$PYT QUAL=$qual ep_py "$out" <<'PY' || exit 1
+exec(open(os.path.join(os.environ["W"], "raw.py")).read())
+head, smp, locs, maps = parse_raw(os.environ["RAW"])
+path, qual = os.environ["PYT"], os.environ["QUAL"]
+lines = open(path).read().split("\n")
+d = [i for i, l in enumerate(lines, 1) if l.startswith("    def run(self, prompt, spin)")]
+db = [i for i, l in enumerate(lines, 1) if l.startswith("    def run(self, sql)")]
+check(len(d) == 1 and len(db) == 1, "the two run methods not found once each in %s" % path)
+body = set(range(d[0] + 1, d[0] + 8))  # StandIn.run's 7 lines
+loop = {i for i in body if lines[i - 1].strip() in ("s += k", "s ^= k >> 3")}
+if qual == "run":
+    # Before 3.11 a code object has no qualified name: DB.run's lines
+    # are those of the same Function "run" of this file.
+    body |= set(range(db[0] + 1, db[0] + 7))
+si = {lid: lo for lid, lo in locs.items() if lo[0] == qual}
+check(si, "no location of function %s: %r" % (qual, sorted({lo[0] for lo in locs.values()})[:20]))
+check(all(lo[2] == path for lo in si.values()), "%s's files %r, want %s" % (qual, {lo[2] for lo in si.values()}, path))
+check(all(lo[3] in body for lo in si.values()), "%s's lines %r, want within %r" % (qual, sorted(lo[3] for lo in si.values()), sorted(body)))
+check(loop <= {lo[3] for lo in si.values()}, "StandIn.run's loop lines %r not all among %r" % (sorted(loop), sorted(lo[3] for lo in si.values())))
+check(not any(".py:" in lo[0] or " (" in lo[0] for lo in locs.values()), "a function name still holds file:line: %r" % [lo[0] for lo in locs.values() if ".py" in lo[0]][:5])
+for fn in (("DB.run", "main", "<module>") if qual != "run" else ("main", "<module>")):
+    check(any(lo[0] == fn and lo[2] == path and lo[3] > 0 for lo in locs.values()), "no location of %s in %s with a line" % (fn, path))
+# By function (pprof -top's default): one row, with the samples of all
+# its lines as flat, equal to stacks.folded's frames named
+# QUAL (py_samename.py:LINE) at the leaf.
+flat = {}
+for line in open(os.environ["TOP"]):
+    m = re.match(r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(.+)$", line)
+    if m:
+        flat.setdefault(m.group(3), []).append(int(m.group(1)))
+check(len(flat.get(qual, [])) == 1, "-top rows for %s: %r" % (qual, flat.get(qual)))
+leaf = sum(s["v"][0] for s in smp if s["loc"] and s["loc"][0] in si)
+fold = folded_total(lambda fr: fr[-1].startswith(qual + " (py_samename.py:"))
+check(flat.get(qual, [0])[0] == leaf == fold and leaf > 0,
+      "%s flat: -top %r, -raw %d, stacks.folded %d" % (qual, flat.get(qual), leaf, fold))
+info("%s: %d samples over lines %r" % (qual, leaf, sorted({lo[3] for lo in si.values()})))
+PY
+	# The source view: pprof reads the file the Function names and puts
+	# the samples on its lines. -trim_path=/: pprof otherwise guesses a
+	# prefix to cut from the path and looks under the current directory.
+	pprof -trim_path=/ -list "^$qual\$" "$out/profile.pb.gz" >"$out.list" 2>"$EP_WORK/pprof.err" ||
+		ep_fail "$label: go tool pprof -list $qual failed: $(tail -n 3 "$EP_WORK/pprof.err")"
+	grep -q "^ROUTINE =* $qual in /\?${PYT#/}\$" "$out.list" ||
+		ep_fail "$label: -list shows no routine $qual in $PYT: $(head -n 3 "$out.list")"
+	grep -Eq '^ +[0-9.]+m?s +[0-9.]+m?s +[0-9]+: +s \^= k >> 3$' "$out.list" ||
+		ep_fail "$label: -list puts no samples on StandIn.run's loop line: $(grep -n 'k >> 3' "$out.list")"
+	ep_log "ok: Python frames ($label)"
+}
+py_pprof /usr/bin/python3.11 debian3.11 StandIn.run
+ep_pyenv 3.13 && py_pprof "$EP_PY" pyenv3.13 StandIn.run
+ep_pyenv 3.10 && py_pprof "$EP_PY" pyenv3.10 run
 ep_log "ok"

@@ -391,6 +391,14 @@ static void test_spec(void)
 		"py:a-b",
 		"py:a b",
 		"py:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		"py:Cls.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		"py:Cls.",
+		"py:.run",
+		"py:a..b",
+		"py::run",
+		"py:mod:",
+		"py:a:b:c",
+		"py:f.<locals>",
 		"no colon",
 		"no-colon",
 		"1abc",
@@ -412,6 +420,12 @@ static void test_spec(void)
 	CHECK_INT_EQ(cycle_spec_parse("py:run_cycle", false, &c, err, sizeof(err)), 0);
 	CHECK_INT_EQ(c.src, CYC_SRC_PY);
 	CHECK_STR_EQ(c.py_name, "run_cycle");
+	/* Qualified names: the kernel's USDT filter gets the last part. */
+	CHECK_INT_EQ(cycle_spec_parse("py:mod.sub:StandIn.run", false, &c, err, sizeof(err)), 0);
+	CHECK_INT_EQ(c.src, CYC_SRC_PY);
+	CHECK_STR_EQ(c.py_name, "run");
+	CHECK_STR_EQ(c.py.module, "mod.sub");
+	CHECK_STR_EQ(c.py.qual, "StandIn.run");
 	CHECK_INT_EQ(cycle_spec_parse("libfoo:step_fn", true, &c, err, sizeof(err)), 0);
 	CHECK_INT_EQ(c.src, CYC_SRC_UPROBE);
 	CHECK(c.every);

@@ -216,6 +216,106 @@ static void test_empty(void)
 	profile_free(&p);
 }
 
+static const Perftools__Profiles__Location *loc_by_id(const PP *pp, uint64_t id)
+{
+	for (size_t i = 0; i < pp->n_location; i++)
+		if (pp->location[i]->id == id)
+			return pp->location[i];
+	return NULL;
+}
+
+static const Perftools__Profiles__Function *fn_by_id(const PP *pp, uint64_t id)
+{
+	for (size_t i = 0; i < pp->n_function; i++)
+		if (pp->function[i]->id == id)
+			return pp->function[i];
+	return NULL;
+}
+
+/* Python frames as pprof means them: the qualified name in Function.name,
+ * the file in Function.filename, the line in Location.Line.line, one
+ * Function per Python function whatever the line (two lines of
+ * StandIn.run: two Locations, one Function); the same name in another
+ * file is another Function; native and kernel frames keep their names. */
+static void test_python(void)
+{
+	static const struct {
+		const char *name, *module;
+		bool kernel;
+		const char *want_name, *want_file;
+		int64_t want_line;
+		int fn; /* Function group: same number, same Function */
+	} fr[] = {
+		{ "StandIn.run (experiment.py:321)", "/w/exp/experiment.py", false, "StandIn.run",
+		  "/w/exp/experiment.py", 321, 1 },
+		{ "StandIn.run (experiment.py:325)", "/w/exp/experiment.py", false, "StandIn.run",
+		  "/w/exp/experiment.py", 325, 1 },
+		{ "<module> (experiment.py)", "/w/exp/experiment.py", false, "<module>",
+		  "/w/exp/experiment.py", 0, 2 },
+		{ "StandIn.run (other.py:9)", "/w/exp/other.py", false, "StandIn.run",
+		  "/w/exp/other.py", 9, 3 },
+		{ "main.<locals>.step (experiment.py:40)", "experiment.py", false,
+		  "main.<locals>.step", "experiment.py", 40, 4 },
+		/* Not Python: another file named, no " (", kernel, no module. */
+		{ "f (experiment.py:3)", "/w/exp/lib.so", false, "f (experiment.py:3)", "", 0, 5 },
+		{ "vfs_read (x.py:1)", "x.py", true, "vfs_read (x.py:1)", "", 0, 6 },
+		{ "g(experiment.py:3)", "/w/exp/experiment.py", false, "g(experiment.py:3)", "", 0,
+		  7 },
+		{ " (experiment.py:3)", "/w/exp/experiment.py", false, " (experiment.py:3)", "", 0,
+		  8 },
+		{ "h (experiment.py:x3)", "/w/exp/experiment.py", false, "h (experiment.py:x3)", "",
+		  0, 9 },
+		{ "main", "/bin/x", false, "main", "", 0, 10 },
+		{ "k (experiment.py:1)", NULL, false, "k (experiment.py:1)", "", 0, 11 },
+	};
+	const size_t n = sizeof(fr) / sizeof(fr[0]);
+	struct pprof_opts o = { .kind = PPROF_CPU };
+	const Perftools__Profiles__Function *seen[16] = { 0 };
+	uint32_t ids[sizeof(fr) / sizeof(fr[0])], t;
+	struct profile p;
+	uint8_t *buf;
+	size_t len;
+	PP *pp;
+
+	CHECK_INT_EQ(profile_init(&p, 1000), 0);
+	t = (uint32_t)profile_thread(&p, 1, 1, "python3");
+	for (size_t i = 0; i < n; i++) {
+		ids[i] = (uint32_t)profile_intern_frame(&p, fr[i].name, fr[i].module, fr[i].kernel);
+		CHECK_INT_EQ(profile_add_sample(&p, t, 1000000 * (i + 1), &ids[i], 1,
+						fr[i].kernel ? 1 : 0, fr[i].kernel),
+			     0);
+	}
+	CHECK_INT_EQ(pprof_encode(&p, &o, &buf, &len), 0);
+	pp = perftools__profiles__profile__unpack(NULL, len, buf);
+	CHECK(pp != NULL);
+	free(buf);
+	if (pp) {
+		CHECK_INT_EQ(pp->n_location, n);
+		CHECK_INT_EQ(pp->n_function, n - 1);
+		for (size_t i = 0; i < n; i++) {
+			const Perftools__Profiles__Location *l = loc_by_id(pp, ids[i] + 1);
+			const Perftools__Profiles__Function *f;
+
+			CHECK(l && l->n_line == 1);
+			if (!l || l->n_line != 1)
+				continue;
+			f = fn_by_id(pp, l->line[0]->function_id);
+			CHECK(f != NULL);
+			if (!f)
+				continue;
+			CHECK_STR_EQ(str(pp, f->name), fr[i].want_name);
+			CHECK_STR_EQ(str(pp, f->filename), fr[i].want_file);
+			CHECK_INT_EQ(l->line[0]->line, fr[i].want_line);
+			if (seen[fr[i].fn])
+				CHECK(seen[fr[i].fn] == f);
+			else
+				seen[fr[i].fn] = f;
+		}
+		perftools__profiles__profile__free_unpacked(pp, NULL);
+	}
+	profile_free(&p);
+}
+
 /* Identical samples either side of a pause (a cycle boundary after a sleep)
  * are two runs with run_gap_ns set, so each gets its own cycle label. */
 static void test_gap(void)
@@ -476,7 +576,7 @@ static void test_src_cache_disk(const char *bd)
 		return;
 	}
 	dfd = open(dir, O_RDONLY | O_DIRECTORY);
-	snprintf(path, sizeof(path), "%s/pprof-src-%s", dir, hex);
+	snprintf(path, sizeof(path), "%s/pprof-src2-%s", dir, hex);
 	CHECK_INT_EQ(profile_init(&p, 100), 0);
 	profile_intern_frame(&p, "symtest_lib_alpha", lib, false);
 	profile_intern_frame(&p, "no_such_function", lib, false);
@@ -592,6 +692,40 @@ static void test_elf(void)
 	CHECK(!src[2].file);
 	for (int i = 0; i < 3; i++)
 		free(src[i].file);
+	/* In the profile: the file in Function.filename, the function's first
+	 * line in start_line and in the Location's line (frames keep no
+	 * address: the best file:line known); none where DWARF has none. */
+	{
+		struct pprof_opts o = { .kind = PPROF_CPU, .read_elf = true };
+		uint32_t t = (uint32_t)profile_thread(&p, 1, 1, "x");
+		uint8_t *buf;
+		size_t len;
+		PP *pp;
+
+		for (uint32_t f = 0; f < 3; f++)
+			CHECK_INT_EQ(profile_add_sample(&p, t, 1000000 * (f + 1), &f, 1, 0, false),
+				     0);
+		CHECK_INT_EQ(pprof_encode(&p, &o, &buf, &len), 0);
+		pp = perftools__profiles__profile__unpack(NULL, len, buf);
+		CHECK(pp != NULL);
+		free(buf);
+		for (uint64_t id = 1; pp && id <= 3; id++) {
+			const Perftools__Profiles__Location *l = loc_by_id(pp, id);
+			const Perftools__Profiles__Function *fn =
+				l && l->n_line == 1 ? fn_by_id(pp, l->line[0]->function_id) : NULL;
+			static const int64_t want[] = { 13, 7, 0 };
+
+			CHECK(fn != NULL);
+			if (!fn)
+				continue;
+			CHECK_INT_EQ(l->line[0]->line, want[id - 1]);
+			CHECK_INT_EQ(fn->start_line, want[id - 1]);
+			CHECK(id == 3 ? !str(pp, fn->filename)[0]
+				      : strstr(str(pp, fn->filename), "symtest_lib.c") != NULL);
+		}
+		if (pp)
+			perftools__profiles__profile__free_unpacked(pp, NULL);
+	}
 	profile_free(&p);
 	test_no_debuginfod(path);
 	test_elf_cache(bd);
@@ -611,6 +745,7 @@ int main(void)
 	profile_free(&p);
 	test_empty();
 	test_gap();
+	test_python();
 	test_notes();
 	test_elf();
 	return check_report("test_pprof");

@@ -6,19 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A Python identifier in ASCII (CPython reports the code object's name;
- * non-ASCII names are rare in experiment loops and not supported). */
-static bool py_ident(const char *s)
-{
-	if (!*s || (*s >= '0' && *s <= '9'))
-		return false;
-	for (; *s; s++)
-		if (!(*s == '_' || (*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= 'A' && *s <= 'Z')))
-			return false;
-	return true;
-}
-
 /* A C (or mangled C++) symbol name. */
 static bool c_ident(const char *s)
 {
@@ -52,15 +39,21 @@ int cycle_spec_parse(const char *s, bool every, struct cycle_spec *out, char *er
 		return 0;
 	}
 	if (!strncmp(s, "py:", 3)) {
-		if (strlen(s + 3) >= sizeof(out->py_name) || !py_ident(s + 3)) {
+		char why[256];
+
+		if (py_fnspec_parse(s + 3, &out->py, why, sizeof(why))) {
+			snprintf(err, errlen, "%s '%s': %s", opt, s, why);
+			return -EINVAL;
+		}
+		if (strlen(out->py.last) >= sizeof(out->py_name)) {
 			snprintf(err, errlen,
-				 "%s '%s': expected py:FUNCTION with a Python function name of at "
-				 "most %d characters",
+				 "%s '%s': a Python function name of at most %d characters is "
+				 "supported",
 				 opt, s, EP_CYC_PY_NAME_LEN - 1);
 			return -EINVAL;
 		}
 		out->src = CYC_SRC_PY;
-		strcpy(out->py_name, s + 3);
+		strcpy(out->py_name, out->py.last);
 		return 0;
 	}
 	if (!strchr(s, ':') && c_ident(s)) {

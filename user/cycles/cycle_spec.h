@@ -8,19 +8,23 @@
 
 #include "events/cycles.h"
 #include "probes/probes.h"
+#include "python/py_fnspec.h"
 
 enum cycle_src {
 	CYC_SRC_AUTO = 0, /* no option: the marker if the target has it, else the whole run */
 	CYC_SRC_MARKER,	  /* marker: ebpf_prof_cycle_begin()/end() */
 	CYC_SRC_UPROBE,	  /* LIB:SYMBOL, or SYMBOL in any mapped file (def.lib NULL) */
 	CYC_SRC_USDT,	  /* usdt:PATH:PROVIDER:NAME (--cycle-every only: no return) */
-	CYC_SRC_PY,	  /* py:FUNCTION, CPython function__entry/return */
+	CYC_SRC_PY,	  /* py:NAME: a watchpoint, or CPython function__entry/return */
 };
 
 struct cycle_spec {
 	enum cycle_src src;
 	bool every;	      /* --cycle-every */
 	struct probe_def def; /* UPROBE, USDT */
+	struct py_fnspec py;  /* PY: the function as given */
+	/* PY: the function's own name (py.last), what CPython's USDT points
+	 * pass and the kernel compares. */
 	char py_name[EP_CYC_PY_NAME_LEN];
 	const char *text; /* as given */
 };

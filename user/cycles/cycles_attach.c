@@ -81,7 +81,7 @@ const char *cm_bpf_refused(void *state, const char *prog)
 	if (!s->watch_refused && !strcmp(prog, "cycle_watch")) {
 		s->watch_refused = true;
 		s->py_by_watch = false;
-		pyframes_on_code(s->ctx->py, "", NULL, NULL);
+		pyframes_on_code(s->ctx->py, NULL, NULL, NULL);
 		if (s->usdt_refused) {
 			s->refused_need = prog;
 			return NULL;
@@ -125,6 +125,12 @@ int cm_bpf_setup(void *state, struct modules_bpf *skel)
 	if (s->spec.src == CYC_SRC_PY) {
 		memcpy((char *)skel->rodata->py_name, s->spec.py_name, sizeof(s->spec.py_name));
 		skel->rodata->py_name_len = (uint32_t)strlen(s->spec.py_name) + 1;
+		/* CPython's USDT points pass the function's own name and
+		 * file: a class or module part is not checked there. */
+		if (!s->py_by_watch && strcmp(s->spec.py.text, s->spec.py_name))
+			log_warn("cycles: --cycle %s by CPython's USDT points: only the "
+				 "function's name (%s) is compared, any class or module",
+				 s->spec.text, s->spec.py_name);
 	}
 	skel->rodata->watch_kind = s->spec.every ? EP_CYC_ENTRY : EP_CYC_BEGIN;
 	bpf_program__set_autoload(skel->progs.cycle_watch, s->py_by_watch);

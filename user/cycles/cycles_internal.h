@@ -61,6 +61,8 @@ struct output_dir;
  * threads costs up to ~1000 small reads a scan). */
 #define PY_FIND_FAST_FOR_NS (2000 * 1000000ull)
 #define PY_FIND_SLOW_NS	    (1000 * 1000000ull)
+/* Functions of the same name listed in the warning and report.json. */
+#define PY_FNS_MAX 8
 
 struct ctarget {
 	uint32_t pid;
@@ -113,6 +115,14 @@ struct cycles_state {
 	} * pw_found;
 	size_t npw_found, cappw_found, pw_waiting; /* entries not done */
 	size_t pw_armed;
+	/* The distinct functions NAME matched (file and first line tell
+	 * them apart): more than one is said (a bare name in two classes). */
+	struct py_fn_seen {
+		char qual[256], file[256];
+		int line;
+	} py_fns[PY_FNS_MAX];
+	size_t npy_fns;
+	bool py_fns_more;		/* more than PY_FNS_MAX */
 	uint64_t first_find, next_find; /* pyframes_find_code's pace */
 	char pw_error[256];		/* the last arming failure */
 	uint64_t pw_stats[EP_CYC_W__COUNT];
@@ -145,6 +155,8 @@ int cm_attach(void *state);
 
 /* cycles_module.c: the ring buffer callback. */
 int cycles_on_event(void *ctx, void *data, size_t size);
+/* The functions py:NAME matched, "DB.run (experiment.py:40), ...". */
+int cycles_py_fns_text(const struct cycles_state *s, char *buf, size_t len);
 
 /* cycles_report.c: the rec_module output hooks. */
 int cm_trace(void *state, FILE *out, bool *first);

@@ -75,13 +75,70 @@ struct cycle_sink *cycles_sink_new(const struct cli_opts *o, uint64_t period_ns)
 
 static void cm_close(void *state);
 
-/* pyframes_on_code: FUNCTION's code object in pid, to arm from poll (the
- * recorder is merging a sample now). A few per run: a linear search. */
-static void on_code(void *ctx, uint32_t pid, uint64_t addr)
+/* The functions py:NAME matched, as the warning and report.json list
+ * them: "DB.run (experiment.py:40)". */
+int cycles_py_fns_text(const struct cycles_state *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < s->npy_fns && o < len; i++) {
+		const struct py_fn_seen *f = &s->py_fns[i];
+		int n = snprintf(buf + o, len - o, "%s%s (%s:%d)", i ? ", " : "", f->qual,
+				 proc_maps_basename(f->file), f->line);
+
+		if (n < 0)
+			return -EINVAL;
+		o += (size_t)n;
+	}
+	if (s->py_fns_more && o < len)
+		snprintf(buf + o, len - o, ", ...");
+	return 0;
+}
+
+/* One more function NAME matched: a bare name defined in two classes
+ * (DB.run, StandIn.run) makes both cycles; said at once, with how to
+ * name one. */
+static void note_py_fn(struct cycles_state *s, const char *qual, const char *file, int line)
+{
+	struct py_fn_seen *f;
+	char list[1024];
+
+	for (size_t i = 0; i < s->npy_fns; i++) {
+		f = &s->py_fns[i];
+		if (f->line == line && !strcmp(f->file, file)) {
+			/* Before 3.11, first seen alone (its name), then
+			 * below its module (its qualified name). */
+			if (strlen(qual) > strlen(f->qual))
+				snprintf(f->qual, sizeof(f->qual), "%s", qual);
+			return;
+		}
+	}
+	if (s->npy_fns == PY_FNS_MAX) {
+		s->py_fns_more = true;
+		return;
+	}
+	f = &s->py_fns[s->npy_fns++];
+	snprintf(f->qual, sizeof(f->qual), "%s", qual);
+	snprintf(f->file, sizeof(f->file), "%s", file);
+	f->line = line;
+	if (s->npy_fns < 2)
+		return;
+	cycles_py_fns_text(s, list, sizeof(list));
+	log_warn("cycles: %s names %zu functions: %s; the calls of each are cycles (name one: "
+		 "py:Class.method, py:module.func or py:module:Class.method)",
+		 s->spec.text, s->npy_fns, list);
+}
+
+/* pyframes_on_code: a code object py:NAME matches in pid, to arm from poll
+ * (the recorder is merging a sample now). A few per run: a linear search. */
+static void on_code(void *ctx, uint32_t pid, uint64_t addr, const char *qual, const char *file,
+		    int line)
 {
 	struct cycles_state *s = ctx;
 	struct pw_found f = { .pid = pid, .addr = addr };
 
+	note_py_fn(s, qual, file, line);
 	for (size_t i = 0; i < s->npw_found; i++)
 		if (s->pw_found[i].pid == pid && s->pw_found[i].addr == addr)
 			return;
@@ -122,7 +179,7 @@ static int cm_open(void **state, const struct rec_ctx *ctx)
 #endif
 	if (watch && ctx->cycles && s->spec.src == CYC_SRC_PY && ctx->py) {
 		s->py_by_watch = true;
-		pyframes_on_code(ctx->py, s->spec.py_name, on_code, s);
+		pyframes_on_code(ctx->py, &s->spec.py, on_code, s);
 	}
 	return 0;
 fail:
@@ -469,7 +526,7 @@ static void cm_stop(void *state)
 	}
 	/* Here, not in close: the recorder frees the Python frames first. */
 	if (s->py_by_watch)
-		pyframes_on_code(s->ctx->py, "", NULL, NULL);
+		pyframes_on_code(s->ctx->py, NULL, NULL, NULL);
 	if (s->rb)
 		ring_buffer__consume(s->rb);
 	if (s->skel)

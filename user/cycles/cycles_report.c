@@ -169,6 +169,21 @@ static int add_meta(struct cycles_state *s, cJSON *root)
 					     (double)s->pw_stats[EP_CYC_W_UNREADABLE]) ||
 		    !cJSON_AddNumberToObject(w, "freed", (double)s->pw_stats[EP_CYC_W_DEAD]))
 			return -ENOMEM;
+		/* The functions NAME matched: more than one, each one's calls
+		 * are cycles (docs/cycles.md). */
+		cJSON *fa = cJSON_AddArrayToObject(w, "functions");
+
+		if (!fa)
+			return -ENOMEM;
+		for (size_t i = 0; i < s->npy_fns; i++) {
+			cJSON *o = cJSON_CreateObject();
+
+			if (!o || !cJSON_AddItemToArray(fa, o) ||
+			    !cJSON_AddStringToObject(o, "name", s->py_fns[i].qual) ||
+			    !cJSON_AddStringToObject(o, "file", s->py_fns[i].file) ||
+			    !cJSON_AddNumberToObject(o, "line", s->py_fns[i].line))
+				return -ENOMEM;
+		}
 	}
 	d = cJSON_AddObjectToObject(m, "dropped");
 	if (!d ||
@@ -261,4 +276,11 @@ void cm_summary(void *state, FILE *out)
 
 	if (s->have)
 		cycles_print_summary(out, &s->table, s->run, &s->findings, 3);
+	if (s->npy_fns > 1) {
+		char list[1024];
+
+		cycles_py_fns_text(s, list, sizeof(list));
+		fprintf(out, "cycles: %s named %zu functions, the calls of each were cycles: %s\n",
+			s->spec.text, s->npy_fns, list);
+	}
 }

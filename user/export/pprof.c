@@ -4,9 +4,11 @@
  * protobuf-c's generated structs and packed by the library; only the
  * mapping from our profile model to pprof's is written here.
  *
- * Model mapping: one Location and one Function per interned frame (a frame
- * is (name, module, kernel), the identity the profile already keeps), one
- * Mapping per distinct module file. Samples are aggregated per (thread,
+ * Model mapping: one Location per interned frame (a frame is (name,
+ * module, kernel), the identity the profile already keeps); one Function
+ * per native frame and one per Python function (its frames, one per line,
+ * are Locations of it: pprof_py_frame); one Mapping per distinct module
+ * file. Samples are aggregated per (thread,
  * stack, cycle): a thread's run of identical consecutive samples is placed
  * in the cycle of its first sample.
  */
@@ -141,6 +143,8 @@ struct build {
 	PLocation **locp;
 	PLine *lines;
 	PLine **linep;
+	uint32_t *func_of; /* per frame: index of its Function in funcs */
+	bool *is_py;	   /* per frame: a Python frame (pprof_py_frame) */
 	PSample *samples;
 	PSample **samplep;
 	PLabel *labels;
@@ -213,7 +217,55 @@ static int build_mappings(struct build *b)
 	return 0;
 }
 
-/* Source file and first line of each function, from the modules' DWARF. */
+/* A Python frame, as user/python/pyframes.c names it: "QUAL (BASE:LINE)"
+ * or "QUAL (BASE)", BASE the file name of its module (the source file).
+ * The qualified name's length in *qlen and the line (0: unknown) in
+ * *line. Native frames never end so: their module is an ELF file, named
+ * in their name only as "[unknown] libfoo.so+0x1a2b". */
+bool pprof_py_frame(const char *name, const char *module, bool kernel, size_t *qlen, int64_t *line)
+{
+	const char *base, *open, *p;
+	size_t n, bn;
+
+	if (kernel || !name || !module || !module[0])
+		return false;
+	base = strrchr(module, '/');
+	base = base ? base + 1 : module;
+	bn = strlen(base);
+	n = strlen(name);
+	if (!bn || n < bn + 4 || name[n - 1] != ')')
+		return false;
+	/* Back from the ')' over the digits of ":LINE", if any. */
+	p = name + n - 1;
+	*line = 0;
+	if (p > name && p[-1] >= '0' && p[-1] <= '9') {
+		const char *d = p;
+		int64_t v = 0, mul = 1;
+
+		while (d > name && d[-1] >= '0' && d[-1] <= '9' && p - d < 10) {
+			d--;
+			v += (d[0] - '0') * mul;
+			mul *= 10;
+		}
+		if (d == name || d[-1] != ':')
+			return false;
+		*line = v;
+		p = d - 1;
+	}
+	/* p: just after BASE; then " (" before it, and a name before that. */
+	if ((size_t)(p - name) < bn + 3)
+		return false;
+	open = p - bn;
+	if (memcmp(open, base, bn) || open[-1] != '(' || open[-2] != ' ')
+		return false;
+	*qlen = (size_t)(open - 2 - name);
+	return *qlen > 0;
+}
+
+/* Source file and first line of each native function, from the modules'
+ * DWARF. Frames keep no address, so the line of the sampled instruction
+ * is not known: the Location's line is the function's own first line,
+ * the best file:line there is for `pprof -lines` and source views. */
 static int fill_sources(struct build *b)
 {
 	const struct profile *p = b->p;
@@ -225,17 +277,17 @@ static int fill_sources(struct build *b)
 	pprof_elf_sources(p, src, b->o->elf_cache);
 	for (size_t f = 0; f < p->nframes; f++) {
 		uint32_t mid = b->frame_map[f];
+		PFunction *fn = &b->funcs[b->func_of[f]];
 		int64_t fi;
 
-		if (!src[f].file)
+		if (!src[f].file || b->is_py[f])
 			continue;
 		fi = interner_add(&b->st, src[f].file);
 		if (fi < 0)
 			goto out;
-		b->funcs[f].filename = fi;
-		/* The function's first line: frames keep no address, so the
-		 * line of the sampled instruction is not known here. */
-		b->funcs[f].start_line = src[f].line;
+		fn->filename = fi;
+		fn->start_line = src[f].line;
+		b->lines[f].line = src[f].line;
 		if (mid)
 			b->maps[mid - 1].has_filenames = true;
 	}
@@ -247,33 +299,90 @@ out:
 	return err;
 }
 
+/* One Location per interned frame; one Function per native frame, and
+ * per Python function (qualified name and file): the frames of its lines
+ * are Locations of one Function, each with its line, as pprof means them
+ * (`-lines`, source views; flame graphs merge the lines). */
 static int build_functions(struct build *b)
 {
 	const struct profile *p = b->p;
-	size_t n = p->nframes ? p->nframes : 1;
+	size_t n = p->nframes ? p->nframes : 1, nfn = 0;
+	struct interner pyfn; /* "file\n" "qual" -> function index */
+	uint32_t *pyfn_idx = NULL;
+	char *key = NULL;
+	size_t keycap = 0;
+	int err = -ENOMEM;
 
+	interner_init(&pyfn, 0);
 	b->funcs = calloc(n, sizeof(*b->funcs));
 	b->funcp = calloc(n, sizeof(*b->funcp));
 	b->locs = calloc(n, sizeof(*b->locs));
 	b->locp = calloc(n, sizeof(*b->locp));
 	b->lines = calloc(n, sizeof(*b->lines));
 	b->linep = calloc(n, sizeof(*b->linep));
-	if (!b->funcs || !b->funcp || !b->locs || !b->locp || !b->lines || !b->linep)
-		return -ENOMEM;
+	b->func_of = calloc(n, sizeof(*b->func_of));
+	b->is_py = calloc(n, sizeof(*b->is_py));
+	pyfn_idx = calloc(n, sizeof(*pyfn_idx));
+	if (!b->funcs || !b->funcp || !b->locs || !b->locp || !b->lines || !b->linep ||
+	    !b->func_of || !b->is_py || !pyfn_idx)
+		goto out;
 	for (size_t f = 0; f < p->nframes; f++) {
-		const char *name = p->frames[f].name && p->frames[f].name[0] ? p->frames[f].name
-									     : "[unknown]";
-		PFunction *fn = &b->funcs[f];
+		const struct prof_frame *fr = &p->frames[f];
+		const char *name = fr->name && fr->name[0] ? fr->name : "[unknown]";
 		PLocation *l = &b->locs[f];
 		PLine *ln = &b->lines[f];
+		size_t qlen = 0;
+		int64_t line = 0, k;
+		PFunction *fn;
 
-		perftools__profiles__function__init(fn);
-		fn->id = f + 1;
-		fn->name = S(b, name);
-		fn->system_name = fn->name;
-		b->funcp[f] = fn;
 		perftools__profiles__line__init(ln);
-		ln->function_id = f + 1;
+		if (pprof_py_frame(fr->name, fr->module, fr->kernel, &qlen, &line)) {
+			size_t ml = strlen(fr->module), need = ml + 1 + qlen + 1;
+
+			if (need > keycap) {
+				char *nk = realloc(key, need);
+
+				if (!nk)
+					goto out;
+				key = nk;
+				keycap = need;
+			}
+			memcpy(key, fr->module, ml);
+			key[ml] = '\n';
+			memcpy(key + ml + 1, name, qlen);
+			key[ml + 1 + qlen] = '\0';
+			k = interner_add(&pyfn, key);
+			if (k < 0)
+				goto out;
+			b->is_py[f] = true;
+			ln->line = line;
+			if (pyfn_idx[k]) {
+				b->func_of[f] = pyfn_idx[k] - 1;
+				goto loc;
+			}
+			fn = &b->funcs[nfn];
+			perftools__profiles__function__init(fn);
+			fn->id = nfn + 1;
+			fn->name = interner_add(&b->st, key + ml + 1);
+			if (fn->name < 0)
+				goto out;
+			fn->filename = interner_add(&b->st, fr->module);
+			if (fn->filename < 0)
+				goto out;
+			pyfn_idx[k] = (uint32_t)nfn + 1;
+		} else {
+			fn = &b->funcs[nfn];
+			perftools__profiles__function__init(fn);
+			fn->id = nfn + 1;
+			fn->name = interner_add(&b->st, name);
+			if (fn->name < 0)
+				goto out;
+		}
+		fn->system_name = fn->name;
+		b->funcp[nfn] = fn;
+		b->func_of[f] = (uint32_t)nfn++;
+loc:
+		ln->function_id = b->func_of[f] + 1;
 		b->linep[f] = ln;
 		perftools__profiles__location__init(l);
 		l->id = f + 1;
@@ -282,13 +391,16 @@ static int build_functions(struct build *b)
 		l->line = &b->linep[f];
 		b->locp[f] = l;
 	}
-	b->prof.n_function = p->nframes;
+	b->prof.n_function = nfn;
 	b->prof.function = b->funcp;
 	b->prof.n_location = p->nframes;
 	b->prof.location = b->locp;
-	if (b->o->read_elf)
-		return fill_sources(b);
-	return 0;
+	err = b->o->read_elf ? fill_sources(b) : 0;
+out:
+	interner_free(&pyfn);
+	free(pyfn_idx);
+	free(key);
+	return err;
 }
 
 #define NLABELS 4 /* pid, thread_id, thread_name, cycle */
@@ -445,6 +557,8 @@ static void build_free(struct build *b)
 	free(b->locp);
 	free(b->lines);
 	free(b->linep);
+	free(b->func_of);
+	free(b->is_py);
 	free(b->samples);
 	free(b->samplep);
 	free(b->labels);

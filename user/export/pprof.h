@@ -7,6 +7,7 @@
 #ifndef EP_EXPORT_PPROF_H
 #define EP_EXPORT_PPROF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -61,6 +62,12 @@ struct cycle_table;
  * from t (NULL, or a whole-run table: none), build-ids and sources read. */
 int export_pprof_run(const struct profile *p, enum pprof_kind kind, const struct run_info *ri,
 		     const struct cycle_table *t, FILE *f);
+
+/* Is a profile frame a Python one, as user/python/pyframes.c names them
+ * ("QUAL (BASE:LINE)", "QUAL (BASE)", BASE the file name of module)? Then
+ * the qualified name's length in *qlen and the line (0: none) in *line:
+ * pprof's Function.name and Line.line, module its Function.filename. */
+bool pprof_py_frame(const char *name, const char *module, bool kernel, size_t *qlen, int64_t *line);
 
 /* The cycle containing ts_ns in a sorted table, or -1. */
 int64_t pprof_cycle_of(const struct pprof_cycle *c, size_t n, uint64_t ts_ns);

@@ -182,17 +182,79 @@ static const Dwfl_Callbacks offline_cb = {
 	.section_address = dwfl_offline_section_address,
 };
 
+/* The compile units of a module by address range, read once: clang (14)
+ * writes no .debug_aranges unless asked (-gdwarf-aranges), and libdw's
+ * address lookups (dwfl_module_addrdie, dwfl_module_getsrc) use only that
+ * table, so every function of a clang-built file had no source. */
+struct cu_ranges {
+	struct cu_range {
+		Dwarf_Addr lo, hi;
+		Dwarf_Die cu;
+	} * r;
+	size_t n, cap;
+	bool read;
+};
+
+/* Bound on ranges kept per module (a CU has a few; a huge file's many
+ * CUs): past it the rest are not looked at. */
+#define CU_RANGES_MAX (1u << 20)
+
+static void cu_ranges_read(Dwfl_Module *mod, struct cu_ranges *cr)
+{
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr bias;
+
+	cr->read = true;
+	while ((cu = dwfl_module_nextcu(mod, cu, &bias))) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
+			if (cr->n == cr->cap) {
+				size_t cap = cr->cap ? 2 * cr->cap : 64;
+				void *nr = cap <= CU_RANGES_MAX
+						   ? realloc(cr->r, cap * sizeof(*cr->r))
+						   : NULL;
+
+				if (!nr)
+					return;
+				cr->r = nr;
+				cr->cap = cap;
+			}
+			cr->r[cr->n++] = (struct cu_range){ lo + bias, hi + bias, *cu };
+		}
+	}
+}
+
+static Dwarf_Die *cu_of(Dwfl_Module *mod, struct cu_ranges *cr, Dwarf_Addr addr, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+
+	if (cu)
+		return cu;
+	if (!cr->read)
+		cu_ranges_read(mod, cr);
+	if (!dwfl_module_getdwarf(mod, bias))
+		return NULL;
+	for (size_t i = 0; i < cr->n; i++)
+		if (addr >= cr->r[i].lo && addr < cr->r[i].hi)
+			return &cr->r[i].cu;
+	return NULL;
+}
+
 /* Where the function at addr is declared: its subprogram DIE's
  * DW_AT_decl_file/decl_line (the line of the definition, which the line
  * table's entry for its first instruction is not: that is the first
- * statement once the prologue is scheduled away). */
-static const char *decl_of(Dwfl_Module *mod, Dwarf_Addr addr, int *line)
+ * statement once the prologue is scheduled away); else the line table's
+ * line for addr. */
+static const char *decl_of(Dwfl_Module *mod, struct cu_ranges *cr, Dwarf_Addr addr, int *line)
 {
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
+	Dwarf_Die *cu = cu_of(mod, cr, addr, &bias);
 	Dwarf_Die *scopes = NULL;
 	const char *file = NULL;
 	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+	Dwarf_Line *dl;
 
 	for (int i = 0; i < n; i++) {
 		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
@@ -203,6 +265,11 @@ static const char *decl_of(Dwfl_Module *mod, Dwarf_Addr addr, int *line)
 		break;
 	}
 	free(scopes);
+	if (!file && cu && (dl = dwarf_getsrc_die(cu, addr - bias))) {
+		file = dwarf_linesrc(dl, NULL, NULL);
+		if (file && dwarf_lineno(dl, line))
+			*line = 0;
+	}
 	return file;
 }
 
@@ -219,6 +286,7 @@ static bool module_sources(const char *path, int fd, const struct target_ref *t,
 	bool looked = false, dwarf = false, dw_checked = false, dw_ok = false;
 	Dwarf_Addr bias;
 	void **ud = NULL;
+	struct cu_ranges cr = { 0 };
 	int nsym;
 
 	if (!d) {
@@ -265,7 +333,7 @@ static bool module_sources(const char *path, int fd, const struct target_ref *t,
 		}
 		if (!dw_ok)
 			break;
-		file = decl_of(mod, addr, &line);
+		file = decl_of(mod, &cr, addr, &line);
 		if (!file) {
 			ln = dwfl_module_getsrc(mod, addr);
 			file = ln ? dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL) : NULL;
@@ -277,6 +345,7 @@ static bool module_sources(const char *path, int fd, const struct target_ref *t,
 	}
 	/* Read already by the lookups when there were any: no second inflate. */
 	dwarf = looked && dw_ok;
+	free(cr.r);
 	dwfl_end(d);
 	debuginfo_ctx_clear(&dc);
 	return dwarf;
@@ -306,7 +375,7 @@ struct cached_mod {
 	struct cached_fn *fns;
 	size_t nfns, cap;
 	struct hashmap idx;
-	bool disk_read; /* its pprof-src-<build-id> file was read */
+	bool disk_read; /* its pprof-src2-<build-id> file was read */
 	bool stalled;	/* an open of it passed its deadline: not tried again */
 };
 
@@ -593,9 +662,12 @@ static void disk_add(void *ctx, const char *name, const char *file, int64_t line
 		fn_add(m, name, file, line);
 }
 
+/* "2": files written before compile units were found without
+ * .debug_aranges (cu_ranges) hold "not found" for every function of a
+ * clang-built module; a new name leaves them unread. */
 static void disk_name(const struct cached_mod *m, char *buf, size_t len)
 {
-	snprintf(buf, len, "pprof-src-%s", m->bid);
+	snprintf(buf, len, "pprof-src2-%s", m->bid);
 }
 
 static void disk_load(struct pprof_elf_cache *c, struct cached_mod *m)

@@ -57,7 +57,7 @@ void pprof_elf_cache_set_locate(struct pprof_elf_cache *c, pprof_elf_locate_fn f
 void pprof_elf_cache_share_locate(struct pprof_elf_cache *dst, const struct pprof_elf_cache *src);
 
 /* Keeps what was read about modules with a build-id also in files
- * pprof-src-<build-id> of directory dirfd (dup'ed; -1: none), read before
+ * pprof-src2-<build-id> of directory dirfd (dup'ed; -1: none), read before
  * opening a module's DWARF: a distribution's compressed debuginfo costs tens
  * of ms to inflate at each run (libc6-dbg). Files not owned by us, writable
  * by others, not regular or over 16 MiB are ignored. */

@@ -162,6 +162,10 @@ int py_code_read(const struct py_layout *l, py_read_fn rd, void *ctx, uint64_t a
 	out->csum = ep_py_csum(w);
 	memcpy(&first, h + l->co_firstlineno, sizeof(first));
 	out->firstlineno = first;
+	/* 3.8-3.10: co_flags is the int before co_firstlineno. */
+	out->flags = -1;
+	if (l->co_qualname == EP_PY_NO_OFF && l->co_firstlineno >= 4)
+		memcpy(&out->flags, h + l->co_firstlineno - 4, sizeof(out->flags));
 	out->type = hdr64(h, OB_TYPE);
 	out->consts = l->co_consts ? hdr64(h, l->co_consts) : 0;
 	out->code_off = l->co_code_adaptive;

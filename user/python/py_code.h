@@ -25,6 +25,9 @@ struct py_code {
 	char *name;	/* co_qualname (3.11+) or co_name */
 	char *filename; /* co_filename */
 	int firstlineno;
+	/* co_flags before 3.11 (where co_name is not qualified: a function's
+	 * CO_NEWLOCALS tells it from a class body), else -1. */
+	int32_t flags;
 	uint8_t *lines; /* the line table, NULL when empty or too large */
 	size_t nlines;
 	uint32_t csum;	   /* ep_py_csum of the same bytes the BPF walk hashes */

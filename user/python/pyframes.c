@@ -124,7 +124,7 @@ struct pyframes {
 	uint32_t out[EP_MAX_STACK_DEPTH + EP_UW_MAX_FRAMES + 8 + EP_PY_MAX_FRAMES];
 	struct pyframes_stats st;
 	/* pyframes_on_code */
-	char code_name[EP_CYC_PY_NAME_LEN];
+	struct py_fnspec code_spec;
 	pyframes_code_fn code_fn;
 	void *code_ctx;
 };
@@ -476,22 +476,44 @@ static bool code_eq(uint32_t idx, const void *key, const void *ctx)
 	return p->codes[idx].addr == k->addr && p->codes[idx].csum == k->csum;
 }
 
-/* A function's name: its co_name, or the last part of its co_qualname
- * (3.11+: "Llama.generate", "main.<locals>.step"). */
-static bool code_name_is(const char *qualname, const char *name)
-{
-	size_t q = strlen(qualname), n = strlen(name);
+/* CO_NEWLOCALS: a function's body (a class body's code runs in the class
+ * namespace: no flag). */
+#define PY_CO_NEWLOCALS 0x2
 
-	if (!n || q < n || strcmp(qualname + q - n, name))
-		return false;
-	return q == n || qualname[q - n - 1] == '.';
+/* The qualified name of code object c defined in the body of a code whose
+ * qualified name is parent ("" for a module, NULL unknown), before 3.11
+ * where code objects carry only their own name: Class.method under a
+ * class body, f.<locals>.g under a function. */
+static void nested_qual(char *out, size_t len, const char *parent, bool parent_fn, const char *name)
+{
+	int n;
+
+	if (!parent)
+		n = snprintf(out, len, "%s", "");
+	else if (!parent[0])
+		n = snprintf(out, len, "%s", name);
+	else
+		n = snprintf(out, len, "%s%s%s", parent, parent_fn ? ".<locals>." : ".", name);
+	/* Longer than PY_NAME_MAX: cut, as the names themselves are. */
+	if (n < 0)
+		out[0] = '\0';
+}
+
+static void code_check(struct pyframes *pf, struct py_pid *p, uint64_t addr,
+		       const struct py_code *c, const char *qual)
+{
+	if (py_fnspec_match(&pf->code_spec, qual, c->name, c->filename))
+		pf->code_fn(pf->code_ctx, p->pid, addr, qual ? qual : c->name, c->filename,
+			    c->firstlineno);
 }
 
 /* pyframes_on_code: the code object c just read at addr, and those its
  * body defines, three levels down (a module's classes' methods, a
  * function's inner functions): a module on a stack (the main script's
  * <module>) gives away FUNCTION before its first call. At most
- * NESTED_READS objects read per object named. */
+ * NESTED_READS objects read per object named. Before 3.11 the qualified
+ * names come from that walk: known below a module's code, not for a code
+ * object met alone. */
 #define NESTED_READS 128
 static void find_named_code(struct pyframes *pf, struct py_pid *p, uint64_t addr,
 			    const struct py_code *c)
@@ -499,32 +521,61 @@ static void find_named_code(struct pyframes *pf, struct py_pid *p, uint64_t addr
 	struct nq {
 		uint64_t addr;
 		int depth;
-	} q[NESTED_READS];
+		int parent; /* index in q of the code defining it, -1: c */
+		bool fn;    /* a function's body (CO_NEWLOCALS) */
+		bool known; /* qual below is its qualified name */
+		char qual[PY_NAME_MAX];
+	} * q;
 	uint64_t nested[NESTED_READS];
 	size_t head = 0, tail = 0;
+	bool has_qual = c->flags < 0;
+	bool root_known = has_qual || !strcmp(c->name, "<module>");
+	const char *root_qual = has_qual ? c->name : root_known ? "" : NULL;
+	bool root_fn = c->flags >= 0 && (c->flags & PY_CO_NEWLOCALS);
 	int n;
 
-	if (code_name_is(c->name, pf->code_name))
-		pf->code_fn(pf->code_ctx, p->pid, addr);
+	code_check(pf, p, addr, c, has_qual ? c->name : NULL);
+	q = malloc(NESTED_READS * sizeof(*q));
+	if (!q)
+		return;
 	n = py_code_nested(mem_read, p, c, nested, NESTED_READS);
 	for (int i = 0; i < n && tail < NESTED_READS; i++)
-		q[tail++] = (struct nq){ nested[i], 1 };
+		q[tail++] = (struct nq){ .addr = nested[i], .depth = 1, .parent = -1 };
 	while (head < tail) {
 		struct py_code nc;
-		int depth = q[head].depth;
-		uint64_t a = q[head++].addr;
+		struct nq *e = &q[head++];
+		const char *pq;
+		bool pfn;
 
-		if (py_code_read(p->l, mem_read, p, a, &nc))
+		if (py_code_read(p->l, mem_read, p, e->addr, &nc))
 			continue;
-		if (code_name_is(nc.name, pf->code_name))
-			pf->code_fn(pf->code_ctx, p->pid, a);
-		if (depth < 3) {
+		if (e->parent < 0) {
+			pq = root_qual;
+			pfn = root_fn;
+		} else {
+			pq = q[e->parent].known ? q[e->parent].qual : NULL;
+			pfn = q[e->parent].fn;
+		}
+		if (has_qual) {
+			e->known = false;
+		} else {
+			nested_qual(e->qual, sizeof(e->qual), pq, pfn, nc.name);
+			e->known = pq != NULL;
+			e->fn = nc.flags >= 0 && (nc.flags & PY_CO_NEWLOCALS);
+		}
+		code_check(pf, p, e->addr, &nc, has_qual ? nc.name : e->known ? e->qual : NULL);
+		if (e->depth < 3) {
+			int parent = (int)(e - q);
+
 			n = py_code_nested(mem_read, p, &nc, nested, NESTED_READS - tail);
 			for (int i = 0; i < n && tail < NESTED_READS; i++)
-				q[tail++] = (struct nq){ nested[i], depth + 1 };
+				q[tail++] = (struct nq){ .addr = nested[i],
+							 .depth = e->depth + 1,
+							 .parent = parent };
 		}
 		py_code_free(&nc);
 	}
+	free(q);
 }
 
 static struct code_ent *get_code(struct pyframes *pf, struct py_pid *p, uint64_t addr,
@@ -646,9 +697,13 @@ int pyframes_find_code(struct pyframes *pf, uint32_t pid)
 	return 0;
 }
 
-void pyframes_on_code(struct pyframes *pf, const char *name, pyframes_code_fn fn, void *ctx)
+void pyframes_on_code(struct pyframes *pf, const struct py_fnspec *spec, pyframes_code_fn fn,
+		      void *ctx)
 {
-	snprintf(pf->code_name, sizeof(pf->code_name), "%s", name);
+	if (spec)
+		pf->code_spec = *spec;
+	else
+		memset(&pf->code_spec, 0, sizeof(pf->code_spec));
 	pf->code_fn = fn;
 	pf->code_ctx = ctx;
 }

@@ -15,6 +15,7 @@
 
 #include "events/python.h"
 #include "profile/profile.h"
+#include "python/py_fnspec.h"
 
 enum py_mode {
 	PY_MODE_NATIVE = 0, /* no Python frames: the interpreter's C frames only */
@@ -83,12 +84,16 @@ void pyframes_forget_pid(struct pyframes *pf, uint32_t pid, bool exited, uint64_
 void pyframes_get_stats(struct pyframes *pf, struct pyframes_stats *st);
 
 /* Calls fn for each code object first read from a process (to name a
- * frame of a CPU or off-CPU sample) whose function is called name (its
- * co_name, or the last part of its co_qualname), with the process and the
- * object's address: how py:FUNCTION cycles find FUNCTION's code object
- * (user/cycles/py_watch.h). From the recorder's thread; one hook. */
-typedef void (*pyframes_code_fn)(void *ctx, uint32_t pid, uint64_t code_addr);
-void pyframes_on_code(struct pyframes *pf, const char *name, pyframes_code_fn fn, void *ctx);
+ * frame of a CPU or off-CPU sample), or defined in one, that spec matches
+ * (python/py_fnspec.h), with the process, the object's address, and its
+ * qualified name (or name, before 3.11 when unknown), file and first
+ * line: how py:NAME cycles find the function's code object
+ * (user/cycles/py_watch.h). From the recorder's thread; one hook. NULL
+ * spec: none. */
+typedef void (*pyframes_code_fn)(void *ctx, uint32_t pid, uint64_t code_addr, const char *qual,
+				 const char *filename, int firstlineno);
+void pyframes_on_code(struct pyframes *pf, const struct py_fnspec *spec, pyframes_code_fn fn,
+		      void *ctx);
 
 /* The same from the frames pid's threads are in now, read from its memory
  * (a loop waiting before its first call shows no sample). 0, -EAGAIN
