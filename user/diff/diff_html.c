@@ -39,11 +39,9 @@ static cJSON *side(const struct dl_run *r)
 		/* Names come from the profiled process: any bytes. */
 		char *name = utf8_sanitize(cJSON_IsString(nm) ? nm->valuestring : "?");
 		/* Matched as the function tables are (dl_align_keys). */
-		char *module = cJSON_IsString(mod) && !r->keys_without_module
-				       ? utf8_sanitize(mod->valuestring)
-				       : NULL;
+		char *module = cJSON_IsString(mod) ? utf8_sanitize(mod->valuestring) : NULL;
 		bool kernel = cJSON_IsTrue(get(x, "kernel"));
-		char *key = name ? dl_func_key(name, module, kernel) : NULL;
+		char *key = name ? dl_func_key(name, dl_key_module(r, module), kernel) : NULL;
 		cJSON *f = cJSON_CreateObject();
 
 		if (!key || !f || !cJSON_AddItemToArray(fo, f)) {
