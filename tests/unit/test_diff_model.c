@@ -160,6 +160,32 @@ static void test_small_component(void)
 	dl_free(&b);
 	dl_free(&n);
 
+	/* A small part that grew tenfold reads as its own change and what
+	 * it adds to the cycle, not a starred percentage. */
+	bs.sql_rows = 20; /* 0.2 ms of 100 ms */
+	ns.sql_rows = 200;
+	if (load(&bs, "base", &b) || load(&ns, "new", &n)) {
+		CHECK(0);
+		return;
+	}
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	w = row(&r, DM_S_CYCLE, "SQL", "median per cycle");
+	CHECK(w && w->status == DM_REGRESSION && w->of_cycle);
+	{
+		char buf[8192] = "";
+		FILE *mf = fmemopen(buf, sizeof(buf) - 1, "w");
+
+		diff_print_summary(mf, &b, &n, &r, 10);
+		fclose(mf);
+		CHECK(strstr(buf, "SQL 200.1 us -> 2.00 ms (+900%), +1.80 ms per cycle = +1.8% of "
+				  "the cycle") != NULL);
+		if (!strstr(buf, "+1.8% of the cycle"))
+			fputs(buf, stderr);
+	}
+	dm_result_free(&r);
+	dl_free(&b);
+	dl_free(&n);
+
 	bs.sql_rows = 2000; /* 20 ms of 100 ms */
 	ns.sql_rows = 2400;
 	if (load(&bs, "base", &b) || load(&ns, "new", &n)) {
