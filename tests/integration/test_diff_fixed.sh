@@ -10,7 +10,7 @@
 #     alpha, gamma_ and delta not, exit 3; the summary says whether the
 #     program's file changed;
 #   - diff.html only where asked: NEW_DIR without -o, none with --json,
-#     never in the current directory.
+#     never in the current directory; the page names "beta (via spin)".
 # Needs root.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -114,4 +114,17 @@ grep -q "^Result: [0-9]* regressions\?\.$" "$W/folder.txt" || ep_fail "summary: 
 mkdir -p "$W/out"
 "$EP_BIN" diff --json -o "$W/out" "$W/base" "$W/same" >/dev/null 2>&1 || ep_fail "--json -o: exit $?"
 [ -s "$W/out/diff.html" ] || ep_fail "--json -o DIR: no diff.html in DIR"
+# The page names the path too (headless Chromium).
+chrome=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$chrome" ]; then
+	ep_skip_part "chromium not installed (tools/install-deps.sh): diff.html not rendered"
+	exit 0
+fi
+timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --no-first-run \
+	--user-data-dir="$W/chrome" --virtual-time-budget=5000 --dump-dom "file://$W/folder/diff.html" \
+	>"$W/dom.html" 2>"$W/chrome.err" || ep_fail "chromium --dump-dom failed: $(tail -5 "$W/chrome.err")"
+grep -q 'data-rendered="yes"' "$W/dom.html" || ep_fail "diff.html: the page script did not finish"
+grep -q '<tr class="st-regression" data-section="function" data-name="beta"' "$W/dom.html" ||
+	ep_fail "diff.html: no regression row for beta"
+grep -q 'beta (via spin)' "$W/dom.html" || ep_fail "diff.html: beta not named with its path"
 ep_log "ok"
