@@ -837,6 +837,28 @@ static void test_fixed_work(void)
 		dl_free(&n);
 	}
 
+	/* A caller that starts calling the shared leaf (beta spun not at all
+	 * before): named via it too. */
+	{
+		struct dl_run b0, n1;
+		struct dm_opts o0;
+		struct dm_result r0;
+
+		if (load_fixed("base", "/ci/build", "app", 0, "600", 0, &b0) ||
+		    load_fixed("new", "/ci/build", "app", 1, "600", 0, &n1)) {
+			CHECK(0);
+			return;
+		}
+		CHECK_INT_EQ(dl_align_keys(&b0, &n1), 0);
+		dm_default_opts(&o0);
+		CHECK_INT_EQ(dm_compare(&b0, &n1, &o0, &r0), 0);
+		const struct dm_row *w0 = row(&r0, DM_S_FUNCTION, "beta", "total");
+		CHECK(w0 && w0->status == DM_REGRESSION && w0->via && !strcmp(w0->via, "spin"));
+		dm_result_free(&r0);
+		dl_free(&b0);
+		dl_free(&n1);
+	}
+
 	/* One build twice: quiet, whole-run figures tested. */
 	struct dl_run b, n;
 	struct dm_opts o;

@@ -813,8 +813,9 @@ static int dominant_callee(const struct dl_run *b, const struct dl_run *n, const
 			double tb = cb ? (double)cb->total * ub : 0,
 			       tn = cn ? (double)cn->total * un : 0;
 
-			if (c->b > 0 && tb > 0 && tb - c->b >= DM_SHARED_SHARE * tb)
-				*shared = c->n / c->b - 1 >= 2 * (tn / tb - 1);
+			if (tb > 0 && tb - c->b >= DM_SHARED_SHARE * tb)
+				/* A caller that did not call it before: new. */
+				*shared = c->b == 0 || c->n / c->b - 1 >= 2 * (tn / tb - 1);
 		}
 	}
 	free(kids);
