@@ -192,6 +192,7 @@ int diff_cmd_main(int argc, char **argv)
 	/* Files only where asked: -o, else the NEW run's own directory (not
 	 * the current one, a CI job's working tree); --json writes none
 	 * unless -o names a place. */
+	bool default_out = !outdir;
 	if (!outdir && json)
 		html = false;
 	if (!outdir)
@@ -204,15 +205,23 @@ int diff_cmd_main(int argc, char **argv)
 			fprintf(stderr, "ebpf-prof diff: out of memory\n");
 			goto out;
 		}
-		if (output_dir_open(&od, outdir)) {
-			cJSON_Delete(hc.diff);
-			goto out;
+		int e = output_dir_open(&od, outdir);
+		if (!e) {
+			e = output_write(&od, "diff.html", write_html, &hc);
+			output_dir_close(&od);
 		}
-		int e = output_write(&od, "diff.html", write_html, &hc);
 		cJSON_Delete(hc.diff);
-		output_dir_close(&od);
-		if (e)
+		/* The page was not asked for by name: the comparison stands
+		 * (a baseline directory may be read-only). */
+		if (e && !default_out)
 			goto out;
+		if (e) {
+			fprintf(stderr,
+				"ebpf-prof diff: warning: diff.html not written into %s (-o DIR "
+				"chooses where)\n",
+				outdir);
+			html = false;
+		}
 	}
 	if (json) {
 		cJSON *j = diff_to_json(&b, &n, &r);
