@@ -127,4 +127,27 @@ grep -q 'data-rendered="yes"' "$W/dom.html" || ep_fail "diff.html: the page scri
 grep -q '<tr class="st-regression" data-section="function" data-name="beta"' "$W/dom.html" ||
 	ep_fail "diff.html: no regression row for beta"
 grep -q 'beta (via spin)' "$W/dom.html" || ep_fail "diff.html: beta not named with its path"
+# Coloured by path (#path): beta's frame red (its total grew), alpha's and
+# gamma_'s not; by self, beta itself has almost no self samples.
+timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --no-first-run \
+	--user-data-dir="$W/chrome" --virtual-time-budget=5000 --dump-dom "file://$W/folder/diff.html#path" \
+	>"$W/dom-path.html" 2>>"$W/chrome.err" || ep_fail "chromium --dump-dom #path failed"
+python3 - "$W/dom-path.html" <<'PY' || ep_fail "diff.html coloured by path: assertions failed"
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+fails = []
+def frame(name):
+    m = re.search(r'<rect[^>]*fill="([^"]+)"[^>]*data-name="%s" data-delta="(-?[0-9.]+)" data-path-delta="(-?[0-9.]+)"' % name, dom)
+    return (m.group(1), float(m.group(2)), float(m.group(3))) if m else (None, 0, 0)
+fb, _, pb = frame("beta")
+if not ('data-mode="path"' in dom and fb and fb.startswith("hsl(0,") and pb > 0):
+    fails.append("beta red by path: %r %r" % (fb, pb))
+for f in ("alpha", "gamma_"):
+    fa, _, pa = frame(f)
+    if fa is None or abs(pa) > pb / 2:
+        fails.append("%s not as red as beta: %r %r (beta %r)" % (f, fa, pa, pb))
+for m in fails:
+    print("  check failed: " + m, file=sys.stderr)
+sys.exit(1 if fails else 0)
+PY
 ep_log "ok"
