@@ -9,6 +9,8 @@
 #     regression along its call path (via spin) with the run's CPU time,
 #     alpha, gamma_ and delta not, exit 3; the summary says whether the
 #     program's file changed;
+#   - with cycles (--cycle-every alpha): beta via spin and spin's self time
+#     flagged, exit 3;
 #   - diff.html only where asked: NEW_DIR without -o, none with --json,
 #     never in the current directory; the page names "beta (via spin)".
 # Needs root.
@@ -101,6 +103,35 @@ for n in folder named inplace; do
 	check_json "$n" "$n"
 done
 grep -q "named differently" "$W/named.err" || ep_fail "named: no warning about the other name: $(cat "$W/named.err")"
+
+# With cycles (one per round, at alpha's entry): beta is named along its
+# call path as well, and the shared leaf's self time too (1200 rounds: the
+# per-cycle rate test scales by the dispersion of the samples per cycle,
+# and 600 rounds of ~1 sample each left beta near the Bonferroni line).
+cp "$EP_TARGETS_DIR/fixed_work" "$W/new/app-base"
+ep_prof_run 120 -q -F 499 --cycle-every alpha -o "$W/cbase" -- "$W/new/app-base" 1200
+[ "$PROF_RC" -eq 0 ] || ep_fail "recording cbase failed (rc $PROF_RC): $(tail -n 5 "$PROF_ERR")"
+ep_prof_run 120 -q -F 499 --cycle-every alpha -o "$W/cnew" -- "$W/new/app" 1200
+[ "$PROF_RC" -eq 0 ] || ep_fail "recording cnew failed (rc $PROF_RC): $(tail -n 5 "$PROF_ERR")"
+DIFF_RC=0
+"$EP_BIN" diff --json "$W/cbase" "$W/cnew" >"$W/cycles.json" 2>"$W/cycles.err" || DIFF_RC=$?
+[ "$DIFF_RC" -eq 3 ] || ep_fail "with cycles: exit $DIFF_RC, want 3: $(cat "$W/cycles.err")"
+python3 - "$W/cycles.json" <<'PY' || ep_fail "with cycles: JSON assertions failed"
+import json, sys
+D = json.load(open(sys.argv[1])); fails = []
+def st(name, metric):
+    r = [x for x in D["rows"] if x["section"] == "function" and x["name"] == name and x["metric"] == metric]
+    return (r[0]["status"], r[0].get("via")) if r else (None, None)
+if D["normalization"] != "per-cycle": fails.append("per cycle: %r" % D["normalization"])
+if st("beta", "total") != ("regression", "spin"): fails.append("beta via spin: %r" % (st("beta", "total"),))
+if st("spin", "self")[0] != "regression": fails.append("spin self: %r" % (st("spin", "self"),))
+for f in ("alpha", "gamma_", "delta"):
+    for m in ("self", "total"):
+        if st(f, m)[0] == "regression": fails.append("%s %s flagged" % (f, m))
+for m in fails:
+    print("  check failed [cycles]: " + m, file=sys.stderr)
+sys.exit(1 if fails else 0)
+PY
 
 # The summary: beta named with its path, the page into NEW_DIR only.
 rc=0
