@@ -141,7 +141,7 @@ static void test_small_component(void)
 		CHECK_NEAR(w->est, 0.08, 0.002);
 		CHECK(w->of_cycle);
 		diff_fmt_change(ch, sizeof(ch), w);
-		CHECK_STR_EQ(ch, "+8.0%*");
+		CHECK_STR_EQ(ch, "+20%"); /* its own change: 2 -> 2.4 ms */
 	}
 	cJSON *j = diff_to_json(&b, &n, &r), *rs = j ? cJSON_GetObjectItem(j, "rows") : NULL, *x;
 	bool seen = false;
@@ -156,6 +156,32 @@ static void test_small_component(void)
 	}
 	CHECK(seen);
 	cJSON_Delete(j);
+	dm_result_free(&r);
+	dl_free(&b);
+	dl_free(&n);
+
+	/* A small part that grew tenfold reads as its own change and what
+	 * it adds to the cycle, not a starred percentage. */
+	bs.sql_rows = 20; /* 0.2 ms of 100 ms */
+	ns.sql_rows = 200;
+	if (load(&bs, "base", &b) || load(&ns, "new", &n)) {
+		CHECK(0);
+		return;
+	}
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	w = row(&r, DM_S_CYCLE, "SQL", "median per cycle");
+	CHECK(w && w->status == DM_REGRESSION && w->of_cycle);
+	{
+		char buf[8192] = "";
+		FILE *mf = fmemopen(buf, sizeof(buf) - 1, "w");
+
+		diff_print_summary(mf, &b, &n, &r, 10);
+		fclose(mf);
+		CHECK(strstr(buf, "SQL 200.1 us -> 2.00 ms (+900%), +1.80 ms per cycle = +1.8% of "
+				  "the cycle") != NULL);
+		if (!strstr(buf, "+1.8% of the cycle"))
+			fputs(buf, stderr);
+	}
 	dm_result_free(&r);
 	dl_free(&b);
 	dl_free(&n);
@@ -706,8 +732,183 @@ static void test_page_embedded(void)
 	CHECK(num != NULL && strstr(num + 1, "function num(") == NULL);
 }
 
+/* A fixed-work run without cycles, launched as "DIR/PROG 600": main calls
+ * alpha, beta and gamma_, each spins (the shared leaf) and calls delta,
+ * which spins too; beta spins beta x the others. */
+static char *make_fixed(const char *dir, const char *prog, int beta, const char *args, int status)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	const int own = 300, del = 100;
+	int total = 3 * own + 3 * del + (beta - 1) * own;
+
+	fprintf(f,
+		"{\"schema\":\"ebpf-prof/1\",\"version\":\"t\","
+		"\"target\":{\"launched\":true,\"command\":\"%s/%s %s\",\"exit_status\":%d,"
+		"\"processes\":[{\"pid\":1,\"comm\":\"%s\"}]},"
+		"\"time\":{\"duration_ns\":1000000000},"
+		"\"sampling\":{\"frequency_hz\":500,\"period_ns\":2000000},"
+		"\"samples\":{\"total\":%d},"
+		"\"flame\":{\"unit\":\"samples\",\"total\":%d,\"frames\":[",
+		dir, prog, args, status, prog, total, total);
+	const char *names[] = { "main", "alpha", "beta", "gamma_", "delta", "spin" };
+	for (int i = 0; i < 6; i++)
+		fprintf(f, "%s{\"name\":\"%s\",\"module\":\"%s/%s\",\"kernel\":false}",
+			i ? "," : "", names[i], dir, prog);
+	fprintf(f,
+		"],\"stacks\":[{\"f\":[0,1,5],\"n\":%d},{\"f\":[0,1,4,5],\"n\":%d},"
+		"{\"f\":[0,2,5],\"n\":%d},{\"f\":[0,2,4,5],\"n\":%d},"
+		"{\"f\":[0,3,5],\"n\":%d},{\"f\":[0,3,4,5],\"n\":%d}]}}",
+		own, del, beta * own, del, own, del);
+	fclose(f);
+	return buf;
+}
+
+static int load_fixed(const char *name, const char *dir, const char *prog, int beta,
+		      const char *args, int status, struct dl_run *r)
+{
+	char *t = make_fixed(dir, prog, beta, args, status), err[512] = "";
+	int e = dl_load_text(name, t, strlen(t), r, err, sizeof(err));
+
+	if (e)
+		fprintf(stderr, "load %s: %s\n", name, err);
+	free(t);
+	return e;
+}
+
+/* Fixed work without cycles, new build's beta doing twice the work: the
+ * run's CPU time and beta's total gate, beta named "via spin"; alpha,
+ * gamma_, delta not; main's growth is beta's (changed, not named). The same
+ * with the new build in another folder under another name. Two runs of one
+ * build: nothing. Other arguments: not the same work, shares compared. */
+static void test_fixed_work(void)
+{
+	const struct {
+		const char *dir, *prog;
+	} news[] = { { "/ci/build", "app" }, { "/ci/build-new", "app" }, { "/ci/b2", "app-v2" } };
+
+	for (size_t k = 0; k < sizeof(news) / sizeof(news[0]); k++) {
+		struct dl_run b, n;
+		struct dm_opts o;
+		struct dm_result r;
+		const struct dm_row *w;
+
+		if (load_fixed("base", "/ci/build", "app", 1, "600", 0, &b) ||
+		    load_fixed("new", news[k].dir, news[k].prog, 2, "600", 0, &n)) {
+			CHECK(0);
+			return;
+		}
+		CHECK_INT_EQ(dl_align_keys(&b, &n), 0);
+		CHECK(b.main_as_program && n.main_as_program);
+		dm_default_opts(&o);
+		CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+		CHECK(r.same_work && !r.per_cycle);
+		w = row(&r, DM_S_RUN, "CPU time (samples)", "per run");
+		CHECK(w && w->test == DM_T_RATE && w->gating && w->status == DM_REGRESSION);
+		w = row(&r, DM_S_FUNCTION, "beta", "total");
+		CHECK(w && w->status == DM_REGRESSION && w->via && !strcmp(w->via, "spin"));
+		if (w)
+			CHECK_NEAR(w->est, 300.0 / 400, 1e-9); /* 400 -> 700 samples */
+		const char *quiet[] = { "alpha", "gamma_", "delta" };
+		for (size_t i = 0; i < 3; i++) {
+			w = row(&r, DM_S_FUNCTION, quiet[i], "total");
+			CHECK(w && w->status == DM_SAME);
+		}
+		w = row(&r, DM_S_FUNCTION, "main", "total");
+		CHECK(w && w->status == DM_CHANGED && w->via && !strcmp(w->via, "beta"));
+		w = row(&r, DM_S_FUNCTION, "spin", "self");
+		CHECK(w && w->status == DM_REGRESSION);
+		CHECK_INT_EQ(r.regressions, 3); /* run CPU, spin self, beta via spin */
+		CHECK(r.program_note != NULL);
+		if (r.program_note)
+			CHECK(strstr(r.program_note, k ? "another file" : "in both runs") != NULL);
+		bool named_warn = false;
+		for (size_t i = 0; i < r.nwarnings; i++)
+			named_warn |= strstr(r.warnings[i], "named differently") != NULL;
+		CHECK(named_warn == (k == 2));
+		char buf[4096] = "";
+		FILE *mf = fmemopen(buf, sizeof(buf) - 1, "w");
+		diff_print_summary(mf, &b, &n, &r, 10);
+		fclose(mf);
+		CHECK(strstr(buf, "beta (via spin)") != NULL);
+		dm_result_free(&r);
+		dl_free(&b);
+		dl_free(&n);
+	}
+
+	/* A caller that starts calling the shared leaf (beta spun not at all
+	 * before): named via it too. */
+	{
+		struct dl_run b0, n1;
+		struct dm_opts o0;
+		struct dm_result r0;
+
+		if (load_fixed("base", "/ci/build", "app", 0, "600", 0, &b0) ||
+		    load_fixed("new", "/ci/build", "app", 1, "600", 0, &n1)) {
+			CHECK(0);
+			return;
+		}
+		CHECK_INT_EQ(dl_align_keys(&b0, &n1), 0);
+		dm_default_opts(&o0);
+		CHECK_INT_EQ(dm_compare(&b0, &n1, &o0, &r0), 0);
+		const struct dm_row *w0 = row(&r0, DM_S_FUNCTION, "beta", "total");
+		CHECK(w0 && w0->status == DM_REGRESSION && w0->via && !strcmp(w0->via, "spin"));
+		dm_result_free(&r0);
+		dl_free(&b0);
+		dl_free(&n1);
+	}
+
+	/* One build twice: quiet, whole-run figures tested. */
+	struct dl_run b, n;
+	struct dm_opts o;
+	struct dm_result r;
+
+	if (load_fixed("base", "/ci/build", "app", 1, "600", 0, &b) ||
+	    load_fixed("new", "/ci/build", "app", 1, "600", 0, &n)) {
+		CHECK(0);
+		return;
+	}
+	CHECK_INT_EQ(dl_align_keys(&b, &n), 0);
+	dm_default_opts(&o);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	CHECK(r.same_work);
+	CHECK_INT_EQ(r.regressions, 0);
+	CHECK_INT_EQ(r.improvements, 0);
+	dm_result_free(&r);
+	dl_free(&n);
+
+	/* Other arguments, or a run that failed: not the same work. */
+	if (load_fixed("new", "/ci/build", "app", 2, "900", 0, &n)) {
+		CHECK(0);
+		dl_free(&b);
+		return;
+	}
+	CHECK_INT_EQ(dl_align_keys(&b, &n), 0);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	CHECK(!r.same_work);
+	const struct dm_row *w = row(&r, DM_S_FUNCTION, "spin", "self");
+	CHECK(w && w->test == DM_T_TWO_PROP);
+	w = row(&r, DM_S_RUN, "CPU time (samples)", "per run");
+	CHECK(w && w->test == DM_T_NONE && w->status == DM_UNTESTED);
+	dm_result_free(&r);
+	dl_free(&n);
+	if (load_fixed("new", "/ci/build", "app", 2, "600", 1, &n)) {
+		CHECK(0);
+		dl_free(&b);
+		return;
+	}
+	CHECK_INT_EQ(dl_align_keys(&b, &n), 0);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	CHECK(!r.same_work);
+	dm_result_free(&r);
+	dl_free(&n);
+	dl_free(&b);
+}
+
 int main(void)
 {
+	test_fixed_work();
 	test_small_component();
 	test_func_key();
 	test_regression();

@@ -348,6 +348,93 @@ static void test_simulated_samples(void)
 	CHECK(poisson_alarms > 2 * false_alarms);
 }
 
+/* Whole runs of fixed work (no cycles): CPU time T per run with one
+ * run-level factor (2%), samples Poisson(T / period), compared as
+ * `ebpf-prof diff` does when both runs did the same work: the rate test
+ * with exposure 1 / period and the run-level floor, one test (alpha 0.04).
+ * 500 samples a run (1 s of CPU at -F 499): equal runs flagged < 5%, 26%
+ * more CPU (the issue's slow beta) found >= 90%. */
+static void test_simulated_whole_run(void)
+{
+	struct dm_opts o;
+	struct ds_rng rng = { 777 };
+	int false_alarms = 0, found = 0;
+	const int sims = 2000;
+	const double period = 2e6, cpu = 1e9;
+
+	dm_default_opts(&o);
+	for (int s = 0; s < sims; s++) {
+		for (int k = 0; k < 2; k++) {
+			double tb = cpu * (1 + 0.02 * gauss(&rng)),
+			       tn = cpu * (k ? 1.26 : 1) * (1 + 0.02 * gauss(&rng));
+			uint64_t a = poisson(&rng, tb / period), b = poisson(&rng, tn / period);
+			struct ds_count_test t;
+
+			CHECK_INT_EQ(dm_compare_rate(a, 1 / period, b, 1 / period, 1, &o, &t), 0);
+			enum dm_status st =
+				dm_decide(t.est, t.p, o.alpha, o.threshold, DM_LOWER, true);
+			if (k)
+				found += st == DM_REGRESSION;
+			else
+				false_alarms += st != DM_SAME;
+		}
+	}
+	fprintf(stderr, "simulated whole runs: false alarms %d/%d, power (+26%%) %d/%d\n",
+		false_alarms, sims, found, sims);
+	CHECK(false_alarms < sims * 5 / 100);
+	CHECK(found >= sims * 90 / 100);
+}
+
+/* Totals along call paths, one family: 8 functions whose total time per
+ * run is 100 samples each (one run-level factor for all of them), tested
+ * with Bonferroni over the 8 (alpha 0.04 / 8), the test the model applies
+ * to total rows before naming a path. Equal runs: a run with any function
+ * flagged (family-wise) < 5%; one function doubled (beta 100 -> 200
+ * samples) found >= 90% and the others flagged < 5% of the time. */
+static void test_simulated_paths(void)
+{
+	struct dm_opts o;
+	struct ds_rng rng = { 4242 };
+	int family_alarms = 0, found = 0, bystanders = 0;
+	const int sims = 2000, nf = 8;
+	const double period = 2e6;
+
+	dm_default_opts(&o);
+	for (int s = 0; s < sims; s++) {
+		for (int k = 0; k < 2; k++) {
+			double fb = 1 + 0.02 * gauss(&rng), fn = 1 + 0.02 * gauss(&rng);
+			bool any = false;
+
+			for (int i = 0; i < nf; i++) {
+				double mult = k && i == 0 ? 2 : 1;
+				uint64_t a = poisson(&rng, 100 * fb),
+					 b = poisson(&rng, 100 * mult * fn);
+				struct ds_count_test t;
+
+				CHECK_INT_EQ(dm_compare_rate(a, 1 / period, b, 1 / period, 1, &o,
+							     &t),
+					     0);
+				enum dm_status st = dm_decide(t.est, t.p, o.alpha / nf, o.threshold,
+							      DM_LOWER, true);
+				if (k && i == 0)
+					found += st == DM_REGRESSION;
+				else if (k)
+					bystanders += st != DM_SAME;
+				else
+					any |= st != DM_SAME;
+			}
+			family_alarms += any;
+		}
+	}
+	fprintf(stderr,
+		"simulated call paths: runs with a false alarm %d/%d, doubled found %d/%d, "
+		"others flagged %d/%d\n",
+		family_alarms, sims, found, sims, bystanders, sims * (nf - 1));
+	CHECK(family_alarms < sims * 5 / 100);
+	CHECK(found >= sims * 90 / 100);
+	CHECK(bystanders < sims * (nf - 1) * 5 / 100);
+}
+
 int main(void)
 {
 	test_mwu_known();
@@ -357,5 +444,7 @@ int main(void)
 	test_run_floor();
 	test_simulated();
 	test_simulated_samples();
+	test_simulated_whole_run();
+	test_simulated_paths();
 	return check_report("test_diff_stats");
 }

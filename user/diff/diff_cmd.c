@@ -28,8 +28,14 @@ void diff_cmd_usage(FILE *f)
 	      "  function samples by a rate/share test scaled by their dispersion, and every\n"
 	      "  change's interval widened by --run-noise for what no single run shows.\n"
 	      "  A per-cycle time under 5% of the cycle is measured against 5% of the cycle\n"
-	      "  (marked '*'): a part that small must move the cycle, not only itself.\n"
-	      "  Writes diff.html (differential flame graph) too.\n"
+	      "  (printed with what it adds to the cycle): a part that small must move the\n"
+	      "  cycle, not only itself.\n"
+	      "  Without cycles, two runs of the same command (same arguments, both ran to\n"
+	      "  completion) are compared as fixed work: the run's and each function's CPU\n"
+	      "  time gate. A function whose total grew while its self time did not gates\n"
+	      "  as a regression along its call path (\"beta (via spin)\").\n"
+	      "  Writes diff.html (differential flame graph) into NEW_DIR, or -o DIR; with\n"
+	      "  --json only when -o is given.\n"
 	      "\n"
 	      "Options:\n"
 	      "      --threshold PCT   smallest change that counts, in percent (default 10)\n"
@@ -40,7 +46,8 @@ void diff_cmd_usage(FILE *f)
 	      "                        either run (default 1)\n"
 	      "      --json            print the comparison as JSON (docs/report-schema.md)\n"
 	      "                        instead of the summary\n"
-	      "  -o, --output DIR      write diff.html in DIR (default: the current directory)\n"
+	      "  -o, --output DIR      write diff.html in DIR (default: NEW_DIR; with --json,\n"
+	      "                        none unless -o)\n"
 	      "      --no-html         do not write diff.html\n"
 	      "  -h, --help            this text\n"
 	      "\n"
@@ -93,7 +100,7 @@ int diff_cmd_main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct dm_opts opts;
-	const char *outdir = ".";
+	const char *outdir = NULL;
 	bool json = false, html = true;
 	int c;
 
@@ -183,6 +190,14 @@ int diff_cmd_main(int argc, char **argv)
 	if (json)
 		for (size_t i = 0; i < r.nwarnings; i++)
 			fprintf(stderr, "ebpf-prof diff: warning: %s\n", r.warnings[i]);
+	/* Files only where asked: -o, else the NEW run's own directory (not
+	 * the current one, a CI job's working tree); --json writes none
+	 * unless -o names a place. */
+	bool default_out = !outdir;
+	if (!outdir && json)
+		html = false;
+	if (!outdir)
+		outdir = argv[optind + 1];
 	if (html) {
 		struct output_dir od;
 		struct html_ctx hc = { diff_to_json(&b, &n, &r), &b, &n };
@@ -191,15 +206,23 @@ int diff_cmd_main(int argc, char **argv)
 			fprintf(stderr, "ebpf-prof diff: out of memory\n");
 			goto out;
 		}
-		if (output_dir_open(&od, outdir)) {
-			cJSON_Delete(hc.diff);
-			goto out;
+		int e = output_dir_open(&od, outdir);
+		if (!e) {
+			e = output_write(&od, "diff.html", write_html, &hc);
+			output_dir_close(&od);
 		}
-		int e = output_write(&od, "diff.html", write_html, &hc);
 		cJSON_Delete(hc.diff);
-		output_dir_close(&od);
-		if (e)
+		/* The page was not asked for by name: the comparison stands
+		 * (a baseline directory may be read-only). */
+		if (e && !default_out)
 			goto out;
+		if (e) {
+			fprintf(stderr,
+				"ebpf-prof diff: warning: diff.html not written into %s (-o DIR "
+				"chooses where)\n",
+				outdir);
+			html = false;
+		}
 	}
 	if (json) {
 		cJSON *j = diff_to_json(&b, &n, &r);

@@ -39,11 +39,9 @@ static cJSON *side(const struct dl_run *r)
 		/* Names come from the profiled process: any bytes. */
 		char *name = utf8_sanitize(cJSON_IsString(nm) ? nm->valuestring : "?");
 		/* Matched as the function tables are (dl_align_keys). */
-		char *module = cJSON_IsString(mod) && !r->keys_without_module
-				       ? utf8_sanitize(mod->valuestring)
-				       : NULL;
+		char *module = cJSON_IsString(mod) ? utf8_sanitize(mod->valuestring) : NULL;
 		bool kernel = cJSON_IsTrue(get(x, "kernel"));
-		char *key = name ? dl_func_key(name, module, kernel) : NULL;
+		char *key = name ? dl_func_key(name, dl_key_module(r, module), kernel) : NULL;
 		cJSON *f = cJSON_CreateObject();
 
 		if (!key || !f || !cJSON_AddItemToArray(fo, f)) {
@@ -99,17 +97,19 @@ fail:
 	return NULL;
 }
 
-cJSON *diff_html_flame(const struct dl_run *b, const struct dl_run *n, int per_cycle)
+cJSON *diff_html_flame(const struct dl_run *b, const struct dl_run *n, enum dh_scale how)
 {
 	double scale = 1;
 	cJSON *o = cJSON_CreateObject(), *sb = NULL, *sn = NULL;
 
 	/* A BASE sample in NEW's units: per cycle, and per unit of CPU time
-	 * when the sampling periods differ; otherwise the same share of all
-	 * samples. */
-	if (per_cycle && b->ncycles_all && n->ncycles_all)
+	 * when the sampling periods differ; the same work: CPU time;
+	 * otherwise the same share of all samples. */
+	if (how == DH_PER_CYCLE && b->ncycles_all && n->ncycles_all)
 		scale = ((double)n->ncycles_all / (double)b->ncycles_all) *
 			(b->period_ns / n->period_ns);
+	else if (how == DH_CPU_TIME)
+		scale = b->period_ns / n->period_ns;
 	else if (b->func_samples && n->func_samples)
 		scale = (double)n->func_samples / (double)b->func_samples;
 	if (!isfinite(scale) || scale <= 0)
@@ -139,7 +139,11 @@ int diff_html_write(FILE *f, cJSON *diff, const struct dl_run *b, const struct d
 		cJSON_Delete(data);
 		return -ENOMEM;
 	}
-	fl = diff_html_flame(b, n, cJSON_IsString(norm) && !strcmp(norm->valuestring, "per-cycle"));
+	fl = diff_html_flame(b, n,
+			     cJSON_IsString(norm) && !strcmp(norm->valuestring, "per-cycle")
+				     ? DH_PER_CYCLE
+			     : cJSON_IsTrue(get(diff, "same_work")) ? DH_CPU_TIME
+								    : DH_PER_SAMPLE);
 	if (!fl || !cJSON_AddItemToObject(data, "flame", fl)) {
 		cJSON_Delete(fl);
 		cJSON_Delete(data);

@@ -17,11 +17,14 @@
  * (report/html_page.h). */
 extern const char diff_html_page[];
 
+/* How the flame graph scales BASE: per cycle, in CPU time (runs of the
+ * same work), or to the same sample count. */
+enum dh_scale { DH_PER_SAMPLE, DH_PER_CYCLE, DH_CPU_TIME };
+
 /* The flame data of the page: { "scale", "base": {frames, stacks}, "new":
  * {...} } with each frame's matching key "k" (dl_func_key). scale turns a
- * BASE count into NEW's units: per cycle when per_cycle, else per sample.
- * NULL on ENOMEM. */
-cJSON *diff_html_flame(const struct dl_run *b, const struct dl_run *n, int per_cycle);
+ * BASE count into NEW's units (enum dh_scale). NULL on ENOMEM. */
+cJSON *diff_html_flame(const struct dl_run *b, const struct dl_run *n, enum dh_scale how);
 
 /* Writes the page: diff is the --json document (taken over, freed here).
  * Returns 0, -ENOMEM, -EINVAL or -EIO. */

@@ -458,11 +458,18 @@ static void load_scalars(struct dl_run *r)
 
 	if (!cmd)
 		cmd = str(p0, "cmdline");
+	r->launched = cJSON_IsTrue(get(tgt, "launched"));
+	{
+		double st = num_in(tgt, "exit_status", 0, 65535);
+
+		r->exit_status = isnan(st) ? -1 : (int)st;
+	}
 	if (cmd) {
 		size_t len = strcspn(cmd, " ");
 		char *first = strndup(cmd, len);
 
 		r->command = dup_clean(cmd);
+		r->args = dup_clean(cmd[len] ? cmd + len + 1 : "");
 		r->program = first ? dup_clean(base_name(first)) : NULL;
 		free(first);
 	} else if (str(p0, "comm")) {
@@ -479,6 +486,26 @@ static void load_scalars(struct dl_run *r)
 	r->gpu_power_mw = num(get(get(get(root, "gpu"), "metrics"), "total_mw"), "mean");
 	r->off_cpu_ns = num(get(root, "sched"), "off_cpu_ns");
 	r->on_cpu_ns = num(get(root, "sched"), "on_cpu_ns");
+}
+
+/* The launched program's file among the functions' modules: the one
+ * whose file name is the command's (the heaviest when several paths
+ * share it). */
+static int find_main_module(struct dl_run *r)
+{
+	const struct dl_func *best = NULL;
+
+	for (size_t i = 0; i < r->nfuncs; i++) {
+		const struct dl_func *f = &r->funcs[i];
+
+		if (f->kernel || !f->module || strcmp(base_name(f->module), r->program))
+			continue;
+		if (!best || f->total > best->total)
+			best = f;
+	}
+	if (best && !(r->main_module = strdup(best->module)))
+		return -ENOMEM;
+	return 0;
 }
 
 /* The run's figures from a tree report_read checked (taken over). */
@@ -504,6 +531,8 @@ static int from_root(const char *dir, cJSON *root, struct dl_run *out, char *err
 		e = load_stmts(out);
 	if (!e && !out->program)
 		out->program = strdup("");
+	if (!e && out->program && *out->program && out->launched)
+		e = find_main_module(out);
 	if (!e && !out->program)
 		e = -ENOMEM;
 	if (!e)
@@ -543,6 +572,8 @@ void dl_free(struct dl_run *r)
 	cJSON_Delete(r->root);
 	free(r->program);
 	free(r->command);
+	free(r->args);
+	free(r->main_module);
 	for (int k = 0; k < DL_C__COUNT; k++)
 		free(r->cyc[k]);
 	for (size_t i = 0; i < r->nfuncs; i++) {
@@ -564,7 +595,50 @@ void dl_free(struct dl_run *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static int drop_modules(struct dl_run *r)
+const char *dl_key_module(const struct dl_run *r, const char *module)
+{
+	if (r->keys_without_module)
+		return NULL;
+	if (r->main_as_program && module && r->main_module && !strcmp(module, r->main_module))
+		return DL_MAIN_MODULE;
+	return module;
+}
+
+int dl_frame_funcs(const struct dl_run *r, int64_t **out, size_t *n)
+{
+	const cJSON *frames = get(get(r->root, "flame"), "frames"), *fr;
+	int nf = cJSON_GetArraySize(frames);
+	size_t i = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!cJSON_IsArray(frames) || nf <= 0)
+		return -ENOENT;
+	int64_t *m = malloc((size_t)nf * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	cJSON_ArrayForEach(fr, frames)
+	{
+		char *key = dl_func_key(str(fr, "name"), dl_key_module(r, str(fr, "module")),
+					cJSON_IsTrue(get(fr, "kernel")));
+		const struct dl_func *f;
+
+		if (!key) {
+			free(m);
+			return -ENOMEM;
+		}
+		f = dl_find_func(r, key);
+		m[i++] = f ? f - r->funcs : -1;
+		free(key);
+	}
+	*out = m;
+	*n = i;
+	return 0;
+}
+
+/* Recomputes every key under the rules in force (dl_key_module) and
+ * merges the functions whose keys then coincide. */
+static int rekey(struct dl_run *r)
 {
 	size_t w = 0;
 
@@ -572,7 +646,7 @@ static int drop_modules(struct dl_run *r)
 	ep_hashmap_init(&r->func_map);
 	for (size_t i = 0; i < r->nfuncs; i++) {
 		struct dl_func *f = &r->funcs[i];
-		char *key = dl_func_key(f->name, NULL, f->kernel);
+		char *key = dl_func_key(f->name, dl_key_module(r, f->module), f->kernel);
 
 		if (!key)
 			return -ENOMEM;
@@ -609,7 +683,6 @@ static int drop_modules(struct dl_run *r)
 		w++;
 	}
 	r->nfuncs = w;
-	r->keys_without_module = true;
 	return 0;
 }
 
@@ -617,10 +690,15 @@ int dl_align_keys(struct dl_run *a, struct dl_run *b)
 {
 	int e = 0;
 
-	if (a->has_modules == b->has_modules)
+	if (a->has_modules != b->has_modules) {
+		a->keys_without_module = b->keys_without_module = true;
+	} else if (a->main_module && b->main_module) {
+		a->main_as_program = b->main_as_program = true;
+	} else {
 		return 0;
-	e = drop_modules(a);
+	}
+	e = rekey(a);
 	if (!e)
-		e = drop_modules(b);
+		e = rekey(b);
 	return e;
 }

@@ -73,8 +73,17 @@ struct dl_stmt {
 struct dl_run {
 	char *dir;
 	cJSON *root;
-	char *program; /* file name of the command, or comm; "" unknown */
-	char *command; /* full command line or NULL */
+	char *program;	 /* file name of the command, or comm; "" unknown */
+	char *command;	 /* full command line or NULL */
+	char *args;	 /* the command line after its first word, or NULL */
+	bool launched;	 /* ebpf-prof started the command itself */
+	int exit_status; /* the launched command's exit status, -1 unknown */
+	/* Path of the launched program's ELF file as the frames name it (the
+	 * module whose file name is the command's), NULL when not found. */
+	char *main_module;
+	/* Functions of main_module are keyed as DL_MAIN_MODULE (dl_align_keys):
+	 * both runs launched one program, whatever its path or name. */
+	bool main_as_program;
 	uint64_t samples;
 	double period_ns, duration_ns;
 	/* Cycles kept for distributions (not truncated), whole-run runs: 0. */
@@ -111,8 +120,24 @@ const struct dl_func *dl_find_func(const struct dl_run *r, const char *key);
 /* When only one of the two runs knows the functions' modules (a
  * report.json written before flame frames had them), matches both by name
  * alone: drops the module from the keys and merges what then coincides.
+ * Otherwise, when both runs launched a program whose file the frames
+ * name, keys that file's functions as DL_MAIN_MODULE in both, so that a
+ * rebuild in another folder or under another name matches.
  * Returns 0 or -ENOMEM. */
 int dl_align_keys(struct dl_run *a, struct dl_run *b);
+
+/* The module name functions of the launched program are matched under
+ * when both runs launched one (not a file name: has no '/'-free clash). */
+#define DL_MAIN_MODULE "<the program>"
+
+/* The module a frame of this module is keyed under in r: NULL when keys
+ * carry no module, DL_MAIN_MODULE for the program's own file. */
+const char *dl_key_module(const struct dl_run *r, const char *module);
+
+/* Frame index of r's flame section -> index in r->funcs (-1: none), for
+ * the frames of the stacks under the keys in use. *out malloc'ed, *n the
+ * frame count. Returns 0, -ENOMEM or -ENOENT (no flame stacks). */
+int dl_frame_funcs(const struct dl_run *r, int64_t **out, size_t *n);
 
 /* The matching key of a frame: "[unknown] /lib/x.so+0x1a2b" becomes
  * "[unknown] x.so" and the module its file name. malloc'ed. */

@@ -307,6 +307,7 @@ static int cycle_rows(const struct dl_run *b, const struct dl_run *n, const stru
 		bool nz = false;
 		size_t nx = finite_values(b, DL_C_WALL, x, &nz);
 		wall_med = ds_median_sort(x, nx);
+		r->wall_median = nx ? wall_med : NAN;
 	}
 	r->share_base = median_share(b, x);
 	r->share_new = median_share(n, y);
@@ -402,7 +403,8 @@ static int run_row(struct dm_result *r, const char *name, const char *unit, doub
 	return 0;
 }
 
-static int run_rows(const struct dl_run *b, const struct dl_run *n, struct dm_result *r)
+static int run_rows(const struct dl_run *b, const struct dl_run *n, const struct dm_opts *o,
+		    struct dm_result *r)
 {
 	double cb = b->period_ns > 0 ? (double)b->samples * b->period_ns : NAN;
 	double cn = n->period_ns > 0 ? (double)n->samples * n->period_ns : NAN;
@@ -410,6 +412,25 @@ static int run_rows(const struct dl_run *b, const struct dl_run *n, struct dm_re
 
 	e = e ?: run_row(r, "duration", "ns", b->duration_ns, n->duration_ns, DM_LOWER, false);
 	e = e ?: run_row(r, "CPU time (samples)", "ns", cb, cn, DM_LOWER, false);
+	/* The same work both times: the whole run's CPU time is a figure
+	 * with a test, Poisson error of the sample counts (a sample stands
+	 * for a period of CPU) plus the run-level floor. */
+	if (!e && r->same_work && isfinite(cb) && isfinite(cn)) {
+		struct dm_row *w = &r->rows[r->nrows - 1];
+		struct ds_count_test t;
+
+		if (dm_compare_rate(b->samples, 1 / b->period_ns, n->samples, 1 / n->period_ns, 1,
+				    o, &t) == 0) {
+			w->test = DM_T_RATE;
+			w->gating = true;
+			w->est = t.est;
+			w->lo = t.lo;
+			w->hi = t.hi;
+			w->p = t.p;
+			w->n_base = (size_t)b->samples;
+			w->n_new = (size_t)n->samples;
+		}
+	}
 	e = e
 		    ?: run_row(r, "on-CPU time (scheduler)", "ns", b->on_cpu_ns, n->on_cpu_ns,
 			       DM_LOWER, false);
@@ -463,6 +484,8 @@ static int func_row(struct dm_result *r, const struct dl_run *b, const struct dl
 				   r->per_cycle ? "ns" : "ns");
 	if (!w)
 		return -ENOMEM;
+	if (!(w->key = strdup(f->key)))
+		return -ENOMEM;
 	w->gating = self;
 	w->better = DM_LOWER;
 	w->base_share = sb;
@@ -477,6 +500,12 @@ static int func_row(struct dm_result *r, const struct dl_run *b, const struct dl
 		/* A sample stands for a period of CPU time: at equal time per
 		 * cycle, the expected count is cycles / period. */
 		e = dm_compare_rate(a, eb / b->period_ns, c, en / n->period_ns, phi, o, &t);
+		w->test = DM_T_RATE;
+	} else if (r->same_work) {
+		/* The same work: CPU time per run, Poisson counts. */
+		w->base = (double)a * b->period_ns;
+		w->new = (double)c * n->period_ns;
+		e = dm_compare_rate(a, 1 / b->period_ns, c, 1 / n->period_ns, 1, o, &t);
 		w->test = DM_T_RATE;
 	} else {
 		w->base = (double)a * b->period_ns;
@@ -667,30 +696,282 @@ static int sql_rows(const struct dl_run *b, const struct dl_run *n, struct dm_re
 	return e;
 }
 
-/* Bonferroni within a section: the more figures a section tests, the
- * stronger the evidence each one needs, so that two runs of the same
- * program stay quiet however many functions they have. */
-static void decide_all(struct dm_result *r)
+/* ---- regressions along call paths ---- */
+
+/* CPU of one sample of r in the units the function rows compare. */
+static double sample_unit(const struct dl_run *r, const struct dm_result *res)
 {
-	size_t ntested[DM_S_SQL + 1] = { 0 };
+	if (res->per_cycle)
+		return r->period_ns / (double)(r->ncycles_all ? r->ncycles_all : 1);
+	if (res->same_work)
+		return r->period_ns;
+	return r->func_samples ? 1 / (double)r->func_samples : 0;
+}
+
+struct child {
+	const char *key, *name;
+	double b, n; /* samples under the caller, in row units */
+};
+
+/* Adds the samples of r's stacks through function fi (first occurrence)
+ * to the callee below it: kids grows by key. */
+static int children_of(const struct dl_run *r, int64_t fi, const int64_t *fm, size_t nfm,
+		       double unit, bool is_new, struct child **kids, size_t *nk, size_t *cap)
+{
+	const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(
+			    cJSON_GetObjectItemCaseSensitive(r->root, "flame"), "stacks"),
+		    *st;
+
+	cJSON_ArrayForEach(st, stacks)
+	{
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(st, "f"),
+			    *cn = cJSON_GetObjectItemCaseSensitive(st, "n"), *x;
+		bool found = false;
+		int64_t child = -1;
+
+		if (!cJSON_IsArray(f) || !cJSON_IsNumber(cn) || !(cn->valuedouble > 0))
+			continue;
+		cJSON_ArrayForEach(x, f)
+		{
+			int64_t g = cJSON_IsNumber(x) && x->valuedouble >= 0 &&
+						    x->valuedouble < (double)nfm
+					    ? fm[(size_t)x->valuedouble]
+					    : -1;
+			if (found) {
+				child = g;
+				break;
+			}
+			found = g == fi;
+		}
+		if (!found || child < 0 || child == fi)
+			continue;
+		const char *key = r->funcs[child].key;
+		size_t k = 0;
+
+		while (k < *nk && strcmp((*kids)[k].key, key))
+			k++;
+		if (k == *nk) {
+			if (*nk == *cap) {
+				size_t nc = *cap ? *cap * 2 : 16;
+				struct child *nw = realloc(*kids, nc * sizeof(*nw));
+
+				if (!nw)
+					return -ENOMEM;
+				*kids = nw;
+				*cap = nc;
+			}
+			(*kids)[k] = (struct child){ key, r->funcs[child].name, 0, 0 };
+			(*nk)++;
+		}
+		if (is_new)
+			(*kids)[k].n += cn->valuedouble * unit;
+		else
+			(*kids)[k].b += cn->valuedouble * unit;
+	}
+	return 0;
+}
+
+/* The callee of the function with this key where its growth concentrates
+ * (at least DM_VIA_SHARE of the growth of its total), or NULL. */
+static int dominant_callee(const struct dl_run *b, const struct dl_run *n, const int64_t *fmb,
+			   size_t nfb, const int64_t *fmn, size_t nfn, const struct dm_result *r,
+			   const struct dm_row *w, const char **key, const char **name,
+			   bool *shared)
+{
+	const struct dl_func *fb = dl_find_func(b, w->key), *fn = dl_find_func(n, w->key);
+	double ub = sample_unit(b, r), un = sample_unit(n, r);
+	double grow = (fn ? (double)fn->total * un : 0) - (fb ? (double)fb->total * ub : 0);
+	struct child *kids = NULL;
+	size_t nk = 0, cap = 0;
+	int e = 0;
+
+	*key = *name = NULL;
+	*shared = false;
+	if (fb && fmb)
+		e = children_of(b, fb - b->funcs, fmb, nfb, ub, false, &kids, &nk, &cap);
+	if (!e && fn && fmn)
+		e = children_of(n, fn - n->funcs, fmn, nfn, un, true, &kids, &nk, &cap);
+	if (!e && grow > 0) {
+		double best = 0;
+		const struct child *c = NULL;
+
+		for (size_t k = 0; k < nk; k++)
+			if (kids[k].n - kids[k].b > best) {
+				best = kids[k].n - kids[k].b;
+				c = &kids[k];
+			}
+		if (c && best >= DM_VIA_SHARE * grow) {
+			*key = c->key;
+			*name = c->name;
+			/* The callee is shared (other callers hold at least
+			 * DM_SHARED_SHARE of its time) and its time under this
+			 * caller grew at least twice as fast as its whole time:
+			 * this caller calls it more, the callee is not slower
+			 * for everyone. */
+			const struct dl_func *cb = dl_find_func(b, c->key),
+					     *cn = dl_find_func(n, c->key);
+			double tb = cb ? (double)cb->total * ub : 0,
+			       tn = cn ? (double)cn->total * un : 0;
+
+			if (tb > 0 && tb - c->b >= DM_SHARED_SHARE * tb)
+				/* A caller that did not call it before: new. */
+				*shared = c->b == 0 || c->n / c->b - 1 >= 2 * (tn / tb - 1);
+		}
+	}
+	free(kids);
+	return e;
+}
+
+static struct dm_row *find_row(struct dm_result *r, const char *key, const char *metric)
+{
+	for (size_t i = 0; i < r->nrows; i++)
+		if (r->rows[i].key && !strcmp(r->rows[i].key, key) &&
+		    !strcmp(r->rows[i].metric, metric))
+			return &r->rows[i];
+	return NULL;
+}
+
+/* A function whose total time grew beyond the threshold, significantly
+ * (its own family of tests), while its self time did not regress, calls
+ * something more: a regression along the call path, named at the deepest
+ * such function, i.e. unless the callee where its growth concentrates is
+ * one too (main -> beta -> spin: beta, "via spin"). */
+static int path_regressions(const struct dl_run *b, const struct dl_run *n, struct dm_result *r)
+{
+	int64_t *fmb = NULL, *fmn = NULL;
+	size_t nfb = 0, nfn = 0;
+	bool *cand = calloc(r->nrows + 1, sizeof(*cand));
+	const char **via_key = calloc(r->nrows + 1, sizeof(*via_key));
+	bool *shared = calloc(r->nrows + 1, sizeof(*shared));
+	int e = 0;
+
+	if (!cand || !via_key || !shared) {
+		e = -ENOMEM;
+		goto out;
+	}
+	e = dl_frame_funcs(b, &fmb, &nfb);
+	if (!e)
+		e = dl_frame_funcs(n, &fmn, &nfn);
+	if (e == -ENOENT)
+		e = 0;
+	if (e)
+		goto out;
+	for (size_t i = 0; i < r->nrows; i++) {
+		struct dm_row *w = &r->rows[i];
+
+		if (w->section != DM_S_FUNCTION || w->gating || w->status != DM_REGRESSION)
+			continue;
+		const struct dm_row *self = find_row(r, w->key, "self");
+		if (self && self->status == DM_REGRESSION)
+			continue;
+		cand[i] = true;
+	}
+	for (size_t i = 0; i < r->nrows && !e; i++) {
+		const char *name = NULL;
+
+		if (cand[i])
+			e = dominant_callee(b, n, fmb, nfb, fmn, nfn, r, &r->rows[i], &via_key[i],
+					    &name, &shared[i]);
+		if (!e && via_key[i] && !(r->rows[i].via = strdup(name)))
+			e = -ENOMEM;
+	}
+	for (size_t i = 0; i < r->nrows && !e; i++) {
+		struct dm_row *w = &r->rows[i];
+
+		if (w->section != DM_S_FUNCTION || w->gating || w->status != DM_REGRESSION)
+			continue;
+		/* Named where the growth concentrates in a shared callee; a
+		 * caller whose growth is a candidate callee's, or a callee's
+		 * own (it is slower wherever called: its self row says so),
+		 * or spread over several callees, is not. */
+		bool named = cand[i] && via_key[i] && shared[i];
+		if (named) {
+			const struct dm_row *c = find_row(r, via_key[i], "total");
+
+			if (c && cand[c - r->rows])
+				named = false;
+		}
+		if (!named)
+			w->status = DM_CHANGED;
+	}
+out:
+	free(fmb);
+	free(fmn);
+	free(cand);
+	free(via_key);
+	free(shared);
+	return e;
+}
+
+/* Bonferroni within a family of tests: the more figures a family tests,
+ * the stronger the evidence each one needs, so that two runs of the same
+ * program stay quiet however many functions they have. Families: each
+ * section, with functions' self and total rows apart (total rows gate
+ * only along call paths, path_regressions). */
+#define DM_FAMILIES (DM_S_SQL + 2)
+static size_t family(const struct dm_row *w)
+{
+	return w->section == DM_S_FUNCTION && !w->gating ? DM_S_SQL + 1 : w->section;
+}
+
+static int decide_all(const struct dl_run *b, const struct dl_run *n, struct dm_result *r)
+{
+	size_t ntested[DM_FAMILIES] = { 0 };
 
 	for (size_t i = 0; i < r->nrows; i++)
 		if (r->rows[i].test != DM_T_NONE && !isnan(r->rows[i].p))
-			ntested[r->rows[i].section]++;
+			ntested[family(&r->rows[i])]++;
 	for (size_t i = 0; i < r->nrows; i++) {
 		struct dm_row *w = &r->rows[i];
-		size_t m = ntested[w->section] ? ntested[w->section] : 1;
+		size_t m = ntested[family(w)] ? ntested[family(w)] : 1;
+		bool path = w->section == DM_S_FUNCTION && !w->gating;
 
 		w->status = dm_decide(w->est, w->p, r->opts.alpha / (double)m, r->opts.threshold,
-				      w->better, w->gating);
+				      w->better, w->gating || path);
 		/* A wall-clock change the CPU share does not confirm is the
 		 * machine's load, not the program. */
 		if (w->has_eq && dm_decide(w->est_eq, w->p_eq, r->opts.alpha / (double)m,
 					   r->opts.threshold, w->better, w->gating) != w->status)
 			w->status = DM_SAME;
-		r->regressions += w->status == DM_REGRESSION;
-		r->improvements += w->status == DM_IMPROVEMENT;
 	}
+	int e = path_regressions(b, n, r);
+	for (size_t i = 0; i < r->nrows; i++) {
+		r->regressions += r->rows[i].status == DM_REGRESSION;
+		r->improvements += r->rows[i].status == DM_IMPROVEMENT;
+	}
+	return e;
+}
+
+/* Both runs launched the same command line (after the program's name)
+ * and it exited 0: the same work, as a fixed-work benchmark. */
+static bool same_work(const struct dl_run *b, const struct dl_run *n)
+{
+	return b->launched && n->launched && b->exit_status == 0 && n->exit_status == 0 &&
+	       b->args && n->args && !strcmp(b->args, n->args) && *b->program && *n->program;
+}
+
+static int program_note(const struct dl_run *b, const struct dl_run *n, struct dm_result *r)
+{
+	int k;
+
+	if (!b->main_as_program)
+		return 0;
+	if (!strcmp(b->main_module, n->main_module))
+		k = asprintf(&r->program_note,
+			     "the program: %s in both runs (its own functions matched by name; "
+			     "report.json names no build-id: whether the file was rebuilt in "
+			     "place is not known)",
+			     n->main_module);
+	else
+		k = asprintf(&r->program_note,
+			     "the program: %s in base, %s in new (another file: its functions "
+			     "matched by name as \"%s\")",
+			     b->main_module, n->main_module, DL_MAIN_MODULE);
+	if (k < 0) {
+		r->program_note = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 int dm_compare(const struct dl_run *b, const struct dl_run *n, const struct dm_opts *o,
@@ -701,12 +982,23 @@ int dm_compare(const struct dl_run *b, const struct dl_run *n, const struct dm_o
 	memset(r, 0, sizeof(*r));
 	r->opts = *o;
 	r->per_cycle = b->ncycles > 0 && n->ncycles > 0;
-	r->share_base = r->share_new = NAN;
-	if (strcmp(b->program, n->program))
+	r->same_work = !r->per_cycle && !b->ncycles && !n->ncycles && same_work(b, n);
+	r->share_base = r->share_new = r->wall_median = NAN;
+	e = program_note(b, n, r);
+	if (!e && strcmp(b->program, n->program) && b->main_as_program)
+		e = warn(r,
+			 "the programs are named differently (%s: \"%s\", %s: \"%s\"); both "
+			 "launched one program: its own functions are matched by name",
+			 b->dir, b->program, n->dir, n->program);
+	else if (!e && strcmp(b->program, n->program))
 		e = warn(
 			r,
 			"the runs are of different programs (%s: \"%s\", %s: \"%s\"); compared anyway",
 			b->dir, b->program, n->dir, n->program);
+	if (!e && !r->per_cycle && !r->same_work && !b->ncycles && !n->ncycles)
+		e = warn(r, "no cycles, and the runs did not do the same work (one command line, "
+			    "both ran to completion): functions compared by shares of samples, the "
+			    "run's CPU time untested");
 	if (!e && !r->per_cycle && (b->ncycles || n->ncycles))
 		e = warn(r, "only %s has cycles: compared per run", b->ncycles ? b->dir : n->dir);
 	if (!e && r->per_cycle && (b->ncycles < DM_MIN_CYCLES || n->ncycles < DM_MIN_CYCLES))
@@ -740,7 +1032,7 @@ int dm_compare(const struct dl_run *b, const struct dl_run *n, const struct dm_o
 			100 * fmin(r->share_base, r->share_new),
 			100 * fmax(r->share_base, r->share_new));
 	if (!e)
-		e = run_rows(b, n, r);
+		e = run_rows(b, n, o, r);
 	if (!e)
 		e = function_rows(b, n, o, r);
 	if (!e)
@@ -751,8 +1043,10 @@ int dm_compare(const struct dl_run *b, const struct dl_run *n, const struct dm_o
 		dm_result_free(r);
 		return e;
 	}
-	decide_all(r);
-	return 0;
+	e = decide_all(b, n, r);
+	if (e)
+		dm_result_free(r);
+	return e;
 }
 
 void dm_result_free(struct dm_result *r)
@@ -760,7 +1054,10 @@ void dm_result_free(struct dm_result *r)
 	for (size_t i = 0; i < r->nrows; i++) {
 		free(r->rows[i].name);
 		free(r->rows[i].detail);
+		free(r->rows[i].key);
+		free(r->rows[i].via);
 	}
+	free(r->program_note);
 	free(r->rows);
 	for (size_t i = 0; i < r->nwarnings; i++)
 		free(r->warnings[i]);

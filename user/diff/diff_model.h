@@ -69,6 +69,11 @@ struct dm_row {
 	bool has_eq;
 	double est_eq, p_eq;
 	size_t n_base, n_new;
+	/* Functions: the matching key (dl_func_key); total rows that gate as
+	 * a regression along a call path: the callee where the growth
+	 * concentrates, or NULL when it spreads over several. */
+	char *key;
+	char *via;
 };
 
 /* Per-cycle times smaller than this share of the median cycle are compared
@@ -90,7 +95,14 @@ void dm_default_opts(struct dm_opts *o);
 struct dm_result {
 	struct dm_row *rows;
 	size_t nrows, cap;
-	bool per_cycle;		      /* both runs have cycles: figures are per cycle */
+	bool per_cycle; /* both runs have cycles: figures are per cycle */
+	/* No cycles, but both runs launched the same command (arguments) and
+	 * it ran to completion: whole-run CPU times are compared and gate. */
+	bool same_work;
+	double wall_median; /* BASE's median wall time per cycle, NAN without cycles */
+	/* What the launched program's file was in each run (path; whether
+	 * it is another file), NULL when not known. */
+	char *program_note;
 	double share_base, share_new; /* median CPU share per cycle, NAN unknown */
 	size_t regressions, improvements;
 	char **warnings;
@@ -107,6 +119,14 @@ void dm_result_free(struct dm_result *r);
  * in the worse direction and p < alpha. */
 enum dm_status dm_decide(double est, double p, double alpha, double threshold,
 			 enum dm_better better, bool gating);
+
+/* The share of a callee's growth over its caller's above which the
+ * caller's growth is the callee's (a call path regression is named at the
+ * deepest function whose growth is not a callee's). */
+#define DM_VIA_SHARE 0.5
+/* A callee is shared when callers other than the one named hold at least
+ * this share of its time (in BASE). */
+#define DM_SHARED_SHARE 0.10
 
 /* Compares two per-cycle samples in time order: the change of the medians
  * (denominator at least denom) with its block-bootstrap interval widened by

@@ -48,8 +48,12 @@ void diff_fmt_change(char *buf, size_t len, const struct dm_row *w)
 		snprintf(buf, len, "-");
 	else if (w->abs_change)
 		snprintf(buf, len, "%+.1f pt", 100 * w->est);
+	else if (w->of_cycle && isfinite(w->base) && isfinite(w->new) && w->base != 0)
+		/* The part's own change; what it adds to the cycle is in the
+		 * interval column (fmt_ci). */
+		snprintf(buf, len, "%+.0f%%", 100 * (w->new - w->base) / fabs(w->base));
 	else
-		snprintf(buf, len, "%+.1f%%%s", 100 * w->est, w->of_cycle ? "*" : "");
+		snprintf(buf, len, "%+.1f%%", 100 * w->est);
 }
 
 static void fmt_ci(char *buf, size_t len, const struct dm_row *w)
@@ -58,6 +62,10 @@ static void fmt_ci(char *buf, size_t len, const struct dm_row *w)
 		snprintf(buf, len, "-");
 	else if (w->abs_change)
 		snprintf(buf, len, "[%+.1f, %+.1f] pt", 100 * w->lo, 100 * w->hi);
+	else if (w->of_cycle)
+		/* Relative to DM_SMALL_SHARE of the cycle: in % of the cycle. */
+		snprintf(buf, len, "cycle %+.1f%% [%+.1f, %+.1f]", 100 * DM_SMALL_SHARE * w->est,
+			 100 * DM_SMALL_SHARE * w->lo, 100 * DM_SMALL_SHARE * w->hi);
 	else
 		snprintf(buf, len, "[%+.1f%%, %+.1f%%]", 100 * w->lo, 100 * w->hi);
 }
@@ -79,7 +87,9 @@ static void fmt_name(char *buf, size_t len, const struct dm_row *w, int width)
 	char tmp[512];
 
 	d = d ? d + 1 : w->detail;
-	if (d && *d && w->section == DM_S_FUNCTION)
+	if (w->section == DM_S_FUNCTION && w->via)
+		snprintf(tmp, sizeof(tmp), "%s (via %s)", w->name, w->via);
+	else if (d && *d && w->section == DM_S_FUNCTION)
 		snprintf(tmp, sizeof(tmp), "%s (%s)", w->name, d);
 	else
 		snprintf(tmp, sizeof(tmp), "%s", w->name);
@@ -90,6 +100,28 @@ static void fmt_name(char *buf, size_t len, const struct dm_row *w, int width)
 		snprintf(buf, len, "%.*s...", width - 3, tmp);
 	else
 		snprintf(buf, len, "%s", tmp);
+}
+
+/* A small part of the cycle in words: "SQL 1.16 -> 7.64 ms (+559%), +6.5 ms
+ * per cycle = +5.3% of the cycle [+4.1%, +6.0%], p <0.001, regression". */
+static void print_of_cycle(FILE *f, const struct dm_row *w, double wall_median)
+{
+	char b[32], n[32], d[32], p[16];
+
+	diff_fmt_value(b, sizeof(b), w->base, w->unit);
+	diff_fmt_value(n, sizeof(n), w->new, w->unit);
+	diff_fmt_value(d, sizeof(d), w->new - w->base, w->unit);
+	fmt_p(p, sizeof(p), w->p);
+	fprintf(f, "  %-8s %s %s -> %s (%+.0f%%), %s%s per cycle", dm_section_name(w->section),
+		w->name, b, n, 100 * (w->new - w->base) / fabs(w->base),
+		w->new >= w->base ? "+" : "", d);
+	if (isfinite(wall_median) && wall_median > 0)
+		fprintf(f, " = %+.1f%% of the cycle (%s)", 100 * (w->new - w->base) / wall_median,
+			w->unit && !strcmp(w->unit, "ns") ? "median wall time" : "median");
+	if (isfinite(w->lo) && isfinite(w->hi))
+		fprintf(f, ", 95%% interval [%+.1f%%, %+.1f%%] of the cycle",
+			100 * DM_SMALL_SHARE * w->lo, 100 * DM_SMALL_SHARE * w->hi);
+	fprintf(f, ", p %s\n", p);
 }
 
 static void print_row(FILE *f, const struct dm_row *w, bool with_section)
@@ -135,7 +167,11 @@ static void print_list(FILE *f, const char *title, const struct dm_result *r, en
 		qsort(v, n, sizeof(*v), cmp_effect_desc);
 		fprintf(f, "\n%s (%zu):\n", title, n);
 		for (size_t i = 0; i < n && i < max_lines; i++)
-			print_row(f, v[i], true);
+			if (v[i]->of_cycle && isfinite(v[i]->base) && isfinite(v[i]->new) &&
+			    v[i]->base != 0)
+				print_of_cycle(f, v[i], r->wall_median);
+			else
+				print_row(f, v[i], true);
 		if (n > max_lines)
 			fprintf(f, "  ... and %zu more (--json or diff.html for all)\n",
 				n - max_lines);
@@ -163,13 +199,17 @@ void diff_print_summary(FILE *f, const struct dl_run *b, const struct dl_run *n,
 	fprintf(f,
 		"Compared %s; a regression is worse by more than %.1f%% and significant (95%% "
 		"intervals, alpha %.2f per section, run-to-run noise %.1f%%).\n",
-		r->per_cycle ? "per cycle" : "per run (CPU time and shares of samples)",
+		r->per_cycle   ? "per cycle"
+		: r->same_work ? "per run (the same command ran to completion in both: CPU times)"
+			       : "per run (CPU time and shares of samples)",
 		100 * r->opts.threshold, r->opts.alpha, 100 * r->opts.run_noise);
 	if (isfinite(r->share_base) && isfinite(r->share_new))
 		fprintf(f,
 			"CPU share of the runnable time per cycle (median): base %.0f%%, new %.0f%%; "
 			"a wall-clock change counts only if it holds at equal share too.\n",
 			100 * r->share_base, 100 * r->share_new);
+	if (r->program_note)
+		fprintf(f, "Note: %s.\n", r->program_note);
 	for (size_t i = 0; i < r->nwarnings; i++)
 		fprintf(f, "warning: %s\n", r->warnings[i]);
 	print_list(f, "Regressions", r, DM_REGRESSION, max_lines);
@@ -194,9 +234,9 @@ void diff_print_summary(FILE *f, const struct dl_run *b, const struct dl_run *n,
 		for (size_t i = 0; i < r->nrows; i++)
 			if (r->rows[i].section == DM_S_CYCLE && r->rows[i].of_cycle) {
 				fprintf(f,
-					"  * under %.0f%% of the cycle: change and interval in percent "
-					"of %.0f%% of the cycle's median wall time\n",
-					100 * DM_SMALL_SHARE, 100 * DM_SMALL_SHARE);
+					"  \"cycle\": a part under %.0f%% of the cycle is judged by what "
+					"it adds to the cycle, in %% of the median wall time\n",
+					100 * DM_SMALL_SHARE);
 				break;
 			}
 	}
@@ -215,6 +255,19 @@ void diff_print_summary(FILE *f, const struct dl_run *b, const struct dl_run *n,
 	if (!shown)
 		fprintf(f, "  (no function above %.1f%% of the samples)\n",
 			100 * r->opts.min_share);
+	/* Totals that gate: a function that calls something more. */
+	bool head = false;
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct dm_row *w = &r->rows[i];
+
+		if (w->section == DM_S_FUNCTION && !w->gating && w->status == DM_REGRESSION) {
+			if (!head)
+				fprintf(f, "\nAlong call paths, total CPU %s\n",
+					r->per_cycle ? "per cycle" : "per run");
+			head = true;
+			print_row(f, w, false);
+		}
+	}
 	if (r->regressions)
 		fprintf(f, "\nResult: %zu regression%s.\n", r->regressions,
 			r->regressions == 1 ? "" : "s");
@@ -277,8 +330,10 @@ static cJSON *row_json(const struct dm_row *w)
 	    !add(o, "unit", cJSON_CreateString(w->unit)) || !add(o, "base", num_or_null(w->base)) ||
 	    !add(o, "new", num_or_null(w->new)))
 		goto fail;
-	if (w->section == DM_S_FUNCTION && (!add(o, "base_share", num_or_null(w->base_share)) ||
-					    !add(o, "new_share", num_or_null(w->new_share))))
+	if (w->section == DM_S_FUNCTION &&
+	    (!add(o, "base_share", num_or_null(w->base_share)) ||
+	     !add(o, "new_share", num_or_null(w->new_share)) ||
+	     !add(o, "via", w->via ? cJSON_CreateString(w->via) : cJSON_CreateNull())))
 		goto fail;
 	if (!add(o, "change", num_or_null(w->est)) ||
 	    !add(o, "change_kind", cJSON_CreateString(kind)) || !(ci = cJSON_CreateArray()) ||
@@ -316,6 +371,10 @@ cJSON *diff_to_json(const struct dl_run *b, const struct dl_run *n, const struct
 	    !add(o, "version", cJSON_CreateString(EBPF_PROF_VERSION)) ||
 	    !add(o, "base", run_json(b)) || !add(o, "new", run_json(n)) ||
 	    !add(o, "normalization", cJSON_CreateString(r->per_cycle ? "per-cycle" : "per-run")) ||
+	    !add(o, "same_work", cJSON_CreateBool(r->same_work)) ||
+	    !add(o, "program_note",
+		 r->program_note ? cJSON_CreateString(r->program_note) : cJSON_CreateNull()) ||
+	    !add(o, "wall_median_ns", num_or_null(r->wall_median)) ||
 	    !add(o, "threshold", cJSON_CreateNumber(r->opts.threshold)) ||
 	    !add(o, "alpha", cJSON_CreateNumber(r->opts.alpha)) ||
 	    !add(o, "min_share", cJSON_CreateNumber(r->opts.min_share)) ||

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# `ebpf-prof diff` of fixed-work runs without cycles, as a benchmark
+# harness compares builds (tests/targets/fixed_work: 600 rounds of alpha,
+# beta, gamma_, each spinning in the shared leaf spin() and calling delta;
+# fixed_work_v2: beta does twice the work, about +25% CPU):
+#   - the same build twice: nothing flagged, exit 0;
+#   - the new build in another folder under the same name, under another
+#     name, and copied over the old one at the same path: beta named as a
+#     regression along its call path (via spin) with the run's CPU time,
+#     alpha, gamma_ and delta not, exit 3; the summary says whether the
+#     program's file changed;
+#   - with cycles (--cycle-every alpha): beta via spin and spin's self time
+#     flagged, exit 3;
+#   - diff.html only where asked: NEW_DIR without -o, none with --json,
+#     never in the current directory; the page names "beta (via spin)".
+# Needs root.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+ep_require_root
+ep_init
+
+for v in fixed_work fixed_work_v2; do
+	[ -x "$EP_TARGETS_DIR/$v" ] || ep_fail "target $v not built"
+done
+W=$EP_WORK
+mkdir -p "$W/old" "$W/new" "$W/renamed" "$W/cwd"
+cp "$EP_TARGETS_DIR/fixed_work" "$W/old/app"
+cp "$EP_TARGETS_DIR/fixed_work_v2" "$W/new/app"
+cp "$EP_TARGETS_DIR/fixed_work_v2" "$W/renamed/app-v2"
+
+# record NAME BINARY: one run, -F 499, about 1 s of CPU.
+record()
+{
+	ep_prof_run 120 -q -F 499 -o "$W/$1" -- "$2"
+	[ "$PROF_RC" -eq 0 ] || ep_fail "recording $1 failed (rc $PROF_RC): $(tail -n 5 "$PROF_ERR")"
+	[ -s "$W/$1/report.json" ] || ep_fail "recording $1 wrote no report.json"
+}
+record base "$W/old/app"
+record same "$W/old/app"
+record folder "$W/new/app"
+record named "$W/renamed/app-v2"
+# The new build over the old file, as `make` in one checkout.
+cp "$EP_TARGETS_DIR/fixed_work_v2" "$W/old/app"
+record inplace "$W/old/app"
+
+# diff_json NAME NEW: --json of base against NEW into NAME.json, exit
+# status in DIFF_RC; from a scratch directory that must stay empty.
+diff_json()
+{
+	DIFF_RC=0
+	(cd "$W/cwd" && "$EP_BIN" diff --json "$W/base" "$W/$2") >"$W/$1.json" 2>"$W/$1.err" ||
+		DIFF_RC=$?
+	[ -z "$(ls -A "$W/cwd")" ] || ep_fail "$1: diff wrote into the current directory: $(ls -A "$W/cwd")"
+	[ ! -e "$W/$2/diff.html" ] || ep_fail "$1: --json without -o wrote $2/diff.html"
+}
+
+check_json()
+{
+	python3 - "$W/$1.json" "$1" "$2" <<'PY' || ep_fail "$1: JSON assertions failed"
+import json, sys
+D = json.load(open(sys.argv[1])); NAME = sys.argv[2]; WANT = sys.argv[3]; FAILS = []
+def check(c, m):
+    if not c:
+        FAILS.append(m); print("  check failed [%s]: %s" % (NAME, m), file=sys.stderr)
+def one(section, name, metric):
+    r = [x for x in D["rows"] if x["section"] == section and x["name"] == name and x["metric"] == metric]
+    check(len(r) == 1, "one %s row %s/%s, got %d" % (section, name, metric, len(r)))
+    return r[0] if r else {"status": "?", "via": None, "change": None}
+check(D["normalization"] == "per-run" and D["same_work"] is True, "fixed work: %r %r" % (D["normalization"], D["same_work"]))
+cpu = one("run", "CPU time (samples)", "per run")
+check(cpu["test"] == "rate-ratio" and cpu["gating"], "the run's CPU time is tested and gates: %r" % cpu)
+if WANT == "same":
+    flagged = [(x["section"], x["name"], x["metric"]) for x in D["rows"] if x["status"] in ("regression", "improvement")]
+    check(not flagged, "nothing flagged: %r" % flagged)
+    check(D["verdict"] == "no-regression", "verdict")
+else:
+    b = one("function", "beta", "total")
+    check(b["status"] == "regression" and b["via"] == "spin", "beta named via spin: %r" % b)
+    check(b["change"] is not None and 0.35 < b["change"] < 1.3, "beta about +75%% (own work and delta: 4/3 -> 7/3 units): %r" % b["change"])
+    for f in ("alpha", "gamma_", "delta"):
+        for m in ("self", "total"):
+            rows = [x for x in D["rows"] if x["section"] == "function" and x["name"] == f and x["metric"] == m]
+            check(all(x["status"] != "regression" for x in rows), "%s %s not a regression: %r" % (f, m, rows))
+    named = [x["name"] for x in D["rows"] if x["section"] == "function" and x["metric"] == "total" and x["status"] == "regression"]
+    check(named == ["beta"], "only beta named along a path: %r" % named)
+    check(cpu["change"] > 0.1, "CPU time up: %r" % cpu)
+    check(D["verdict"] == "regression", "verdict")
+    note = D["program_note"] or ""
+    if WANT == "inplace":
+        check("in both runs" in note, "same path said: %r" % note)
+    else:
+        check("another file" in note, "another file said: %r" % note)
+sys.exit(1 if FAILS else 0)
+PY
+}
+
+diff_json same same
+[ "$DIFF_RC" -eq 0 ] || ep_fail "same build twice: exit $DIFF_RC, want 0: $(cat "$W/same.err")"
+check_json same same
+for n in folder named inplace; do
+	diff_json "$n" "$n"
+	[ "$DIFF_RC" -eq 3 ] || ep_fail "$n: exit $DIFF_RC, want 3: $(cat "$W/$n.err")"
+	check_json "$n" "$n"
+done
+grep -q "named differently" "$W/named.err" || ep_fail "named: no warning about the other name: $(cat "$W/named.err")"
+
+# With cycles (one per round, at alpha's entry): beta is named along its
+# call path as well, and the shared leaf's self time too (1200 rounds: the
+# per-cycle rate test scales by the dispersion of the samples per cycle,
+# and 600 rounds of ~1 sample each left beta near the Bonferroni line).
+cp "$EP_TARGETS_DIR/fixed_work" "$W/new/app-base"
+ep_prof_run 120 -q -F 499 --cycle-every alpha -o "$W/cbase" -- "$W/new/app-base" 1200
+[ "$PROF_RC" -eq 0 ] || ep_fail "recording cbase failed (rc $PROF_RC): $(tail -n 5 "$PROF_ERR")"
+ep_prof_run 120 -q -F 499 --cycle-every alpha -o "$W/cnew" -- "$W/new/app" 1200
+[ "$PROF_RC" -eq 0 ] || ep_fail "recording cnew failed (rc $PROF_RC): $(tail -n 5 "$PROF_ERR")"
+DIFF_RC=0
+"$EP_BIN" diff --json "$W/cbase" "$W/cnew" >"$W/cycles.json" 2>"$W/cycles.err" || DIFF_RC=$?
+[ "$DIFF_RC" -eq 3 ] || ep_fail "with cycles: exit $DIFF_RC, want 3: $(cat "$W/cycles.err")"
+python3 - "$W/cycles.json" <<'PY' || ep_fail "with cycles: JSON assertions failed"
+import json, sys
+D = json.load(open(sys.argv[1])); fails = []
+def st(name, metric):
+    r = [x for x in D["rows"] if x["section"] == "function" and x["name"] == name and x["metric"] == metric]
+    return (r[0]["status"], r[0].get("via")) if r else (None, None)
+if D["normalization"] != "per-cycle": fails.append("per cycle: %r" % D["normalization"])
+if st("beta", "total") != ("regression", "spin"): fails.append("beta via spin: %r" % (st("beta", "total"),))
+if st("spin", "self")[0] != "regression": fails.append("spin self: %r" % (st("spin", "self"),))
+for f in ("alpha", "gamma_", "delta"):
+    for m in ("self", "total"):
+        if st(f, m)[0] == "regression": fails.append("%s %s flagged" % (f, m))
+for m in fails:
+    print("  check failed [cycles]: " + m, file=sys.stderr)
+sys.exit(1 if fails else 0)
+PY
+
+# The summary: beta named with its path, the page into NEW_DIR only.
+rc=0
+(cd "$W/cwd" && "$EP_BIN" diff "$W/base" "$W/folder") >"$W/folder.txt" 2>&1 || rc=$?
+cat "$W/folder.txt" >&2
+[ "$rc" -eq 3 ] || ep_fail "summary: exit $rc, want 3"
+grep -q "^  function beta (via spin) .* total .*p " "$W/folder.txt" || ep_fail "summary: beta (via spin) not listed"
+grep -q "^Result: [0-9]* regressions\?\.$" "$W/folder.txt" || ep_fail "summary: no result line"
+[ -s "$W/folder/diff.html" ] || ep_fail "summary: no diff.html in NEW_DIR"
+[ -z "$(ls -A "$W/cwd")" ] || ep_fail "summary: diff wrote into the current directory: $(ls -A "$W/cwd")"
+mkdir -p "$W/out"
+"$EP_BIN" diff --json -o "$W/out" "$W/base" "$W/same" >/dev/null 2>&1 || ep_fail "--json -o: exit $?"
+[ -s "$W/out/diff.html" ] || ep_fail "--json -o DIR: no diff.html in DIR"
+# The page names the path too (headless Chromium).
+chrome=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$chrome" ]; then
+	ep_skip_part "chromium not installed (tools/install-deps.sh): diff.html not rendered"
+	exit 0
+fi
+timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --no-first-run \
+	--user-data-dir="$W/chrome" --virtual-time-budget=5000 --dump-dom "file://$W/folder/diff.html" \
+	>"$W/dom.html" 2>"$W/chrome.err" || ep_fail "chromium --dump-dom failed: $(tail -5 "$W/chrome.err")"
+grep -q 'data-rendered="yes"' "$W/dom.html" || ep_fail "diff.html: the page script did not finish"
+grep -q '<tr class="st-regression" data-section="function" data-name="beta"' "$W/dom.html" ||
+	ep_fail "diff.html: no regression row for beta"
+grep -q 'beta (via spin)' "$W/dom.html" || ep_fail "diff.html: beta not named with its path"
+# Coloured by path (#path): beta's frame red (its total grew), alpha's and
+# gamma_'s not; by self, beta itself has almost no self samples.
+timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --no-first-run \
+	--user-data-dir="$W/chrome" --virtual-time-budget=5000 --dump-dom "file://$W/folder/diff.html#path" \
+	>"$W/dom-path.html" 2>>"$W/chrome.err" || ep_fail "chromium --dump-dom #path failed"
+python3 - "$W/dom-path.html" <<'PY' || ep_fail "diff.html coloured by path: assertions failed"
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+fails = []
+def frame(name):
+    m = re.search(r'<rect[^>]*fill="([^"]+)"[^>]*data-name="%s" data-delta="(-?[0-9.]+)" data-path-delta="(-?[0-9.]+)"' % name, dom)
+    return (m.group(1), float(m.group(2)), float(m.group(3))) if m else (None, 0, 0)
+fb, _, pb = frame("beta")
+if not ('data-mode="path"' in dom and fb and fb.startswith("hsl(0,") and pb > 0):
+    fails.append("beta red by path: %r %r" % (fb, pb))
+for f in ("alpha", "gamma_"):
+    fa, _, pa = frame(f)
+    if fa is None or abs(pa) > pb / 2:
+        fails.append("%s not as red as beta: %r %r (beta %r)" % (f, fa, pa, pb))
+for m in fails:
+    print("  check failed: " + m, file=sys.stderr)
+sys.exit(1 if fails else 0)
+PY
+ep_log "ok"
