@@ -777,6 +777,69 @@ static int load_fixed(const char *name, const char *dir, const char *prog, int b
 	return e;
 }
 
+/* The fixed-work run (one build) with timer interrupts on top of spin:
+ * irq samples under asm_sysvec_apic_timer_interrupt, all of them in the
+ * shared irqentry_exit_to_user_mode, which asm_common_interrupt calls too
+ * (20 samples). */
+static int load_fixed_irq(const char *name, int irq, struct dl_run *r)
+{
+	char *t = make_fixed("/ci/build", "app", 1, "600", 0), err[512] = "", *tail, *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int e = -ENOMEM;
+
+	tail = t ? strstr(t, "],\"stacks\":[") : NULL;
+	f = tail ? open_memstream(&buf, &len) : NULL;
+	if (f) {
+		/* The frames 6-9 after the program's, the stacks after its own. */
+		fprintf(f,
+			"%.*s,{\"name\":\"asm_sysvec_apic_timer_interrupt\",\"module\":\"[kernel."
+			"kallsyms]\",\"kernel\":true},{\"name\":\"irqentry_exit_to_user_mode\","
+			"\"module\":\"[kernel.kallsyms]\",\"kernel\":true},{\"name\":"
+			"\"asm_common_interrupt\",\"module\":\"[kernel.kallsyms]\",\"kernel\":true},"
+			"{\"name\":\"__schedule\",\"module\":\"[kernel.kallsyms]\",\"kernel\":true}",
+			(int)(tail - t), t);
+		fprintf(f, "%.*s,{\"f\":[0,1,5,6,7],\"n\":%d},{\"f\":[0,3,5,8,7],\"n\":20}]}}",
+			(int)(strlen(tail) - 3), tail, irq);
+		fclose(f);
+		e = buf ? dl_load_text(name, buf, strlen(buf), r, err, sizeof(err)) : -ENOMEM;
+		if (e)
+			fprintf(stderr, "load %s: %s\n", name, err);
+	}
+	free(buf);
+	free(t);
+	return e;
+}
+
+/* A kernel entry path that grew (the machine's load: more timer interrupts
+ * ending in a reschedule) through a shared kernel callee is never named as
+ * a regression along a path: its growth is not the program's code. */
+static void test_kernel_path_not_named(void)
+{
+	struct dl_run b, n;
+	struct dm_opts o;
+	struct dm_result r;
+	const struct dm_row *w;
+
+	if (load_fixed_irq("base", 5, &b) || load_fixed_irq("new", 40, &n)) {
+		CHECK(0);
+		return;
+	}
+	CHECK_INT_EQ(dl_align_keys(&b, &n), 0);
+	dm_default_opts(&o);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	w = row(&r, DM_S_FUNCTION, "asm_sysvec_apic_timer_interrupt", "total");
+	CHECK(w != NULL);
+	if (w) {
+		/* Significant and via the shared callee, yet not a regression. */
+		CHECK(w->p < 0.001);
+		CHECK(w->status == DM_CHANGED);
+	}
+	dm_result_free(&r);
+	dl_free(&b);
+	dl_free(&n);
+}
+
 /* Fixed work without cycles, new build's beta doing twice the work: the
  * run's CPU time and beta's total gate, beta named "via spin"; alpha,
  * gamma_, delta not; main's growth is beta's (changed, not named). The same
@@ -909,6 +972,7 @@ static void test_fixed_work(void)
 int main(void)
 {
 	test_fixed_work();
+	test_kernel_path_not_named();
 	test_small_component();
 	test_func_key();
 	test_regression();
