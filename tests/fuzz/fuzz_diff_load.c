@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-// fuzz-sources: user/diff/diff_load.c user/diff/diff_model.c user/diff/diff_stats.c user/report/report_read.c user/cycles/cycles.c user/cycles/cycle_facts.c user/util/interner.c user/cycles/cycles_json.c user/cycles/cycle_agg.c user/report/findings.c user/util/histogram.c user/util/hashmap.c user/util/json_write.c user/util/log.c
+// fuzz-sources: user/diff/diff_load.c user/diff/diff_model.c user/diff/diff_paths.c user/diff/diff_stats.c user/report/report_read.c user/cycles/cycles.c user/cycles/cycle_facts.c user/util/interner.c user/cycles/cycles_json.c user/cycles/cycle_agg.c user/report/findings.c user/util/histogram.c user/util/hashmap.c user/util/json_write.c user/util/log.c
 // fuzz-libs: -lcjson -lm
 /* report.json as read by `ebpf-prof diff` (the reader `report` shares,
  * then the figures of the comparison): any file a user points it at. Two
