@@ -8,6 +8,9 @@
  * path, and the deadline of target_run on a job that blocks.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,6 +25,18 @@
 #include "check.h"
 #include "proc/proc_maps.h"
 #include "proc/target_open.h"
+
+/* Whether this kernel (or emulator) has openat2: without it target_open
+ * follows no symlink at all (walk_no_links). */
+static bool have_openat2(void)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC };
+	long fd = syscall(SYS_openat2, AT_FDCWD, "/", &how, sizeof(how));
+
+	if (fd >= 0)
+		close((int)fd);
+	return fd >= 0 || errno != ENOSYS;
+}
 
 #define NOBODY 65534u
 
@@ -146,7 +161,11 @@ static void test_files(void)
 	CHECK_INT_EQ(symlink(p, q), 0);
 	CHECK_INT_EQ(target_open_path(&self, q, TARGET_NO_SYMLINKS, 0, NULL), -ELOOP);
 	fd = target_open_path(&self, q, 0, 0, NULL);
-	CHECK(fd >= 0);
+	/* Without openat2 (an emulator lacking it) no symlink is followed. */
+	if (have_openat2())
+		CHECK(fd >= 0);
+	else
+		CHECK_INT_EQ(fd, -ELOOP);
 	if (fd >= 0)
 		close(fd);
 	/* A symlinked directory on the way, too. */
@@ -165,7 +184,8 @@ static void test_files(void)
 	CHECK_INT_EQ(target_open_path(&self, dir, 0, 0, NULL), -EISDIR);
 	CHECK_INT_EQ(target_open_path(&self, "/dev/null", 0, 0, NULL), -EINVAL);
 	/* Kernel pseudo-files: the name reaches ours through /proc/self. */
-	CHECK_INT_EQ(target_open_path(&self, "/proc/self/status", 0, 0, NULL), -EXDEV);
+	CHECK_INT_EQ(target_open_path(&self, "/proc/self/status", 0, 0, NULL),
+		     have_openat2() ? -EXDEV : -ELOOP);
 	CHECK_INT_EQ(target_open_path(&self, "/proc/self/status", TARGET_NO_SYMLINKS, 0, NULL),
 		     -ELOOP);
 	/* A magic link: never followed by name. */

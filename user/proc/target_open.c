@@ -354,6 +354,57 @@ static int open_root(const struct open_job *j, char *name, size_t len, bool *in_
 	return fd < 0 ? -errno : fd;
 }
 
+/* Without openat2 (before Linux 5.6, or an emulator that lacks it): the
+ * path walked a component at a time from the root, and no symlink
+ * followed at all, nor "..": nothing then can lead out of the root or
+ * through a magic link. A path through a symlink stays unread (its
+ * frames unnamed), which no supported kernel needs. */
+static int walk_no_links(int rootfd, const char *rel)
+{
+	char comp[NAME_MAX + 1];
+	int cur = dup(rootfd), next;
+
+	if (cur < 0)
+		return -errno;
+	while (*rel) {
+		size_t n = strcspn(rel, "/");
+
+		if (n > NAME_MAX) {
+			close(cur);
+			return -ENAMETOOLONG;
+		}
+		memcpy(comp, rel, n);
+		comp[n] = '\0';
+		rel += n;
+		while (*rel == '/')
+			rel++;
+		if (!n || !strcmp(comp, "."))
+			continue;
+		if (!strcmp(comp, "..")) {
+			close(cur);
+			return -EXDEV;
+		}
+		next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		close(cur);
+		if (next < 0)
+			return -errno;
+		struct stat st;
+
+		if (fstat(next, &st)) {
+			int e = -errno;
+
+			close(next);
+			return e;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			close(next);
+			return -ELOOP;
+		}
+		cur = next;
+	}
+	return cur;
+}
+
 static int path_route(const struct open_job *j, int rootfd, const char *rootname, bool in_root,
 		      struct stat *st)
 {
@@ -365,18 +416,10 @@ static int path_route(const struct open_job *j, int rootfd, const char *rootname
 		rel++;
 	if (!*rel)
 		return -EISDIR;
+	(void)rootname;
 	pfd = openat2_path(rootfd, rel, nofollow, in_root);
-	if (pfd == -ENOSYS) {
-		/* Before Linux 5.6: the path through the root's name; its
-		 * symlinks resolve in our root, still with the program's
-		 * credentials. */
-		char joined[2 * PATH_MAX];
-
-		snprintf(joined, sizeof(joined), "%s/%s", rootname, rel);
-		pfd = open(joined, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
-		if (pfd < 0)
-			pfd = -errno;
-	}
+	if (pfd == -ENOSYS)
+		pfd = walk_no_links(rootfd, rel);
 	if (pfd < 0)
 		return pfd;
 	fd = reopen_checked(pfd, j->flags, j->max_size, st);
