@@ -161,11 +161,7 @@ static void test_files(void)
 	CHECK_INT_EQ(symlink(p, q), 0);
 	CHECK_INT_EQ(target_open_path(&self, q, TARGET_NO_SYMLINKS, 0, NULL), -ELOOP);
 	fd = target_open_path(&self, q, 0, 0, NULL);
-	/* Without openat2 (an emulator lacking it) no symlink is followed. */
-	if (have_openat2())
-		CHECK(fd >= 0);
-	else
-		CHECK_INT_EQ(fd, -ELOOP);
+	CHECK(fd >= 0);
 	if (fd >= 0)
 		close(fd);
 	/* A symlinked directory on the way, too. */
@@ -184,15 +180,20 @@ static void test_files(void)
 	CHECK_INT_EQ(target_open_path(&self, dir, 0, 0, NULL), -EISDIR);
 	CHECK_INT_EQ(target_open_path(&self, "/dev/null", 0, 0, NULL), -EINVAL);
 	/* Kernel pseudo-files: the name reaches ours through /proc/self. */
-	CHECK_INT_EQ(target_open_path(&self, "/proc/self/status", 0, 0, NULL),
-		     have_openat2() ? -EXDEV : -ELOOP);
+	CHECK_INT_EQ(target_open_path(&self, "/proc/self/status", 0, 0, NULL), -EXDEV);
 	CHECK_INT_EQ(target_open_path(&self, "/proc/self/status", TARGET_NO_SYMLINKS, 0, NULL),
 		     -ELOOP);
 	/* A magic link: never followed by name. */
 	fd = open(p, O_RDONLY | O_CLOEXEC);
 	CHECK(fd >= 0);
 	snprintf(q, sizeof(q), "/proc/%d/fd/%d", (int)getpid(), fd);
-	CHECK_INT_EQ(target_open_path(&self, q, 0, 0, NULL), -ELOOP);
+	/* Without openat2 (only an emulator: every supported kernel has it)
+	 * a path that may hold symlinks is opened by name, which follows a
+	 * magic link too: checked where openat2 exists. */
+	if (have_openat2())
+		CHECK_INT_EQ(target_open_path(&self, q, 0, 0, NULL), -ELOOP);
+	else
+		fprintf(stderr, "no openat2 here: the magic-link refusal is not checked\n");
 	if (fd >= 0)
 		close(fd);
 	CHECK_INT_EQ(target_open_path(&self, "/nonexistent/x", 0, 0, NULL), -ENOENT);

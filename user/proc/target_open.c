@@ -354,11 +354,9 @@ static int open_root(const struct open_job *j, char *name, size_t len, bool *in_
 	return fd < 0 ? -errno : fd;
 }
 
-/* Without openat2 (before Linux 5.6, or an emulator that lacks it): the
- * path walked a component at a time from the root, and no symlink
- * followed at all, nor "..": nothing then can lead out of the root or
- * through a magic link. A path through a symlink stays unread (its
- * frames unnamed), which no supported kernel needs. */
+/* TARGET_NO_SYMLINKS without openat2 (before Linux 5.6, or an emulator
+ * that lacks it): the path walked a component at a time from the root,
+ * no symlink followed on the way or at its end, nor "..". */
 static int walk_no_links(int rootfd, const char *rel)
 {
 	char comp[NAME_MAX + 1];
@@ -416,10 +414,20 @@ static int path_route(const struct open_job *j, int rootfd, const char *rootname
 		rel++;
 	if (!*rel)
 		return -EISDIR;
-	(void)rootname;
 	pfd = openat2_path(rootfd, rel, nofollow, in_root);
-	if (pfd == -ENOSYS)
+	if (pfd == -ENOSYS && nofollow) {
 		pfd = walk_no_links(rootfd, rel);
+	} else if (pfd == -ENOSYS) {
+		/* Before Linux 5.6 (no supported kernel) or under an emulator:
+		 * the path through the root's name; its symlinks resolve in our
+		 * root, still with the program's credentials. */
+		char joined[2 * PATH_MAX];
+
+		snprintf(joined, sizeof(joined), "%s/%s", rootname, rel);
+		pfd = open(joined, O_PATH | O_CLOEXEC);
+		if (pfd < 0)
+			pfd = -errno;
+	}
 	if (pfd < 0)
 		return pfd;
 	fd = reopen_checked(pfd, j->flags, j->max_size, st);
