@@ -168,7 +168,13 @@ static void test_files(void)
 	snprintf(q, sizeof(q), "%s/dlink", dir);
 	CHECK_INT_EQ(symlink(dir, q), 0);
 	snprintf(q, sizeof(q), "%s/dlink/ok", dir);
-	CHECK_INT_EQ(target_open_path(&self, q, TARGET_NO_SYMLINKS, 0, NULL), -ELOOP);
+	/* Without openat2 (only an emulator: every supported kernel has it)
+	 * only the last component is opened with O_NOFOLLOW: a symlink on the
+	 * way, /proc/self, a magic link are refused where openat2 exists. */
+	if (have_openat2())
+		CHECK_INT_EQ(target_open_path(&self, q, TARGET_NO_SYMLINKS, 0, NULL), -ELOOP);
+	else
+		fprintf(stderr, "no openat2 here: symlinks on the way are not refused\n");
 
 	/* A FIFO: refused at once, no wait for a writer. */
 	snprintf(q, sizeof(q), "%s/fifo", dir);
@@ -181,8 +187,10 @@ static void test_files(void)
 	CHECK_INT_EQ(target_open_path(&self, "/dev/null", 0, 0, NULL), -EINVAL);
 	/* Kernel pseudo-files: the name reaches ours through /proc/self. */
 	CHECK_INT_EQ(target_open_path(&self, "/proc/self/status", 0, 0, NULL), -EXDEV);
-	CHECK_INT_EQ(target_open_path(&self, "/proc/self/status", TARGET_NO_SYMLINKS, 0, NULL),
-		     -ELOOP);
+	if (have_openat2())
+		CHECK_INT_EQ(target_open_path(&self, "/proc/self/status", TARGET_NO_SYMLINKS, 0,
+					      NULL),
+			     -ELOOP);
 	/* A magic link: never followed by name. */
 	fd = open(p, O_RDONLY | O_CLOEXEC);
 	CHECK(fd >= 0);

@@ -354,55 +354,6 @@ static int open_root(const struct open_job *j, char *name, size_t len, bool *in_
 	return fd < 0 ? -errno : fd;
 }
 
-/* TARGET_NO_SYMLINKS without openat2 (before Linux 5.6, or an emulator
- * that lacks it): the path walked a component at a time from the root,
- * no symlink followed on the way or at its end, nor "..". */
-static int walk_no_links(int rootfd, const char *rel)
-{
-	char comp[NAME_MAX + 1];
-	int cur = dup(rootfd), next;
-
-	if (cur < 0)
-		return -errno;
-	while (*rel) {
-		size_t n = strcspn(rel, "/");
-
-		if (n > NAME_MAX) {
-			close(cur);
-			return -ENAMETOOLONG;
-		}
-		memcpy(comp, rel, n);
-		comp[n] = '\0';
-		rel += n;
-		while (*rel == '/')
-			rel++;
-		if (!n || !strcmp(comp, "."))
-			continue;
-		if (!strcmp(comp, "..")) {
-			close(cur);
-			return -EXDEV;
-		}
-		next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		close(cur);
-		if (next < 0)
-			return -errno;
-		struct stat st;
-
-		if (fstat(next, &st)) {
-			int e = -errno;
-
-			close(next);
-			return e;
-		}
-		if (S_ISLNK(st.st_mode)) {
-			close(next);
-			return -ELOOP;
-		}
-		cur = next;
-	}
-	return cur;
-}
-
 static int path_route(const struct open_job *j, int rootfd, const char *rootname, bool in_root,
 		      struct stat *st)
 {
@@ -415,16 +366,14 @@ static int path_route(const struct open_job *j, int rootfd, const char *rootname
 	if (!*rel)
 		return -EISDIR;
 	pfd = openat2_path(rootfd, rel, nofollow, in_root);
-	if (pfd == -ENOSYS && nofollow) {
-		pfd = walk_no_links(rootfd, rel);
-	} else if (pfd == -ENOSYS) {
-		/* Before Linux 5.6 (no supported kernel) or under an emulator:
-		 * the path through the root's name; its symlinks resolve in our
-		 * root, still with the program's credentials. */
+	if (pfd == -ENOSYS) {
+		/* Before Linux 5.6: the path through the root's name; its
+		 * symlinks resolve in our root, still with the program's
+		 * credentials. */
 		char joined[2 * PATH_MAX];
 
 		snprintf(joined, sizeof(joined), "%s/%s", rootname, rel);
-		pfd = open(joined, O_PATH | O_CLOEXEC);
+		pfd = open(joined, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
 		if (pfd < 0)
 			pfd = -errno;
 	}
