@@ -18,6 +18,7 @@
 void diff_cmd_usage(FILE *f)
 {
 	fputs("usage: ebpf-prof diff [OPTIONS] BASE_DIR NEW_DIR\n"
+	      "       ebpf-prof diff [OPTIONS] BASE_DIR... -- NEW_DIR...\n"
 	      "  Compares two result directories (their report.json) and reports what got\n"
 	      "  slower or faster in NEW: per-cycle times (wall, inference, SQL, GC, off-CPU,\n"
 	      "  unattributed), tokens/s, memory, throttling, Jetson power, functions (self and\n"
@@ -34,8 +35,15 @@ void diff_cmd_usage(FILE *f)
 	      "  completion) are compared as fixed work: the run's and each function's CPU\n"
 	      "  time gate. A function whose total grew while its self time did not gates\n"
 	      "  as a regression along its call path (\"beta (via spin)\").\n"
-	      "  Writes diff.html (differential flame graph) into NEW_DIR, or -o DIR; with\n"
-	      "  --json only when -o is given.\n"
+	      "  Several runs per side (BASE_DIR... -- NEW_DIR...): each side's profiles are\n"
+	      "  summed and its figures are per run (the mean); the run-to-run noise of\n"
+	      "  whole-run figures (CPU and wall time, functions' CPU time, per-cycle\n"
+	      "  medians) then comes from the runs' spread (at least --run-noise), and\n"
+	      "  the summary prints each side's CPU time with its spread over the runs.\n"
+	      "  report.json names the program's GNU build-id: the summary says whether\n"
+	      "  NEW is another build of it, even rebuilt in place at the same path.\n"
+	      "  Writes diff.html (differential flame graph) into NEW_DIR (the first one),\n"
+	      "  or -o DIR; with --json only when -o is given.\n"
 	      "\n"
 	      "Options:\n"
 	      "      --threshold PCT   smallest change that counts, in percent (default 10)\n"
@@ -46,7 +54,7 @@ void diff_cmd_usage(FILE *f)
 	      "                        either run (default 1)\n"
 	      "      --json            print the comparison as JSON (docs/report-schema.md)\n"
 	      "                        instead of the summary\n"
-	      "  -o, --output DIR      write diff.html in DIR (default: NEW_DIR; with --json,\n"
+	      "  -o, --output DIR      write diff.html in DIR (default: the first NEW_DIR; with --json,\n"
 	      "                        none unless -o)\n"
 	      "      --no-html         do not write diff.html\n"
 	      "  -h, --help            this text\n"
@@ -102,12 +110,20 @@ int diff_cmd_main(int argc, char **argv)
 	struct dm_opts opts;
 	const char *outdir = NULL;
 	bool json = false, html = true;
-	int c;
+	int c, sep = -1, nargs = argc;
 
 	dm_default_opts(&opts);
+	/* BASE... -- NEW...: options are read before the "--" only (getopt
+	 * would drop it and with it where the sides part). */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			sep = i;
+			nargs = i;
+			break;
+		}
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(nargs, argv, ":o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_THRESHOLD:
 			if (parse_pct(optarg, 0.1, 1000, &opts.threshold)) {
@@ -163,20 +179,38 @@ int diff_cmd_main(int argc, char **argv)
 			return DIFF_EXIT_USAGE;
 		}
 	}
-	if (argc - optind != 2) {
-		fprintf(stderr, "ebpf-prof diff: expected two result directories, BASE_DIR NEW_DIR "
-				"(see ebpf-prof diff --help)\n");
-		return DIFF_EXIT_USAGE;
+	const char **bases = (const char **)argv + optind, **news;
+	size_t nb, nn;
+
+	if (sep < 0) {
+		if (argc - optind != 2) {
+			fprintf(stderr, "ebpf-prof diff: expected two result directories, BASE_DIR "
+					"NEW_DIR, or BASE_DIR... -- NEW_DIR... (see ebpf-prof diff "
+					"--help)\n");
+			return DIFF_EXIT_USAGE;
+		}
+		nb = nn = 1;
+		news = bases + 1;
+	} else {
+		nb = (size_t)(nargs - optind);
+		news = (const char **)argv + sep + 1;
+		nn = (size_t)(argc - sep - 1);
+		if (!nb || !nn) {
+			fprintf(stderr,
+				"ebpf-prof diff: expected BASE_DIR... -- NEW_DIR..., at least "
+				"one result directory on each side of \"--\"\n");
+			return DIFF_EXIT_USAGE;
+		}
 	}
 	struct dl_run b, n;
 	char err[512];
 	int rc = DIFF_EXIT_ERROR;
 
-	if (dl_load(argv[optind], &b, err, sizeof(err))) {
+	if (dl_load_side(bases, nb, &b, err, sizeof(err))) {
 		fprintf(stderr, "ebpf-prof diff: %s\n", err);
 		return DIFF_EXIT_ERROR;
 	}
-	if (dl_load(argv[optind + 1], &n, err, sizeof(err))) {
+	if (dl_load_side(news, nn, &n, err, sizeof(err))) {
 		fprintf(stderr, "ebpf-prof diff: %s\n", err);
 		dl_free(&b);
 		return DIFF_EXIT_ERROR;
@@ -197,7 +231,7 @@ int diff_cmd_main(int argc, char **argv)
 	if (!outdir && json)
 		html = false;
 	if (!outdir)
-		outdir = argv[optind + 1];
+		outdir = news[0];
 	if (html) {
 		struct output_dir od;
 		struct html_ctx hc = { diff_to_json(&b, &n, &r), &b, &n };

@@ -109,7 +109,9 @@ cJSON *diff_html_flame(const struct dl_run *b, const struct dl_run *n, enum dh_s
 		scale = ((double)n->ncycles_all / (double)b->ncycles_all) *
 			(b->period_ns / n->period_ns);
 	else if (how == DH_CPU_TIME)
-		scale = b->period_ns / n->period_ns;
+		/* Several runs a side: per run (the stacks are their sums). */
+		scale = (b->period_ns / (double)(b->nruns > 1 ? b->nruns : 1)) /
+			(n->period_ns / (double)(n->nruns > 1 ? n->nruns : 1));
 	else if (b->func_samples && n->func_samples)
 		scale = (double)n->func_samples / (double)b->func_samples;
 	if (!isfinite(scale) || scale <= 0)

@@ -508,6 +508,23 @@ static int find_main_module(struct dl_run *r)
 	return 0;
 }
 
+/* The build-id report.json's modules give for the program's file. */
+static int find_build_id(struct dl_run *r)
+{
+	const cJSON *m;
+
+	if (!r->main_module)
+		return 0;
+	cJSON_ArrayForEach(m, get(r->root, "modules"))
+	{
+		const char *path = str(m, "path"), *id = str(m, "build_id");
+
+		if (path && id && *id && !strcmp(path, r->main_module))
+			return (r->build_id = strdup(id)) ? 0 : -ENOMEM;
+	}
+	return 0;
+}
+
 /* The run's figures from a tree report_read checked (taken over). */
 static int from_root(const char *dir, cJSON *root, struct dl_run *out, char *err, size_t errlen)
 {
@@ -533,6 +550,9 @@ static int from_root(const char *dir, cJSON *root, struct dl_run *out, char *err
 		out->program = strdup("");
 	if (!e && out->program && *out->program && out->launched)
 		e = find_main_module(out);
+	if (!e)
+		e = find_build_id(out);
+	out->nruns = 1;
 	if (!e && !out->program)
 		e = -ENOMEM;
 	if (!e)
@@ -566,8 +586,148 @@ int dl_load(const char *dir, struct dl_run *out, char *err, size_t errlen)
 	return e ? e : from_root(dir, root, out, err, errlen);
 }
 
+/* One side from k checked trees (taken over, freed on error too). */
+static int side_from_roots(const char *const *dirs, cJSON **roots, size_t k, struct dl_run *out,
+			   char *err, size_t errlen)
+{
+	cJSON *m = NULL;
+	char *label = NULL;
+	size_t len = 0;
+	int e;
+
+	memset(out, 0, sizeof(*out));
+	if (k == 1)
+		return from_root(dirs[0], roots[0], out, err, errlen);
+	e = dl_merge_roots(roots, dirs, k, &m, err, errlen);
+	for (size_t i = 0; !e && i < k; i++)
+		len += strlen(dirs[i]) + 3;
+	if (!e && !(label = malloc(len + 1)))
+		e = -ENOMEM;
+	if (e) {
+		for (size_t i = 0; i < k; i++)
+			cJSON_Delete(roots[i]);
+		if (e == -ENOMEM)
+			seterr(err, errlen, "%s/report.json: %s", dirs[0], strerror(-e));
+		return e;
+	}
+	label[0] = '\0';
+	for (size_t i = 0; i < k; i++) {
+		if (i)
+			strcat(label, " + ");
+		strcat(label, dirs[i]);
+	}
+	e = from_root(label, m, out, err, errlen);
+	free(label);
+	if (e) {
+		for (size_t i = 0; i < k; i++)
+			cJSON_Delete(roots[i]);
+		return e;
+	}
+	out->nruns = k;
+	out->runs = calloc(k, sizeof(*out->runs));
+	if (!out->runs) {
+		for (size_t i = 0; i < k; i++)
+			cJSON_Delete(roots[i]);
+		dl_free(out);
+		return -ENOMEM;
+	}
+	size_t loaded = 0;
+	for (; loaded < k && !e; loaded++)
+		e = from_root(dirs[loaded], roots[loaded], &out->runs[loaded], err, errlen);
+	if (e) {
+		/* from_root freed the failed one's tree; the rest were not taken. */
+		for (size_t i = loaded; i < k; i++)
+			cJSON_Delete(roots[i]);
+		out->nruns = loaded - 1;
+		dl_free(out);
+		return e;
+	}
+	/* The side's build-id: the runs' when they agree. */
+	free(out->build_id);
+	out->build_id = NULL;
+	bool same_id = out->runs[0].build_id != NULL, same_work = true;
+	for (size_t i = 1; i < k; i++) {
+		const struct dl_run *a = &out->runs[0], *b = &out->runs[i];
+
+		same_id &= b->build_id && !strcmp(a->build_id, b->build_id);
+		same_work &= b->launched && b->exit_status == 0 && a->command && b->command &&
+			     !strcmp(a->command, b->command);
+	}
+	same_work &= out->runs[0].launched && out->runs[0].exit_status == 0;
+	if (same_id && !(out->build_id = strdup(out->runs[0].build_id)))
+		e = -ENOMEM;
+	bool any_id = false;
+	for (size_t i = 0; i < k; i++)
+		any_id |= out->runs[i].build_id != NULL;
+	if (!e && (!same_work || (!same_id && any_id)) &&
+	    asprintf(&out->side_note, "the runs of %s %s", out->dir,
+		     !same_work
+			     ? "did not all run the same command to completion: not compared as "
+			       "the same work"
+			     : "are of different builds of the program (build-ids differ)") < 0) {
+		out->side_note = NULL;
+		e = -ENOMEM;
+	}
+	if (e) {
+		seterr(err, errlen, "%s/report.json: %s", dirs[0], strerror(-e));
+		dl_free(out);
+	}
+	return e;
+}
+
+int dl_load_side(const char *const *dirs, size_t k, struct dl_run *out, char *err, size_t errlen)
+{
+	cJSON **roots = calloc(k ? k : 1, sizeof(*roots));
+	int e = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!roots)
+		return -ENOMEM;
+	for (size_t i = 0; i < k && !e; i++)
+		e = report_read(dirs[i], &roots[i], err, errlen);
+	if (!e && !k)
+		e = -EINVAL;
+	if (!e)
+		e = side_from_roots(dirs, roots, k, out, err, errlen);
+	else
+		for (size_t i = 0; i < k; i++)
+			cJSON_Delete(roots[i]);
+	free(roots);
+	return e;
+}
+
+int dl_load_side_text(const char *const *dirs, const char *const *texts, const size_t *lens,
+		      size_t k, struct dl_run *out, char *err, size_t errlen)
+{
+	cJSON **roots = calloc(k ? k : 1, sizeof(*roots));
+	char name[4096];
+	int e = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!roots)
+		return -ENOMEM;
+	for (size_t i = 0; i < k && !e; i++) {
+		snprintf(name, sizeof(name), "%s/report.json", dirs[i] ? dirs[i] : "?");
+		e = report_parse(name, texts[i], lens[i], &roots[i], err, errlen);
+	}
+	if (!e && !k)
+		e = -EINVAL;
+	if (!e)
+		e = side_from_roots(dirs, roots, k, out, err, errlen);
+	else
+		for (size_t i = 0; i < k; i++)
+			cJSON_Delete(roots[i]);
+	free(roots);
+	return e;
+}
+
 void dl_free(struct dl_run *r)
 {
+	for (size_t i = 0; r->runs && i < r->nruns; i++)
+		dl_free(&r->runs[i]);
+	free(r->runs);
+	free(r->build_id);
+	free(r->side_note);
 	free(r->dir);
 	cJSON_Delete(r->root);
 	free(r->program);
@@ -700,5 +860,17 @@ int dl_align_keys(struct dl_run *a, struct dl_run *b)
 	e = rekey(a);
 	if (!e)
 		e = rekey(b);
+	/* Each run of a side keyed as the side is. */
+	for (int s = 0; s < 2 && !e; s++) {
+		struct dl_run *side = s ? b : a;
+
+		for (size_t i = 0; side->runs && i < side->nruns && !e; i++) {
+			struct dl_run *r = &side->runs[i];
+
+			r->keys_without_module = side->keys_without_module;
+			r->main_as_program = side->main_as_program && r->main_module;
+			e = rekey(r);
+		}
+	}
 	return e;
 }

@@ -101,9 +101,22 @@ struct dl_run {
 	size_t nprobes;
 	struct dl_stmt *stmts;
 	size_t nstmts;
-	/* Whole-run figures, NAN when absent. */
+	/* Whole-run figures, NAN when absent (several runs: their mean). */
 	double tokens_per_s, peak_rss, throttled_share, gpu_energy_j, gpu_power_mw;
 	double off_cpu_ns, on_cpu_ns;
+	/* GNU build-id (hex) of main_module from report.json's modules, NULL
+	 * when not known (an older report, no note, runs of one side that
+	 * differ). */
+	char *build_id;
+	/* Several runs on one side (dl_load_side): this run stands for all of
+	 * them (counts summed, cycles concatenated, whole-run figures their
+	 * mean; dl_merge_roots) and runs[] holds each on its own, keyed alike
+	 * (dl_align_keys). One run: nruns 1, runs NULL. */
+	size_t nruns;
+	struct dl_run *runs;
+	/* Runs of one side that do not all launch the same command to
+	 * completion, or differ in build-id: said as a warning. NULL: none. */
+	char *side_note;
 };
 
 /* Reads DIR/report.json (report_read). On error returns -errno and writes
@@ -113,6 +126,17 @@ int dl_load(const char *dir, struct dl_run *out, char *err, size_t errlen);
 int dl_load_text(const char *dir, const char *text, size_t len, struct dl_run *out, char *err,
 		 size_t errlen);
 void dl_free(struct dl_run *r);
+
+/* Several result directories as one side of a comparison (k >= 1; k 1 is
+ * dl_load). Runs of one side must share the sampling period and either all
+ * have cycles or none (else -EINVAL with a line naming both files). */
+int dl_load_side(const char *const *dirs, size_t k, struct dl_run *out, char *err, size_t errlen);
+/* Same from texts in memory (tests, fuzzing). */
+int dl_load_side_text(const char *const *dirs, const char *const *texts, const size_t *lens,
+		      size_t k, struct dl_run *out, char *err, size_t errlen);
+/* One report tree standing for k checked ones (diff_merge.c). */
+int dl_merge_roots(cJSON *const *roots, const char *const *dirs, size_t k, cJSON **out, char *err,
+		   size_t errlen);
 
 /* The function with this key, or NULL. */
 const struct dl_func *dl_find_func(const struct dl_run *r, const char *key);

@@ -87,6 +87,8 @@ const char *dm_test_name(enum dm_test t)
 		return "rate-ratio";
 	case DM_T_TWO_PROP:
 		return "two-proportion";
+	case DM_T_RUN_MEANS:
+		return "run-means";
 	}
 	return "?";
 }
@@ -111,6 +113,13 @@ enum dm_status dm_decide(double est, double p, double alpha, double threshold,
 int dm_compare_dist(const double *x, size_t nx, const double *y, size_t ny, double denom,
 		    const struct dm_opts *o, double *est, double *lo, double *hi, double *p)
 {
+	return dm_compare_dist_sp(x, nx, y, ny, denom, o, NULL, est, lo, hi, p);
+}
+
+int dm_compare_dist_sp(const double *x, size_t nx, const double *y, size_t ny, double denom,
+		       const struct dm_opts *o, const struct ds_spread *sp, double *est, double *lo,
+		       double *hi, double *p)
+{
 	struct ds_mwu m;
 	struct ds_effect ef;
 	int e;
@@ -134,7 +143,10 @@ int dm_compare_dist(const double *x, size_t nx, const double *y, size_t ny, doub
 	/* The rank test takes cycles as independent; the block bootstrap
 	 * and the floor do not: p is the larger of the two. */
 	struct ds_count_test t = { .est = ef.est, .lo = ef.lo, .hi = ef.hi, .p = m.p };
-	ds_run_floor(&t, o->run_noise);
+	if (sp)
+		ds_run_floor_var(&t, sp);
+	else
+		ds_run_floor(&t, o->run_noise);
 	*est = t.est;
 	*lo = t.lo;
 	*hi = t.hi;
@@ -187,6 +199,7 @@ static struct dm_row *add_row(struct dm_result *r, enum dm_section sec, const ch
 	w->base = w->new = w->est = w->lo = w->hi = w->p = NAN;
 	w->base_share = w->new_share = NAN;
 	w->est_eq = w->p_eq = NAN;
+	w->sd_base = w->sd_new = NAN;
 	w->better = DM_LOWER;
 	r->nrows++;
 	return w;
@@ -199,6 +212,130 @@ static double rel(double b, double n)
 	if (b == 0)
 		return n == 0 ? 0 : INFINITY;
 	return (n - b) / fabs(b);
+}
+
+/* Run j of a side: the side itself when it is one run. */
+static const struct dl_run *run_at(const struct dl_run *s, size_t j)
+{
+	return s->runs ? &s->runs[j] : s;
+}
+
+static bool several_runs(const struct dl_run *b, const struct dl_run *n)
+{
+	return b->nruns > 1 || n->nruns > 1;
+}
+
+/* Standard deviation of k values (on the log scale: a relative sd), NAN
+ * below two. */
+static double side_sd(const double *y, size_t k)
+{
+	double m = 0, ss = 0;
+
+	if (k < 2)
+		return NAN;
+	for (size_t j = 0; j < k; j++)
+		m += y[j];
+	m /= (double)k;
+	for (size_t j = 0; j < k; j++)
+		ss += (y[j] - m) * (y[j] - m);
+	return sqrt(ss / (double)(k - 1));
+}
+
+int dm_compare_runs(const uint64_t *cb, const double *eb, size_t kb, const uint64_t *cn,
+		    const double *en, size_t kn, const struct dm_opts *o, struct ds_count_test *t,
+		    struct ds_spread *sp_out)
+{
+	double *y = malloc((kb + kn + 1) * sizeof(*y)), *v = malloc((kb + kn + 1) * sizeof(*v));
+	uint64_t sb = 0, sn = 0;
+	double tb = 0, tn = 0;
+	struct ds_spread sp;
+	int e = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (!y || !v) {
+		e = -ENOMEM;
+		goto out;
+	}
+	if (!kb || !kn) {
+		e = -EINVAL;
+		goto out;
+	}
+	for (size_t j = 0; j < kb + kn; j++) {
+		uint64_t c = j < kb ? cb[j] : cn[j - kb];
+		double ex = j < kb ? eb[j] : en[j - kb];
+
+		if (!(ex > 0) || !isfinite(ex)) {
+			e = -EINVAL;
+			goto out;
+		}
+		if (j < kb) {
+			sb = sb + c < sb ? UINT64_MAX : sb + c;
+			tb += ex;
+		} else {
+			sn = sn + c < sn ? UINT64_MAX : sn + c;
+			tn += ex;
+		}
+		/* Per run: log rate and its Poisson variance (0.5 added: a run
+		 * without a sample of the function). */
+		y[j] = log(((double)c + 0.5) / ex);
+		v[j] = 1 / ((double)c + 0.5);
+	}
+	e = ds_rate_ratio(sb, tb, sn, tn, 1, t);
+	if (!e)
+		e = ds_run_spread(y, v, kb, y + kb, v + kb, kn, o->run_noise, &sp);
+	if (!e) {
+		ds_run_floor_var(t, &sp);
+		if (sp_out)
+			*sp_out = sp;
+	}
+out:
+	free(y);
+	free(v);
+	return e;
+}
+
+/* A row's test from the runs of both sides: their counts of the key's
+ * function (self or total), or of all samples when key is NULL. */
+static int runs_row(struct dm_row *w, const struct dl_run *b, const struct dl_run *n,
+		    const char *key, bool self, const struct dm_opts *o)
+{
+	size_t kb = b->nruns, kn = n->nruns, k = kb + kn;
+	uint64_t *c = malloc(k * sizeof(*c));
+	double *ex = malloc(k * sizeof(*ex)), *y = malloc(k * sizeof(*y));
+	struct ds_count_test t;
+	struct ds_spread sp;
+	int e = 0;
+
+	if (!c || !ex || !y) {
+		e = -ENOMEM;
+		goto out;
+	}
+	for (size_t j = 0; j < k; j++) {
+		const struct dl_run *r = j < kb ? run_at(b, j) : run_at(n, j - kb);
+		const struct dl_func *f = key ? dl_find_func(r, key) : NULL;
+
+		c[j] = key ? (f ? (self ? f->self : f->total) : 0) : r->samples;
+		ex[j] = 1 / r->period_ns;
+		y[j] = log(((double)c[j] + 0.5) * r->period_ns);
+	}
+	e = dm_compare_runs(c, ex, kb, c + kb, ex + kb, kn, o, &t, &sp);
+	if (e) {
+		e = e == -ENOMEM ? e : 0;
+		goto out;
+	}
+	w->test = DM_T_RATE;
+	w->est = t.est;
+	w->lo = t.lo;
+	w->hi = t.hi;
+	w->p = t.p;
+	w->from_spread = sp.estimated;
+	w->sd_base = side_sd(y, kb);
+	w->sd_new = side_sd(y + kb, kn);
+out:
+	free(c);
+	free(ex);
+	free(y);
+	return e;
 }
 
 /* ---- per-cycle distributions ---- */
@@ -292,6 +429,48 @@ static double median_share(const struct dl_run *r, double *tmp)
 	return n ? ds_median_sort(tmp, n) : NAN;
 }
 
+/* Several runs a side: the spread of the runs' medians of column k,
+ * relative to the base side's median (at least denom; abs: as they are).
+ * It holds the medians' own sampling error too, so it errs wide. -ENOENT
+ * when a run has no value. */
+static int cycle_spread(const struct dl_run *b, const struct dl_run *n, enum dl_cyc k, double denom,
+			bool abs_change, double floor_sd, struct ds_spread *sp, double *sdb,
+			double *sdn)
+{
+	size_t kb = b->nruns, kn = n->nruns,
+	       cap = b->ncycles > n->ncycles ? b->ncycles : n->ncycles;
+	double *tmp = malloc((cap + 1) * sizeof(*tmp)), *y = malloc((kb + kn) * sizeof(*y)), d = 1;
+	bool nz = false;
+	int e = 0;
+
+	if (!tmp || !y) {
+		e = -ENOMEM;
+		goto out;
+	}
+	if (!abs_change) {
+		size_t nx = finite_values(b, k, tmp, &nz);
+
+		d = fmax(nx ? fabs(ds_median_select(tmp, nx)) : 0, denom);
+	}
+	for (size_t j = 0; j < kb + kn; j++) {
+		const struct dl_run *r = j < kb ? run_at(b, j) : run_at(n, j - kb);
+		size_t m = r->ncycles <= cap ? finite_values(r, k, tmp, &nz) : 0;
+
+		if (!m || !(d > 0)) {
+			e = -ENOENT;
+			goto out;
+		}
+		y[j] = ds_median_select(tmp, m) / d;
+	}
+	e = ds_run_spread(y, NULL, kb, y + kb, NULL, kn, floor_sd, sp);
+	*sdb = side_sd(y, kb);
+	*sdn = side_sd(y + kb, kn);
+out:
+	free(tmp);
+	free(y);
+	return e;
+}
+
 static int cycle_rows(const struct dl_run *b, const struct dl_run *n, const struct dm_opts *o,
 		      struct dm_result *r)
 {
@@ -354,8 +533,23 @@ static int cycle_rows(const struct dl_run *b, const struct dl_run *n, const stru
 		struct dm_opts od = *o;
 		if (w->abs_change)
 			od.run_noise = 0;
-		if (dm_compare_dist(x, nx, y, ny, denom, &od, &w->est, &w->lo, &w->hi, &w->p) ==
-		    0) {
+		/* Several runs a side: the run-level noise from the spread of
+		 * the runs' medians (at least the floor). */
+		struct ds_spread spv, *sp = NULL;
+		if (several_runs(b, n)) {
+			int se = cycle_spread(b, n, d->k, denom, w->abs_change, od.run_noise, &spv,
+					      &w->sd_base, &w->sd_new);
+			if (se == -ENOMEM) {
+				e = se;
+				goto out;
+			}
+			if (!se) {
+				sp = &spv;
+				w->from_spread = spv.estimated;
+			}
+		}
+		if (dm_compare_dist_sp(x, nx, y, ny, denom, &od, sp, &w->est, &w->lo, &w->hi,
+				       &w->p) == 0) {
 			w->test = DM_T_MWU;
 		} else {
 			w->est = NAN;
@@ -375,8 +569,8 @@ static int cycle_rows(const struct dl_run *b, const struct dl_run *n, const stru
 			       ey = at_equal_share(n, d->k, d->stretch, y);
 			double lo, hi;
 
-			if (dm_compare_dist(x, ex, y, ey, denom, &od, &w->est_eq, &lo, &hi,
-					    &w->p_eq) == 0)
+			if (dm_compare_dist_sp(x, ex, y, ey, denom, &od, sp, &w->est_eq, &lo, &hi,
+					       &w->p_eq) == 0)
 				w->has_eq = true;
 		}
 	}
@@ -404,32 +598,80 @@ static int run_row(struct dm_result *r, const char *name, const char *unit, doub
 	return 0;
 }
 
+/* Wall time of runs of the same work, several runs on a side: the runs'
+ * spread (at least --run-noise) is the only noise there is. Not gating: a
+ * loaded machine stretches it (docs/diff.md). */
+static int duration_test(struct dm_row *w, const struct dl_run *b, const struct dl_run *n,
+			 const struct dm_opts *o)
+{
+	size_t kb = b->nruns, kn = n->nruns;
+	double *y = malloc((kb + kn) * sizeof(*y));
+	struct ds_spread sp;
+	struct ds_count_test t = { 0 };
+
+	if (!y)
+		return -ENOMEM;
+	for (size_t j = 0; j < kb + kn; j++) {
+		double d = j < kb ? run_at(b, j)->duration_ns : run_at(n, j - kb)->duration_ns;
+
+		if (!(d > 0) || !isfinite(d)) {
+			free(y);
+			return 0;
+		}
+		y[j] = log(d);
+	}
+	if (ds_run_spread(y, NULL, kb, y + kb, NULL, kn, o->run_noise, &sp) == 0 &&
+	    isfinite(w->est)) {
+		t.est = t.lo = t.hi = w->est;
+		ds_run_floor_var(&t, &sp);
+		w->test = DM_T_RUN_MEANS;
+		w->lo = t.lo;
+		w->hi = t.hi;
+		w->p = t.p;
+		w->from_spread = sp.estimated;
+		w->sd_base = side_sd(y, kb);
+		w->sd_new = side_sd(y + kb, kn);
+		w->n_base = kb;
+		w->n_new = kn;
+	}
+	free(y);
+	return 0;
+}
+
 static int run_rows(const struct dl_run *b, const struct dl_run *n, const struct dm_opts *o,
 		    struct dm_result *r)
 {
-	double cb = b->period_ns > 0 ? (double)b->samples * b->period_ns : NAN;
-	double cn = n->period_ns > 0 ? (double)n->samples * n->period_ns : NAN;
+	/* Several runs a side: counts are sums, figures one run's mean. */
+	double cb = b->period_ns > 0 ? (double)b->samples * b->period_ns / (double)b->nruns : NAN;
+	double cn = n->period_ns > 0 ? (double)n->samples * n->period_ns / (double)n->nruns : NAN;
 	int e = 0;
 
 	e = e ?: run_row(r, "duration", "ns", b->duration_ns, n->duration_ns, DM_LOWER, false);
+	if (!e && r->same_work && several_runs(b, n) && r->rows[r->nrows - 1].section == DM_S_RUN &&
+	    !strcmp(r->rows[r->nrows - 1].name, "duration"))
+		e = duration_test(&r->rows[r->nrows - 1], b, n, o);
 	e = e ?: run_row(r, "CPU time (samples)", "ns", cb, cn, DM_LOWER, false);
 	/* The same work both times: the whole run's CPU time is a figure
 	 * with a test, Poisson error of the sample counts (a sample stands
-	 * for a period of CPU) plus the run-level floor. */
+	 * for a period of CPU) plus the run-level noise: --run-noise with one
+	 * run a side, else the runs' spread beyond Poisson (at least that). */
 	if (!e && r->same_work && isfinite(cb) && isfinite(cn)) {
 		struct dm_row *w = &r->rows[r->nrows - 1];
 		struct ds_count_test t;
 
-		if (dm_compare_rate(b->samples, 1 / b->period_ns, n->samples, 1 / n->period_ns, 1,
-				    o, &t) == 0) {
+		w->n_base = (size_t)b->samples;
+		w->n_new = (size_t)n->samples;
+		if (several_runs(b, n)) {
+			e = runs_row(w, b, n, NULL, false, o);
+			w->gating = w->test != DM_T_NONE;
+		} else if (dm_compare_rate(b->samples, 1 / b->period_ns, n->samples,
+					   1 / n->period_ns, 1, o, &t) == 0) {
 			w->test = DM_T_RATE;
 			w->gating = true;
 			w->est = t.est;
 			w->lo = t.lo;
 			w->hi = t.hi;
 			w->p = t.p;
-			w->n_base = (size_t)b->samples;
-			w->n_new = (size_t)n->samples;
 		}
 	}
 	e = e
@@ -502,6 +744,17 @@ static int func_row(struct dm_result *r, const struct dl_run *b, const struct dl
 		 * cycle, the expected count is cycles / period. */
 		e = dm_compare_rate(a, eb / b->period_ns, c, en / n->period_ns, phi, o, &t);
 		w->test = DM_T_RATE;
+	} else if (r->same_work && several_runs(b, n)) {
+		/* Several runs a side: the mean per run, the noise from their
+		 * spread (runs_row). */
+		w->base = (double)a * b->period_ns / (double)b->nruns;
+		w->new = (double)c * n->period_ns / (double)n->nruns;
+		e = runs_row(w, b, n, f->key, self, o);
+		if (e || w->test == DM_T_NONE) {
+			w->est = rel(w->base, w->new);
+			return e;
+		}
+		return 0;
 	} else if (r->same_work) {
 		/* The same work: CPU time per run, Poisson counts. */
 		w->base = (double)a * b->period_ns;
@@ -509,8 +762,8 @@ static int func_row(struct dm_result *r, const struct dl_run *b, const struct dl
 		e = dm_compare_rate(a, 1 / b->period_ns, c, 1 / n->period_ns, 1, o, &t);
 		w->test = DM_T_RATE;
 	} else {
-		w->base = (double)a * b->period_ns;
-		w->new = (double)c * n->period_ns;
+		w->base = (double)a * b->period_ns / (double)b->nruns;
+		w->new = (double)c * n->period_ns / (double)n->nruns;
 		e = ds_two_proportions(a, b->func_samples, c, n->func_samples, &t);
 		if (!e)
 			ds_run_floor(&t, o->run_noise);
@@ -613,8 +866,8 @@ static int value_row(struct dm_result *r, enum dm_section sec, const char *name,
 
 static int probe_rows(const struct dl_run *b, const struct dl_run *n, struct dm_result *r)
 {
-	double eb = r->per_cycle ? (double)b->ncycles_all : 1,
-	       en = r->per_cycle ? (double)n->ncycles_all : 1;
+	double eb = r->per_cycle ? (double)b->ncycles_all : (double)b->nruns,
+	       en = r->per_cycle ? (double)n->ncycles_all : (double)n->nruns;
 	const char *cm = r->per_cycle ? "calls per cycle" : "calls",
 		   *tm = r->per_cycle ? "time per cycle" : "total time";
 	int e = 0;
@@ -654,8 +907,8 @@ static int probe_rows(const struct dl_run *b, const struct dl_run *n, struct dm_
 
 static int sql_rows(const struct dl_run *b, const struct dl_run *n, struct dm_result *r)
 {
-	double eb = r->per_cycle ? (double)b->ncycles_all : 1,
-	       en = r->per_cycle ? (double)n->ncycles_all : 1;
+	double eb = r->per_cycle ? (double)b->ncycles_all : (double)b->nruns,
+	       en = r->per_cycle ? (double)n->ncycles_all : (double)n->nruns;
 	int e = 0;
 
 	for (size_t pass = 0; pass < 2 && !e; pass++) {
@@ -744,17 +997,45 @@ static bool same_work(const struct dl_run *b, const struct dl_run *n)
 	       b->args && n->args && !strcmp(b->args, n->args) && *b->program && *n->program;
 }
 
+/* What the launched program's file was on each side, and whether it is
+ * another build: by the GNU build-id report.json's modules give (an
+ * in-place rebuild keeps the path, not the build-id). */
 static int program_note(const struct dl_run *b, const struct dl_run *n, struct dm_result *r)
 {
+	bool same_path, known = b->build_id && n->build_id;
 	int k;
 
+	r->program_changed = -1;
 	if (!b->main_as_program)
 		return 0;
-	if (!strcmp(b->main_module, n->main_module))
+	same_path = !strcmp(b->main_module, n->main_module);
+	if (known)
+		r->program_changed = strcmp(b->build_id, n->build_id) != 0;
+	if (known && same_path)
+		k = asprintf(
+			&r->program_note,
+			r->program_changed
+				? "the program: %s in both runs, rebuilt in place (build-id %s "
+				  "in base, %s in new)"
+				: "the program: %s in both runs, the same build (build-id %s%s)",
+			n->main_module, b->build_id, r->program_changed ? n->build_id : "");
+	else if (known)
+		k = asprintf(
+			&r->program_note,
+			r->program_changed
+				? "the program: %s in base, %s in new (another file, another "
+				  "build: build-id %s in base, %s in new; its functions matched "
+				  "by name as \"%s\")"
+				: "the program: %s in base, %s in new (another file, the same "
+				  "build: build-id %s%s; its functions matched by name as "
+				  "\"%s\")",
+			b->main_module, n->main_module, b->build_id,
+			r->program_changed ? n->build_id : "", DL_MAIN_MODULE);
+	else if (same_path)
 		k = asprintf(&r->program_note,
 			     "the program: %s in both runs (its own functions matched by name; "
-			     "report.json names no build-id: whether the file was rebuilt in "
-			     "place is not known)",
+			     "report.json names no build-id for it: whether the file was rebuilt "
+			     "in place is not known)",
 			     n->main_module);
 	else
 		k = asprintf(&r->program_note,
@@ -789,6 +1070,12 @@ int dm_compare(const struct dl_run *b, const struct dl_run *n, const struct dm_o
 			r,
 			"the runs are of different programs (%s: \"%s\", %s: \"%s\"); compared anyway",
 			b->dir, b->program, n->dir, n->program);
+	for (int side = 0; side < 2 && !e; side++) {
+		const struct dl_run *x = side ? n : b;
+
+		if (x->side_note)
+			e = warn(r, "%s", x->side_note);
+	}
 	if (!e && !r->per_cycle && !r->same_work && !b->ncycles && !n->ncycles)
 		e = warn(r, "no cycles, and the runs did not do the same work (one command line, "
 			    "both ran to completion): functions compared by shares of samples, the "

@@ -25,10 +25,11 @@ enum dm_section {
 };
 
 enum dm_test {
-	DM_T_NONE,     /* one number per run: not tested */
-	DM_T_MWU,      /* Mann-Whitney U on per-cycle values; bootstrap interval */
-	DM_T_RATE,     /* counts per cycle: rate ratio test */
-	DM_T_TWO_PROP, /* shares of samples: two-proportion z-test */
+	DM_T_NONE,	/* one number per run: not tested */
+	DM_T_MWU,	/* Mann-Whitney U on per-cycle values; bootstrap interval */
+	DM_T_RATE,	/* counts per cycle: rate ratio test */
+	DM_T_TWO_PROP,	/* shares of samples: two-proportion z-test */
+	DM_T_RUN_MEANS, /* one value per run, several runs a side: their spread */
 };
 
 enum dm_better { DM_LOWER, DM_HIGHER, DM_NEITHER };
@@ -74,6 +75,11 @@ struct dm_row {
 	 * concentrates, or NULL when it spreads over several. */
 	char *key;
 	char *via;
+	/* Several runs on a side: the figure's relative sd over the runs of
+	 * each side (NAN with one run), and whether the run-to-run noise came
+	 * from their spread (else from --run-noise). */
+	double sd_base, sd_new;
+	bool from_spread;
 };
 
 /* Per-cycle times smaller than this share of the median cycle are compared
@@ -103,6 +109,9 @@ struct dm_result {
 	/* What the launched program's file was in each run (path; whether
 	 * it is another file), NULL when not known. */
 	char *program_note;
+	/* The program's file is another build (GNU build-ids differ): 1, the
+	 * same build: 0, not known (no build-id on a side): -1. */
+	int program_changed;
 	double share_base, share_new; /* median CPU share per cycle, NAN unknown */
 	size_t regressions, improvements;
 	char **warnings;
@@ -134,6 +143,21 @@ enum dm_status dm_decide(double est, double p, double alpha, double threshold,
  * of the widened change. -EINVAL with fewer than 3 values on a side. */
 int dm_compare_dist(const double *x, size_t nx, const double *y, size_t ny, double denom,
 		    const struct dm_opts *o, double *est, double *lo, double *hi, double *p);
+/* The same with the run-level noise of sp (several runs per side,
+ * ds_run_spread) instead of o->run_noise; sp NULL: o->run_noise. */
+int dm_compare_dist_sp(const double *x, size_t nx, const double *y, size_t ny, double denom,
+		       const struct dm_opts *o, const struct ds_spread *sp, double *est, double *lo,
+		       double *hi, double *p);
+
+/* Several runs per side, fixed work: per-run counts cb[0..kb) (base) and
+ * cn[0..kn) (new), each over the exposure of one run (1 / period: a sample
+ * stands for a period of CPU), eb and en per run. The rate ratio of the
+ * sums, Poisson error of the counts, plus the run-to-run variance from
+ * the runs' spread beyond Poisson (ds_run_spread, at least --run-noise).
+ * sp (may be NULL) gets the spread. -EINVAL on empty sides. */
+int dm_compare_runs(const uint64_t *cb, const double *eb, size_t kb, const uint64_t *cn,
+		    const double *en, size_t kn, const struct dm_opts *o, struct ds_count_test *t,
+		    struct ds_spread *sp);
 
 /* Counts a over exposure ta (base) and b over tb (new), e.g. a function's
  * samples over cycles / period: the rate ratio test with dispersion phi,

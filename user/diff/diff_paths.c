@@ -16,8 +16,10 @@ static double sample_unit(const struct dl_run *r, const struct dm_result *res)
 {
 	if (res->per_cycle)
 		return r->period_ns / (double)(r->ncycles_all ? r->ncycles_all : 1);
+	/* Several runs a side: the stacks are their sums, a figure one run's
+	 * mean. */
 	if (res->same_work)
-		return r->period_ns;
+		return r->period_ns / (double)(r->nruns > 1 ? r->nruns : 1);
 	return r->func_samples ? 1 / (double)r->func_samples : 0;
 }
 

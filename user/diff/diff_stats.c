@@ -305,3 +305,152 @@ void ds_run_floor(struct ds_count_test *t, double run_sd)
 	if (!(t->p >= p))
 		t->p = p;
 }
+
+/* Continued fraction of the regularized incomplete beta (Lentz). */
+static double beta_cf(double a, double b, double x)
+{
+	const double tiny = 1e-300;
+	double qab = a + b, qap = a + 1, qam = a - 1, c = 1, d = 1 - qab * x / qap, h;
+
+	if (fabs(d) < tiny)
+		d = tiny;
+	d = 1 / d;
+	h = d;
+	for (int m = 1; m <= 300; m++) {
+		double m2 = 2.0 * m, aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+
+		d = 1 + aa * d;
+		d = fabs(d) < tiny ? tiny : d;
+		c = 1 + aa / c;
+		c = fabs(c) < tiny ? tiny : c;
+		d = 1 / d;
+		h *= d * c;
+		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+		d = 1 + aa * d;
+		d = fabs(d) < tiny ? tiny : d;
+		c = 1 + aa / c;
+		c = fabs(c) < tiny ? tiny : c;
+		d = 1 / d;
+		double del = d * c;
+		h *= del;
+		if (fabs(del - 1) < 1e-14)
+			break;
+	}
+	return h;
+}
+
+/* I_x(a, b). */
+static double beta_inc(double a, double b, double x)
+{
+	if (x <= 0)
+		return 0;
+	if (x >= 1)
+		return 1;
+	double bt = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	if (x < (a + 1) / (a + b + 2))
+		return bt * beta_cf(a, b, x) / a;
+	return 1 - bt * beta_cf(b, a, 1 - x) / b;
+}
+
+double ds_t_p2(double t, double df)
+{
+	if (isnan(t))
+		return NAN;
+	if (!(df > 0) || df > 1e7)
+		return 2 * (1 - ds_norm_cdf(fabs(t)));
+	double p = beta_inc(df / 2, 0.5, df / (df + t * t));
+	return p > 1 ? 1 : p < 0 ? 0 : p;
+}
+
+double ds_t_quantile(double p2, double df)
+{
+	double lo = 0, hi = 1;
+
+	if (!(p2 > 0 && p2 < 1))
+		return NAN;
+	/* The two-sided p falls as t grows: bracket, then halve. */
+	while (ds_t_p2(hi, df) > p2 && hi < 1e12)
+		hi *= 2;
+	for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (ds_t_p2(mid, df) > p2)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+int ds_run_spread(const double *yb, const double *sb, size_t kb, const double *yn, const double *sn,
+		  size_t kn, double floor_sd, struct ds_spread *out)
+{
+	const double *ys[2] = { yb, yn }, *ss[2] = { sb, sn };
+	size_t ks[2] = { kb, kn };
+	double sum_sq = 0, samp = 0;
+	size_t df = 0, nsamp = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!kb || !kn)
+		return -EINVAL;
+	for (int s = 0; s < 2; s++) {
+		double mean = 0;
+
+		for (size_t j = 0; j < ks[s]; j++) {
+			if (!isfinite(ys[s][j]) || (ss[s] && !isfinite(ss[s][j])))
+				return -EINVAL;
+			mean += ys[s][j];
+			if (ss[s]) {
+				samp += ss[s][j];
+				nsamp++;
+			}
+		}
+		mean /= (double)ks[s];
+		for (size_t j = 0; j < ks[s]; j++)
+			sum_sq += (ys[s][j] - mean) * (ys[s][j] - mean);
+		df += ks[s] - 1;
+	}
+	double fl = floor_sd > 0 && isfinite(floor_sd) ? floor_sd * floor_sd : 0;
+
+	out->k = 1 / (double)kb + 1 / (double)kn;
+	out->df_spread = (double)df;
+	out->observed = df ? sum_sq / (double)df : NAN;
+	/* What the runs spread beyond their own sampling error: the
+	 * run-level part. */
+	out->beyond = df ? fmax(0, out->observed - (nsamp ? samp / (double)nsamp : 0)) : 0;
+	out->estimated = df && out->beyond > fl;
+	out->var_run = out->estimated ? out->beyond : fl;
+	return 0;
+}
+
+void ds_run_floor_var(struct ds_count_test *t, const struct ds_spread *s)
+{
+	double add = s->var_run * s->k;
+
+	if (!(add > 0) || !isfinite(t->est) || !isfinite(t->lo) || !isfinite(t->hi))
+		return;
+	bool log_scale = 1 + t->lo > 0 && 1 + t->est > 0;
+	double c = log_scale ? log1p(t->est) : t->est, l = log_scale ? log1p(t->lo) : t->lo,
+	       h = log_scale ? log1p(t->hi) : t->hi;
+	double vl = pow((c - l) / DS_Z95, 2), vh = pow((h - c) / DS_Z95, 2);
+	/* An estimated run-level variance has few degrees of freedom (two
+	 * runs a side: 2): Student's t with Welch-Satterthwaite's degrees of
+	 * freedom for the sum, the sampling part taken as known. */
+	double df = INFINITY;
+	if (s->estimated && s->df_spread > 0) {
+		double v = (vl + vh) / 2 + add;
+
+		df = v * v / (add * add / s->df_spread);
+	}
+	double q = isfinite(df) ? ds_t_quantile(0.05, df) : DS_Z95;
+	double sd_lo = sqrt(vl + add), sd_hi = sqrt(vh + add);
+
+	l = c - q * sd_lo;
+	h = c + q * sd_hi;
+	t->lo = log_scale ? expm1(l) : l;
+	t->hi = log_scale ? expm1(h) : h;
+	t->z = c / (c >= 0 ? sd_lo : sd_hi);
+	double p = ds_t_p2(t->z, df);
+	if (!(t->p >= p))
+		t->p = p;
+}

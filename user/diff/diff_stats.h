@@ -8,6 +8,7 @@
 #ifndef EP_DIFF_STATS_H
 #define EP_DIFF_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -90,5 +91,33 @@ double ds_dispersion(const double *v, size_t n);
  * (a change from about 0) the same on the relative scale. run_sd <= 0 or a
  * non-finite est, lo or hi: t unchanged. */
 void ds_run_floor(struct ds_count_test *t, double run_sd);
+
+/* Two-sided p of Student's t with df degrees of freedom (df > 1e7 or not
+ * positive: the normal), and the t whose two-sided p is p2. */
+double ds_t_p2(double t, double df);
+double ds_t_quantile(double p2, double df);
+
+/* Several runs per side: the run-to-run variance of a whole-run figure
+ * from the runs' spread. y: per-run values on the log scale (or relative
+ * to the figure), s: each value's own sampling variance (Poisson: 1 /
+ * count; NULL: none). The pooled variance of the runs around their side's
+ * mean (df = kb - 1 + kn - 1) less the mean sampling variance is the
+ * run-level part; when it is above floor_sd^2 it is used with its degrees
+ * of freedom, else the floor, as for one run. */
+struct ds_spread {
+	double observed;  /* pooled variance of y, NAN with one run a side */
+	double beyond;	  /* observed less the sampling variance, >= 0 */
+	double var_run;	  /* per run, in use: beyond or floor_sd^2 */
+	double df_spread; /* degrees of freedom of observed */
+	double k;	  /* 1 / kb + 1 / kn: a mean's variance per unit of var_run */
+	bool estimated;	  /* var_run is the estimate (above the floor) */
+};
+int ds_run_spread(const double *yb, const double *sb, size_t kb, const double *yn, const double *sn,
+		  size_t kn, double floor_sd, struct ds_spread *out);
+/* ds_run_floor with the run-level variance of s: var_run x k added to each
+ * side of the interval on the log scale; when estimated, the interval and
+ * p from Student's t with Welch-Satterthwaite degrees of freedom. With one
+ * run a side and the floor: the same as ds_run_floor. */
+void ds_run_floor_var(struct ds_count_test *t, const struct ds_spread *s);
 
 #endif

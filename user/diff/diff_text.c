@@ -179,6 +179,31 @@ static void print_list(FILE *f, const char *title, const struct dm_result *r, en
 	free(v);
 }
 
+/* A side's CPU time per run (samples x period): mean and relative sd
+ * over its runs (NAN with one run). */
+static void side_cpu(const struct dl_run *r, double *mean, double *rsd)
+{
+	size_t k = r->nruns > 1 && r->runs ? r->nruns : 1;
+	double s = 0, ss = 0;
+
+	for (size_t j = 0; j < k; j++) {
+		const struct dl_run *x = k > 1 ? &r->runs[j] : r;
+
+		s += (double)x->samples * x->period_ns;
+	}
+	*mean = s / (double)k;
+	*rsd = NAN;
+	if (k < 2 || !(*mean > 0))
+		return;
+	for (size_t j = 0; j < k; j++) {
+		const struct dl_run *x = &r->runs[j];
+		double d = (double)x->samples * x->period_ns - *mean;
+
+		ss += d * d;
+	}
+	*rsd = sqrt(ss / (double)(k - 1)) / *mean;
+}
+
 static void print_run_line(FILE *f, const char *what, const struct dl_run *r)
 {
 	fprintf(f, "%s %s: %s, ", what, r->dir, *r->program ? r->program : "(unknown program)");
@@ -186,7 +211,17 @@ static void print_run_line(FILE *f, const char *what, const struct dl_run *r)
 		fprintf(f, "%zu cycles, ", r->ncycles);
 	else
 		fprintf(f, "no cycles, ");
-	fprintf(f, "%llu samples\n", (unsigned long long)r->samples);
+	fprintf(f, "%llu samples", (unsigned long long)r->samples);
+	if (r->nruns > 1) {
+		double mean, rsd;
+		char v[32];
+
+		side_cpu(r, &mean, &rsd);
+		diff_fmt_value(v, sizeof(v), mean, "ns");
+		fprintf(f, " in all; CPU time %s \u00b1 %.1f%% (%zu runs: mean, sd)", v, 100 * rsd,
+			r->nruns);
+	}
+	fputc('\n', f);
 }
 
 void diff_print_summary(FILE *f, const struct dl_run *b, const struct dl_run *n,
@@ -196,6 +231,11 @@ void diff_print_summary(FILE *f, const struct dl_run *b, const struct dl_run *n,
 		max_lines = 10;
 	print_run_line(f, "Base:", b);
 	print_run_line(f, "New: ", n);
+	if (b->nruns > 1 || n->nruns > 1)
+		fprintf(f,
+			"Several runs: figures are one run's mean; the run-to-run noise of whole-run "
+			"figures comes from the runs' spread (at least %.1f%%).\n",
+			100 * r->opts.run_noise);
 	fprintf(f,
 		"Compared %s; a regression is worse by more than %.1f%% and significant (95%% "
 		"intervals, alpha %.2f per section, run-to-run noise %.1f%%).\n",
@@ -291,20 +331,60 @@ static bool add(cJSON *o, const char *k, cJSON *v)
 	return true;
 }
 
-static cJSON *run_json(const struct dl_run *r)
+static cJSON *str_or_null(const char *s)
+{
+	return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+/* One recording: its directory and whole-run figures. */
+static cJSON *one_run_json(const struct dl_run *r)
 {
 	cJSON *o = cJSON_CreateObject();
 
+	if (!o || !add(o, "dir", cJSON_CreateString(r->dir)) ||
+	    !add(o, "samples", cJSON_CreateNumber((double)r->samples)) ||
+	    !add(o, "cpu_ns", num_or_null((double)r->samples * r->period_ns)) ||
+	    !add(o, "duration_ns", num_or_null(r->duration_ns)) ||
+	    !add(o, "cycles", cJSON_CreateNumber((double)r->ncycles)) ||
+	    !add(o, "exit_status",
+		 r->exit_status >= 0 ? cJSON_CreateNumber(r->exit_status) : cJSON_CreateNull()) ||
+	    !add(o, "build_id", str_or_null(r->build_id))) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static cJSON *run_json(const struct dl_run *r)
+{
+	cJSON *o = cJSON_CreateObject(), *runs = NULL;
+	double mean, rsd;
+
+	side_cpu(r, &mean, &rsd);
 	if (!o || !add(o, "dir", cJSON_CreateString(r->dir)) ||
 	    !add(o, "program", cJSON_CreateString(r->program)) ||
 	    !add(o, "command", r->command ? cJSON_CreateString(r->command) : cJSON_CreateNull()) ||
 	    !add(o, "cycles", cJSON_CreateNumber((double)r->ncycles)) ||
 	    !add(o, "samples", cJSON_CreateNumber((double)r->samples)) ||
-	    !add(o, "period_ns", num_or_null(r->period_ns))) {
-		cJSON_Delete(o);
-		return NULL;
+	    !add(o, "period_ns", num_or_null(r->period_ns)) ||
+	    !add(o, "program_file", str_or_null(r->main_module)) ||
+	    !add(o, "build_id", str_or_null(r->build_id)) ||
+	    !add(o, "nruns", cJSON_CreateNumber((double)(r->nruns > 1 ? r->nruns : 1))) ||
+	    !add(o, "cpu_ns_mean", num_or_null(mean)) || !add(o, "cpu_ns_rsd", num_or_null(rsd)) ||
+	    !(runs = cJSON_AddArrayToObject(o, "runs")))
+		goto fail;
+	for (size_t j = 0; j < (r->nruns > 1 && r->runs ? r->nruns : 1); j++) {
+		cJSON *x = one_run_json(r->nruns > 1 && r->runs ? &r->runs[j] : r);
+
+		if (!x || !cJSON_AddItemToArray(runs, x)) {
+			cJSON_Delete(x);
+			goto fail;
+		}
 	}
 	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
 }
 
 static const char *better_name(enum dm_better b)
@@ -353,7 +433,15 @@ static cJSON *row_json(const struct dm_row *w)
 	    !add(o, "gating", cJSON_CreateBool(w->gating)) ||
 	    !add(o, "status", cJSON_CreateString(dm_status_name(w->status))) ||
 	    !add(o, "n_base", cJSON_CreateNumber((double)w->n_base)) ||
-	    !add(o, "n_new", cJSON_CreateNumber((double)w->n_new)))
+	    !add(o, "n_new", cJSON_CreateNumber((double)w->n_new)) ||
+	    !add(o, "runs_sd", (ci = cJSON_CreateArray())))
+		goto fail;
+	if (!cJSON_AddItemToArray(ci, num_or_null(w->sd_base)) ||
+	    !cJSON_AddItemToArray(ci, num_or_null(w->sd_new)) ||
+	    !add(o, "run_noise_from",
+		 cJSON_CreateString(w->test == DM_T_NONE ? "none"
+				    : w->from_spread	 ? "spread"
+							 : "floor")))
 		goto fail;
 	return o;
 fail_ci:
@@ -374,6 +462,9 @@ cJSON *diff_to_json(const struct dl_run *b, const struct dl_run *n, const struct
 	    !add(o, "same_work", cJSON_CreateBool(r->same_work)) ||
 	    !add(o, "program_note",
 		 r->program_note ? cJSON_CreateString(r->program_note) : cJSON_CreateNull()) ||
+	    !add(o, "program_changed",
+		 r->program_changed < 0 ? cJSON_CreateNull()
+					: cJSON_CreateBool(r->program_changed)) ||
 	    !add(o, "wall_median_ns", num_or_null(r->wall_median)) ||
 	    !add(o, "threshold", cJSON_CreateNumber(r->opts.threshold)) ||
 	    !add(o, "alpha", cJSON_CreateNumber(r->opts.alpha)) ||

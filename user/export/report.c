@@ -13,10 +13,14 @@
 #include <string.h>
 
 #include "util/json_write.h"
+#include "export/pprof_elf.h"
 #include "kernel/vstat.h"
 #include "report/report.h"
 
 #define REPORT_TOP_FUNCTIONS 50
+/* Module files listed with their build-id: the heaviest; a process maps
+ * a few hundred at most. */
+#define REPORT_MODULES 256
 
 struct builder {
 	bool failed;
@@ -177,6 +181,93 @@ static cJSON *build_top(struct builder *b, const struct profile *p)
 		add(b, o, "total_pct", ratio(st[i].total, p->total_samples, 100.0, 2));
 	}
 	free(st);
+	return arr;
+}
+
+struct mod_count {
+	const char *path;
+	uint64_t samples, stamp;
+};
+
+static int cmp_mod(const void *a, const void *b)
+{
+	const struct mod_count *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* The ELF files the samples ran in (samples with a frame of the file on
+ * their stack) with their GNU build-id, so that `ebpf-prof diff` can tell
+ * another build of a program from the same one, whatever its path. The
+ * build-id is read from the file at its path when the report is written
+ * (the run's ELF cache: the pprof export reads the same), null when the
+ * file has none or cannot be read. */
+static cJSON *build_modules(struct builder *b, const struct profile *p, const struct run_info *ri)
+{
+	cJSON *arr = check(b, cJSON_CreateArray());
+	int32_t *fm = NULL;
+	struct mod_count *mods = NULL;
+	size_t nmods = 0;
+
+	if (!arr || !p->nframes)
+		return arr;
+	fm = malloc(p->nframes * sizeof(*fm));
+	mods = malloc(p->nframes * sizeof(*mods));
+	if (!fm || !mods) {
+		b->failed = true;
+		goto out;
+	}
+	for (size_t i = 0; i < p->nframes; i++) {
+		const struct prof_frame *f = &p->frames[i];
+		size_t k = 0;
+
+		fm[i] = -1;
+		if (f->kernel || !f->module || f->module[0] != '/')
+			continue;
+		while (k < nmods && strcmp(mods[k].path, f->module))
+			k++;
+		if (k == nmods)
+			mods[nmods++] = (struct mod_count){ f->module, 0, 0 };
+		fm[i] = (int32_t)k;
+	}
+	for (size_t s = 0; s < p->nstacks; s++) {
+		const struct prof_stack *st = &p->stacks[s];
+
+		for (uint32_t d = 0; d < st->depth; d++) {
+			uint32_t fi = st->frames[d];
+			struct mod_count *m;
+
+			if (fi >= p->nframes || fm[fi] < 0)
+				continue;
+			m = &mods[fm[fi]];
+			if (m->stamp != s + 1) {
+				m->stamp = s + 1;
+				m->samples += st->count;
+			}
+		}
+	}
+	qsort(mods, nmods, sizeof(*mods), cmp_mod);
+	for (size_t i = 0; i < nmods && i < REPORT_MODULES; i++) {
+		char hex[2 * PPROF_BUILD_ID_MAX + 1];
+		cJSON *o;
+
+		if (!mods[i].samples)
+			break;
+		if (pprof_elf_build_id_cached(ri->elf_cache, mods[i].path, hex, sizeof(hex)) ||
+		    !hex[0])
+			hex[0] = '\0';
+		if (!(o = check(b, cJSON_CreateObject())))
+			break;
+		add(b, arr, NULL, o);
+		add(b, o, "path", str(mods[i].path));
+		add(b, o, "build_id", hex[0] ? cJSON_CreateString(hex) : cJSON_CreateNull());
+		add(b, o, "samples", u64(mods[i].samples));
+	}
+out:
+	free(fm);
+	free(mods);
 	return arr;
 }
 
@@ -396,6 +487,7 @@ static cJSON *build_report(struct builder *b, const struct profile *p, const str
 	}
 
 	add(b, root, "top_functions", build_top(b, p));
+	add(b, root, "modules", build_modules(b, p, ri));
 	add(b, root, "threads", build_threads(b, p));
 
 	cJSON *o = check(b, cJSON_CreateObject());

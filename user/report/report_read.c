@@ -32,7 +32,8 @@ enum rr_type {
 	RR_NUM,	  /* signed (a difference) */
 	RR_RATIO, /* 0 .. 1 */
 	RR_PERIOD,
-	RR_FRAME, /* an index into flame.frames */
+	RR_FRAME,    /* an index into flame.frames */
+	RR_BUILD_ID, /* a GNU build-id: 2 to 128 lowercase hex digits, even */
 };
 
 /* A path: members separated by '.'; "a[]" is each element of array a; "*"
@@ -74,6 +75,11 @@ static const struct rr_rule rules[] = {
 	{ "top_functions[].kernel", RR_BOOL, false },
 	{ "top_functions[].self", RR_COUNT, false },
 	{ "top_functions[].total", RR_COUNT, false },
+	{ "modules", RR_ARR, false },
+	{ "modules[]", RR_OBJ, false },
+	{ "modules[].path", RR_STR, false },
+	{ "modules[].build_id", RR_BUILD_ID, false },
+	{ "modules[].samples", RR_COUNT, false },
 	{ "flame", RR_OBJ, false },
 	{ "flame.total", RR_COUNT, false },
 	{ "flame.frames", RR_ARR, false },
@@ -268,6 +274,16 @@ static int check_value(struct walk *w, const cJSON *v, const char *at)
 		return cJSON_IsBool(v)
 			       ? 0
 			       : fail(w->err, w->errlen, "%s: %s: not a boolean", w->name, at);
+	case RR_BUILD_ID: {
+		/* Compared as text by diff: one spelling only. */
+		size_t n = cJSON_IsString(v) && v->valuestring ? strlen(v->valuestring) : 0;
+
+		if (!n || n > 128 || n % 2 || strspn(v->valuestring, "0123456789abcdef") != n)
+			return fail(w->err, w->errlen,
+				    "%s: %s: not a build-id (2 to 128 lowercase hex digits)",
+				    w->name, at);
+		return 0;
+	}
 	default:
 		break;
 	}
