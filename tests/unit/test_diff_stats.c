@@ -435,6 +435,181 @@ static void test_simulated_paths(void)
 	CHECK(bystanders < sims * (nf - 1) * 5 / 100);
 }
 
+/* Student's t and the run-level spread of several runs per side. Known
+ * values: with 2 degrees of freedom the two-sided p is 1 - t / sqrt(t^2 +
+ * 2) (t 2: 0.18350341907227397; p 0.05: t 4.302652729911275), with 1 it
+ * is 1 - 2 atan(t) / pi (t 1: 0.5); the table's t(0.975, 10) is
+ * 2.2281388519649385. */
+static void test_spread_known(void)
+{
+	CHECK_NEAR(ds_t_p2(2, 2), 0.18350341907227397, 1e-9);
+	CHECK_NEAR(ds_t_p2(-2, 2), 0.18350341907227397, 1e-9);
+	CHECK_NEAR(ds_t_p2(1, 1), 0.5, 1e-9);
+	CHECK_NEAR(ds_t_p2(2.2281388519649385, 10), 0.05, 1e-9);
+	CHECK_NEAR(ds_t_p2(1.959963984540054, INFINITY), 0.05, 1e-12);
+	CHECK_NEAR(ds_t_quantile(0.05, 2), 4.302652729911275, 1e-6);
+	CHECK_NEAR(ds_t_quantile(0.05, 10), 2.2281388519649385, 1e-6);
+	CHECK(isnan(ds_t_quantile(0, 2)));
+
+	struct ds_spread sp;
+	/* Two runs a side, 0.1 apart on the log scale on each: pooled
+	 * variance 0.005 with 2 degrees of freedom, above a 2% floor. */
+	const double yb[] = { 0, 0.1 }, yn[] = { 0.05, 0.15 }, pois[] = { 0.004, 0.004 };
+	CHECK_INT_EQ(ds_run_spread(yb, NULL, 2, yn, NULL, 2, 0.02, &sp), 0);
+	CHECK_NEAR(sp.observed, 0.005, 1e-12);
+	CHECK_NEAR(sp.var_run, 0.005, 1e-12);
+	CHECK_NEAR(sp.k, 1, 1e-12);
+	CHECK_NEAR(sp.df_spread, 2, 0);
+	CHECK(sp.estimated);
+	/* The Poisson part of that spread is not the runs': 0.001 left. */
+	CHECK_INT_EQ(ds_run_spread(yb, pois, 2, yn, pois, 2, 0.02, &sp), 0);
+	CHECK_NEAR(sp.beyond, 0.001, 1e-12);
+	CHECK(sp.estimated);
+	/* All of it Poisson: the floor, as for one run. */
+	CHECK_INT_EQ(ds_run_spread(yb, pois, 2, yn, pois, 2, 0.05, &sp), 0);
+	CHECK(!sp.estimated);
+	CHECK_NEAR(sp.var_run, 0.0025, 1e-12);
+	CHECK_INT_EQ(ds_run_spread(yb, NULL, 0, yn, NULL, 2, 0.02, &sp), -EINVAL);
+	const double bad[] = { NAN, 0 };
+	CHECK_INT_EQ(ds_run_spread(bad, NULL, 2, yn, NULL, 2, 0.02, &sp), -EINVAL);
+
+	/* One run a side: exactly ds_run_floor (the numbers of test_run_floor). */
+	const double one[] = { 0 };
+	CHECK_INT_EQ(ds_run_spread(one, NULL, 1, one, NULL, 1, 0.05, &sp), 0);
+	CHECK(!sp.estimated && sp.k == 2);
+	struct ds_count_test t = { .est = 0.3, .lo = 0.1, .hi = 0.5, .p = 0.001 };
+	ds_run_floor_var(&t, &sp);
+	CHECK_NEAR(t.lo, 0.04634782196174413, 1e-12);
+	CHECK_NEAR(t.hi, 0.5865717768306026, 1e-12);
+	CHECK_NEAR(t.p, 0.017833344822204333, 1e-12);
+	/* An estimated spread, no other error: Student's t with its 2 degrees
+	 * of freedom. +30% (log 0.26236426446749106) against var 0.005 x 1:
+	 * t 3.710393, p 0.06557 (1 - t / sqrt(t^2 + 2)). */
+	CHECK_INT_EQ(ds_run_spread(yb, NULL, 2, yn, NULL, 2, 0.02, &sp), 0);
+	t = (struct ds_count_test){ .est = 0.3, .lo = 0.3, .hi = 0.3, .p = 0 };
+	ds_run_floor_var(&t, &sp);
+	double tt = log1p(0.3) / sqrt(0.005);
+	CHECK_NEAR(t.z, tt, 1e-9);
+	CHECK_NEAR(t.p, 1 - tt / sqrt(tt * tt + 2), 1e-9);
+	CHECK_NEAR(t.lo, expm1(log1p(0.3) - 4.302652729911275 * sqrt(0.005)), 1e-6);
+
+	/* dm_compare_runs: 1000 -> 1200 samples per run, two runs a side that
+	 * agree within Poisson: +20%, the floor (2%) in use. */
+	struct dm_opts o;
+	dm_default_opts(&o);
+	const uint64_t cb[] = { 1000, 1010 }, cn[] = { 1200, 1195 };
+	const double ex[] = { 1, 1 };
+	CHECK_INT_EQ(dm_compare_runs(cb, ex, 2, cn, ex, 2, &o, &t, &sp), 0);
+	CHECK_NEAR(t.est, 2395.0 / 2010 - 1, 1e-12);
+	CHECK(!sp.estimated && t.p < 1e-4);
+	/* Runs far apart (10% within a side): the spread, estimated. */
+	const uint64_t wb[] = { 1000, 1100 }, wn[] = { 1200, 1320 };
+	CHECK_INT_EQ(dm_compare_runs(wb, ex, 2, wn, ex, 2, &o, &t, &sp), 0);
+	CHECK(sp.estimated && t.p > 0.01);
+	CHECK_INT_EQ(dm_compare_runs(wb, ex, 0, wn, ex, 2, &o, &t, &sp), -EINVAL);
+}
+
+/* Per-run counts of k runs: Poisson around T / period with T = cpu x mult x
+ * (1 + run_sd x N(0, 1)) per run (the machine's state in that run). */
+static void sim_counts(struct ds_rng *r, uint64_t *c, size_t k, double mean, double mult,
+		       double run_sd)
+{
+	for (size_t j = 0; j < k; j++)
+		c[j] = poisson(r, fmax(mean * mult * (1 + run_sd * gauss(r)), 0));
+}
+
+/* Several runs per side of fixed work, as `ebpf-prof diff BASE... --
+ * NEW...` tests whole-run CPU time (500 samples a run, 1 s at -F 499) and
+ * functions along call paths (8 of 100 samples a run, Bonferroni over the
+ * 8), with the run-level noise from the runs' spread beyond Poisson (at
+ * least the 2% floor). At 2% run-to-run noise, 2 runs a side: false alarms
+ * < 5%, +26% found >= 90%, beta doubled found >= 90%. At 6% (a noisy
+ * machine, beyond the floor): the runs' spread at least halves the false
+ * alarms of one run a side at the floor, and three runs a side do better
+ * than two. */
+static void test_simulated_runs(void)
+{
+	struct dm_opts o;
+	struct ds_rng rng = { 2026 };
+	const int sims = 1000, nf = 8;
+	const double ex[3] = { 1, 1, 1 };
+	int fa2 = 0, pw2 = 0, fa6 = 0, fa6_3 = 0, fa6_one = 0, pw6 = 0, pw6_3 = 0, fam = 0, dbl = 0,
+	    by = 0;
+
+	dm_default_opts(&o);
+	for (int s = 0; s < sims; s++) {
+		uint64_t b[3], n[3];
+		struct ds_count_test t;
+
+#define VERDICT() dm_decide(t.est, t.p, o.alpha, o.threshold, DM_LOWER, true)
+		/* CPU time, 2% per run. */
+		sim_counts(&rng, b, 2, 500, 1, 0.02);
+		sim_counts(&rng, n, 2, 500, 1, 0.02);
+		CHECK_INT_EQ(dm_compare_runs(b, ex, 2, n, ex, 2, &o, &t, NULL), 0);
+		fa2 += VERDICT() != DM_SAME;
+		sim_counts(&rng, n, 2, 500, 1.26, 0.02);
+		CHECK_INT_EQ(dm_compare_runs(b, ex, 2, n, ex, 2, &o, &t, NULL), 0);
+		pw2 += VERDICT() == DM_REGRESSION;
+		/* 6% per run: the spread against one run each at the floor. */
+		sim_counts(&rng, b, 3, 500, 1, 0.06);
+		sim_counts(&rng, n, 3, 500, 1, 0.06);
+		CHECK_INT_EQ(dm_compare_runs(b, ex, 2, n, ex, 2, &o, &t, NULL), 0);
+		fa6 += VERDICT() != DM_SAME;
+		CHECK_INT_EQ(dm_compare_runs(b, ex, 3, n, ex, 3, &o, &t, NULL), 0);
+		fa6_3 += VERDICT() != DM_SAME;
+		CHECK_INT_EQ(dm_compare_rate(b[0], 1, n[0], 1, 1, &o, &t), 0);
+		fa6_one += VERDICT() != DM_SAME;
+		sim_counts(&rng, n, 3, 500, 1.26, 0.06);
+		CHECK_INT_EQ(dm_compare_runs(b, ex, 2, n, ex, 2, &o, &t, NULL), 0);
+		pw6 += VERDICT() == DM_REGRESSION;
+		CHECK_INT_EQ(dm_compare_runs(b, ex, 3, n, ex, 3, &o, &t, NULL), 0);
+		pw6_3 += VERDICT() == DM_REGRESSION;
+#undef VERDICT
+		/* Functions along call paths, 2 runs a side, 2% per run shared
+		 * by all functions of a run. */
+		for (int k = 0; k < 2; k++) {
+			double fb[2] = { 1 + 0.02 * gauss(&rng), 1 + 0.02 * gauss(&rng) },
+			       fn[2] = { 1 + 0.02 * gauss(&rng), 1 + 0.02 * gauss(&rng) };
+			bool any = false;
+
+			for (int i = 0; i < nf; i++) {
+				double mult = k && i == 0 ? 2 : 1;
+
+				for (int j = 0; j < 2; j++) {
+					b[j] = poisson(&rng, 100 * fb[j]);
+					n[j] = poisson(&rng, 100 * mult * fn[j]);
+				}
+				CHECK_INT_EQ(dm_compare_runs(b, ex, 2, n, ex, 2, &o, &t, NULL), 0);
+				enum dm_status st = dm_decide(t.est, t.p, o.alpha / nf, o.threshold,
+							      DM_LOWER, true);
+				if (k && i == 0)
+					dbl += st == DM_REGRESSION;
+				else if (k)
+					by += st != DM_SAME;
+				else
+					any |= st != DM_SAME;
+			}
+			fam += any;
+		}
+	}
+	fprintf(stderr,
+		"simulated runs, 2 a side: 2%% per run: false alarms %d/%d, +26%% found %d/%d; "
+		"6%% per run: false alarms %d/%d (3 a side: %d; one run a side at the floor: %d), "
+		"+26%% found %d/%d (3 a side: %d); call paths: runs with a false alarm %d/%d, doubled found "
+		"%d/%d, others flagged %d/%d\n",
+		fa2, sims, pw2, sims, fa6, sims, fa6_3, fa6_one, pw6, sims, pw6_3, fam, sims, dbl,
+		sims, by, sims * (nf - 1));
+	CHECK(fa2 < sims * 5 / 100);
+	CHECK(pw2 >= sims * 90 / 100);
+	/* Beyond the floor the runs' spread is all that tells: two runs a
+	 * side halve the false alarms of one run each, three do better. */
+	CHECK(2 * fa6 < fa6_one);
+	CHECK(fa6_3 < fa6);
+	CHECK(fam < sims * 5 / 100);
+	CHECK(dbl >= sims * 90 / 100);
+	CHECK(by < sims * (nf - 1) * 5 / 100);
+}
+
 int main(void)
 {
 	test_mwu_known();
@@ -446,5 +621,7 @@ int main(void)
 	test_simulated_samples();
 	test_simulated_whole_run();
 	test_simulated_paths();
+	test_spread_known();
+	test_simulated_runs();
 	return check_report("test_diff_stats");
 }
