@@ -735,23 +735,31 @@ static void test_page_embedded(void)
 /* A fixed-work run without cycles, launched as "DIR/PROG 600": main calls
  * alpha, beta and gamma_, each spins (the shared leaf) and calls delta,
  * which spins too; beta spins beta x the others. */
-static char *make_fixed(const char *dir, const char *prog, int beta, const char *args, int status)
+/* own: samples of each function's own spin (300); build_id: the program's
+ * in report.json's modules, NULL none. */
+static char *make_fixed_ex(const char *dir, const char *prog, int beta, const char *args,
+			   int status, int own, const char *build_id)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	const int own = 300, del = 100;
+	const int del = 100;
 	int total = 3 * own + 3 * del + (beta - 1) * own;
 
 	fprintf(f,
 		"{\"schema\":\"ebpf-prof/1\",\"version\":\"t\","
 		"\"target\":{\"launched\":true,\"command\":\"%s/%s %s\",\"exit_status\":%d,"
-		"\"processes\":[{\"pid\":1,\"comm\":\"%s\"}]},"
-		"\"time\":{\"duration_ns\":1000000000},"
+		"\"processes\":[{\"pid\":1,\"comm\":\"%s\"}]},",
+		dir, prog, args, status, prog);
+	if (build_id)
+		fprintf(f, "\"modules\":[{\"path\":\"%s/%s\",\"build_id\":\"%s\",\"samples\":%d}],",
+			dir, prog, build_id, total);
+	fprintf(f,
+		"\"time\":{\"duration_ns\":%d},"
 		"\"sampling\":{\"frequency_hz\":500,\"period_ns\":2000000},"
 		"\"samples\":{\"total\":%d},"
 		"\"flame\":{\"unit\":\"samples\",\"total\":%d,\"frames\":[",
-		dir, prog, args, status, prog, total, total);
+		1000000 * (own + 700), total, total);
 	const char *names[] = { "main", "alpha", "beta", "gamma_", "delta", "spin" };
 	for (int i = 0; i < 6; i++)
 		fprintf(f, "%s{\"name\":\"%s\",\"module\":\"%s/%s\",\"kernel\":false}",
@@ -763,6 +771,11 @@ static char *make_fixed(const char *dir, const char *prog, int beta, const char 
 		own, del, beta * own, del, own, del);
 	fclose(f);
 	return buf;
+}
+
+static char *make_fixed(const char *dir, const char *prog, int beta, const char *args, int status)
+{
+	return make_fixed_ex(dir, prog, beta, args, status, 300, NULL);
 }
 
 static int load_fixed(const char *name, const char *dir, const char *prog, int beta,
@@ -969,8 +982,134 @@ static void test_fixed_work(void)
 	dl_free(&b);
 }
 
+/* One side of k fixed-work runs: own samples per run from owns[]. */
+static int load_side(const char *const *names, size_t k, const char *dir, int beta, const int *owns,
+		     const char *const *ids, const char *const *args, struct dl_run *r, char *err,
+		     size_t errlen)
+{
+	char *t[4] = { 0 };
+	size_t lens[4];
+	int e = -ENOMEM;
+
+	for (size_t j = 0; j < k; j++) {
+		if (!(t[j] = make_fixed_ex(dir, "app", beta, args ? args[j] : "600", 0, owns[j],
+					   ids ? ids[j] : NULL)))
+			goto out;
+		lens[j] = strlen(t[j]);
+	}
+	e = dl_load_side_text(names, (const char *const *)t, lens, k, r, err, errlen);
+out:
+	for (size_t j = 0; j < k; j++)
+		free(t[j]);
+	return e;
+}
+
+/* Several runs per side: summed profiles, figures per run (the mean), the
+ * noise from the runs' spread; build-ids say whether the program changed. */
+static void test_several_runs(void)
+{
+	const char *bn[] = { "b1", "b2" }, *nn[] = { "n1", "n2" };
+	const int ob[] = { 300, 306 }, on[] = { 303, 297 };
+	const char *same_id[] = { "aa11", "aa11" }, *new_id[] = { "bb22", "bb22" };
+	struct dl_run b, n;
+	struct dm_opts o;
+	struct dm_result r;
+	const struct dm_row *w;
+	char err[512] = "";
+
+	dm_default_opts(&o);
+	/* One build, two runs a side, rebuilt in place (same path). */
+	if (load_side(bn, 2, "/ci/build", 1, ob, same_id, NULL, &b, err, sizeof(err)) ||
+	    load_side(nn, 2, "/ci/build", 1, on, same_id, NULL, &n, err, sizeof(err))) {
+		fprintf(stderr, "load: %s\n", err);
+		CHECK(0);
+		return;
+	}
+	CHECK_INT_EQ((int)b.nruns, 2);
+	CHECK(b.runs != NULL && !strcmp(b.dir, "b1 + b2"));
+	/* 300 + 306 own samples: 3 x own + 300 delta per run, summed. */
+	CHECK_INT_EQ((int)b.samples, 3 * 300 + 300 + 3 * 306 + 300);
+	CHECK_INT_EQ(dl_align_keys(&b, &n), 0);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	CHECK(r.same_work);
+	CHECK_INT_EQ(r.regressions, 0);
+	CHECK_INT_EQ(r.program_changed, 0);
+	CHECK(r.program_note && strstr(r.program_note, "the same build (build-id aa11)"));
+	w = row(&r, DM_S_RUN, "CPU time (samples)", "per run");
+	CHECK(w && w->test == DM_T_RATE && w->gating && w->status == DM_SAME);
+	if (w) {
+		/* The mean per run at 2 ms a sample. */
+		CHECK_NEAR(w->base, (1200.0 + 1218.0) / 2 * 2e6, 1e-3);
+		CHECK(isfinite(w->sd_base) && isfinite(w->sd_new));
+	}
+	w = row(&r, DM_S_RUN, "duration", "per run");
+	CHECK(w && w->test == DM_T_RUN_MEANS && !w->gating);
+	w = row(&r, DM_S_FUNCTION, "beta", "total");
+	CHECK(w && w->status == DM_SAME && isfinite(w->sd_base));
+	cJSON *j = diff_to_json(&b, &n, &r);
+	const cJSON *base = cJSON_GetObjectItemCaseSensitive(j, "base");
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(base, "runs")) == 2);
+	CHECK(cJSON_GetObjectItemCaseSensitive(base, "nruns")->valuedouble == 2);
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "program_changed")));
+	cJSON_Delete(j);
+	char buf[8192] = "";
+	FILE *mf = fmemopen(buf, sizeof(buf) - 1, "w");
+	diff_print_summary(mf, &b, &n, &r, 10);
+	fclose(mf);
+	CHECK(strstr(buf, "(2 runs: mean, sd)") != NULL);
+	dm_result_free(&r);
+	dl_free(&n);
+
+	/* The new build (beta 2x), in place: beta via spin, CPU time; the
+	 * build-id tells the rebuild. */
+	if (load_side(nn, 2, "/ci/build", 2, on, new_id, NULL, &n, err, sizeof(err))) {
+		CHECK(0);
+		dl_free(&b);
+		return;
+	}
+	CHECK_INT_EQ(dl_align_keys(&b, &n), 0);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	w = row(&r, DM_S_FUNCTION, "beta", "total");
+	CHECK(w && w->status == DM_REGRESSION && w->via && !strcmp(w->via, "spin"));
+	w = row(&r, DM_S_RUN, "CPU time (samples)", "per run");
+	CHECK(w && w->status == DM_REGRESSION);
+	CHECK_INT_EQ(r.program_changed, 1);
+	CHECK(r.program_note && strstr(r.program_note, "rebuilt in place"));
+	dm_result_free(&r);
+	dl_free(&n);
+
+	/* Runs of the new side with other arguments: not the same work, said. */
+	const char *args[] = { "600", "900" };
+	if (load_side(nn, 2, "/ci/build", 1, on, NULL, args, &n, err, sizeof(err))) {
+		CHECK(0);
+		dl_free(&b);
+		return;
+	}
+	CHECK(n.side_note && strstr(n.side_note, "same command"));
+	CHECK_INT_EQ(dl_align_keys(&b, &n), 0);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	CHECK(!r.same_work);
+	CHECK_INT_EQ(r.program_changed, -1);
+	dm_result_free(&r);
+	dl_free(&n);
+	dl_free(&b);
+
+	/* Runs of one side sampled at other periods, or one with cycles:
+	 * refused, naming both. */
+	char *t1 = make_fixed("/ci/build", "app", 1, "600", 0), *t2 = strdup(t1), *p;
+	if ((p = strstr(t2, "2000000}")))
+		memcpy(p, "1000000}", 8);
+	const char *tt[] = { t1, t2 };
+	size_t ll[] = { strlen(t1), strlen(t2) };
+	CHECK_INT_EQ(dl_load_side_text(bn, tt, ll, 2, &b, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "b1/report.json and b2/report.json: sampling periods differ") != NULL);
+	free(t1);
+	free(t2);
+}
+
 int main(void)
 {
+	test_several_runs();
 	test_fixed_work();
 	test_kernel_path_not_named();
 	test_small_component();

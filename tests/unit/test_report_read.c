@@ -36,6 +36,8 @@ static const char GOOD[] =
 	"\"samples\":{\"total\":30},"
 	"\"top_functions\":[{\"name\":\"hot\",\"module\":\"/x/app\",\"kernel\":false,"
 	"\"self\":20,\"total\":25}],"
+	"\"modules\":[{\"path\":\"/x/app\",\"build_id\":\"0a1b2c3d\",\"samples\":30},"
+	"{\"path\":\"/x/lib.so\",\"build_id\":null,\"samples\":2}],"
 	"\"flame\":{\"total\":30,\"frames\":[{\"name\":\"main\",\"module\":\"/x/app\","
 	"\"kernel\":false},{\"name\":\"hot\",\"module\":\"/x/app\",\"kernel\":false}],"
 	"\"stacks\":[{\"f\":[0,1],\"n\":20},{\"f\":[0],\"n\":10}]},"
@@ -98,6 +100,18 @@ static const struct {
 	{ "\"kernel\":false,\"self\"", "\"kernel\":0,\"self\"",
 	  "top_functions[0].kernel: not a boolean" },
 	{ "\"flame\":{", "\"flame\":[],\"x\":{", "flame: not an object" },
+	{ "\"modules\":[", "\"modules\":\"x\",\"m\":[", "modules: not an array" },
+	{ "\"path\":\"/x/app\"", "\"path\":7", "modules[0].path: not a string" },
+	{ "\"build_id\":\"0a1b2c3d\"", "\"build_id\":\"0A1B2C3D\"",
+	  "modules[0].build_id: not a build-id (2 to 128 lowercase hex digits)" },
+	{ "\"build_id\":\"0a1b2c3d\"", "\"build_id\":\"0a1b2c3\"",
+	  "modules[0].build_id: not a build-id (2 to 128 lowercase hex digits)" },
+	{ "\"build_id\":\"0a1b2c3d\"", "\"build_id\":\"\"",
+	  "modules[0].build_id: not a build-id (2 to 128 lowercase hex digits)" },
+	{ "\"build_id\":\"0a1b2c3d\"", "\"build_id\":12",
+	  "modules[0].build_id: not a build-id (2 to 128 lowercase hex digits)" },
+	{ "\"build_id\":\"0a1b2c3d\",\"samples\":30", "\"build_id\":\"0a1b2c3d\",\"samples\":-3",
+	  "modules[0].samples: -3 out of range (0 to 2^64)" },
 	{ "\"stacks\":[{\"f\":[0,1],\"n\":20}", "\"stacks\":[{\"f\":[0,1,99],\"n\":20}",
 	  "flame.stacks[0].f[2]: 99 is not an index of flame.frames (2 of them)" },
 	{ "\"stacks\":[{\"f\":[0,1],\"n\":20}", "\"stacks\":[{\"f\":[0,1.5],\"n\":20}",

@@ -644,11 +644,11 @@ static int run_rows(const struct dl_run *b, const struct dl_run *n, const struct
 	/* Several runs a side: counts are sums, figures one run's mean. */
 	double cb = b->period_ns > 0 ? (double)b->samples * b->period_ns / (double)b->nruns : NAN;
 	double cn = n->period_ns > 0 ? (double)n->samples * n->period_ns / (double)n->nruns : NAN;
+	size_t before = r->nrows;
 	int e = 0;
 
 	e = e ?: run_row(r, "duration", "ns", b->duration_ns, n->duration_ns, DM_LOWER, false);
-	if (!e && r->same_work && several_runs(b, n) && r->rows[r->nrows - 1].section == DM_S_RUN &&
-	    !strcmp(r->rows[r->nrows - 1].name, "duration"))
+	if (!e && r->nrows > before && r->same_work && several_runs(b, n))
 		e = duration_test(&r->rows[r->nrows - 1], b, n, o);
 	e = e ?: run_row(r, "CPU time (samples)", "ns", cb, cn, DM_LOWER, false);
 	/* The same work both times: the whole run's CPU time is a figure
