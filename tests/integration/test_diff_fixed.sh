@@ -12,7 +12,13 @@
 #   - with cycles (--cycle-every alpha): beta via spin and spin's self time
 #     flagged, exit 3;
 #   - diff.html only where asked: NEW_DIR without -o, none with --json,
-#     never in the current directory; the page names "beta (via spin)".
+#     never in the current directory; the page names "beta (via spin)";
+#   - report.json's build-id of the program: the new build copied over the
+#     old path reads as "rebuilt in place", the same build as the same;
+#   - several runs per side (BASE... -- NEW...), the recordings above
+#     reused: 2 + 2 of one build and 1 + 2 quiet, exit 0; 2 of the first
+#     build against 2 of the second: beta via spin, exit 3; the summary
+#     prints each side's CPU time with its spread over the runs.
 # Needs root.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -37,7 +43,12 @@ record()
 }
 record base "$W/old/app"
 record same "$W/old/app"
+# Two more of the first build and one more of the second: several runs
+# per side.
+record b3 "$W/old/app"
+record b4 "$W/old/app"
 record folder "$W/new/app"
+record folder2 "$W/new/app"
 record named "$W/renamed/app-v2"
 # The new build over the old file, as `make` in one checkout.
 cp "$EP_TARGETS_DIR/fixed_work_v2" "$W/old/app"
@@ -73,6 +84,7 @@ if WANT == "same":
     flagged = [(x["section"], x["name"], x["metric"]) for x in D["rows"] if x["status"] in ("regression", "improvement")]
     check(not flagged, "nothing flagged: %r" % flagged)
     check(D["verdict"] == "no-regression", "verdict")
+    check(D["program_changed"] is False and "the same build" in (D["program_note"] or ""), "the same build said: %r %r" % (D["program_changed"], D["program_note"]))
 else:
     b = one("function", "beta", "total")
     check(b["status"] == "regression" and b["via"] == "spin", "beta named via spin: %r" % b)
@@ -86,10 +98,11 @@ else:
     check(cpu["change"] > 0.1, "CPU time up: %r" % cpu)
     check(D["verdict"] == "regression", "verdict")
     note = D["program_note"] or ""
+    check(D["program_changed"] is True, "another build by its build-id: %r" % D["program_changed"])
     if WANT == "inplace":
-        check("in both runs" in note, "same path said: %r" % note)
+        check("in both runs, rebuilt in place" in note, "rebuilt in place said: %r" % note)
     else:
-        check("another file" in note, "another file said: %r" % note)
+        check("another file, another build" in note, "another file said: %r" % note)
 sys.exit(1 if FAILS else 0)
 PY
 }
@@ -103,6 +116,62 @@ for n in folder named inplace; do
 	check_json "$n" "$n"
 done
 grep -q "named differently" "$W/named.err" || ep_fail "named: no warning about the other name: $(cat "$W/named.err")"
+
+# Several runs per side. multi NAME WANT_RC BASE... -- NEW...: --json into
+# NAME.json, exit status checked.
+multi()
+{
+	local name=$1 want=$2 rc=0
+	shift 2
+	"$EP_BIN" diff --json "$@" >"$W/$name.json" 2>"$W/$name.err" || rc=$?
+	[ "$rc" -eq "$want" ] || ep_fail "$name: exit $rc, want $want: $(cat "$W/$name.err")"
+}
+multi same22 0 "$W/base" "$W/same" -- "$W/b3" "$W/b4"
+multi same12 0 "$W/base" -- "$W/same" "$W/b3"
+multi new22 3 "$W/base" "$W/same" -- "$W/folder" "$W/folder2"
+python3 - "$W" <<'PY' || ep_fail "several runs: JSON assertions failed"
+import json, sys
+W = sys.argv[1]; fails = []
+def check(c, m):
+    if not c:
+        fails.append(m); print("  check failed [runs]: " + m, file=sys.stderr)
+def rows(D, section, name, metric):
+    return [x for x in D["rows"] if x["section"] == section and x["name"] == name and x["metric"] == metric]
+for name, nb, nn, new in (("same22", 2, 2, ["b3", "b4"]), ("same12", 1, 2, ["same", "b3"]), ("new22", 2, 2, ["folder", "folder2"])):
+    D = json.load(open("%s/%s.json" % (W, name)))
+    check(D["base"]["nruns"] == nb and D["new"]["nruns"] == nn, "%s: runs per side %r %r" % (name, D["base"]["nruns"], D["new"]["nruns"]))
+    check([r["dir"].rsplit("/", 1)[-1] for r in D["new"]["runs"]] == new, "%s: new runs listed: %r" % (name, D["new"]["runs"]))
+    check(all(r["samples"] > 0 and r["cpu_ns"] > 0 and r["exit_status"] == 0 and r["build_id"] for r in D["base"]["runs"] + D["new"]["runs"]), "%s: each run's figures" % name)
+    check(D["same_work"] is True, "%s: the same work" % name)
+    cpu = rows(D, "run", "CPU time (samples)", "per run")
+    check(len(cpu) == 1 and cpu[0]["test"] == "rate-ratio" and cpu[0]["gating"], "%s: CPU time tested: %r" % (name, cpu))
+    if nn == 2:
+        check(cpu and cpu[0]["runs_sd"][1] is not None, "%s: spread of the runs: %r" % (name, cpu))
+    # Each side's figure is one run's mean: the CPU time row's base is the mean of its runs.
+    mean = sum(r["cpu_ns"] for r in D["base"]["runs"]) / nb
+    check(cpu and abs(cpu[0]["base"] - mean) < 1e-6 * mean, "%s: per-run mean %r vs %r" % (name, cpu and cpu[0]["base"], mean))
+    if name.startswith("same"):
+        flagged = [(x["section"], x["name"], x["metric"]) for x in D["rows"] if x["status"] in ("regression", "improvement")]
+        check(not flagged, "%s: nothing flagged: %r" % (name, flagged))
+    else:
+        b = rows(D, "function", "beta", "total")
+        check(b and b[0]["status"] == "regression" and b[0]["via"] == "spin", "%s: beta via spin: %r" % (name, b))
+        for f in ("alpha", "gamma_", "delta"):
+            for m in ("self", "total"):
+                check(all(x["status"] != "regression" for x in rows(D, "function", f, m)), "%s: %s %s not a regression" % (name, f, m))
+        check(D["verdict"] == "regression", "%s: verdict" % name)
+sys.exit(1 if fails else 0)
+PY
+rc=0
+"$EP_BIN" diff --no-html "$W/base" "$W/same" -- "$W/folder" "$W/folder2" >"$W/new22.txt" 2>&1 || rc=$?
+[ "$rc" -eq 3 ] || ep_fail "several runs, summary: exit $rc, want 3: $(cat "$W/new22.txt")"
+grep -q "^Base: .*/base + .*/same: app, no cycles, [0-9]* samples in all; CPU time [0-9.]* m\?s ± [0-9.]*% (2 runs: mean, sd)$" "$W/new22.txt" ||
+	ep_fail "several runs: no CPU time with its spread: $(head -3 "$W/new22.txt")"
+grep -q "^  function beta (via spin) .* total " "$W/new22.txt" || ep_fail "several runs: beta (via spin) not listed"
+# Usage: a side with no run.
+rc=0
+"$EP_BIN" diff "$W/base" -- >/dev/null 2>"$W/usage.err" || rc=$?
+[ "$rc" -eq 2 ] || ep_fail "diff BASE -- (no NEW): exit $rc, want 2"
 
 # With cycles (one per round, at alpha's entry): beta is named along its
 # call path as well, and the shared leaf's self time too (1200 rounds: the
