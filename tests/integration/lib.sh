@@ -591,6 +591,16 @@ def validate_all():
             check(0 <= f["self"] <= f["total"] <= tot, "top_functions %r: need 0 <= self <= total <= samples.total" % f["name"])
             check(0 <= f["self_pct"] <= f["total_pct"] <= 100.0001, "top_functions %r: bad percentages" % f["name"])
         check(bool(tf) or tot == 0, "top_functions empty although there are samples")
+    mods = R.get("modules")
+    if check(isinstance(mods, list), "report.modules must be a list"):
+        for m in mods:
+            check(isinstance(m.get("path"), str) and m["path"].startswith("/"), "modules entry without a file path: %r" % m)
+            b = m.get("build_id")
+            check(b is None or (isinstance(b, str) and 2 <= len(b) <= 128 and len(b) % 2 == 0
+                                and all(c in "0123456789abcdef" for c in b)), "modules build_id not lowercase hex: %r" % m)
+            check(isinstance(m.get("samples"), int) and 0 < m["samples"] <= tot, "modules samples out of range: %r" % m)
+        check([m.get("samples") for m in mods] == sorted((m.get("samples") for m in mods), reverse=True),
+              "modules not heaviest first")
     th = R.get("threads")
     if check(isinstance(th, list), "report.threads must be a list"):
         for x in th:
