@@ -1107,9 +1107,72 @@ static void test_several_runs(void)
 	free(t2);
 }
 
+/* Several runs a side with cycles: the cycles of both runs compared, the
+ * run-level noise from the spread of the runs' medians, functions per
+ * cycle from the runs' rates. Equal runs quiet; slower cycles and twice
+ * the hot function's work found. */
+static void test_several_runs_cycles(void)
+{
+	struct spec s1 = BASE, s2 = BASE, n1 = BASE, n2 = BASE;
+	char *t[4];
+	struct dl_run b, n;
+	struct dm_opts o;
+	struct dm_result r;
+	const struct dm_row *w;
+	char err[512] = "";
+	const char *bn[] = { "b1", "b2" }, *nn[] = { "n1", "n2" };
+
+	s2.wall_ms = 101;
+	s2.hot = 610;
+	n1.hot = 1200;
+	n1.wall_ms = 145;
+	n2 = n1;
+	n2.wall_ms = 146;
+	t[0] = make_report(&s1);
+	t[1] = make_report(&s2);
+	t[2] = make_report(&n1);
+	t[3] = make_report(&n2);
+	size_t l[4] = { strlen(t[0]), strlen(t[1]), strlen(t[2]), strlen(t[3]) };
+	dm_default_opts(&o);
+	if (dl_load_side_text(bn, (const char *const *)t, l, 2, &b, err, sizeof(err)) ||
+	    dl_load_side_text(nn, (const char *const *)t + 2, l + 2, 2, &n, err, sizeof(err))) {
+		fprintf(stderr, "load: %s\n", err);
+		CHECK(0);
+		goto out;
+	}
+	CHECK_INT_EQ((int)b.ncycles, 40);
+	CHECK_INT_EQ(dl_align_keys(&b, &n), 0);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	CHECK(r.per_cycle);
+	w = row(&r, DM_S_CYCLE, "wall time", "median per cycle");
+	CHECK(w && w->status == DM_REGRESSION && isfinite(w->sd_base) && isfinite(w->sd_new));
+	w = row(&r, DM_S_FUNCTION, "hot", "self");
+	CHECK(w && w->status == DM_REGRESSION && isfinite(w->sd_base));
+	if (w) /* per cycle: (600 + 610) samples over 40 cycles at 1 ms */
+		CHECK_NEAR(w->base, 1210 * 1e6 / 40, 1);
+	dm_result_free(&r);
+	/* The base side against itself as two other runs: quiet. */
+	dl_free(&n);
+	if (dl_load_side_text(nn, (const char *const *)t, l, 2, &n, err, sizeof(err))) {
+		CHECK(0);
+		dl_free(&b);
+		goto out;
+	}
+	CHECK_INT_EQ(dl_align_keys(&b, &n), 0);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	CHECK_INT_EQ(r.regressions, 0);
+	dm_result_free(&r);
+	dl_free(&n);
+	dl_free(&b);
+out:
+	for (int i = 0; i < 4; i++)
+		free(t[i]);
+}
+
 int main(void)
 {
 	test_several_runs();
+	test_several_runs_cycles();
 	test_fixed_work();
 	test_kernel_path_not_named();
 	test_small_component();

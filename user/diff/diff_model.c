@@ -241,9 +241,11 @@ static double side_sd(const double *y, size_t k)
 	return sqrt(ss / (double)(k - 1));
 }
 
-int dm_compare_runs(const uint64_t *cb, const double *eb, size_t kb, const uint64_t *cn,
-		    const double *en, size_t kn, const struct dm_opts *o, struct ds_count_test *t,
-		    struct ds_spread *sp_out)
+/* dm_compare_runs with the counts' variance phi times Poisson (per-cycle
+ * counts more spread than Poisson: dm_dispersion). */
+static int compare_runs_phi(const uint64_t *cb, const double *eb, size_t kb, const uint64_t *cn,
+			    const double *en, size_t kn, double phi, const struct dm_opts *o,
+			    struct ds_count_test *t, struct ds_spread *sp_out)
 {
 	double *y = malloc((kb + kn + 1) * sizeof(*y)), *v = malloc((kb + kn + 1) * sizeof(*v));
 	uint64_t sb = 0, sn = 0;
@@ -278,9 +280,9 @@ int dm_compare_runs(const uint64_t *cb, const double *eb, size_t kb, const uint6
 		/* Per run: log rate and its Poisson variance (0.5 added: a run
 		 * without a sample of the function). */
 		y[j] = log(((double)c + 0.5) / ex);
-		v[j] = 1 / ((double)c + 0.5);
+		v[j] = phi / ((double)c + 0.5);
 	}
-	e = ds_rate_ratio(sb, tb, sn, tn, 1, t);
+	e = ds_rate_ratio(sb, tb, sn, tn, phi, t);
 	if (!e)
 		e = ds_run_spread(y, v, kb, y + kb, v + kb, kn, o->run_noise, &sp);
 	if (!e) {
@@ -294,10 +296,19 @@ out:
 	return e;
 }
 
+int dm_compare_runs(const uint64_t *cb, const double *eb, size_t kb, const uint64_t *cn,
+		    const double *en, size_t kn, const struct dm_opts *o, struct ds_count_test *t,
+		    struct ds_spread *sp_out)
+{
+	return compare_runs_phi(cb, eb, kb, cn, en, kn, 1, o, t, sp_out);
+}
+
 /* A row's test from the runs of both sides: their counts of the key's
- * function (self or total), or of all samples when key is NULL. */
+ * function (self or total), or of all samples when key is NULL, each over
+ * its run's exposure (1 / period; per cycle: cycles / period), variance
+ * phi times Poisson. */
 static int runs_row(struct dm_row *w, const struct dl_run *b, const struct dl_run *n,
-		    const char *key, bool self, const struct dm_opts *o)
+		    const char *key, bool self, bool per_cycle, double phi, const struct dm_opts *o)
 {
 	size_t kb = b->nruns, kn = n->nruns, k = kb + kn;
 	uint64_t *c = malloc(k * sizeof(*c));
@@ -315,10 +326,11 @@ static int runs_row(struct dm_row *w, const struct dl_run *b, const struct dl_ru
 		const struct dl_func *f = key ? dl_find_func(r, key) : NULL;
 
 		c[j] = key ? (f ? (self ? f->self : f->total) : 0) : r->samples;
-		ex[j] = 1 / r->period_ns;
-		y[j] = log(((double)c[j] + 0.5) * r->period_ns);
+		ex[j] = (per_cycle ? (double)(r->ncycles_all ? r->ncycles_all : 1) : 1) /
+			r->period_ns;
+		y[j] = log(((double)c[j] + 0.5) / ex[j]);
 	}
-	e = dm_compare_runs(c, ex, kb, c + kb, ex + kb, kn, o, &t, &sp);
+	e = compare_runs_phi(c, ex, kb, c + kb, ex + kb, kn, phi, o, &t, &sp);
 	if (e) {
 		e = e == -ENOMEM ? e : 0;
 		goto out;
@@ -662,7 +674,7 @@ static int run_rows(const struct dl_run *b, const struct dl_run *n, const struct
 		w->n_base = (size_t)b->samples;
 		w->n_new = (size_t)n->samples;
 		if (several_runs(b, n)) {
-			e = runs_row(w, b, n, NULL, false, o);
+			e = runs_row(w, b, n, NULL, false, false, 1, o);
 			w->gating = w->test != DM_T_NONE;
 		} else if (dm_compare_rate(b->samples, 1 / b->period_ns, n->samples,
 					   1 / n->period_ns, 1, o, &t) == 0) {
@@ -741,7 +753,16 @@ static int func_row(struct dm_result *r, const struct dl_run *b, const struct dl
 		w->base = (double)a * b->period_ns / eb;
 		w->new = (double)c * n->period_ns / en;
 		/* A sample stands for a period of CPU time: at equal time per
-		 * cycle, the expected count is cycles / period. */
+		 * cycle, the expected count is cycles / period. Several runs a
+		 * side: the spread of the runs' rates too (runs_row). */
+		if (several_runs(b, n)) {
+			e = runs_row(w, b, n, f->key, self, true, phi, o);
+			if (e || w->test == DM_T_NONE) {
+				w->est = rel(w->base, w->new);
+				return e;
+			}
+			return 0;
+		}
 		e = dm_compare_rate(a, eb / b->period_ns, c, en / n->period_ns, phi, o, &t);
 		w->test = DM_T_RATE;
 	} else if (r->same_work && several_runs(b, n)) {
@@ -749,7 +770,7 @@ static int func_row(struct dm_result *r, const struct dl_run *b, const struct dl
 		 * spread (runs_row). */
 		w->base = (double)a * b->period_ns / (double)b->nruns;
 		w->new = (double)c * n->period_ns / (double)n->nruns;
-		e = runs_row(w, b, n, f->key, self, o);
+		e = runs_row(w, b, n, f->key, self, false, 1, o);
 		if (e || w->test == DM_T_NONE) {
 			w->est = rel(w->base, w->new);
 			return e;
