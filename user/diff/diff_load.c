@@ -650,8 +650,8 @@ static int side_from_roots(const char *const *dirs, cJSON **roots, size_t k, str
 		const struct dl_run *a = &out->runs[0], *b = &out->runs[i];
 
 		same_id &= b->build_id && !strcmp(a->build_id, b->build_id);
-		same_work &= b->launched && b->exit_status == 0 && a->command && b->command &&
-			     !strcmp(a->command, b->command);
+		same_work &= b->launched && b->exit_status == 0 && a->args && b->args &&
+			     !strcmp(a->args, b->args);
 	}
 	same_work &= out->runs[0].launched && out->runs[0].exit_status == 0;
 	if (same_id && !(out->build_id = strdup(out->runs[0].build_id)))

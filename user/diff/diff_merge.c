@@ -484,13 +484,14 @@ int dl_merge_roots(cJSON *const *roots, const char *const *dirs, size_t k, cJSON
 			e = set_num(at(m, "gpu", "metrics", "total_mw"), "mean", s / (double)n);
 	}
 	/* The same work only when every run of the side ran the same command
-	 * to completion: else the side's exit status is unknown. */
+	 * line (after the program's name, which may be another path) to
+	 * completion: else the side's exit status is unknown. */
 	for (size_t i = 1; !e && i < k; i++) {
 		const cJSON *t0 = get(roots[0], "target"), *ti = get(roots[i], "target");
 		const char *c0 = str(t0, "command"), *ci = str(ti, "command");
 
-		if (!c0 || !ci || strcmp(c0, ci) || num(ti, "exit_status") != 0 ||
-		    !cJSON_IsTrue(get(ti, "launched")))
+		if (!c0 || !ci || strcmp(c0 + strcspn(c0, " "), ci + strcspn(ci, " ")) ||
+		    num(ti, "exit_status") != 0 || !cJSON_IsTrue(get(ti, "launched")))
 			e = set_num(get(m, "target"), "exit_status", NAN);
 	}
 	if (!e && all_stacks)
