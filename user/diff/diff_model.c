@@ -1001,6 +1001,10 @@ static int decide_all(const struct dl_run *b, const struct dl_run *n, struct dm_
 		if (w->has_eq && dm_decide(w->est_eq, w->p_eq, r->opts.alpha / (double)m,
 					   r->opts.threshold, w->better, w->gating) != w->status)
 			w->status = DM_SAME;
+		/* Wall time from the runs' spread moves with the machine's
+		 * load as well as with the program: changed, either way. */
+		if (w->test == DM_T_RUN_MEANS && w->status != DM_SAME)
+			w->status = DM_CHANGED;
 	}
 	int e = dm_path_regressions(b, n, r);
 	for (size_t i = 0; i < r->nrows; i++) {
