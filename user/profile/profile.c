@@ -231,6 +231,100 @@ static int64_t intern_stack(struct profile *p, const struct stack_key *k)
 	return (int64_t)p->nstacks++;
 }
 
+/* ---- the timeline's bound (profile.h, max_runs) ---- */
+
+static int cmp_bucket_stack(const void *a, const void *b, void *arg)
+{
+	const struct prof_run *x = a, *y = b;
+	uint64_t w = *(const uint64_t *)arg, bx = x->first_ts_ns / w, by = y->first_ts_ns / w;
+
+	if (bx != by)
+		return bx < by ? -1 : 1;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->first_ts_ns < y->first_ts_ns ? -1 : x->first_ts_ns > y->first_ts_ns;
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+	const struct prof_run *x = a, *y = b;
+
+	if (x->first_ts_ns != y->first_ts_ns)
+		return x->first_ts_ns < y->first_ts_ns ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* One run per (bucket of w ns, stack) in t, each starting at its earliest
+ * sample, in time order again. Returns the runs left. */
+static size_t merge_thread(struct prof_thread *t, uint64_t w)
+{
+	size_t n = 0;
+
+	if (t->nruns < 2)
+		return t->nruns;
+	qsort_r(t->runs, t->nruns, sizeof(*t->runs), cmp_bucket_stack, &w);
+	for (size_t i = 0; i < t->nruns; i++) {
+		struct prof_run *last = n ? &t->runs[n - 1] : NULL;
+
+		if (last && last->stack == t->runs[i].stack &&
+		    last->first_ts_ns / w == t->runs[i].first_ts_ns / w &&
+		    (uint64_t)last->count + t->runs[i].count <= UINT32_MAX)
+			last->count += t->runs[i].count;
+		else
+			t->runs[n++] = t->runs[i];
+	}
+	t->nruns = n;
+	qsort(t->runs, n, sizeof(*t->runs), cmp_time);
+	return n;
+}
+
+/* Merges every thread's runs into buckets, the bucket doubling until at
+ * most half of max_runs is left or one bucket spans the whole profile
+ * (then each thread holds one run per stack: no merge can go further, and
+ * the bound doubles rather than merge again at every run). */
+static void compact_runs(struct profile *p, size_t max)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, w;
+	size_t total;
+
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct prof_thread *t = &p->threads[i];
+
+		for (size_t r = 0; r < t->nruns; r++) {
+			if (t->runs[r].first_ts_ns < lo)
+				lo = t->runs[r].first_ts_ns;
+			if (t->runs[r].first_ts_ns > hi)
+				hi = t->runs[r].first_ts_ns;
+		}
+	}
+	/* From 16 sampling periods (1 ms at least): the first merge keeps the
+	 * time order at a resolution finer than most cycles. */
+	w = p->bucket_ns ? p->bucket_ns : 16 * p->period_ns;
+	if (w < 1000000)
+		w = 1000000;
+	for (;;) {
+		total = 0;
+		for (size_t i = 0; i < p->nthreads; i++)
+			total += merge_thread(&p->threads[i], w);
+		if (total <= max / 2 || lo >= hi || w > hi - lo || w > UINT64_MAX / 2)
+			break;
+		w *= 2;
+	}
+	p->total_runs = total;
+	p->bucket_ns = w;
+	p->compactions++;
+	if (total > max / 2)
+		p->max_runs = max * 2;
+}
+
+static void run_added(struct profile *p)
+{
+	size_t max = p->max_runs ? p->max_runs : PROF_MAX_RUNS_DEFAULT;
+
+	if (++p->total_runs >= max)
+		compact_runs(p, max);
+}
+
 int profile_add_sample(struct profile *p, uint32_t thread, uint64_t ts_ns, const uint32_t *frames,
 		       uint32_t depth, uint32_t nkernel, bool in_kernel)
 {
@@ -256,6 +350,7 @@ int profile_add_sample(struct profile *p, uint32_t thread, uint64_t ts_ns, const
 		t->runs[t->nruns++] = (struct prof_run){ .first_ts_ns = ts_ns,
 							 .stack = (uint32_t)sid,
 							 .count = 1 };
+		run_added(p);
 	}
 	p->stacks[sid].count++;
 	/* Ring-buffer order across CPUs is not strictly chronological. */
@@ -305,6 +400,7 @@ int profile_add_weighted(struct profile *p, uint32_t thread, uint64_t ts_ns, con
 							 .stack = (uint32_t)sid,
 							 .count = n };
 		left -= n;
+		run_added(p);
 	}
 	p->stacks[sid].count += weight;
 	if (!t->samples || ts_ns < t->first_ts_ns)
