@@ -119,6 +119,8 @@ static int rotate(struct recorder *r)
 	r->prof.max_runs = timeline_runs();
 	memcpy(r->prof.drops, drops, sizeof(drops));
 	cpu_samples_profile_replaced(&r->cs);
+	if (r->py)
+		pyframes_profile_replaced(r->py, &r->prof);
 	/* The freed profile's heap back to the system: flat RSS over hours. */
 	malloc_trim(0);
 	return 0;

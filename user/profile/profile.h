@@ -12,10 +12,12 @@
 #include <stdint.h>
 
 #define PROF_COMM_LEN 16
-/* 131072 runs of 16 bytes: 2 MiB per profile; at 199 Hz on one thread a
- * run starts at most every sample, so reached after 11 minutes; 8 threads
- * at 999 Hz reach it in 16 s. */
-#define PROF_MAX_RUNS_DEFAULT (1u << 17)
+/* 65536 runs of 16 bytes: 1 MiB per profile, the most a long run's
+ * timeline adds to the collector's memory. A run starts at most every
+ * sample: at 199 Hz a busy thread reaches it after 5.5 minutes (a Python +
+ * llama.cpp experiment at a third of a CPU after 15); 8 busy threads at
+ * 999 Hz after 8 s. */
+#define PROF_MAX_RUNS_DEFAULT (1u << 16)
 
 /* A symbolized frame, interned: identical (name, module, kernel) share one
  * index. */
