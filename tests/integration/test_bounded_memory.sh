@@ -34,7 +34,7 @@ rc=0
 wait "$PROF_PID" || rc=$?
 [ "$rc" -eq 0 ] || ep_fail "ebpf-prof exited $rc (stderr: $(tail -n 5 "$PROF_ERR"))"
 ep_check_outputs "$OUT"
-grep -q '^timeline: samples merged per [0-9]* ms' "$PROF_OUT" ||
+grep -Eq "^timeline: samples (of the first [0-9]+ s )?merged per [0-9]+ ms" "$PROF_OUT" ||
 	ep_fail "no 'timeline: samples merged' line in the summary: $(head -c 600 "$PROF_OUT")"
 
 RSS="$EP_WORK/rss" BOUND=$BOUND SECS=$SECS ep_py "$OUT" <<'PY'

@@ -213,6 +213,20 @@ static void test_timeline_bound(void)
 	}
 	CHECK(below);
 	CHECK(p.compactions > 0 && p.bucket_ns >= 1000000);
+	/* The newer part is kept as taken: there, consecutive runs of a
+	 * thread differ in stack (run_gap_ns 0: only a change starts one). */
+	CHECK(p.merged_until_ns > 0 && p.merged_until_ns < (uint64_t)N * 1000000);
+	size_t exact = 0;
+	for (int t = 0; t < NT; t++) {
+		const struct prof_thread *pt = &p.threads[th[t]];
+
+		for (size_t r = 1; r < pt->nruns; r++)
+			if (pt->runs[r - 1].first_ts_ns >= p.merged_until_ns) {
+				exact++;
+				CHECK(pt->runs[r - 1].stack != pt->runs[r].stack);
+			}
+	}
+	CHECK(exact >= p.max_runs / 4);
 	memset(got, 0, sizeof(got));
 	size_t held = 0;
 	for (int t = 0; t < NT; t++) {

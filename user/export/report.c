@@ -355,6 +355,8 @@ static cJSON *build_report(struct builder *b, const struct profile *p, const str
 		/* The timeline's bound (profile.h, max_runs): 0 while every
 		 * sample is in the order taken. */
 		add(b, s, "timeline_bucket_ns", u64(p->bucket_ns));
+		add(b, s, "timeline_merged_until_monotonic_ns",
+		    p->bucket_ns ? u64(p->merged_until_ns) : cJSON_CreateNull());
 	}
 	add(b, root, "stop_reason", str(ri->stop_reason));
 	if (ri->tracepoint_programs) {

@@ -254,16 +254,22 @@ static int cmp_time(const void *a, const void *b)
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-/* One run per (bucket of w ns, stack) in t, each starting at its earliest
- * sample, in time order again. Returns the runs left. */
-static size_t merge_thread(struct prof_thread *t, uint64_t w)
+/* Runs of t before cut merged into one per (bucket of w ns, stack), each
+ * starting at its earliest sample; the runs from cut on kept as they are.
+ * t's runs end in time order. Returns the runs left. */
+static size_t merge_thread(struct prof_thread *t, uint64_t w, uint64_t cut)
 {
-	size_t n = 0;
+	size_t n = 0, k = 0;
 
 	if (t->nruns < 2)
 		return t->nruns;
-	qsort_r(t->runs, t->nruns, sizeof(*t->runs), cmp_bucket_stack, &w);
-	for (size_t i = 0; i < t->nruns; i++) {
+	/* Nearly in order already (the ring's order across CPUs is not
+	 * strictly chronological). */
+	qsort(t->runs, t->nruns, sizeof(*t->runs), cmp_time);
+	while (k < t->nruns && t->runs[k].first_ts_ns < cut)
+		k++;
+	qsort_r(t->runs, k, sizeof(*t->runs), cmp_bucket_stack, &w);
+	for (size_t i = 0; i < k; i++) {
 		struct prof_run *last = n ? &t->runs[n - 1] : NULL;
 
 		if (last && last->stack == t->runs[i].stack &&
@@ -273,19 +279,51 @@ static size_t merge_thread(struct prof_thread *t, uint64_t w)
 		else
 			t->runs[n++] = t->runs[i];
 	}
-	t->nruns = n;
 	qsort(t->runs, n, sizeof(*t->runs), cmp_time);
-	return n;
+	memmove(&t->runs[n], &t->runs[k], (t->nruns - k) * sizeof(*t->runs));
+	t->nruns = n + (t->nruns - k);
+	return t->nruns;
 }
 
-/* Merges every thread's runs into buckets, the bucket doubling until at
- * most half of max_runs is left or one bucket spans the whole profile
- * (then each thread holds one run per stack: no merge can go further, and
- * the bound doubles rather than merge again at every run). */
+/* The time before which a share (num/den) of all runs started, from a
+ * histogram of their start times over [lo, hi]. */
+static uint64_t runs_quantile(const struct profile *p, uint64_t lo, uint64_t hi, size_t num,
+			      size_t den)
+{
+	enum { BINS = 1024 };
+	size_t bins[BINS] = { 0 }, total = 0, want, acc = 0;
+	uint64_t span = hi - lo + 1;
+
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct prof_thread *t = &p->threads[i];
+
+		for (size_t r = 0; r < t->nruns; r++) {
+			uint64_t off = t->runs[r].first_ts_ns - lo;
+
+			bins[(size_t)((unsigned __int128)off * BINS / span)]++;
+			total++;
+		}
+	}
+	want = total / den * num;
+	for (size_t b = 0; b < BINS; b++) {
+		acc += bins[b];
+		if (acc >= want)
+			return lo + (uint64_t)((unsigned __int128)(b + 1) * span / BINS);
+	}
+	return hi + 1;
+}
+
+/* Merges the older runs of every thread into time buckets, the newer half
+ * kept exact: a long run's recent cycles keep their pprof labels and the
+ * speedscope time order its last minutes. The bucket doubles, and the part
+ * merged grows (half, then three quarters, then all), until the runs fit
+ * in 3/4 of max; if even one run per (thread, stack) does not, the bound
+ * doubles rather than merge again at every run. */
 static void compact_runs(struct profile *p, size_t max)
 {
-	uint64_t lo = UINT64_MAX, hi = 0, w;
-	size_t total;
+	static const size_t parts[][2] = { { 1, 2 }, { 3, 4 }, { 1, 1 } };
+	uint64_t lo = UINT64_MAX, hi = 0, w, cut = 0;
+	size_t total = p->total_runs;
 
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct prof_thread *t = &p->threads[i];
@@ -302,18 +340,27 @@ static void compact_runs(struct profile *p, size_t max)
 	w = p->bucket_ns ? p->bucket_ns : 16 * p->period_ns;
 	if (w < 1000000)
 		w = 1000000;
-	for (;;) {
-		total = 0;
-		for (size_t i = 0; i < p->nthreads; i++)
-			total += merge_thread(&p->threads[i], w);
-		if (total <= max / 2 || lo >= hi || w > hi - lo || w > UINT64_MAX / 2)
+	for (size_t k = 0; lo <= hi && k < sizeof(parts) / sizeof(parts[0]); k++) {
+		cut = parts[k][0] == parts[k][1]
+			      ? hi + 1
+			      : runs_quantile(p, lo, hi, parts[k][0], parts[k][1]);
+		for (;;) {
+			total = 0;
+			for (size_t i = 0; i < p->nthreads; i++)
+				total += merge_thread(&p->threads[i], w, cut);
+			if (total <= max / 4 * 3 || w > hi - lo || w > UINT64_MAX / 2)
+				break;
+			w *= 2;
+		}
+		if (total <= max / 4 * 3)
 			break;
-		w *= 2;
 	}
 	p->total_runs = total;
 	p->bucket_ns = w;
+	if (cut > p->merged_until_ns)
+		p->merged_until_ns = cut;
 	p->compactions++;
-	if (total > max / 2)
+	if (total > max / 4 * 3)
 		p->max_runs = max * 2;
 }
 

@@ -83,9 +83,9 @@ struct profile {
 	 * (period_ns 1). */
 	const char *unit;
 	/* The timeline's bound: when the runs of all threads reach this many
-	 * (0: PROF_MAX_RUNS_DEFAULT), they are merged per thread into time
-	 * buckets (one run per stack per bucket), the bucket doubling until at
-	 * most half the bound is left. Per-thread and per-stack counts stay
+	 * (0: PROF_MAX_RUNS_DEFAULT), the older ones are merged per thread into
+	 * time buckets (one run per stack per bucket), the newer half kept
+	 * exact where that is enough (profile.c, compact_runs). Per-thread and per-stack counts stay
 	 * exact; what coarsens is the order of samples in time (speedscope's
 	 * time order, the cycle a pprof sample is labelled with). Without it a
 	 * long attach grows by 16 bytes per sample: ~190 KB a minute at 199 Hz. */
@@ -107,6 +107,7 @@ struct profile {
 	 * bucket width (0: every run as recorded) and how many merges ran. */
 	size_t total_runs;
 	uint64_t bucket_ns;
+	uint64_t merged_until_ns; /* runs starting before it may be merged */
 	uint32_t compactions;
 
 	/* private: hash indexes, managed by profile.c */
