@@ -58,6 +58,26 @@
  * interval is closed anyway (samples reach us within a drain or two). */
 #define ROTATE_LAG_NS (100 * 1000000ull)
 
+/* The CPU profile's timeline bound (profile.h, max_runs): the default, or
+ * EBPF_PROF_TIMELINE_RUNS (64..2^30), which lets a short test reach it. */
+static size_t timeline_runs(void)
+{
+	const char *e = getenv("EBPF_PROF_TIMELINE_RUNS");
+	char *end;
+	unsigned long long v;
+
+	if (!e || !*e)
+		return 0;
+	errno = 0;
+	v = strtoull(e, &end, 10);
+	if (errno || *end || v < 64 || v > (1ull << 30)) {
+		log_warn("EBPF_PROF_TIMELINE_RUNS=%s: expected 64..%llu, using the default", e,
+			 1ull << 30);
+		return 0;
+	}
+	return (size_t)v;
+}
+
 static const char *unwind_mode_name(enum cli_unwind m)
 {
 	switch (m) {
@@ -96,8 +116,11 @@ static int rotate(struct recorder *r)
 		return -ENOMEM;
 	}
 	r->prof.run_gap_ns = 2 * r->prof.period_ns;
+	r->prof.max_runs = timeline_runs();
 	memcpy(r->prof.drops, drops, sizeof(drops));
 	cpu_samples_profile_replaced(&r->cs);
+	if (r->py)
+		pyframes_profile_replaced(r->py, &r->prof);
 	/* The freed profile's heap back to the system: flat RSS over hours. */
 	malloc_trim(0);
 	return 0;
@@ -253,6 +276,7 @@ static int open_sampler(struct recorder *r)
 		return -ENOMEM;
 	}
 	r->prof.run_gap_ns = 2 * r->prof.period_ns; /* see profile.h */
+	r->prof.max_runs = timeline_runs();
 	err = symbolizer_new(&r->sym, &symo);
 	if (err) {
 		log_error("cannot set up the symbolizer: %s", strerror(-err));

@@ -2,6 +2,7 @@
 /* The profile model: interning, stack dedup, run merging, counters and
  * per-function statistics, all checked against counts worked out by hand. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -174,6 +175,121 @@ static void test_long_run_memory(void)
 	profile_free(&p);
 }
 
+/* The timeline's bound: a thread's samples alternate between stacks (each
+ * starts a run), far more runs than max_runs. Held runs never reach the
+ * bound, counts per (thread, stack) stay exact, each thread's runs stay in
+ * time order, and every run starts at one of its own samples. */
+static void test_timeline_bound(void)
+{
+	enum { NT = 3, NS = 8, N = 400000 };
+	uint64_t want[NT][NS] = { { 0 } }, got[NT][NS];
+	uint32_t fr[NS], th[NT];
+	uint64_t seed = 12345;
+	struct profile p;
+	bool below = true;
+
+	CHECK_INT_EQ(profile_init(&p, 1000), 0);
+	p.max_runs = 1024;
+	for (int i = 0; i < NS; i++) {
+		char n[8];
+
+		snprintf(n, sizeof(n), "f%d", i);
+		fr[i] = (uint32_t)profile_intern_frame(&p, n, NULL, false);
+	}
+	for (int i = 0; i < NT; i++)
+		th[i] = (uint32_t)profile_thread(&p, 1, 10 + i, "t");
+	for (uint64_t i = 0; i < N; i++) {
+		uint32_t t = (uint32_t)(i % NT), k;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		k = (uint32_t)(seed >> 33) % NS;
+		/* Sample times on a 1 ms grid shifted by the stack: a run's
+		 * start says which stack it was taken with. */
+		CHECK_INT_EQ(profile_add_sample(&p, th[t], i * 1000000 + k, &fr[k], 1, 0, false),
+			     0);
+		want[t][k]++;
+		if (p.total_runs >= p.max_runs)
+			below = false;
+	}
+	CHECK(below);
+	CHECK(p.compactions > 0 && p.bucket_ns >= 1000000);
+	/* The newer part is kept as taken: there, consecutive runs of a
+	 * thread differ in stack (run_gap_ns 0: only a change starts one). */
+	CHECK(p.merged_until_ns > 0 && p.merged_until_ns < (uint64_t)N * 1000000);
+	size_t exact = 0;
+	for (int t = 0; t < NT; t++) {
+		const struct prof_thread *pt = &p.threads[th[t]];
+
+		for (size_t r = 1; r < pt->nruns; r++)
+			if (pt->runs[r - 1].first_ts_ns >= p.merged_until_ns) {
+				exact++;
+				CHECK(pt->runs[r - 1].stack != pt->runs[r].stack);
+			}
+	}
+	CHECK(exact >= p.max_runs / 4);
+	memset(got, 0, sizeof(got));
+	size_t held = 0;
+	for (int t = 0; t < NT; t++) {
+		const struct prof_thread *pt = &p.threads[th[t]];
+
+		held += pt->nruns;
+		for (size_t r = 0; r < pt->nruns; r++) {
+			const struct prof_run *ru = &pt->runs[r];
+			/* Frames were interned first: frame index k is f<k>. */
+			uint32_t k = ru->stack < p.nstacks ? p.stacks[ru->stack].frames[0] : NS;
+
+			CHECK(k < NS && ru->first_ts_ns % 1000000 == k &&
+			      (ru->first_ts_ns / 1000000) % NT == (uint64_t)t);
+			CHECK(!r || pt->runs[r - 1].first_ts_ns <= ru->first_ts_ns);
+			got[t][k < NS ? k : 0] += ru->count;
+		}
+		CHECK_INT_EQ(pt->samples, (N + NT - 1 - t) / NT);
+	}
+	CHECK_INT_EQ(held, p.total_runs);
+	CHECK(memcmp(got, want, sizeof(got)) == 0);
+	CHECK_INT_EQ(p.nstacks, NS);
+	for (size_t s = 0; s < p.nstacks; s++) {
+		uint32_t k = p.stacks[s].frames[0];
+		uint64_t sum = 0;
+
+		for (int t = 0; t < NT && k < NS; t++)
+			sum += want[t][k];
+		CHECK_INT_EQ(p.stacks[s].count, sum);
+	}
+	profile_free(&p);
+
+	/* More stacks per thread than half the bound: no bucket width can
+	 * merge below it; the bound doubles instead of merging at every run,
+	 * and counts stay exact. */
+	CHECK_INT_EQ(profile_init(&p, 1000), 0);
+	p.max_runs = 64;
+	uint32_t many[100];
+	for (int i = 0; i < 100; i++) {
+		char n[8];
+
+		snprintf(n, sizeof(n), "g%d", i);
+		many[i] = (uint32_t)profile_intern_frame(&p, n, NULL, false);
+	}
+	uint32_t t0 = (uint32_t)profile_thread(&p, 1, 1, "t");
+	for (uint64_t i = 0; i < 20000; i++)
+		CHECK_INT_EQ(profile_add_sample(&p, t0, i * 1000000, &many[i % 100], 1, 0, false),
+			     0);
+	CHECK(p.max_runs >= 128 && p.total_runs <= p.max_runs);
+	CHECK_INT_EQ(p.nstacks, 100);
+	for (int i = 0; i < 100; i++)
+		CHECK_INT_EQ(p.stacks[i].count, 200); /* first seen in frame order */
+	/* Weights beyond a run's u32 count are never merged into an overflow. */
+	CHECK_INT_EQ(profile_add_weighted(&p, t0, 20000 * 1000000ull, &many[0], 1, 0,
+					  3ull * UINT32_MAX),
+		     0);
+	CHECK_INT_EQ(p.stacks[0].count, 200 + 3ull * UINT32_MAX); /* g0's stack */
+	uint64_t w = 0;
+	for (size_t r = 0; r < p.threads[t0].nruns; r++)
+		w += p.threads[t0].runs[r].count;
+	CHECK_INT_EQ(w, 20000 + 3ull * UINT32_MAX);
+	profile_free(&p);
+}
+
 static void test_empty_and_names(void)
 {
 	struct profile p;
@@ -233,6 +349,7 @@ int main(void)
 	test_threads();
 	test_samples();
 	test_long_run_memory();
+	test_timeline_bound();
 	test_empty_and_names();
 	return check_report("test_profile");
 }

@@ -443,6 +443,11 @@ static cJSON *build_report(struct builder *b, const struct profile *p, const str
 		add(b, s, "requested_hz",
 		    cJSON_CreateNumber(ri->requested_hz ? ri->requested_hz : p->freq_hz));
 		add(b, s, "kernel_frames", cJSON_CreateBool(ri->kernel_frames));
+		/* The timeline's bound (profile.h, max_runs): 0 while every
+		 * sample is in the order taken. */
+		add(b, s, "timeline_bucket_ns", u64(p->bucket_ns));
+		add(b, s, "timeline_merged_until_monotonic_ns",
+		    p->bucket_ns ? u64(p->merged_until_ns) : cJSON_CreateNull());
 	}
 	add(b, root, "stop_reason", str(ri->stop_reason));
 	if (ri->tracepoint_programs) {

@@ -231,6 +231,147 @@ static int64_t intern_stack(struct profile *p, const struct stack_key *k)
 	return (int64_t)p->nstacks++;
 }
 
+/* ---- the timeline's bound (profile.h, max_runs) ---- */
+
+static int cmp_bucket_stack(const void *a, const void *b, void *arg)
+{
+	const struct prof_run *x = a, *y = b;
+	uint64_t w = *(const uint64_t *)arg, bx = x->first_ts_ns / w, by = y->first_ts_ns / w;
+
+	if (bx != by)
+		return bx < by ? -1 : 1;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->first_ts_ns < y->first_ts_ns ? -1 : x->first_ts_ns > y->first_ts_ns;
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+	const struct prof_run *x = a, *y = b;
+
+	if (x->first_ts_ns != y->first_ts_ns)
+		return x->first_ts_ns < y->first_ts_ns ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* Runs of t before cut merged into one per (bucket of w ns, stack), each
+ * starting at its earliest sample; the runs from cut on kept as they are.
+ * t's runs end in time order. Returns the runs left. */
+static size_t merge_thread(struct prof_thread *t, uint64_t w, uint64_t cut)
+{
+	size_t n = 0, k = 0;
+
+	if (t->nruns < 2)
+		return t->nruns;
+	/* Nearly in order already (the ring's order across CPUs is not
+	 * strictly chronological). */
+	qsort(t->runs, t->nruns, sizeof(*t->runs), cmp_time);
+	while (k < t->nruns && t->runs[k].first_ts_ns < cut)
+		k++;
+	qsort_r(t->runs, k, sizeof(*t->runs), cmp_bucket_stack, &w);
+	for (size_t i = 0; i < k; i++) {
+		struct prof_run *last = n ? &t->runs[n - 1] : NULL;
+
+		if (last && last->stack == t->runs[i].stack &&
+		    last->first_ts_ns / w == t->runs[i].first_ts_ns / w &&
+		    (uint64_t)last->count + t->runs[i].count <= UINT32_MAX)
+			last->count += t->runs[i].count;
+		else
+			t->runs[n++] = t->runs[i];
+	}
+	qsort(t->runs, n, sizeof(*t->runs), cmp_time);
+	memmove(&t->runs[n], &t->runs[k], (t->nruns - k) * sizeof(*t->runs));
+	t->nruns = n + (t->nruns - k);
+	return t->nruns;
+}
+
+/* The time before which a share (num/den) of all runs started, from a
+ * histogram of their start times over [lo, hi]. */
+static uint64_t runs_quantile(const struct profile *p, uint64_t lo, uint64_t hi, size_t num,
+			      size_t den)
+{
+	enum { BINS = 1024 };
+	size_t bins[BINS] = { 0 }, total = 0, want, acc = 0;
+	uint64_t span = hi - lo + 1;
+
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct prof_thread *t = &p->threads[i];
+
+		for (size_t r = 0; r < t->nruns; r++) {
+			uint64_t off = t->runs[r].first_ts_ns - lo;
+
+			bins[(size_t)((unsigned __int128)off * BINS / span)]++;
+			total++;
+		}
+	}
+	want = total / den * num;
+	for (size_t b = 0; b < BINS; b++) {
+		acc += bins[b];
+		if (acc >= want)
+			return lo + (uint64_t)((unsigned __int128)(b + 1) * span / BINS);
+	}
+	return hi + 1;
+}
+
+/* Merges the older runs of every thread into time buckets, the newer half
+ * kept exact: a long run's recent cycles keep their pprof labels and the
+ * speedscope time order its last minutes. The bucket doubles, and the part
+ * merged grows (half, then three quarters, then all), until the runs fit
+ * in 3/4 of max; if even one run per (thread, stack) does not, the bound
+ * doubles rather than merge again at every run. */
+static void compact_runs(struct profile *p, size_t max)
+{
+	static const size_t parts[][2] = { { 1, 2 }, { 3, 4 }, { 1, 1 } };
+	uint64_t lo = UINT64_MAX, hi = 0, w, cut = 0;
+	size_t total = p->total_runs;
+
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct prof_thread *t = &p->threads[i];
+
+		for (size_t r = 0; r < t->nruns; r++) {
+			if (t->runs[r].first_ts_ns < lo)
+				lo = t->runs[r].first_ts_ns;
+			if (t->runs[r].first_ts_ns > hi)
+				hi = t->runs[r].first_ts_ns;
+		}
+	}
+	/* From 16 sampling periods (1 ms at least): the first merge keeps the
+	 * time order at a resolution finer than most cycles. */
+	w = p->bucket_ns ? p->bucket_ns : 16 * p->period_ns;
+	if (w < 1000000)
+		w = 1000000;
+	for (size_t k = 0; lo <= hi && k < sizeof(parts) / sizeof(parts[0]); k++) {
+		cut = parts[k][0] == parts[k][1]
+			      ? hi + 1
+			      : runs_quantile(p, lo, hi, parts[k][0], parts[k][1]);
+		for (;;) {
+			total = 0;
+			for (size_t i = 0; i < p->nthreads; i++)
+				total += merge_thread(&p->threads[i], w, cut);
+			if (total <= max / 4 * 3 || w > hi - lo || w > UINT64_MAX / 2)
+				break;
+			w *= 2;
+		}
+		if (total <= max / 4 * 3)
+			break;
+	}
+	p->total_runs = total;
+	p->bucket_ns = w;
+	if (cut > p->merged_until_ns)
+		p->merged_until_ns = cut;
+	p->compactions++;
+	if (total > max / 4 * 3)
+		p->max_runs = max * 2;
+}
+
+static void run_added(struct profile *p)
+{
+	size_t max = p->max_runs ? p->max_runs : PROF_MAX_RUNS_DEFAULT;
+
+	if (++p->total_runs >= max)
+		compact_runs(p, max);
+}
+
 int profile_add_sample(struct profile *p, uint32_t thread, uint64_t ts_ns, const uint32_t *frames,
 		       uint32_t depth, uint32_t nkernel, bool in_kernel)
 {
@@ -256,6 +397,7 @@ int profile_add_sample(struct profile *p, uint32_t thread, uint64_t ts_ns, const
 		t->runs[t->nruns++] = (struct prof_run){ .first_ts_ns = ts_ns,
 							 .stack = (uint32_t)sid,
 							 .count = 1 };
+		run_added(p);
 	}
 	p->stacks[sid].count++;
 	/* Ring-buffer order across CPUs is not strictly chronological. */
@@ -305,6 +447,7 @@ int profile_add_weighted(struct profile *p, uint32_t thread, uint64_t ts_ns, con
 							 .stack = (uint32_t)sid,
 							 .count = n };
 		left -= n;
+		run_added(p);
 	}
 	p->stacks[sid].count += weight;
 	if (!t->samples || ts_ns < t->first_ts_ns)

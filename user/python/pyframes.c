@@ -784,6 +784,16 @@ static struct cls_cache *cls_cache_of(struct pyframes *pf, const struct profile 
 	return cc;
 }
 
+void pyframes_profile_replaced(struct pyframes *pf, const struct profile *prof)
+{
+	/* A profile freed and set up again at the same address (--rotate)
+	 * numbers its frames anew: the classes cached by frame index would
+	 * describe the old profile's frames. */
+	for (size_t i = 0; i < sizeof(pf->cls) / sizeof(pf->cls[0]); i++)
+		if (pf->cls[i].prof == prof)
+			pf->cls[i].prof = NULL;
+}
+
 /* Watches pid and returns it when its frames are walked (under the lock
  * only to look: only the recorder thread moves an active pid, or the
  * array). A sample with a frame in an interpreter hints at one. */

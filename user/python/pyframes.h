@@ -79,6 +79,9 @@ int pyframes_merge_stack(struct pyframes *pf, struct profile *prof, const struct
 
 /* The process exited or exec'ed at ts_ns (CLOCK_MONOTONIC): forget it
  * (exec: look again, unless it was registered after the exec). */
+/* prof was freed and set up again (at the same address): what was cached
+ * by its frame indices is forgotten. */
+void pyframes_profile_replaced(struct pyframes *pf, const struct profile *prof);
 void pyframes_forget_pid(struct pyframes *pf, uint32_t pid, bool exited, uint64_t ts_ns);
 
 void pyframes_get_stats(struct pyframes *pf, struct pyframes_stats *st);

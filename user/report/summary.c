@@ -113,6 +113,23 @@ void print_summary(const struct profile *p, const struct run_info *ri, FILE *out
 			p->kernel_samples, pct(p->kernel_samples, p->total_samples));
 	}
 
+	if (p->bucket_ns) {
+		uint64_t upto = p->merged_until_ns > ri->start_mono_ns
+					? p->merged_until_ns - ri->start_mono_ns
+					: 0;
+
+		if (ri->start_mono_ns && upto < dur)
+			fprintf(out,
+				"timeline: samples of the first %.0f s merged per %.0f ms to keep "
+				"memory bounded (counts exact, time order within a bucket lost)\n",
+				(double)upto / 1e9, (double)p->bucket_ns / 1e6);
+		else
+			fprintf(out,
+				"timeline: samples merged per %.0f ms to keep memory bounded (counts "
+				"exact, time order within a bucket lost)\n",
+				(double)p->bucket_ns / 1e6);
+	}
+
 	uint64_t dropped = 0;
 	for (int i = 0; i < PROF_DROP__COUNT; i++)
 		dropped += p->drops[i];

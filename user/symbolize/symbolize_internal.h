@@ -20,16 +20,21 @@
 #include "util/hashmap.h"
 #include "util/interner.h"
 
-#define MAPS_MAX_BYTES	  (64u << 20)
-#define MAPS_MAX_ENTRIES  (1u << 20)
-#define CACHE_INIT_CAP	  1024u
-#define CACHE_MAX_CAP	  (1u << 18)
+#define MAPS_MAX_BYTES	 (64u << 20)
+#define MAPS_MAX_ENTRIES (1u << 20)
+#define CACHE_INIT_CAP	 1024u
+/* Per-process address caches: 56-byte entries, at most 1.8 MiB each; when
+ * 3/4 full it is emptied and refilled. Kept small on purpose: every distinct
+ * leaf address of a hot loop takes an entry, so a larger bound is only
+ * reached after hours and the collector's memory would grow all that time. */
+#define CACHE_MAX_CAP	  (1u << 15)
 #define PID_BUCKETS	  256u
 #define DEFAULT_RELOAD_MS 250
 #define VDSO_MAX_SIZE	  (1u << 20)
 /* Build-id cache bounds. Entries are 32 bytes plus 12 bytes per index slot:
- * at most about 7 MiB. When full it is emptied and refilled. */
-#define BID_CACHE_MAX (1u << 17)
+ * at most about 0.7 MiB. When full it is emptied and refilled (the
+ * per-process caches in front of it take most lookups). */
+#define BID_CACHE_MAX (1u << 14)
 /* Distinct build-ids and file identities remembered; files beyond that are
  * symbolized per pid as without the cache. */
 #define BID_MAX_IDS	4096u
