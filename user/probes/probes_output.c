@@ -13,6 +13,7 @@
 
 #include "kernel/skel_types.h"
 #include "llama/llama_facts.h"
+#include "llama/llm_track.h"
 #include "modules.skel.h"
 #include "probes/probes_internal.h"
 #include "top/top_live.h"
@@ -127,7 +128,8 @@ int pm_report(void *state, cJSON *root)
 	if (e)
 		return e;
 	max_prompt = probe_stats_max_prompt(m->st, &prompts);
-	return llama_facts_report_json(m->llama, root, max_prompt, prompts);
+	e = llama_facts_report_json(m->llama, root, max_prompt, prompts);
+	return e ? e : llm_run_report_json(m->llm, root);
 }
 
 int pm_trace(void *state, FILE *out, bool *first)
