@@ -495,21 +495,12 @@ static int get_ms(const cJSON *o, const char *k, uint64_t *ns, bool *has, size_t
 	return e;
 }
 
-static int llm_from_json(const cJSON *o, struct cycle_llm *l, size_t i, char *err, size_t el)
+static int llm_fields(const cJSON *x, struct cycle_llm *l, size_t i, char *err, size_t el)
 {
-	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, "llm");
 	uint64_t v = 0;
 	bool h = false;
 	int e;
 
-	memset(l, 0, sizeof(*l));
-	l->kv_used = -1;
-	/* Absent in reports written before it existed. */
-	if (!x || cJSON_IsNull(x))
-		return 0;
-	if (!cJSON_IsObject(x))
-		return fail(err, el, "cycles[%zu].llm: not an object", i);
-	l->has = true;
 	if ((e = get_u64(x, "prompt_tokens", true, U64M, &l->prompt_tokens, NULL, i, err, el)) ||
 	    (e = get_u64(x, "generated_tokens", true, U64M, &l->generated_tokens, NULL, i, err,
 			 el)) ||
@@ -526,6 +517,30 @@ static int llm_from_json(const cJSON *o, struct cycle_llm *l, size_t i, char *er
 		return e;
 	l->kv_size = (uint32_t)v;
 	return 0;
+}
+
+static int llm_from_json(const cJSON *o, struct cycle_llm *l, size_t i, char *err, size_t el)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, "llm");
+	char tmp[256] = "";
+	int e;
+
+	memset(l, 0, sizeof(*l));
+	l->kv_used = -1;
+	/* Absent in reports written before it existed. */
+	if (!x || cJSON_IsNull(x))
+		return 0;
+	if (!cJSON_IsObject(x))
+		return fail(err, el, "cycles[%zu].llm: not an object", i);
+	l->has = true;
+	/* The field readers say cycles[i].KEY: name it cycles[i].llm.KEY. */
+	e = llm_fields(x, l, i, tmp, sizeof(tmp));
+	if (e == -EINVAL) {
+		const char *dot = strchr(tmp, '.');
+
+		fail(err, el, "cycles[%zu].llm.%s", i, dot ? dot + 1 : tmp);
+	}
+	return e;
 }
 
 static int row_from_json(const cJSON *o, struct cycle_row *r, size_t i, char *err, size_t el)
