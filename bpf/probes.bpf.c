@@ -294,8 +294,7 @@ static __always_inline void llama_batch_at_entry(struct pt_regs *ctx, __s32 *n_t
 		count_drop(EP_PDROP_LLAMA_BATCH);
 		return;
 	}
-	__builtin_memcpy(&n, b + EP_LLAMA_BATCH_N_TOKENS, sizeof(n));
-	__builtin_memcpy(&p, b + EP_LLAMA_BATCH_POS, sizeof(p));
+	ep_llama_batch_fields(b, &n, &p);
 	*n_tokens = n;
 	if (p && n > 0 && n <= (1 << 24)) {
 		if (bpf_probe_read_user(&first, sizeof(first), (void *)p))

@@ -103,19 +103,30 @@ struct ep_span_sql {
 	char sql[EP_PROBE_SQL_LEN];
 };
 
-/* struct llama_batch, unchanged from llama.cpp b1500 (2023) to the
- * builds of the layout table (user/llama/llama_layout.c): { int32_t
- * n_tokens; llama_token *token; float *embd; llama_pos *pos; int32_t
- * *n_seq_id; llama_seq_id **seq_id; int8_t *logits; }, 56 bytes on LP64.
- * llama_decode takes it by value: where the callee finds it is the same
- * rule as for the parameter structs (struct ep_llama_args): x86_64 at
- * sp + 8 at entry, arm64 through the pointer in x1. The prefix read: */
+/* struct llama_batch on LP64: { int32_t n_tokens; llama_token *token;
+ * float *embd; llama_pos *pos; int32_t *n_seq_id; llama_seq_id **seq_id;
+ * int8_t *logits; }, 56 bytes in the builds of the layout table
+ * (user/llama/llama_layout.c). Its first four fields have not moved since
+ * llama_decode took a batch (autumn 2023); only the later ones changed
+ * (n_seq_id added, the trailing all_pos_0/all_pos_1/all_seq_id removed),
+ * so the prefix read here needs no per-version table. llama_decode takes
+ * the batch by value: the callee finds it as the set-up parameter structs
+ * (struct ep_llama_args), x86_64 at sp + 8 at entry, arm64 through the
+ * pointer in x1. The prefix read: */
 #define EP_LLAMA_BATCH_N_TOKENS 0
 #define EP_LLAMA_BATCH_POS	24
 #define EP_LLAMA_BATCH_READ	32
 /* Position unknown: batch.pos NULL (llama.cpp numbers the tokens on from
  * the cache itself) or unreadable. Real positions are >= 0. */
 #define EP_LLAMA_POS_NONE (-1)
+
+/* The fields read from the batch's first EP_LLAMA_BATCH_READ bytes, shared
+ * by the BPF program and the collector's tests of the layout. */
+static inline void ep_llama_batch_fields(const __u8 *b, __s32 *n_tokens, __u64 *pos)
+{
+	__builtin_memcpy(n_tokens, b + EP_LLAMA_BATCH_N_TOKENS, sizeof(*n_tokens));
+	__builtin_memcpy(pos, b + EP_LLAMA_BATCH_POS, sizeof(*pos));
+}
 
 /* A llama_decode call (EP_PK_LLAMA_DECODE): span.obj is the context. */
 struct ep_span_llama {
