@@ -42,6 +42,7 @@ struct llm_tracker *llm_tracker_new(void)
 	hist_init(&t->run.ttft);
 	hist_init(&t->run.itl);
 	t->run.kv_max = -1;
+	t->run.kv_last = -1;
 	return t;
 }
 
@@ -167,6 +168,7 @@ void llm_tracker_decode(struct llm_tracker *t, const struct llm_decode_in *in,
 	out->kv_size = in->n_ctx;
 	if (c->kv > r->kv_max)
 		r->kv_max = c->kv;
+	r->kv_last = c->kv;
 	if (in->n_ctx)
 		r->kv_size = in->n_ctx;
 }

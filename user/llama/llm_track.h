@@ -64,6 +64,7 @@ struct llm_run {
 	struct histogram ttft, itl;
 	int64_t kv_max; /* -1 unknown */
 	uint32_t kv_size;
+	int64_t kv_last; /* after the last decode, -1 unknown */
 };
 
 struct llm_tracker;

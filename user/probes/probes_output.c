@@ -18,6 +18,27 @@
 #include "probes/probes_internal.h"
 #include "top/top_live.h"
 
+/* The LLM figures since the start (nothing before a decode's batch). */
+static void live_llm(struct live_metrics *l, const struct llm_run *r)
+{
+	if (r->decodes <= r->unknown_batches)
+		return;
+	l->llm_on = true;
+	l->llm_prompts = r->prompts;
+	l->llm_prompt_tokens = r->prompt_tokens;
+	l->llm_generated_tokens = r->generated_tokens;
+	l->llm_prompt_tps = r->prefill_ns ? (double)r->prompt_tokens * 1e9 / (double)r->prefill_ns
+					  : NAN;
+	l->llm_gen_tps = r->decode_ns ? (double)r->generated_tokens * 1e9 / (double)r->decode_ns
+				      : NAN;
+	l->llm_ttft_p50_ms = r->ttft.count ? (double)hist_quantile(&r->ttft, 0.5) / 1e6 : NAN;
+	l->llm_itl_p50_ms = r->itl.count ? (double)hist_quantile(&r->itl, 0.5) / 1e6 : NAN;
+	l->llm_kv_used = r->kv_last >= 0 ? (double)r->kv_last : NAN;
+	l->llm_kv_size = r->kv_size ? (double)r->kv_size : NAN;
+	live_hist_from(&l->llm_ttft, &r->ttft);
+	live_hist_from(&l->llm_itl, &r->itl);
+}
+
 /* Rates, latency quantiles (since the start), the slowest statement and
  * tokens/s for the live view and alerts, once a second when shown. */
 void probes_update_live(struct probes_mod *m, uint64_t now)
@@ -87,6 +108,7 @@ void probes_update_live(struct probes_mod *m, uint64_t now)
 		if (probe_stats_tokens(m->st, &tps))
 			l->tokens_per_s = tps;
 	}
+	live_llm(l, llm_tracker_run(m->llm));
 	m->live_ns = now;
 }
 
