@@ -13,6 +13,7 @@
 #include "cycles/cycles.h"
 #include "cycles/cycles_json.h"
 #include "export/csv.h"
+#include "llama/llama_findings.h"
 #include "llama/llm_track.h"
 
 #define MS    1000000ull
@@ -336,8 +337,79 @@ static void test_bad_json(void)
 	}
 }
 
+static const struct finding *find(const struct findings *f, const char *rule)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(f->v[i].rule, rule))
+			return &f->v[i];
+	return NULL;
+}
+
+/* The LLM rules on report.json llm and the cycles' llm: prefill 300 of
+ * 400 ms (75%) with n_ubatch 128 < the 600-token prompts: 5 graphs per
+ * prompt; the KV at 3800 of 4096 (93%); generation 0.5 ms/token at fills
+ * up to 300, 1.0 ms/token from 1200 (100% slower). */
+static void test_findings(void)
+{
+	const char *js = "{\"llama\":{\"max_prompt_tokens\":600,\"contexts\":[{\"n_ctx\":4096,"
+			 "\"n_batch\":2048,\"n_ubatch\":128}]},"
+			 "\"llm\":{\"prompts\":4,\"prompt_tokens\":2000,\"prefill_ms\":300,"
+			 "\"decode_ms\":100,\"kv_used_max\":3800,\"kv_size\":null}}";
+	cJSON *root = cJSON_Parse(js);
+	struct cycle_row rows[9];
+	struct cycle_table t = { rows, 9, false, 0, 0 };
+	struct findings f = { 0 };
+	const struct finding *x;
+
+	memset(rows, 0, sizeof(rows));
+	for (int i = 0; i < 9; i++) {
+		rows[i].llm.has = true;
+		rows[i].llm.generated_tokens = 10;
+		rows[i].llm.kv_used = 100 + 150 * i; /* 100 .. 1300 */
+		rows[i].llm.decode_ns = (i < 3 ? 5 : i < 6 ? 7 : 10) * MS;
+	}
+	CHECK_INT_EQ(llama_findings_from_report(root, &t, 4, &f), 0);
+	x = find(&f, "llm_prefill_dominates");
+	CHECK(x != NULL);
+	if (x) {
+		CHECK_STR_EQ(x->title, "Prompt processing takes 75% of llama_decode time with "
+				       "n_ubatch 128 below the prompts' 600 tokens");
+		CHECK(strstr(x->evidence, "at least 5 graph evaluations per prompt") != NULL);
+		CHECK(strstr(x->recommendation, "n_ubatch to 600 or more") != NULL);
+	}
+	x = find(&f, "llm_context_near_full");
+	CHECK(x != NULL);
+	if (x)
+		CHECK_STR_EQ(x->title, "The KV cache filled to 3800 of 4096 cells (93%)");
+	x = find(&f, "llm_decode_slows_with_kv");
+	CHECK(x != NULL);
+	if (x) {
+		CHECK_STR_EQ(x->title, "Generation 100% slower per token with a fuller KV cache");
+		CHECK(strstr(x->evidence,
+			     "0.500 ms per generated token in the 3 cycles with a KV "
+			     "fill up to 400, 1.000 ms in the 3 cycles from 1000") != NULL);
+	}
+	findings_free(&f);
+	/* A flat rate, a roomy context, prompts within one ubatch: none. */
+	for (int i = 0; i < 9; i++)
+		rows[i].llm.decode_ns = 5 * MS;
+	cJSON_Delete(root);
+	root = cJSON_Parse("{\"llama\":{\"max_prompt_tokens\":100,\"contexts\":[{\"n_ctx\":4096,"
+			   "\"n_batch\":2048,\"n_ubatch\":512}]},"
+			   "\"llm\":{\"prompts\":4,\"prompt_tokens\":400,\"prefill_ms\":300,"
+			   "\"decode_ms\":100,\"kv_used_max\":500,\"kv_size\":4096}}");
+	memset(&f, 0, sizeof(f));
+	CHECK_INT_EQ(llama_findings_from_report(root, &t, 4, &f), 0);
+	CHECK(find(&f, "llm_prefill_dominates") == NULL);
+	CHECK(find(&f, "llm_context_near_full") == NULL);
+	CHECK(find(&f, "llm_decode_slows_with_kv") == NULL);
+	findings_free(&f);
+	cJSON_Delete(root);
+}
+
 int main(void)
 {
+	test_findings();
 	test_no_positions();
 	test_positions();
 	test_unknowns();
