@@ -94,4 +94,37 @@ for r, c in zip(rows, R["cycles"]):
 out = open(os.environ["PROF_OUT"]).read()
 check(re.search(r"LLM: \d+ prompt tokens .* generated", out) is not None, "no LLM line in the summary")
 PY
+# report.html shows them: the LLM section and the cycle table's columns.
+chrome=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$chrome" ]; then
+	[ "${CI:-}" = true ] && ep_fail "chromium is not installed (CI=true): run tools/install-deps.sh"
+	echo "SKIP (report.html part): chromium not installed"
+else
+	timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$EP_WORK/chrome" --virtual-time-budget=5000 \
+		--dump-dom "file://$EP_WORK/out/report.html" >"$EP_WORK/dom.html" 2>"$EP_WORK/chrome.err" ||
+		ep_fail "chromium --dump-dom failed: $(tail -5 "$EP_WORK/chrome.err")"
+	N=$N python3 - "$EP_WORK/dom.html" "$EP_WORK/out/report.json" <<'PY' || ep_fail "report.html checks failed"
+import json, os, re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+R = json.load(open(sys.argv[2]))
+L = R["llm"]
+fails = []
+def check(c, m):
+    if not c:
+        fails.append(m)
+        print("  check failed: " + m, file=sys.stderr)
+check('data-rendered="yes"' in dom, "the page script did not finish")
+info = re.search(r'<div id="llm-info"[^>]*>([^<]*)</div>', dom)
+check(info and info.group(1).startswith("%d prompts: %d prompt tokens in " % (L["prompts"], L["prompt_tokens"])),
+      "LLM section: %r" % (info and info.group(1)))
+check(info and ("KV cache up to %d of 512 cells." % L["kv_used_max"]) in info.group(1), "KV in the LLM section")
+check(dom.count('data-title="Time to first token per cycle"') == 1, "TTFT chart")
+check(dom.count('data-title="KV-cache fill at each cycle end"') == 1, "KV chart")
+check("<th>prompt / gen tokens</th>" in dom and "<th>TTFT</th>" in dom, "LLM columns in the cycle table")
+c = R["cycles"][1]["llm"]
+check("<td>%d / %d</td>" % (c["prompt_tokens"], c["generated_tokens"]) in dom, "cycle 1's tokens in the table")
+sys.exit(1 if fails else 0)
+PY
+fi
 echo "PASS: test_llama_llm_timing"
