@@ -352,7 +352,8 @@ static const struct finding *find(const struct findings *f, const char *rule)
 static void test_findings(void)
 {
 	const char *js = "{\"llama\":{\"max_prompt_tokens\":600,\"contexts\":[{\"n_ctx\":4096,"
-			 "\"n_batch\":2048,\"n_ubatch\":128}]},"
+			 "\"n_batch\":2048,\"n_ubatch\":128,\"n_threads\":4,"
+			 "\"n_threads_batch\":1}]},"
 			 "\"llm\":{\"prompts\":4,\"prompt_tokens\":2000,\"prefill_ms\":300,"
 			 "\"decode_ms\":100,\"kv_used_max\":3800,\"kv_size\":null}}";
 	cJSON *root = cJSON_Parse(js);
@@ -376,6 +377,14 @@ static void test_findings(void)
 				       "n_ubatch 128 below the prompts' 600 tokens");
 		CHECK(strstr(x->evidence, "at least 5 graph evaluations per prompt") != NULL);
 		CHECK(strstr(x->recommendation, "n_ubatch to 600 or more") != NULL);
+	}
+	x = find(&f, "llm_prefill_threads");
+	CHECK(x != NULL);
+	if (x) {
+		CHECK_STR_EQ(x->title,
+			     "Prompt processing runs on 1 threads (n_threads_batch), "
+			     "generation on 4, while prompts take 75% of llama_decode time");
+		CHECK(strstr(x->recommendation, "n_threads_batch to 4 or more") != NULL);
 	}
 	x = find(&f, "llm_context_near_full");
 	CHECK(x != NULL);
@@ -403,6 +412,7 @@ static void test_findings(void)
 	CHECK(find(&f, "llm_prefill_dominates") == NULL);
 	CHECK(find(&f, "llm_context_near_full") == NULL);
 	CHECK(find(&f, "llm_decode_slows_with_kv") == NULL);
+	CHECK(find(&f, "llm_prefill_threads") == NULL); /* no thread counts */
 	findings_free(&f);
 	cJSON_Delete(root);
 }

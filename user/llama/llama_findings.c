@@ -340,7 +340,8 @@ out:
 /* Rules on the LLM timing (report.json "llm", cycles[].llm): prompt
  * processing dominating with a batch smaller than the prompts, a context
  * near full, generation slowing as the KV cache fills. */
-static int llm_rules(const cJSON *root, const struct cycle_table *t, struct findings *f)
+static int llm_rules(const cJSON *root, const struct cycle_table *t, uint32_t ncpus,
+		     struct findings *f)
 {
 	const cJSON *l = get(root, "llm"),
 		    *c = cJSON_GetArrayItem(get(get(root, "llama"), "contexts"), 0);
@@ -379,6 +380,26 @@ static int llm_rules(const cJSON *root, const struct cycle_table *t, struct find
 		if (e)
 			return e;
 	}
+	/* llama.cpp runs a batch of more than one token on n_threads_batch
+	 * threads, a generation step on n_threads. */
+	double tb = num(c, "n_threads_batch", 0), tg = num(c, "n_threads", 0);
+	if (ncpus && tb > 0 && tb < ncpus && tb < tg && prefill + decode > 0 &&
+	    prefill > 0.5 * (prefill + decode)) {
+		e = add(f, "llm_prefill_threads", FIND_INFO,
+			fmt("Prompt processing runs on %.0f threads (n_threads_batch), generation "
+			    "on %.0f, while prompts take %.0f%% of llama_decode time",
+			    tb, tg, 100 * prefill / (prefill + decode)),
+			fmt("n_threads_batch %.0f, n_threads %.0f, %u CPUs online; prefill %.1f ms, "
+			    "generation %.1f ms",
+			    tb, tg, ncpus, prefill, decode),
+			fmt("Set n_threads_batch to %.0f or more (up to the physical cores): prompt "
+			    "processing is compute-bound and scales with threads, unlike the "
+			    "memory-bound generation steps.",
+			    tg),
+			tb, tg);
+		if (e)
+			return e;
+	}
 	if (kv >= 0 && size > 0 && kv >= 0.9 * size) {
 		e = add(f, "llm_context_near_full", FIND_WARNING,
 			fmt("The KV cache filled to %.0f of %.0f cells (%.0f%%)", kv, size,
@@ -403,7 +424,7 @@ int llama_findings_from_report(const cJSON *root, const struct cycle_table *t, u
 	const cJSON *c;
 	int e;
 
-	e = llm_rules(root, t, f);
+	e = llm_rules(root, t, ncpus, f);
 	if (e)
 		return e;
 	if (!get(root, "llama"))
