@@ -417,8 +417,45 @@ static void test_findings(void)
 	cJSON_Delete(root);
 }
 
+/* Without cycles the whole run is one cycle: its llm from report.json llm
+ * (TTFT per prompt there: unknown for the run; bad values left out). */
+static void test_whole_run(void)
+{
+	cJSON *root = cJSON_Parse(
+		"{\"time\":{\"start_monotonic_ns\":1000000000,\"end_monotonic_ns\":3000000000},"
+		"\"probes\":{\"tokens\":{\"count\":0}},"
+		"\"llm\":{\"prompts\":3,\"prompt_tokens\":300,\"generated_tokens\":30,"
+		"\"prefill_ms\":60,\"decode_ms\":9.5,\"itl_p50_ms\":0.25,\"itl_p99_ms\":1.5,"
+		"\"ttft_p50_ms\":20,\"kv_used_max\":120,\"kv_size\":512}}");
+	struct cycle_table t;
+	char err[256] = "";
+
+	CHECK_INT_EQ(cycles_whole_run_from_report(root, &t, err, sizeof(err)), 0);
+	CHECK_INT_EQ(t.n, 1);
+	if (t.n == 1) {
+		const struct cycle_llm *l = &t.rows[0].llm;
+
+		CHECK(l->has && !l->has_ttft && l->has_itl);
+		CHECK_INT_EQ(l->prompt_tokens, 300);
+		CHECK_INT_EQ(l->generated_tokens, 30);
+		CHECK_INT_EQ(l->prefill_ns, 60 * MS);
+		CHECK_INT_EQ(l->decode_ns, 9500000);
+		CHECK_INT_EQ(l->itl_p99_ns, 1500000);
+		CHECK_INT_EQ(l->kv_used, -1);
+		CHECK_INT_EQ(l->kv_size, 512);
+		CHECK_INT_EQ(t.rows[0].tokens, 30);
+	}
+	cycle_table_free(&t);
+	cJSON_ReplaceItemInObject(root, "llm", cJSON_CreateString("x"));
+	CHECK_INT_EQ(cycles_whole_run_from_report(root, &t, err, sizeof(err)), 0);
+	CHECK(t.n == 1 && !t.rows[0].llm.has && t.rows[0].llm.kv_used == -1);
+	cycle_table_free(&t);
+	cJSON_Delete(root);
+}
+
 int main(void)
 {
+	test_whole_run();
 	test_findings();
 	test_no_positions();
 	test_positions();
