@@ -92,7 +92,10 @@ for r, c in zip(rows, R["cycles"]):
     check(r["prompt_tokens"] == str(L.get("prompt_tokens", "")) and
           r["kv_used"] == str(L.get("kv_used", "")), "cycles.csv row %s: %r" % (r["index"], r))
 out = open(os.environ["PROF_OUT"]).read()
-check(re.search(r"LLM: \d+ prompt tokens .* generated", out) is not None, "no LLM line in the summary")
+check(re.search(r"LLM: \d+ prompt tokens .* generated", out) is not None, "no cycles' LLM line in the summary")
+if W:
+    check("  LLM: %d prompts, %d prompt tokens (" % (W["prompts"], W["prompt_tokens"]) in out,
+          "no run's LLM line under the probes in the summary")
 PY
 # report.html shows them: the LLM section and the cycle table's columns.
 chrome=$(command -v chromium || command -v chromium-browser || true)

@@ -170,6 +170,36 @@ bool pm_has_trace(void *state)
 	return probe_stats_has_trace(m->st);
 }
 
+/* The whole run's LLM timing, per prompt, under the probes' table. */
+static void llm_summary(const struct llm_run *r, FILE *out)
+{
+	if (r->decodes <= r->unknown_batches)
+		return;
+	fprintf(out, "  LLM: %llu prompts, %llu prompt tokens", (unsigned long long)r->prompts,
+		(unsigned long long)r->prompt_tokens);
+	if (r->prefill_ns)
+		fprintf(out, " (%.0f/s)", (double)r->prompt_tokens * 1e9 / (double)r->prefill_ns);
+	fprintf(out, ", %llu generated", (unsigned long long)r->generated_tokens);
+	if (r->decode_ns)
+		fprintf(out, " (%.1f/s)", (double)r->generated_tokens * 1e9 / (double)r->decode_ns);
+	if (r->ttft.count)
+		fprintf(out, "; TTFT p50 %.1f ms, p99 %.1f ms",
+			(double)hist_quantile(&r->ttft, 0.5) / 1e6,
+			(double)hist_quantile(&r->ttft, 0.99) / 1e6);
+	if (r->itl.count)
+		fprintf(out, "; ITL p50 %.2f ms, p99 %.2f ms",
+			(double)hist_quantile(&r->itl, 0.5) / 1e6,
+			(double)hist_quantile(&r->itl, 0.99) / 1e6);
+	if (r->kv_max >= 0)
+		fprintf(out, "; KV up to %lld", (long long)r->kv_max);
+	if (r->kv_max >= 0 && r->kv_size)
+		fprintf(out, " of %u", r->kv_size);
+	if (r->unknown_batches)
+		fprintf(out, " (%llu decode batches unreadable)",
+			(unsigned long long)r->unknown_batches);
+	fputc('\n', out);
+}
+
 void pm_summary(void *state, FILE *out)
 {
 	struct probes_mod *m = state;
@@ -177,4 +207,5 @@ void pm_summary(void *state, FILE *out)
 	if (!m->skel)
 		return;
 	probe_stats_summary(m->st, out);
+	llm_summary(llm_tracker_run(m->llm), out);
 }
