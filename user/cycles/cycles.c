@@ -105,6 +105,12 @@ static int cmp_span(const void *a, const void *b, void *ctx)
 		c = cmp_u64(x->kind, y->kind);
 	if (!c)
 		c = cmp_u64(x->tokens, y->tokens);
+	if (!c)
+		c = cmp_u64(x->llm_flags, y->llm_flags);
+	if (!c)
+		c = cmp_u64(x->llm_tokens, y->llm_tokens);
+	if (!c)
+		c = cmp_u64((uint64_t)x->kv_after, (uint64_t)y->kv_after);
 	if (!c && x->detail != y->detail) {
 		const char *dx = str_of(in, x->detail), *dy = str_of(in, y->detail);
 		c = !dx ? -1 : !dy ? 1 : strcmp(dx, dy);
