@@ -145,8 +145,10 @@ static void test_unknowns(void)
 	CHECK_INT_EQ(o.kv_after, -1);
 	o = dec(t, 1, 0xa, 0, NONE, NONE, 2, 3, 0);
 	CHECK_INT_EQ(o.flags, 0);
-	CHECK_INT_EQ(r->decodes, 3);
-	CHECK_INT_EQ(r->unknown_batches, 1);
+	o = dec(t, 1, 0xa, 1 << 30, NONE, NONE, 3, 3, 0);
+	CHECK_INT_EQ(o.flags, 0);
+	CHECK_INT_EQ(r->decodes, 4);
+	CHECK_INT_EQ(r->unknown_batches, 2);
 	CHECK_INT_EQ(r->kv_max, -1);
 	/* Another process's tokenize is not this one's prompt boundary. */
 	llm_tracker_mark(t, 2, T(3), true);

@@ -10,6 +10,8 @@
  * or two contexts (a draft model); the least recently used slot goes. */
 #define LLM_PROCS 32
 #define LLM_CTXS  4
+/* More tokens than any context takes in one call (n_batch <= n_ctx). */
+#define LLM_MAX_BATCH (1 << 24)
 
 struct llm_ctx_slot {
 	uint64_t ctx;
@@ -122,9 +124,10 @@ void llm_tracker_decode(struct llm_tracker *t, const struct llm_decode_in *in,
 	memset(out, 0, sizeof(*out));
 	out->kv_after = -1;
 	r->decodes++;
-	if (in->n_tokens <= 0) {
-		/* Unreadable (or empty: llama.cpp refuses it): not a token. */
-		r->unknown_batches += in->n_tokens < 0;
+	if (in->n_tokens <= 0 || in->n_tokens > LLM_MAX_BATCH) {
+		/* Unreadable, or not a batch llama.cpp takes (empty: refused;
+		 * beyond any n_batch: another layout than the one read). */
+		r->unknown_batches += in->n_tokens != 0;
 		return;
 	}
 	n = (uint32_t)in->n_tokens;
