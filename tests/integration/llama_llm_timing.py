@@ -11,13 +11,17 @@ usage: python3 llama_llm_timing.py LLAMA_DIR MODEL CYCLES
 
 Prints "ready PID" once the libraries are loaded, waits for SIGUSR1, then
 loads the model and creates the context (n_ctx 512) and prints per cycle (CLOCK_MONOTONIC ns)
-    cycle I start_ns n_prompt n_gen decode_ns ttft_ns itl_p50_ns
+    cycle I start_ns n_prompt n_gen decode_ns ttft_ns itl_p50_ns preempted preempted_ttft
 (start: before the llama_tokenize call; decode: the sum of the llama_decode
 calls' own durations; ttft: start -> after the first generation decode;
-itl: between the ends of consecutive generation decodes) and "done".
+itl: between the ends of consecutive generation decodes; preempted: the
+thread's involuntary context switches during those calls, each a wait for
+a CPU that may fall outside the function itself; preempted_ttft: the same
+from start to the end of the first generation decode) and "done".
 """
 import ctypes as C
 import os
+import resource
 import signal
 import sys
 
@@ -26,6 +30,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import py_llama_experiment as E  # noqa: E402
 
 now = __import__("time").monotonic_ns
+
+
+def ivcsw():
+    return resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw
 
 
 def main():
@@ -71,13 +79,16 @@ def main():
     for i in range(n):
         prompt = (" ".join(E.words(i, 3)) * (1 + i % 3))[:40 + 25 * (i % 4)].encode()
         gen = 6 + i % 5
+        sw0 = ivcsw()
         t0 = now()
         k = llama.llama_tokenize(vocab, prompt, len(prompt), toks, 256, True, False)
         llama.llama_memory_clear(llama.llama_get_memory(ctx), True)
         b = llama.llama_batch_get_one(toks, k) if i % 2 == 0 else positioned(toks, k, 0)
+        sw = ivcsw()
         a = now()
         llama.llama_decode(ctx, b)
         dec = now() - a
+        sw = ivcsw() - sw
         ends = []
         for g in range(gen):
             t = C.c_int32(llama.llama_sampler_sample(smpl, ctx, -1))
@@ -85,15 +96,20 @@ def main():
                 b = llama.llama_batch_get_one(C.byref(t), 1)
             else:
                 b = positioned((C.c_int32 * 1)(t.value), 1, k + g)
+            s0 = ivcsw()
             a = now()
             llama.llama_decode(ctx, b)
             e = now()
+            sw += ivcsw() - s0
+            if g == 0:
+                sw_ttft = ivcsw() - sw0
             dec += e - a
             ends.append(e)
         gaps = sorted(y - x for x, y in zip(ends, ends[1:]))
-        rows.append((i, t0, k, gen, dec, ends[0] - t0, gaps[(len(gaps) + 1) // 2 - 1]))
+        rows.append((i, t0, k, gen, dec, ends[0] - t0, gaps[(len(gaps) + 1) // 2 - 1], sw,
+                     sw_ttft))
     for r in rows:
-        print("cycle %d %d %d %d %d %d %d" % r)
+        print("cycle %d %d %d %d %d %d %d %d %d" % r)
     print("done", flush=True)
 
 

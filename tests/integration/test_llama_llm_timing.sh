@@ -15,7 +15,7 @@ ep_init
 . "$(dirname "$0")/llama_lib.sh"
 SRC="${EP_SOURCE_DIR:-$(dirname "$0")/../..}"
 export PYTHONDONTWRITEBYTECODE=1
-N=12
+N=24
 
 python3 "$SRC/tests/integration/tiny_llama_gguf.py" "$EP_WORK/tiny.gguf" || ep_fail "cannot write the model"
 TARGET_OUT="$EP_WORK/target.out"
@@ -54,9 +54,10 @@ C = [c for c in R["cycles"] if not c["partial"]]
 check(len(C) == n - 1, "%d complete cycles, want %d (the last is partial)" % (len(C), n - 1))
 KEYS = {"prompt_tokens", "generated_tokens", "prefill_ms", "decode_ms", "ttft_ms",
         "itl_p50_ms", "itl_p99_ms", "kv_used", "kv_size"}
+strict = 0
 for c in C:
     o = min(own.items(), key=lambda kv: abs(kv[1][0] - c["start_ns"]))
-    i, (start, k, gen, dec, ttft, itl) = o
+    i, (start, k, gen, dec, ttft, itl, preempted, preempted_ttft) = o
     L = c.get("llm")
     if not check(isinstance(L, dict) and set(L) == KEYS, "cycle %d llm %r" % (c["index"], L)):
         continue
@@ -64,16 +65,35 @@ for c in C:
     check(L["generated_tokens"] == gen, "cycle %d generated_tokens %r, the program's %d" % (i, L["generated_tokens"], gen))
     check(c["tokens"] == gen, "cycle %d tokens %r, want %d" % (i, c["tokens"], gen))
     both = (L["prefill_ms"] + L["decode_ms"]) * MS
-    check(abs(both - dec) <= 0.1 * dec,
-          "cycle %d prefill+decode %.3f ms, the program's decode calls %.3f ms" % (i, both / MS, dec / MS))
+    # A cycle whose calls were preempted (a loaded machine: the program
+    # says so) may have waited for a CPU outside the function, where the
+    # program's clock runs and the probe's does not: only bounded then.
+    if preempted == 0:
+        strict += 1
+        check(abs(both - dec) <= 0.1 * dec,
+              "cycle %d prefill+decode %.3f ms, the program's decode calls %.3f ms" % (i, both / MS, dec / MS))
+    else:
+        check(0.2 * dec <= both <= 1.1 * dec,
+              "cycle %d (preempted %d times) prefill+decode %.3f ms, the program's %.3f ms" % (i, preempted, both / MS, dec / MS))
     check(L["prefill_ms"] > L["decode_ms"] / gen, "cycle %d prefill %.3f ms not above one step" % (i, L["prefill_ms"]))
-    check(L["ttft_ms"] is not None and abs(L["ttft_ms"] * MS - ttft) <= 2 * MS,
-          "cycle %d ttft %r ms, the program's %.3f ms" % (i, L["ttft_ms"], ttft / MS))
-    check(L["itl_p50_ms"] is not None and abs(L["itl_p50_ms"] * MS - itl) <= max(0.1 * itl, 0.1 * MS),
+    check(L["ttft_ms"] is not None and (abs(L["ttft_ms"] * MS - ttft) <= 2 * MS or
+                                        (preempted_ttft and 0 < L["ttft_ms"] * MS <= ttft + 2 * MS)),
+          "cycle %d ttft %r ms, the program's %.3f ms (preempted %d times)" % (i, L["ttft_ms"], ttft / MS, preempted_ttft))
+    check(L["itl_p50_ms"] is not None and (abs(L["itl_p50_ms"] * MS - itl) <= max(0.1 * itl, 0.1 * MS) or
+                                           (preempted and 0 < L["itl_p50_ms"] * MS <= c["wall_ns"])),
           "cycle %d itl p50 %r ms, the program's %.3f ms" % (i, L["itl_p50_ms"], itl / MS))
     check(L["itl_p99_ms"] is not None and L["itl_p99_ms"] >= L["itl_p50_ms"], "cycle %d itl p99 %r" % (i, L["itl_p99_ms"]))
     check(L["kv_used"] == k + gen, "cycle %d kv_used %r, want %d" % (i, L["kv_used"], k + gen))
     check(L["kv_size"] == 512, "cycle %d kv_size %r" % (i, L["kv_size"]))
+# Under CI the machine is quiet enough; elsewhere a busy machine (other
+# tests, builds) can preempt nearly every cycle: then the times are only
+# bounded, and the run says so.
+if strict < 3:
+    msg = "only %d of %d cycles ran unpreempted: the machine is too busy to compare times exactly" % (strict, len(C))
+    if os.environ.get("CI") == "true":
+        check(False, msg)
+    else:
+        print("SKIP (exact time comparison): " + msg, file=sys.stderr)
 # The whole run, every decode (the partial last cycle's too).
 W = R.get("llm")
 if check(isinstance(W, dict), "no llm section"):
