@@ -222,6 +222,19 @@ static __always_inline void push_frame(__u32 tid, __u32 tgid, __u32 probe, __u32
 	push_frame_at(t, d, probe, kind, cls, arg0, arg1, nbyte, flags, sp);
 }
 
+/* Where a struct passed by value as the second argument starts, at the
+ * callee's first instruction (struct ep_llama_args): x86_64 SysV copies a
+ * struct of more than 16 bytes into the caller's outgoing arguments, above
+ * the return address; arm64 AAPCS64 passes a pointer to a caller's copy. */
+static __always_inline __u64 byval_arg2(struct pt_regs *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+	return PT_REGS_SP(ctx) + 8;
+#else
+	return PT_REGS_PARM2(ctx);
+#endif
+}
+
 /* llama.cpp's loaders take their parameter struct by value: copy it (and
  * the model path) at entry, before the callee may reuse that memory. One
  * event per model or context created: rare, so no per-call cost matters. */
@@ -251,11 +264,7 @@ static __always_inline void emit_llama_args(struct pt_regs *ctx, __u64 id, __u32
 		bpf_ringbuf_submit(a, 0);
 		return;
 	}
-#if defined(__TARGET_ARCH_x86)
-	src = PT_REGS_SP(ctx) + 8;
-#else
-	src = PT_REGS_PARM2(ctx);
-#endif
+	src = byval_arg2(ctx);
 	a->blob_len = bpf_probe_read_user(a->blob, sizeof(a->blob), (void *)src)
 			      ? -14 /* EFAULT */
 			      : (__s32)sizeof(a->blob);
@@ -267,6 +276,33 @@ static __always_inline void emit_llama_args(struct pt_regs *ctx, __u64 id, __u32
 	if (a->blob_len < 0)
 		count_drop(EP_PDROP_LLAMA_ARGS);
 	bpf_ringbuf_submit(a, 0);
+}
+
+/* llama_decode(ctx, batch): the batch's token count (frame nbyte, -1 when
+ * unreadable) and its first and last positions (frame arg1: low and high
+ * 32 bits, EP_LLAMA_POS_NONE when batch.pos is NULL), read at entry: the
+ * caller may reuse the arrays once the call returned. */
+static __always_inline void llama_batch_at_entry(struct pt_regs *ctx, __s32 *n_tokens, __u64 *pos)
+{
+	__u8 b[EP_LLAMA_BATCH_READ];
+	__s32 n, first = EP_LLAMA_POS_NONE, last = EP_LLAMA_POS_NONE;
+	__u64 p;
+
+	*n_tokens = -1;
+	*pos = ((__u64)(__u32)last << 32) | (__u32)first;
+	if (bpf_probe_read_user(b, sizeof(b), (void *)byval_arg2(ctx))) {
+		count_drop(EP_PDROP_LLAMA_BATCH);
+		return;
+	}
+	ep_llama_batch_fields(b, &n, &p);
+	*n_tokens = n;
+	if (p && n > 0 && n <= (1 << 24)) {
+		if (bpf_probe_read_user(&first, sizeof(first), (void *)p))
+			first = EP_LLAMA_POS_NONE;
+		if (bpf_probe_read_user(&last, sizeof(last), (void *)(p + 4 * (__u64)(n - 1))))
+			last = EP_LLAMA_POS_NONE;
+	}
+	*pos = ((__u64)(__u32)last << 32) | (__u32)first;
 }
 
 /* A function's entry, its cookie known. global_scan: as push_frame. */
@@ -301,6 +337,10 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, bool glob
 		break;
 	case EP_PK_SQL_STMT:
 		arg0 = PT_REGS_PARM1(ctx);
+		break;
+	case EP_PK_LLAMA_DECODE:
+		arg0 = PT_REGS_PARM1(ctx);
+		llama_batch_at_entry(ctx, &nbyte, &arg1);
 		break;
 	}
 	push_frame((__u32)id, tgid, probe, kind, EP_PROBE_COOKIE_CLASS(cookie), arg0, arg1, nbyte,
@@ -461,6 +501,22 @@ static __always_inline int on_return(struct pt_regs *ctx, __u64 cookie, bool by_
 			s->span.flags |= EP_SPAN_F_SQL_TRUNC;
 		}
 		s->sql_len = (__s32)n;
+		bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
+		return 0;
+	}
+	if (f->kind == EP_PK_LLAMA_DECODE) {
+		struct ep_span_llama *s = bpf_ringbuf_reserve(&probe_events, sizeof(*s), 0);
+
+		if (!s) {
+			count_drop(EP_PDROP_RINGBUF_FULL);
+			return 0;
+		}
+		fill_span(&s->span, id, f, now, ret, top);
+		s->span.hdr.type = EP_EV_SPAN_LLAMA;
+		s->n_tokens = f->nbyte;
+		s->pos_first = (__s32)(__u32)f->arg1;
+		s->pos_last = (__s32)(__u32)(f->arg1 >> 32);
+		s->_pad = 0;
 		bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
 		return 0;
 	}

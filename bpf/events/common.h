@@ -8,7 +8,7 @@
  * walk starts from.
  *
  * Record types (ep_event_hdr.type) are numbered apart by feature, so that
- * the records sharing a ring stay distinct: 1-5 profile.h, 16-19 probes.h,
+ * the records sharing a ring stay distinct: 1-5 profile.h, 16-20 probes.h,
  * 32 sched.h, 48 cycles.h, 64 python.h, 80-81 alloc.h.
  */
 #ifndef EBPF_PROF_EVENTS_COMMON_H

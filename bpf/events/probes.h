@@ -46,6 +46,9 @@ enum ep_probe_kind {
 	/* llama_set_n_threads(ctx, n_threads, n_threads_batch): blob = the
 	 * two ints, overriding the context's parameters from then on */
 	EP_PK_LLAMA_THREADS = 10,
+	/* llama_decode(ctx, batch): the batch's token count and positions,
+	 * read at entry, come back with the span (struct ep_span_llama) */
+	EP_PK_LLAMA_DECODE = 11,
 	EP_PK__COUNT
 };
 
@@ -59,6 +62,7 @@ enum ep_probe_event_type {
 	EP_EV_SPAN_SQL = 17,   /* struct ep_span_sql */
 	EP_EV_LIBLOAD = 18,    /* ld.so said the link map changed: rescan maps */
 	EP_EV_LLAMA_ARGS = 19, /* struct ep_llama_args */
+	EP_EV_SPAN_LLAMA = 20, /* struct ep_span_llama */
 };
 
 enum ep_probe_drop {
@@ -70,6 +74,7 @@ enum ep_probe_drop {
 	EP_PDROP_SQL_READ = 5,	     /* SQL text unreadable */
 	EP_PDROP_LLAMA_ARGS = 6,     /* llama.cpp parameters not delivered or unreadable */
 	EP_PDROP_NO_COOKIE = 7,	     /* no cookie stored for the probed address (before 5.15) */
+	EP_PDROP_LLAMA_BATCH = 8,    /* llama_decode's batch unreadable: tokens unknown */
 	EP_PDROP__COUNT
 };
 
@@ -96,6 +101,40 @@ struct ep_span_sql {
 	__s32 nbyte;   /* prepare's nByte (<0: up to NUL) */
 	__s32 sql_len; /* bytes read, or negative errno */
 	char sql[EP_PROBE_SQL_LEN];
+};
+
+/* struct llama_batch on LP64: { int32_t n_tokens; llama_token *token;
+ * float *embd; llama_pos *pos; int32_t *n_seq_id; llama_seq_id **seq_id;
+ * int8_t *logits; }, 56 bytes in the builds of the layout table
+ * (user/llama/llama_layout.c). Its first four fields have not moved since
+ * llama_decode took a batch (autumn 2023); only the later ones changed
+ * (n_seq_id added, the trailing all_pos_0/all_pos_1/all_seq_id removed),
+ * so the prefix read here needs no per-version table. llama_decode takes
+ * the batch by value: the callee finds it as the set-up parameter structs
+ * (struct ep_llama_args), x86_64 at sp + 8 at entry, arm64 through the
+ * pointer in x1. The prefix read: */
+#define EP_LLAMA_BATCH_N_TOKENS 0
+#define EP_LLAMA_BATCH_POS	24
+#define EP_LLAMA_BATCH_READ	32
+/* Position unknown: batch.pos NULL (llama.cpp numbers the tokens on from
+ * the cache itself) or unreadable. Real positions are >= 0. */
+#define EP_LLAMA_POS_NONE (-1)
+
+/* The fields read from the batch's first EP_LLAMA_BATCH_READ bytes, shared
+ * by the BPF program and the collector's tests of the layout. */
+static inline void ep_llama_batch_fields(const __u8 *b, __s32 *n_tokens, __u64 *pos)
+{
+	__builtin_memcpy(n_tokens, b + EP_LLAMA_BATCH_N_TOKENS, sizeof(*n_tokens));
+	__builtin_memcpy(pos, b + EP_LLAMA_BATCH_POS, sizeof(*pos));
+}
+
+/* A llama_decode call (EP_PK_LLAMA_DECODE): span.obj is the context. */
+struct ep_span_llama {
+	struct ep_span span;
+	__s32 n_tokens;	 /* batch.n_tokens; -1: the batch was unreadable */
+	__s32 pos_first; /* batch.pos[0], or EP_LLAMA_POS_NONE */
+	__s32 pos_last;	 /* batch.pos[n_tokens - 1], or EP_LLAMA_POS_NONE */
+	__u32 _pad;
 };
 
 /* Bytes of a by-value parameter struct copied at a llama.cpp call: more

@@ -102,6 +102,19 @@ if mode == "every":
     check(abs(diff) <= 2 + 0.01 * sum(ms), "cycles sum %.2f ms, the script's own %.2f ms" % (sum(walls), sum(ms)))
     d = sorted(abs(w - m) for w, m in zip(walls, ms))
     check(d[len(d) // 2] <= 0.2, "median |cycle - own| %.3f ms" % d[len(d) // 2])
+    # The addon samples by itself (no llama_sampler_sample): the tokens
+    # come from llama_decode's batches, which carry positions here.
+    for c in done:
+        L = c.get("llm") or {}
+        check(L.get("generated_tokens") == gen and c["tokens"] == gen and L.get("prompt_tokens", 0) > 1,
+              "cycle %d llm %r tokens %r, want %d generated" % (c["index"], L, c["tokens"], gen))
+        check(L.get("kv_used") == L.get("prompt_tokens", 0) + gen and L.get("kv_size") == 256,
+              "cycle %d KV %r of %r" % (c["index"], L.get("kv_used"), L.get("kv_size")))
+    check(sum((c.get("llm") or {}).get("prompt_tokens", 0) for c in cyc) == own["prompt_tokens"],
+          "prompt tokens %r, the script's %d" % ([(c.get("llm") or {}).get("prompt_tokens") for c in cyc], own["prompt_tokens"]))
+    W = R.get("llm") or {}
+    check(W.get("prompts") == n and W.get("generated_tokens") == n * gen and W.get("batches_unknown") == 0,
+          "run llm %r" % W)
 else:
     # One cycle per llama_decode, each complete on the worker that ran it.
     check(len(cyc) == own["decode_calls"] and len(done) == len(cyc),

@@ -32,6 +32,7 @@ struct spec {
 	double tps;	      /* tokens/s per cycle (0: no tokens) */
 	double energy_mj;     /* Jetson GPU energy per cycle (0: no gpu) */
 	double on_ms;	      /* on-CPU per cycle (0: 90% of the wall time) */
+	double prefill_ms;    /* cycles[].llm prefill per cycle (0: no llm) */
 };
 
 /* A report.json with 20 cycles, a flame of main -> {hot, cold, unknown},
@@ -65,6 +66,16 @@ static char *make_report(const struct spec *s)
 			2000000 + (i % 2) * 1000);
 		fprintf(f, "\"tokens\":%d,\"tokens_per_s\":%.3f,", s->tps > 0 ? 32 : 0,
 			s->tps > 0 ? s->tps + (i % 3) : 0);
+		if (s->prefill_ms > 0)
+			fprintf(f,
+				"\"llm\":{\"prompt_tokens\":60,\"generated_tokens\":32,"
+				"\"prefill_ms\":%.3f,\"decode_ms\":%.3f,\"ttft_ms\":%.3f,"
+				"\"itl_p50_ms\":0.3,\"itl_p99_ms\":0.5,\"kv_used\":92,"
+				"\"kv_size\":512},",
+				s->prefill_ms + (i % 3) * 0.1, 10 + (i % 4) * 0.1,
+				s->prefill_ms + 1 + (i % 3) * 0.1);
+		else if (i % 2)
+			fprintf(f, "\"llm\":null,");
 		if (s->energy_mj > 0)
 			fprintf(f, "\"gpu\":{\"power_mw\":%.1f,\"energy_mj\":%.1f}}",
 				5000.0 + (i % 4) * 10, s->energy_mj + (i % 5));
@@ -235,6 +246,49 @@ static void test_tokens_and_power(void)
 	CHECK_INT_EQ(r.regressions, 0);
 	w = row(&r, DM_S_CYCLE, "tokens/s", "median per cycle");
 	CHECK(w && w->status == DM_IMPROVEMENT);
+	dm_result_free(&r);
+	dl_free(&b);
+	dl_free(&n);
+}
+
+/* LLM prefill and decode as cycle components (cycles[].llm): the prefill
+ * doubled, the decode the same; runs without llm have no such rows. */
+static void test_llm_components(void)
+{
+	struct spec bs = BASE, ns = BASE;
+	struct dl_run b, n;
+	struct dm_opts o;
+	struct dm_result r;
+	const struct dm_row *w;
+
+	bs.prefill_ms = 20;
+	ns.prefill_ms = 40;
+	if (load(&bs, "base", &b) || load(&ns, "new", &n)) {
+		CHECK(0);
+		return;
+	}
+	dm_default_opts(&o);
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	w = row(&r, DM_S_CYCLE, "LLM prefill", "median per cycle");
+	CHECK(w && w->better == DM_LOWER && w->status == DM_REGRESSION);
+	if (w)
+		CHECK_NEAR(w->est, 1.0, 0.02);
+	w = row(&r, DM_S_CYCLE, "LLM decode", "median per cycle");
+	CHECK(w && w->status == DM_SAME);
+	w = row(&r, DM_S_CYCLE, "time to first token", "median per cycle");
+	CHECK(w && w->status == DM_REGRESSION);
+	dm_result_free(&r);
+	dl_free(&n);
+	/* Without llm (null or absent) in the new run: nothing to compare. */
+	ns.prefill_ms = 0;
+	if (load(&ns, "new", &n)) {
+		CHECK(0);
+		dl_free(&b);
+		return;
+	}
+	CHECK_INT_EQ(dm_compare(&b, &n, &o, &r), 0);
+	w = row(&r, DM_S_CYCLE, "LLM prefill", "median per cycle");
+	CHECK(!w || w->status != DM_REGRESSION);
 	dm_result_free(&r);
 	dl_free(&b);
 	dl_free(&n);
@@ -1181,6 +1235,7 @@ int main(void)
 	test_quiet_and_warnings();
 	test_old_report_without_modules();
 	test_tokens_and_power();
+	test_llm_components();
 	test_cpu_share();
 	test_large();
 	test_bad_text();

@@ -155,6 +155,63 @@ static bool has_line(const char *text, const char *line)
 	return false;
 }
 
+/* LLM timing once a decode's batch was read: token counters by phase,
+ * TTFT and inter-token histograms, the KV fill (its size unknown here:
+ * left out). */
+static void test_render_llm(void)
+{
+	struct metrics_snap *s = malloc(sizeof(*s));
+	struct histogram ttft, itl;
+	char *t, *om, path[] = "/tmp/ep-metrics-llm.XXXXXX";
+	int fd;
+
+	make_snap(s);
+	hist_init(&ttft);
+	hist_init(&itl);
+	hist_add(&ttft, 30000000); /* 30 ms */
+	hist_add(&ttft, 80000000); /* 80 ms */
+	for (int i = 0; i < 5; i++)
+		hist_add(&itl, 300000); /* 0.3 ms */
+	s->live.llm_on = true;
+	s->live.llm_prompts = 2;
+	s->live.llm_prompt_tokens = 120;
+	s->live.llm_generated_tokens = 7;
+	s->live.llm_kv_used = 64;
+	live_hist_from(&s->live.llm_ttft, &ttft);
+	live_hist_from(&s->live.llm_itl, &itl);
+	t = render(s, false);
+	CHECK(has_line(t, "# TYPE ebpf_prof_llm_tokens_total counter"));
+	CHECK(has_line(t, "ebpf_prof_llm_tokens_total{phase=\"prompt\"} 120"));
+	CHECK(has_line(t, "ebpf_prof_llm_tokens_total{phase=\"generated\"} 7"));
+	CHECK(has_line(t, "ebpf_prof_llm_prompts_total 2"));
+	CHECK(has_line(t, "# TYPE ebpf_prof_llm_time_to_first_token_seconds histogram"));
+	CHECK(has_line(t, "ebpf_prof_llm_time_to_first_token_seconds_bucket{le=\"0.05\"} 1"));
+	CHECK(has_line(t, "ebpf_prof_llm_time_to_first_token_seconds_bucket{le=\"0.1\"} 2"));
+	CHECK(has_line(t, "ebpf_prof_llm_time_to_first_token_seconds_count 2"));
+	CHECK(has_line(t, "ebpf_prof_llm_inter_token_seconds_bucket{le=\"0.0001\"} 0"));
+	CHECK(has_line(t, "ebpf_prof_llm_inter_token_seconds_bucket{le=\"0.0005\"} 5"));
+	CHECK(has_line(t, "ebpf_prof_llm_kv_cells 64"));
+	CHECK(!strstr(t, "ebpf_prof_llm_kv_size_cells"));
+	om = render(s, true);
+	CHECK(has_line(om, "# TYPE ebpf_prof_llm_tokens counter"));
+	CHECK(has_line(om, "# TYPE ebpf_prof_llm_inter_token_seconds histogram"));
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd >= 0) {
+		char cmd[256];
+
+		CHECK((size_t)write(fd, t, strlen(t)) == strlen(t));
+		close(fd);
+		snprintf(cmd, sizeof(cmd), "promtool check metrics < %s", path);
+		if (system("command -v promtool >/dev/null") == 0)
+			CHECK_INT_EQ(system(cmd), 0);
+		unlink(path);
+	}
+	free(t);
+	free(om);
+	free(s);
+}
+
 static void test_render(void)
 {
 	struct metrics_snap *s = malloc(sizeof(*s));
@@ -201,6 +258,7 @@ static void test_render(void)
 	CHECK(has_line(t, "ebpf_prof_gpu_load_ratio 0.375"));
 	CHECK(!strstr(t, "ebpf_prof_power_watts{")); /* unknown */
 	CHECK(!strstr(t, "# EOF"));
+	CHECK(!strstr(t, "ebpf_prof_llm_")); /* no decode seen: left out */
 	om = render(s, true);
 	CHECK(has_line(om, "# TYPE ebpf_prof_samples counter"));
 	CHECK(has_line(om, "# TYPE ebpf_prof_probe_duration_seconds histogram"));
@@ -662,6 +720,7 @@ int main(void)
 {
 	test_parse();
 	test_render();
+	test_render_llm();
 	srand((unsigned)getpid());
 	test_server();
 	test_sandbox();

@@ -161,12 +161,23 @@ static void test_specs(void)
 		     -EINVAL);
 	CHECK(strstr(err, "sqlite3_step") != NULL);
 	CHECK_INT_EQ(probe_specs_build(&ps, PROBE_PRESET_ALL, NULL, 0, NULL, err, sizeof(err)), 0);
-	/* 9 llama (3 of them count-only set-up calls that send their
-	 * parameters) + 6 SQLite */
-	CHECK_INT_EQ(ps.n, 15);
-	for (size_t i = 0; i < ps.n; i++)
+	/* 12 llama (3 of them count-only set-up calls that send their
+	 * parameters, 3 names of the KV-cache clear) + 6 SQLite */
+	CHECK_INT_EQ(ps.n, 18);
+	size_t decode = 0, clear = 0;
+	for (size_t i = 0; i < ps.n; i++) {
 		if (ps.defs[i].kind == EP_PK_LLAMA_CTX || ps.defs[i].kind == EP_PK_LLAMA_THREADS)
 			CHECK_INT_EQ(ps.defs[i].mode, EP_PM_COUNT);
+		/* The batch comes back with the span: entry and return. */
+		if (ps.defs[i].kind == EP_PK_LLAMA_DECODE) {
+			decode++;
+			CHECK_STR_EQ(ps.defs[i].symbol, "llama_decode");
+			CHECK_INT_EQ(ps.defs[i].mode, EP_PM_LATENCY);
+		}
+		clear += !!(ps.defs[i].flags & PROBE_F_KV_CLEAR);
+	}
+	CHECK_INT_EQ(decode, 1);
+	CHECK_INT_EQ(clear, 3);
 	probe_specs_free(&ps);
 }
 

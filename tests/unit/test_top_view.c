@@ -170,6 +170,27 @@ static void test_render(void)
 	l.temp_c = 71;
 	top_render(&m, &f);
 	CHECK_STR_EQ(top_frame_line(&f, 1), "rss 3.0 MiB (1.5%)  71 C");
+	/* LLM timing once a decode's batch was read: its own line, instead
+	 * of the sampler's tokens/s; unknown figures left out. */
+	l.tokens_per_s = 12;
+	top_render(&m, &f);
+	CHECK_STR_EQ(top_frame_line(&f, 2), "12.0 tokens/s");
+	l.llm_on = true;
+	l.llm_prompts = 3;
+	l.llm_prompt_tps = 5400;
+	l.llm_gen_tps = 1100.3;
+	l.llm_ttft_p50_ms = 21.46;
+	l.llm_kv_used = 114;
+	top_render(&m, &f);
+	CHECK_STR_EQ(
+		top_frame_line(&f, 2),
+		"LLM  3 prompts  prefill 5400 tok/s  gen 1100.3 tok/s  TTFT p50 21.5 ms  KV 114");
+	l.llm_itl_p50_ms = 0.29;
+	l.llm_kv_size = 512;
+	top_render(&m, &f);
+	CHECK(strstr(top_frame_line(&f, 2), "  ITL p50 0.29 ms  KV 114/512") != NULL);
+	l.llm_on = false;
+	l.tokens_per_s = NAN;
 	/* Sort by total: the header marks the key. */
 	m.sort = TOP_SORT_TOTAL;
 	top_render(&m, &f);

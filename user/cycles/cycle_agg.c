@@ -49,6 +49,36 @@ void cycle_agg_init(struct cycle_agg *a, const double over_share[CA__COUNT])
 		if (over_share)
 			a->over_share[p] = over_share[p];
 	}
+	hist_init(&a->llm.ttft);
+	hist_init(&a->llm.itl_p50);
+	a->llm.kv_max = -1;
+}
+
+static void add_llm(struct cycle_agg_llm *a, const struct cycle_row *r)
+{
+	const struct cycle_llm *l = &r->llm;
+
+	if (!l->has)
+		return;
+	a->cycles++;
+	a->prompts += l->prompts;
+	a->prompt_tokens += l->prompt_tokens;
+	a->generated_tokens += l->generated_tokens;
+	a->prefill_ns += l->prefill_ns;
+	a->decode_ns += l->decode_ns;
+	if (l->has_ttft)
+		hist_add(&a->ttft, l->ttft_ns);
+	if (l->has_itl) {
+		hist_add(&a->itl_p50, l->itl_p50_ns);
+		if (l->itl_p99_ns > a->itl_p99_max)
+			a->itl_p99_max = l->itl_p99_ns;
+	}
+	if (l->kv_used > a->kv_max) {
+		a->kv_max = l->kv_used;
+		a->kv_max_cycle = r->index;
+	}
+	if (l->kv_size)
+		a->kv_size = l->kv_size;
 }
 
 void cycle_agg_free(struct cycle_agg *a)
@@ -160,6 +190,7 @@ int cycle_agg_add(struct cycle_agg *a, const struct cycle_row *r)
 	}
 	a->tokens += r->tokens;
 	a->inference_ns += r->inference_ns;
+	add_llm(&a->llm, r);
 	a->sql_count += r->sql_count;
 	if (r->sql_slowest)
 		err = add_stmt(a, r);

@@ -80,6 +80,15 @@ struct cycle_agg {
 	struct cycle_agg_ids over[CA__COUNT];
 
 	uint64_t tokens, inference_ns, sql_count;
+	/* LLM timing over the cycles with a decode whose batch was read:
+	 * sums, the per-cycle TTFT and ITL p50 histograms, the fullest KV. */
+	struct cycle_agg_llm {
+		uint64_t cycles, prompts, prompt_tokens, generated_tokens, prefill_ns, decode_ns;
+		struct histogram ttft, itl_p50;
+		uint64_t itl_p99_max; /* the largest per-cycle p99 */
+		int64_t kv_max;	      /* -1 unknown */
+		uint32_t kv_size, kv_max_cycle;
+	} llm;
 	struct cycle_agg_stmt stmts[CYC_AGG_STMTS];
 	size_t nstmts;
 	uint64_t stmts_not_kept; /* runs of statements beyond CYC_AGG_STMTS */

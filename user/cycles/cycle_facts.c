@@ -71,6 +71,10 @@ int cycle_facts_add_span(struct cycle_facts *f, const struct cyc_span *sp)
 		.tokens = sp->tokens,
 		.tid = sp->tid,
 		.kind = sp->kind,
+		.llm_flags = sp->llm_flags,
+		.llm_tokens = sp->llm_tokens,
+		.kv_size = sp->kv_size,
+		.kv_after = sp->kv_after,
 	};
 	/* A return before its entry is garbage; keep the call, drop the end. */
 	if (v.end && v.end < v.start)

@@ -22,6 +22,8 @@
 struct cf_span {
 	uint64_t start, end, tokens; /* end 0: its return was never seen */
 	uint32_t tid, kind, name, detail;
+	uint32_t llm_flags, llm_tokens, kv_size; /* as struct cyc_span's */
+	int64_t kv_after;
 };
 
 struct cf_sample {

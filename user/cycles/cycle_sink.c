@@ -356,7 +356,11 @@ static int feed(const struct cycle_facts *src, struct cycle_facts *dst, uint64_t
 				       v->kind,
 				       v->tokens,
 				       cycle_facts_str(src, v->name),
-				       cycle_facts_str(src, v->detail) };
+				       cycle_facts_str(src, v->detail),
+				       v->llm_flags,
+				       v->llm_tokens,
+				       v->kv_after,
+				       v->kv_size };
 
 		if (overlaps(v->start, v->end, lo, hi))
 			err = cycle_facts_add_span(dst, &sp);

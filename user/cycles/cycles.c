@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cycles/cycle_facts.h"
+#include "llama/llm_track.h"
 
 struct bev {
 	uint64_t ts;
@@ -104,6 +105,12 @@ static int cmp_span(const void *a, const void *b, void *ctx)
 		c = cmp_u64(x->kind, y->kind);
 	if (!c)
 		c = cmp_u64(x->tokens, y->tokens);
+	if (!c)
+		c = cmp_u64(x->llm_flags, y->llm_flags);
+	if (!c)
+		c = cmp_u64(x->llm_tokens, y->llm_tokens);
+	if (!c)
+		c = cmp_u64((uint64_t)x->kv_after, (uint64_t)y->kv_after);
 	if (!c && x->detail != y->detail) {
 		const char *dx = str_of(in, x->detail), *dy = str_of(in, y->detail);
 		c = !dx ? -1 : !dy ? 1 : strcmp(dx, dy);
@@ -329,6 +336,8 @@ struct ctx {
 	size_t scratch_cap;
 	uint64_t *func_count; /* per string id, reset per cycle */
 	uint32_t *func_touched;
+	uint64_t *gaps; /* per-cycle inter-token latencies */
+	size_t gaps_cap;
 };
 
 /* First index whose key is >= v in a sorted array of n elements. */
@@ -433,6 +442,90 @@ static int do_spans(struct ctx *c, struct cycle_row *r, size_t *np)
 	}
 	if (r->inference_ns)
 		r->tokens_per_s = (double)r->tokens * 1e9 / (double)r->inference_ns;
+	return 0;
+}
+
+static int cmp_u64_asc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest rank: the smallest value with at least pct% of n at or below. */
+static uint64_t rank_pct(const uint64_t *v, size_t n, unsigned pct)
+{
+	size_t k = ((size_t)pct * n + 99) / 100;
+
+	return v[k ? k - 1 : 0];
+}
+
+/* The cycle's LLM timing from the decodes that started in it, in start
+ * order (a context's decodes run one after another): prefill and
+ * generation tokens and time, the time from the cycle's start to the end
+ * of the first generation step after its first prompt start, the gaps
+ * between the ends of consecutive generation steps of a prompt, and the
+ * KV-cache fill after its last decode. */
+static int do_llm(struct ctx *c, struct cycle_row *r)
+{
+	struct cycle_llm *l = &r->llm;
+	size_t n = c->in->facts.spans.n, ngaps = 0;
+	bool prompt_seen = false, last_gen = false;
+	uint64_t last_gen_end = 0;
+
+	memset(l, 0, sizeof(*l));
+	l->kv_used = -1;
+	for (size_t i = LOWER_BOUND(c->spans, n, .start, r->start_ns);
+	     i < n && c->spans[i].start < r->end_ns; i++) {
+		const struct cf_span *s = &c->spans[i];
+		uint64_t dur;
+
+		if (!(s->llm_flags & LLM_D_KNOWN) || !s->end)
+			continue;
+		dur = s->end - s->start;
+		l->has = true;
+		if (s->llm_flags & LLM_D_PREFILL) {
+			l->prompt_tokens += s->llm_tokens;
+			l->prefill_ns += dur;
+			if (s->llm_flags & LLM_D_PROMPT_START) {
+				l->prompts++;
+				prompt_seen = true;
+			}
+			last_gen = false;
+		} else {
+			l->generated_tokens += s->llm_tokens;
+			l->decode_ns += dur;
+			if (prompt_seen && !l->has_ttft && s->end > r->start_ns) {
+				l->has_ttft = true;
+				l->ttft_ns = s->end - r->start_ns;
+			}
+			if (last_gen && s->end >= last_gen_end) {
+				if (ep_vec_grow((void **)&c->gaps, &c->gaps_cap, ngaps + 1,
+						sizeof(*c->gaps)))
+					return -ENOMEM;
+				c->gaps[ngaps++] = s->end - last_gen_end;
+			}
+			last_gen = true;
+			last_gen_end = s->end;
+		}
+		if (s->kv_after >= 0)
+			l->kv_used = s->kv_after;
+		if (s->kv_size)
+			l->kv_size = s->kv_size;
+	}
+	if (ngaps) {
+		qsort(c->gaps, ngaps, sizeof(*c->gaps), cmp_u64_asc);
+		l->has_itl = true;
+		l->itl_p50_ns = rank_pct(c->gaps, ngaps, 50);
+		l->itl_p99_ns = rank_pct(c->gaps, ngaps, 99);
+	}
+	/* Tokens from the batches: also for programs that sample by
+	 * themselves (node-llama-cpp), not through llama_sampler_sample. */
+	if (l->has) {
+		r->tokens = l->generated_tokens;
+		r->tokens_per_s =
+			r->inference_ns ? (double)r->tokens * 1e9 / (double)r->inference_ns : 0;
+	}
 	return 0;
 }
 
@@ -595,6 +688,8 @@ static int attribute(struct ctx *c, struct cycle_row *r)
 	size_t np = 0;
 	int err = do_spans(c, r, &np);
 	if (!err)
+		err = do_llm(c, r);
+	if (!err)
 		err = do_offcpu(c, r, &np);
 	if (!err)
 		err = do_samples(c, r);
@@ -636,6 +731,7 @@ static void free_ctx(struct ctx *c)
 	free(c->scratch);
 	free(c->func_count);
 	free(c->func_touched);
+	free(c->gaps);
 }
 
 void cycle_table_free_rows(struct cycle_table *t)

@@ -48,6 +48,11 @@ struct cyc_span {
 	uint64_t tokens;    /* inference: tokens produced by this call (0 if unknown) */
 	const char *name;   /* probe name, copied; may be NULL */
 	const char *detail; /* SQL statement text, copied; may be NULL */
+	/* A llama_decode whose batch was read (llama/llm_track.h): */
+	uint32_t llm_flags;  /* LLM_D_* (llm_track.h); 0: no such call */
+	uint32_t llm_tokens; /* the batch's token count */
+	int64_t kv_after;    /* KV-cache cells in use after it, -1 unknown */
+	uint32_t kv_size;    /* the context's n_ctx, 0 unknown */
 };
 
 struct cyc_gpu_sample {
@@ -70,6 +75,21 @@ struct cycles_cfg {
 struct cycle_func {
 	char *name;
 	uint64_t samples;
+};
+
+/* LLM timing of a cycle, from the llama_decode calls that started in it
+ * (docs/cycles.md "LLM timing"). */
+struct cycle_llm {
+	bool has; /* a decode with its batch read: the rest is meaningful */
+	uint32_t prompts;
+	uint64_t prompt_tokens, generated_tokens;
+	uint64_t prefill_ns, decode_ns;
+	bool has_ttft; /* cycle start -> end of its first prompt's first generation step */
+	uint64_t ttft_ns;
+	bool has_itl; /* two generation steps of a prompt at least */
+	uint64_t itl_p50_ns, itl_p99_ns;
+	int64_t kv_used;  /* after the cycle's last decode, -1 unknown */
+	uint32_t kv_size; /* 0 unknown */
 };
 
 struct cycle_row {
@@ -105,6 +125,7 @@ struct cycle_row {
 	uint64_t gc_ns;
 	uint32_t gc_count;
 	uint32_t incomplete_spans; /* spans whose return was never seen */
+	struct cycle_llm llm;
 
 	/* Partition of the wall time (sums to wall_ns): each instant goes to the
 	 * first of gc, sql, inference, other probe, off-CPU of the cycle thread

@@ -56,6 +56,43 @@ static uint64_t u64_of(const cJSON *x)
 	return num(x, &v) ? (uint64_t)v : 0;
 }
 
+/* A time of report.json llm in ms, as ns; false when absent or null. */
+static bool llm_ns(const cJSON *l, const char *k, uint64_t *ns)
+{
+	double v;
+
+	if (!num(get(l, k), &v) || v > 1.8e13)
+		return false;
+	*ns = (uint64_t)(v * 1e6 + 0.5);
+	return true;
+}
+
+/* The whole run's LLM timing from report.json llm (every decode): its
+ * tokens and times; the time to first token is per prompt there, not from
+ * the run's start, and the KV fill at the end is not kept: both unknown. */
+static void whole_run_llm(const cJSON *l, struct cycle_row *r)
+{
+	struct cycle_llm *c = &r->llm;
+	double v;
+
+	memset(c, 0, sizeof(*c));
+	c->kv_used = -1;
+	if (!cJSON_IsObject(l) || !num(get(l, "prompt_tokens"), &v))
+		return;
+	c->has = true;
+	c->prompt_tokens = (uint64_t)v;
+	c->generated_tokens = u64_of(get(l, "generated_tokens"));
+	c->prompts = (uint32_t)(u64_of(get(l, "prompts")) & UINT32_MAX);
+	llm_ns(l, "prefill_ms", &c->prefill_ns);
+	llm_ns(l, "decode_ms", &c->decode_ns);
+	c->has_itl = llm_ns(l, "itl_p50_ms", &c->itl_p50_ns) &&
+		     llm_ns(l, "itl_p99_ms", &c->itl_p99_ns);
+	if (num(get(l, "kv_size"), &v) && v <= UINT32_MAX)
+		c->kv_size = (uint32_t)v;
+	/* Tokens from the batches, as in the cycles. */
+	r->tokens = c->generated_tokens;
+}
+
 void cycles_findings_ctx(const cJSON *root, struct findings_ctx *ctx)
 {
 	const cJSON *ov = get(root, "overhead"), *meta = get(root, "cycles_meta"), *x;
@@ -222,6 +259,7 @@ int cycles_whole_run_from_report(const cJSON *root, struct cycle_table *out, cha
 		}
 	}
 	r->tokens = u64_of(get(get(probes, "tokens"), "count"));
+	whole_run_llm(get(root, "llm"), r);
 	if (r->inference_ns)
 		r->tokens_per_s = (double)r->tokens * 1e9 / (double)r->inference_ns;
 	/* The slowest SQL call: the longest single call of a SQLite probe

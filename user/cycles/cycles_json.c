@@ -42,6 +42,30 @@ static bool add_num_or_null(cJSON *o, const char *k, bool has, double v)
 	return cJSON_AddNumberToObject(o, k, v) != NULL;
 }
 
+static bool add_ms_or_null(cJSON *o, const char *k, bool has, uint64_t ns)
+{
+	return add_num_or_null(o, k, has, (double)ns / 1e6);
+}
+
+/* cycles[].llm: null without a decode whose batch was read. */
+static bool llm_json(cJSON *o, const struct cycle_llm *l)
+{
+	cJSON *x;
+
+	if (!l->has)
+		return cJSON_AddNullToObject(o, "llm") != NULL;
+	x = cJSON_AddObjectToObject(o, "llm");
+	return x && add_u64(x, "prompt_tokens", l->prompt_tokens) &&
+	       add_u64(x, "generated_tokens", l->generated_tokens) &&
+	       add_ms_or_null(x, "prefill_ms", true, l->prefill_ns) &&
+	       add_ms_or_null(x, "decode_ms", true, l->decode_ns) &&
+	       add_ms_or_null(x, "ttft_ms", l->has_ttft, l->ttft_ns) &&
+	       add_ms_or_null(x, "itl_p50_ms", l->has_itl, l->itl_p50_ns) &&
+	       add_ms_or_null(x, "itl_p99_ms", l->has_itl, l->itl_p99_ns) &&
+	       add_num_or_null(x, "kv_used", l->kv_used >= 0, (double)l->kv_used) &&
+	       add_num_or_null(x, "kv_size", l->kv_size > 0, (double)l->kv_size);
+}
+
 static cJSON *row_json(const struct cycle_row *r)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -67,7 +91,7 @@ static cJSON *row_json(const struct cycle_row *r)
 	     add_u64(o, "probe_other_calls", r->probe_other_calls) &&
 	     add_u64(o, "gc_ns", r->gc_ns) && add_u64(o, "gc_count", r->gc_count) &&
 	     add_u64(o, "incomplete_spans", r->incomplete_spans) &&
-	     add_u64(o, "other_ns", r->other_ns);
+	     add_u64(o, "other_ns", r->other_ns) && llm_json(o, &r->llm);
 	cJSON *b = ok ? cJSON_AddObjectToObject(o, "breakdown") : NULL;
 	ok = ok && b && add_u64(b, "gc_ns", r->part_gc_ns) &&
 	     add_u64(b, "sql_ns", r->part_sql_ns) &&
@@ -457,6 +481,68 @@ static int get_str(const cJSON *o, const char *k, char **v, size_t idx, char *er
 #define U32M UINT32_MAX
 #define U64M UINT64_MAX
 
+/* A time in ms (null: unknown) to ns. */
+static int get_ms(const cJSON *o, const char *k, uint64_t *ns, bool *has, size_t i, char *err,
+		  size_t el)
+{
+	double d = 0;
+	bool h = false;
+	int e = get_dbl(o, k, 0, 1.8e13, &d, &h, i, err, el);
+
+	*ns = h ? (uint64_t)(d * 1e6 + 0.5) : 0;
+	if (has)
+		*has = h;
+	return e;
+}
+
+static int llm_fields(const cJSON *x, struct cycle_llm *l, size_t i, char *err, size_t el)
+{
+	uint64_t v = 0;
+	bool h = false;
+	int e;
+
+	if ((e = get_u64(x, "prompt_tokens", true, U64M, &l->prompt_tokens, NULL, i, err, el)) ||
+	    (e = get_u64(x, "generated_tokens", true, U64M, &l->generated_tokens, NULL, i, err,
+			 el)) ||
+	    (e = get_ms(x, "prefill_ms", &l->prefill_ns, NULL, i, err, el)) ||
+	    (e = get_ms(x, "decode_ms", &l->decode_ns, NULL, i, err, el)) ||
+	    (e = get_ms(x, "ttft_ms", &l->ttft_ns, &l->has_ttft, i, err, el)) ||
+	    (e = get_ms(x, "itl_p50_ms", &l->itl_p50_ns, &l->has_itl, i, err, el)) ||
+	    (e = get_ms(x, "itl_p99_ms", &l->itl_p99_ns, NULL, i, err, el)) ||
+	    (e = get_u64(x, "kv_used", false, INT64_MAX, &v, &h, i, err, el)))
+		return e;
+	l->kv_used = h ? (int64_t)v : -1;
+	v = 0;
+	if ((e = get_u64(x, "kv_size", false, U32M, &v, NULL, i, err, el)))
+		return e;
+	l->kv_size = (uint32_t)v;
+	return 0;
+}
+
+static int llm_from_json(const cJSON *o, struct cycle_llm *l, size_t i, char *err, size_t el)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, "llm");
+	char tmp[256] = "";
+	int e;
+
+	memset(l, 0, sizeof(*l));
+	l->kv_used = -1;
+	/* Absent in reports written before it existed. */
+	if (!x || cJSON_IsNull(x))
+		return 0;
+	if (!cJSON_IsObject(x))
+		return fail(err, el, "cycles[%zu].llm: not an object", i);
+	l->has = true;
+	/* The field readers say cycles[i].KEY: name it cycles[i].llm.KEY. */
+	e = llm_fields(x, l, i, tmp, sizeof(tmp));
+	if (e == -EINVAL) {
+		const char *dot = strchr(tmp, '.');
+
+		fail(err, el, "cycles[%zu].llm.%s", i, dot ? dot + 1 : tmp);
+	}
+	return e;
+}
+
 static int row_from_json(const cJSON *o, struct cycle_row *r, size_t i, char *err, size_t el)
 {
 	uint64_t v;
@@ -554,6 +640,8 @@ static int row_from_json(const cJSON *o, struct cycle_row *r, size_t i, char *er
 		    (e = get_dbl(g, "energy_mj", 0, 1e15, &r->gpu_energy_mj, NULL, i, err, el)))
 			return e;
 	}
+	if ((e = llm_from_json(o, &r->llm, i, err, el)))
+		return e;
 	const cJSON *top = cJSON_GetObjectItemCaseSensitive(o, "top_functions");
 	if (top && !cJSON_IsArray(top))
 		return fail(err, el, "cycles[%zu].top_functions: not an array", i);
@@ -697,6 +785,31 @@ int findings_from_json(const cJSON *arr, struct findings *out, char *err, size_t
 	return e;
 }
 
+/* all_cycles.llm: the cycles' LLM timing over the whole run. */
+static int llm_agg_json(const struct cycle_agg_llm *l, cJSON *all)
+{
+	cJSON *o = cJSON_AddObjectToObject(all, "llm");
+	bool ok =
+		o && add_u64(o, "cycles", l->cycles) && add_u64(o, "prompts", l->prompts) &&
+		add_u64(o, "prompt_tokens", l->prompt_tokens) &&
+		add_u64(o, "generated_tokens", l->generated_tokens) &&
+		add_ms_or_null(o, "prefill_ms", true, l->prefill_ns) &&
+		add_ms_or_null(o, "decode_ms", true, l->decode_ns) &&
+		add_num_or_null(o, "prompt_tokens_per_s", l->prefill_ns > 0,
+				(double)l->prompt_tokens * 1e9 / (double)l->prefill_ns) &&
+		add_num_or_null(o, "generation_tokens_per_s", l->decode_ns > 0,
+				(double)l->generated_tokens * 1e9 / (double)l->decode_ns) &&
+		add_ms_or_null(o, "ttft_median_ms", l->ttft.count, hist_quantile(&l->ttft, 0.5)) &&
+		add_ms_or_null(o, "ttft_p99_ms", l->ttft.count, hist_quantile(&l->ttft, 0.99)) &&
+		add_ms_or_null(o, "itl_p50_median_ms", l->itl_p50.count,
+			       hist_quantile(&l->itl_p50, 0.5)) &&
+		add_ms_or_null(o, "itl_p99_max_ms", l->itl_p50.count, l->itl_p99_max) &&
+		add_num_or_null(o, "kv_used_max", l->kv_max >= 0, (double)l->kv_max) &&
+		add_num_or_null(o, "kv_size", l->kv_size > 0, (double)l->kv_size);
+
+	return ok ? 0 : -ENOMEM;
+}
+
 int cycles_agg_to_json(const struct cycle_agg *a, cJSON *meta)
 {
 	cJSON *o = cJSON_AddObjectToObject(meta, "all_cycles");
@@ -712,5 +825,5 @@ int cycles_agg_to_json(const struct cycle_agg *a, cJSON *meta)
 	    (a->nslowest &&
 	     !cJSON_AddNumberToObject(o, "slowest_index", (double)a->slowest[0].index)))
 		return -ENOMEM;
-	return 0;
+	return a->llm.cycles ? llm_agg_json(&a->llm, o) : 0;
 }

@@ -95,6 +95,75 @@ static void print_parts(FILE *out, const struct cycle_table *t, const struct cyc
 	free(v);
 }
 
+/* One line of LLM timing: prompt and generated tokens with their rates,
+ * time to first token and inter-token latency (medians over cycles), the
+ * fullest KV cache. From the run's aggregates when there are (every
+ * cycle), else from the table's rows. */
+static void print_llm(FILE *out, const struct cycle_table *t, const struct cycle_agg *run)
+{
+	struct cycle_agg_llm l = { .kv_max = -1 };
+	uint64_t *ttft = NULL, *itl = NULL, ttft_med = 0, itl_med = 0;
+	size_t nttft = 0, nitl = 0;
+
+	if (run && run->llm.cycles) {
+		l = run->llm;
+		nttft = l.ttft.count;
+		nitl = l.itl_p50.count;
+		ttft_med = hist_quantile(&l.ttft, 0.5);
+		itl_med = hist_quantile(&l.itl_p50, 0.5);
+	} else {
+		ttft = malloc((t->n ? t->n : 1) * sizeof(*ttft));
+		itl = malloc((t->n ? t->n : 1) * sizeof(*itl));
+		if (!ttft || !itl)
+			goto out;
+		for (size_t i = 0; i < t->n; i++) {
+			const struct cycle_llm *c = &t->rows[i].llm;
+
+			if (!c->has)
+				continue;
+			l.cycles++;
+			l.prompts += c->prompts;
+			l.prompt_tokens += c->prompt_tokens;
+			l.generated_tokens += c->generated_tokens;
+			l.prefill_ns += c->prefill_ns;
+			l.decode_ns += c->decode_ns;
+			if (c->has_ttft)
+				ttft[nttft++] = c->ttft_ns;
+			if (c->has_itl)
+				itl[nitl++] = c->itl_p50_ns;
+			if (c->kv_used > l.kv_max)
+				l.kv_max = c->kv_used;
+			if (c->kv_size)
+				l.kv_size = c->kv_size;
+		}
+		qsort(ttft, nttft, sizeof(*ttft), cmp_u64);
+		qsort(itl, nitl, sizeof(*itl), cmp_u64);
+		ttft_med = nttft ? rank(ttft, nttft, 50) : 0;
+		itl_med = nitl ? rank(itl, nitl, 50) : 0;
+	}
+	if (!l.cycles)
+		goto out;
+	fprintf(out, "  LLM: %llu prompt tokens", (unsigned long long)l.prompt_tokens);
+	if (l.prefill_ns)
+		fprintf(out, " (%.0f/s)", (double)l.prompt_tokens * 1e9 / (double)l.prefill_ns);
+	fprintf(out, ", %llu generated", (unsigned long long)l.generated_tokens);
+	if (l.decode_ns)
+		fprintf(out, " (%.1f/s)", (double)l.generated_tokens * 1e9 / (double)l.decode_ns);
+	fprintf(out, ", prefill %.1f ms, decode %.1f ms", msd(l.prefill_ns), msd(l.decode_ns));
+	if (nttft)
+		fprintf(out, ", TTFT median %.1f ms", msd(ttft_med));
+	if (nitl)
+		fprintf(out, ", ITL median %.2f ms", msd(itl_med));
+	if (l.kv_max >= 0 && l.kv_size)
+		fprintf(out, ", KV up to %lld of %u", (long long)l.kv_max, l.kv_size);
+	else if (l.kv_max >= 0)
+		fprintf(out, ", KV up to %lld", (long long)l.kv_max);
+	fputc('\n', out);
+out:
+	free(ttft);
+	free(itl);
+}
+
 void cycles_print_summary(FILE *out, const struct cycle_table *all, const struct cycle_agg *run,
 			  const struct findings *f, size_t max_findings)
 {
@@ -138,6 +207,8 @@ void cycles_print_summary(FILE *out, const struct cycle_table *all, const struct
 	} else if (all && npartial) {
 		fprintf(out, "Cycles: 0 complete\n");
 	}
+	if (all && t->n)
+		print_llm(out, t, run);
 	/* Open at the end of the run: its length is where the run stopped. */
 	for (size_t i = 0; all && i < all->n; i++)
 		if (all->rows[i].partial)

@@ -365,6 +365,16 @@ static int load_stmts(struct dl_run *r)
 	return 0;
 }
 
+/* A time of cycles[].llm, in ms there, as ns; NAN when the cycle has no
+ * llm or the value is null. */
+static double llm_ms(const cJSON *c, const char *k)
+{
+	const cJSON *l = get(c, "llm");
+	double v = num_in(l, k, 0, DL_MAX_VALUE / 1e6);
+
+	return cJSON_IsObject(l) && isfinite(v) ? v * 1e6 : NAN;
+}
+
 static double cycle_value(const cJSON *c, enum dl_cyc k)
 {
 	const cJSON *off = get(c, "off_cpu_by_reason"), *gpu = get(c, "gpu");
@@ -395,6 +405,13 @@ static double cycle_value(const cJSON *c, enum dl_cyc k)
 	case DL_C_TOKENS_PER_S:
 		/* Only cycles that produced tokens have a rate. */
 		return count(c, "tokens") ? num(c, "tokens_per_s") : NAN;
+	case DL_C_PREFILL:
+		/* Only cycles with llama_decode batches read have them. */
+		return llm_ms(c, "prefill_ms");
+	case DL_C_DECODE:
+		return llm_ms(c, "decode_ms");
+	case DL_C_TTFT:
+		return llm_ms(c, "ttft_ms");
 	case DL_C_RSS_DELTA:
 		return num_in(c, "rss_delta_bytes", -DL_MAX_VALUE, DL_MAX_VALUE);
 	case DL_C_THROTTLED:

@@ -40,6 +40,9 @@ enum dl_cyc {
 	DL_C_OFF_OTHER,
 	DL_C_OTHER, /* unattributed */
 	DL_C_TOKENS_PER_S,
+	DL_C_PREFILL, /* cycles[].llm: prompt processing (ns) */
+	DL_C_DECODE,  /* cycles[].llm: generation steps (ns) */
+	DL_C_TTFT,    /* cycles[].llm: time to first token (ns) */
 	DL_C_RSS_DELTA,
 	DL_C_THROTTLED,
 	DL_C_GPU_POWER,

@@ -34,13 +34,47 @@ static void ms(FILE *f, uint64_t ns)
 	fprintf(f, ",%.3f", (double)ns / 1e6);
 }
 
+/* A time in ms, or an empty cell when unknown. */
+static void ms_or_empty(FILE *f, bool has, uint64_t ns)
+{
+	if (has)
+		ms(f, ns);
+	else
+		fputc(',', f);
+}
+
+/* The cycle's LLM timing: every cell empty without a decode whose batch
+ * was read. */
+static void llm_cells(FILE *f, const struct cycle_llm *l)
+{
+	if (!l->has) {
+		fputs(",,,,,,,,,", f);
+		return;
+	}
+	fprintf(f, ",%" PRIu64 ",%" PRIu64, l->prompt_tokens, l->generated_tokens);
+	ms(f, l->prefill_ns);
+	ms(f, l->decode_ns);
+	ms_or_empty(f, l->has_ttft, l->ttft_ns);
+	ms_or_empty(f, l->has_itl, l->itl_p50_ns);
+	ms_or_empty(f, l->has_itl, l->itl_p99_ns);
+	if (l->kv_used >= 0)
+		fprintf(f, ",%" PRId64, l->kv_used);
+	else
+		fputc(',', f);
+	if (l->kv_size)
+		fprintf(f, ",%" PRIu32, l->kv_size);
+	else
+		fputc(',', f);
+}
+
 int export_cycles_csv(FILE *f, const struct cycle_table *t)
 {
 	fputs("index,tid,start_ns,end_ns,wall_ms,truncated,partial,samples,on_cpu_ms,off_cpu_ms",
 	      f);
 	for (unsigned k = 0; k < CYC_OFF_REASONS; k++)
 		fprintf(f, ",off_%s_ms", cycles_off_reason_name(k));
-	fputs(",inference_ms,inference_calls,tokens,tokens_per_s,sql_ms,sql_count,"
+	fputs(",inference_ms,inference_calls,tokens,tokens_per_s,prompt_tokens,generated_tokens,"
+	      "prefill_ms,decode_ms,ttft_ms,itl_p50_ms,itl_p99_ms,kv_used,kv_size,sql_ms,sql_count,"
 	      "sql_slowest_ms,sql_slowest,probe_other_ms,probe_other_calls,gc_ms,gc_count,"
 	      "other_ms,incomplete_spans,rss_end_bytes,rss_delta_bytes,cpu_mhz_mean,cpu_mhz_min,"
 	      "throttled_pct,gpu_load_pct,gpu_power_mw,gpu_temp_c,gpu_energy_mj,top_functions\n",
@@ -58,6 +92,7 @@ int export_cycles_csv(FILE *f, const struct cycle_table *t)
 		ms(f, r->inference_ns);
 		fprintf(f, ",%" PRIu32 ",%" PRIu64 ",%.3f", r->inference_calls, r->tokens,
 			r->tokens_per_s);
+		llm_cells(f, &r->llm);
 		ms(f, r->sql_ns);
 		fprintf(f, ",%" PRIu32, r->sql_count);
 		ms(f, r->sql_slowest_ns);

@@ -224,6 +224,42 @@ int metrics_render(const struct metrics_snap *s, bool om, FILE *o)
 		value(o, l->cycle_part_s[k]);
 		fputc_unlocked('\n', o);
 	}
+	if (l->llm_on) {
+		family(o, om, "ebpf_prof_llm_tokens_total", M_COUNTER,
+		       "Tokens through llama_decode, by phase (prompt processing, generation).");
+		series(o, "ebpf_prof_llm_tokens_total", NULL, "phase", "prompt", NULL, NULL);
+		u64(o, l->llm_prompt_tokens);
+		fputc_unlocked('\n', o);
+		series(o, "ebpf_prof_llm_tokens_total", NULL, "phase", "generated", NULL, NULL);
+		u64(o, l->llm_generated_tokens);
+		fputc_unlocked('\n', o);
+		family(o, om, "ebpf_prof_llm_prompts_total", M_COUNTER, "Prompts started.");
+		series(o, "ebpf_prof_llm_prompts_total", NULL, NULL, NULL, NULL, NULL);
+		u64(o, l->llm_prompts);
+		fputc_unlocked('\n', o);
+		family(o, om, "ebpf_prof_llm_time_to_first_token_seconds", M_HISTOGRAM,
+		       "Time to first token per prompt.");
+		histogram(o, "ebpf_prof_llm_time_to_first_token_seconds", NULL, NULL, NULL, NULL,
+			  &l->llm_ttft);
+		family(o, om, "ebpf_prof_llm_inter_token_seconds", M_HISTOGRAM,
+		       "Time between consecutive generated tokens.");
+		histogram(o, "ebpf_prof_llm_inter_token_seconds", NULL, NULL, NULL, NULL,
+			  &l->llm_itl);
+		if (!isnan(l->llm_kv_used)) {
+			family(o, om, "ebpf_prof_llm_kv_cells", M_GAUGE,
+			       "KV-cache cells in use after the last decode.");
+			series(o, "ebpf_prof_llm_kv_cells", NULL, NULL, NULL, NULL, NULL);
+			value(o, l->llm_kv_used);
+			fputc_unlocked('\n', o);
+		}
+		if (!isnan(l->llm_kv_size)) {
+			family(o, om, "ebpf_prof_llm_kv_size_cells", M_GAUGE,
+			       "KV-cache size of the context (n_ctx).");
+			series(o, "ebpf_prof_llm_kv_size_cells", NULL, NULL, NULL, NULL, NULL);
+			value(o, l->llm_kv_size);
+			fputc_unlocked('\n', o);
+		}
+	}
 	family(o, om, "ebpf_prof_rss_bytes", M_GAUGE, "Resident set size of each live target.");
 	for (size_t i = 0; i < l->nrss && i < LIVE_MAX_PIDS; i++) {
 		snprintf(a, sizeof(a), "%u", l->rss[i].pid);

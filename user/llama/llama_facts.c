@@ -82,6 +82,23 @@ int llama_facts_set_probe(struct llama_facts *lf, uint32_t id, const char *versi
 	return version && !lf->version[id] ? -ENOMEM : 0;
 }
 
+uint32_t llama_facts_n_ctx(const struct llama_facts *lf, uint32_t pid)
+{
+	for (size_t i = lf ? lf->n : 0; i-- > 0;) {
+		const struct setup *s = &lf->s[i];
+		struct llama_ctx_params cp;
+
+		if (s->pid != pid || s->kind != EP_PK_LLAMA_CTX)
+			continue;
+		if (s->blob_len < 0 || s->probe_id >= EP_PROBE_MAX ||
+		    !llama_ctx_decode(llama_layout_find(lf->version[s->probe_id]), s->blob,
+				      (size_t)s->blob_len, &cp))
+			return 0;
+		return cp.n_ctx;
+	}
+	return 0;
+}
+
 int llama_facts_add(struct llama_facts *lf, const void *data, size_t size)
 {
 	const struct ep_llama_args *a = data;

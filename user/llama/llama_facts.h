@@ -29,6 +29,10 @@ int llama_facts_set_probe(struct llama_facts *lf, uint32_t id, const char *versi
  * -EINVAL for a malformed event. */
 int llama_facts_add(struct llama_facts *lf, const void *data, size_t size);
 
+/* The n_ctx of the process's latest context, when its parameters
+ * were read and decoded (0: unknown, or the model's own size asked for). */
+uint32_t llama_facts_n_ctx(const struct llama_facts *lf, uint32_t pid);
+
 /* Adds report.json "llama" (nothing when no llama call was set up):
  * models (path, n_gpu_layers, GGUF facts), contexts (parameters, KV-cache
  * bytes), the largest prompt (max_prompt tokens over prompts tokenize

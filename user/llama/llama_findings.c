@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* llama.cpp recommendations from the parameters in use (llama_findings.h). */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,7 +187,7 @@ static int ctx_rules(const cJSON *root, const cJSON *c, const struct cycle_table
 			fmt("context of pid %.0f: n_batch %.0f, n_ubatch %.0f; largest prompt %.0f "
 			    "tokens: at least %.0f llama_decode calls per prompt",
 			    pid, n_batch, num(c, "n_ubatch", 0), prompt,
-			    (prompt + n_batch - 1) / n_batch),
+			    floor((prompt + n_batch - 1) / n_batch)),
 			fmt("Set n_batch to %.0f or more so a prompt is evaluated in one call.",
 			    prompt),
 			n_batch, prompt);
@@ -265,12 +266,167 @@ static int make_concrete(const cJSON *root, struct findings *f)
 	return 0;
 }
 
+/* Mean ms per generated token of the cycles in v[lo, hi). */
+struct kv_pt {
+	double kv, ms_per_tok;
+};
+
+static int cmp_kv(const void *a, const void *b)
+{
+	double x = ((const struct kv_pt *)a)->kv, y = ((const struct kv_pt *)b)->kv;
+
+	return x < y ? -1 : x > y;
+}
+
+static double mean_ms(const struct kv_pt *v, size_t lo, size_t hi)
+{
+	double s = 0;
+
+	for (size_t i = lo; i < hi; i++)
+		s += v[i].ms_per_tok;
+	return hi > lo ? s / (double)(hi - lo) : 0;
+}
+
+/* Generation steps slower with a fuller KV cache: attention reads every
+ * cached token at each step. Over the complete cycles with steps and a
+ * known fill, sorted by fill: the third with the fullest cache against
+ * the emptiest third, when the fill at least doubles between them. */
+static int kv_slowdown(const struct cycle_table *t, struct findings *f)
+{
+	struct kv_pt *v;
+	size_t n = 0, k;
+	double lo_ms, hi_ms, lo_kv, hi_kv;
+	int e = 0;
+
+	if (!t || !t->n)
+		return 0;
+	v = malloc(t->n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct cycle_llm *l = &t->rows[i].llm;
+
+		if (!t->rows[i].partial && l->has && l->generated_tokens && l->kv_used > 0)
+			v[n++] = (struct kv_pt){ (double)l->kv_used,
+						 (double)l->decode_ns / 1e6 /
+							 (double)l->generated_tokens };
+	}
+	if (n < 6)
+		goto out;
+	qsort(v, n, sizeof(*v), cmp_kv);
+	k = n / 3;
+	lo_ms = mean_ms(v, 0, k);
+	hi_ms = mean_ms(v, n - k, n);
+	lo_kv = v[k - 1].kv;
+	hi_kv = v[n - k].kv;
+	if (hi_kv < 2 * lo_kv || lo_ms <= 0 || hi_ms < 1.25 * lo_ms)
+		goto out;
+	e = add(f, "llm_decode_slows_with_kv", FIND_INFO,
+		fmt("Generation %.0f%% slower per token with a fuller KV cache",
+		    (hi_ms / lo_ms - 1) * 100),
+		fmt("%.3f ms per generated token in the %zu cycles with a KV fill up to %.0f, "
+		    "%.3f ms in the %zu cycles from %.0f (%.1f vs %.1f tokens/s)",
+		    lo_ms, k, lo_kv, hi_ms, k, hi_kv, 1e3 / lo_ms, 1e3 / hi_ms),
+		fmt("Each generation step reads the whole KV cache: keep the context short "
+		    "(clear it between independent prompts, drop old turns), or use flash "
+		    "attention and a quantized KV cache (type_k/type_v q8_0) to read less per "
+		    "step."),
+		hi_ms / lo_ms, 1.25);
+out:
+	free(v);
+	return e;
+}
+
+/* Rules on the LLM timing (report.json "llm", cycles[].llm): prompt
+ * processing dominating with a batch smaller than the prompts, a context
+ * near full, generation slowing as the KV cache fills. */
+static int llm_rules(const cJSON *root, const struct cycle_table *t, uint32_t ncpus,
+		     struct findings *f)
+{
+	const cJSON *l = get(root, "llm"),
+		    *c = cJSON_GetArrayItem(get(get(root, "llama"), "contexts"), 0);
+	double prefill = num(l, "prefill_ms", 0), decode = num(l, "decode_ms", 0);
+	double prompts = num(l, "prompts", 0), ptok = num(l, "prompt_tokens", 0);
+	double kv = num(l, "kv_used_max", -1), size = num(l, "kv_size", 0);
+	double n_batch = num(c, "n_batch", 0), n_ubatch = num(c, "n_ubatch", 0);
+	double mean = prompts > 0 ? ptok / prompts : 0;
+	double largest = num(get(root, "llama"), "max_prompt_tokens", 0);
+	int e;
+
+	if (!l)
+		return 0;
+	if (largest < mean)
+		largest = mean;
+	if (size <= 0)
+		size = num(c, "n_ctx", 0);
+	if (prefill + decode > 0 && prefill > 0.5 * (prefill + decode) && largest > 0 &&
+	    ((n_ubatch > 0 && n_ubatch < largest) || (n_batch > 0 && n_batch < largest))) {
+		double ub = n_ubatch > 0 && n_ubatch < n_batch ? n_ubatch : n_batch;
+
+		e = add(f, "llm_prefill_dominates", FIND_WARNING,
+			fmt("Prompt processing takes %.0f%% of llama_decode time with n_ubatch %.0f "
+			    "below the prompts' %.0f tokens",
+			    100 * prefill / (prefill + decode), n_ubatch, largest),
+			fmt("prefill %.1f ms for %.0f prompt tokens (%.0f tokens/s, %.0f per prompt "
+			    "on average), generation %.1f ms; n_batch %.0f, n_ubatch %.0f: at least "
+			    "%.0f graph evaluations per prompt",
+			    prefill, ptok, prefill > 0 ? ptok * 1e3 / prefill : 0, mean, decode,
+			    n_batch, n_ubatch, ub > 0 ? floor((largest + ub - 1) / ub) : 0),
+			fmt("Set n_batch and n_ubatch to %.0f or more: a prompt is then evaluated "
+			    "as one graph, whose larger matrix products run nearer the hardware's "
+			    "peak than several small ones.",
+			    largest),
+			100 * prefill / (prefill + decode), 50);
+		if (e)
+			return e;
+	}
+	/* llama.cpp runs a batch of more than one token on n_threads_batch
+	 * threads, a generation step on n_threads. */
+	double tb = num(c, "n_threads_batch", 0), tg = num(c, "n_threads", 0);
+	if (ncpus && tb > 0 && tb < ncpus && tb < tg && prefill + decode > 0 &&
+	    prefill > 0.5 * (prefill + decode)) {
+		e = add(f, "llm_prefill_threads", FIND_INFO,
+			fmt("Prompt processing runs on %.0f threads (n_threads_batch), generation "
+			    "on %.0f, while prompts take %.0f%% of llama_decode time",
+			    tb, tg, 100 * prefill / (prefill + decode)),
+			fmt("n_threads_batch %.0f, n_threads %.0f, %u CPUs online; prefill %.1f ms, "
+			    "generation %.1f ms",
+			    tb, tg, ncpus, prefill, decode),
+			fmt("Set n_threads_batch to %.0f or more (up to the physical cores): prompt "
+			    "processing is compute-bound and scales with threads, unlike the "
+			    "memory-bound generation steps.",
+			    tg),
+			tb, tg);
+		if (e)
+			return e;
+	}
+	if (kv >= 0 && size > 0 && kv >= 0.9 * size) {
+		e = add(f, "llm_context_near_full", FIND_WARNING,
+			fmt("The KV cache filled to %.0f of %.0f cells (%.0f%%)", kv, size,
+			    100 * kv / size),
+			fmt("after a llama_decode: %.0f cells in use, n_ctx %.0f; prompts of %.0f "
+			    "tokens on average",
+			    kv, size, mean),
+			fmt("The next tokens will not fit: llama_decode then fails, or the program "
+			    "truncates the prompt or shifts the context (dropping the oldest "
+			    "tokens, which the model then no longer sees). Raise n_ctx, clear the "
+			    "cache between independent prompts, or cap the generated tokens."),
+			kv / size, 0.9);
+		if (e)
+			return e;
+	}
+	return kv_slowdown(t, f);
+}
+
 int llama_findings_from_report(const cJSON *root, const struct cycle_table *t, uint32_t ncpus,
 			       struct findings *f)
 {
 	const cJSON *c;
 	int e;
 
+	e = llm_rules(root, t, ncpus, f);
+	if (e)
+		return e;
 	if (!get(root, "llama"))
 		return make_concrete(root, f);
 	cJSON_ArrayForEach(c, get(get(root, "llama"), "contexts"))

@@ -37,6 +37,9 @@ enum probe_group {
 
 #define PROBE_F_TOKENS 1u /* one call per generated token */
 #define PROBE_F_PROMPT 2u /* returns the number of tokens of a text (llama_tokenize) */
+/* Empties a llama.cpp context's KV cache: the next decode starts a prompt
+ * at position 0 (llama/llm_track.h). */
+#define PROBE_F_KV_CLEAR 4u
 
 /* How a return value says "failed". Integer rules look at the low 32 bits
  * only: the rest of the return register is undefined for an int. */

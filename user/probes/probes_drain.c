@@ -18,6 +18,7 @@
 
 #include "cycles/cycle_sink.h"
 #include "llama/llama_facts.h"
+#include "llama/llm_track.h"
 #include "overload/priority.h"
 #include "probes/probes_internal.h"
 #include "proc/proc_info.h"
@@ -94,15 +95,53 @@ static void queue_bus_span(struct probes_mod *m, const struct ep_span *sp, size_
 
 /* Cycle facts go the same way as bus spans: the sink belongs to the
  * recorder thread. Same bound, same reason. */
-static void queue_cycle_fact(struct probes_mod *m, const void *data, size_t size)
+static void queue_cycle_fact(struct probes_mod *m, const void *data, size_t size,
+			     const struct llm_decode_out *lo)
 {
 	struct cyc_span c;
 
 	if (!probes_cycle_span(m->st, data, size, &c))
 		return;
+	if (lo->flags) {
+		c.llm_flags = lo->flags;
+		c.llm_tokens = lo->n_tokens;
+		c.kv_after = lo->kv_after;
+		c.kv_size = lo->kv_size;
+	}
 	if (m->ncyc >= MAX_PENDING_BUS_SPANS ||
 	    ep_vec_push((void **)&m->cyc, &m->ncyc, &m->capcyc, sizeof(c), &c))
 		m->bus_lost++;
+}
+
+/* A span into the LLM tracker: a decode with its batch, or a tokenize or
+ * KV-cache clear that makes the next decode a prompt's. *lo: what the
+ * decode was (zero for anything else). */
+static void llm_feed(struct probes_mod *m, const void *data, size_t size, struct llm_decode_out *lo)
+{
+	const struct ep_span *sp = data;
+	const struct probe_info *pi = probe_stats_info(m->st, sp->probe_id);
+
+	memset(lo, 0, sizeof(*lo));
+	if (sp->flags & EP_SPAN_F_NESTED_SAME)
+		return;
+	if (sp->hdr.type == EP_EV_SPAN_LLAMA && size >= sizeof(struct ep_span_llama)) {
+		const struct ep_span_llama *d = data;
+		struct llm_decode_in in = {
+			.pid = sp->hdr.pid,
+			.ctx = sp->obj,
+			.n_tokens = d->n_tokens,
+			.pos_first = d->pos_first,
+			.pos_last = d->pos_last,
+			.start_ns = sp->hdr.ts_ns,
+			.end_ns = sp->hdr.ts_ns + sp->dur_ns,
+			.n_ctx = llama_facts_n_ctx(m->llama, sp->hdr.pid),
+		};
+
+		llm_tracker_decode(m->llm, &in, lo);
+	} else if (pi && pi->def && (pi->def->flags & (PROBE_F_PROMPT | PROBE_F_KV_CLEAR))) {
+		llm_tracker_mark(m->llm, sp->hdr.pid, sp->hdr.ts_ns,
+				 pi->def->flags & PROBE_F_KV_CLEAR);
+	}
 }
 
 int probes_on_event(void *ctx, void *data, size_t size)
@@ -124,11 +163,13 @@ int probes_on_event(void *ctx, void *data, size_t size)
 	} else if (!probe_stats_add_event(m->st, data, size)) {
 		/* add_event accepted it: a whole ep_span at least */
 		const struct ep_span *sp = data;
+		struct llm_decode_out lo;
 
+		llm_feed(m, data, size, &lo);
 		if (sp->probe_id < EP_PROBE_MAX && m->id_req[sp->probe_id] >= 0)
 			queue_bus_span(m, sp, (size_t)m->id_req[sp->probe_id]);
 		if (m->ctx->cycles)
-			queue_cycle_fact(m, data, size);
+			queue_cycle_fact(m, data, size, &lo);
 		if (!probe_stats_knows_thread(m->st, h->tid))
 			thread_name(m, h->pid, h->tid);
 	}

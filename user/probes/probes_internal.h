@@ -114,6 +114,7 @@ struct probes_mod {
 	struct ring_buffer *rb;
 	struct probe_stats *st;
 	struct llama_facts *llama; /* parameters read at llama.cpp set-up calls */
+	struct llm_tracker *llm;   /* decodes as prompts and tokens (drain thread, under lock) */
 	struct file_cache *fc;
 	size_t nfc;
 	struct id_ent *ids;

@@ -60,6 +60,7 @@
 #include "events/probes.h"
 #include "kernel/skel_types.h"
 #include "modules.skel.h"
+#include "llama/llm_track.h"
 #include "proc/proc_info.h"
 #include "proc/proc_maps.h"
 #include "probes/uprobe_discovery.h"
@@ -102,7 +103,8 @@ static int pm_open(void **state, const struct rec_ctx *ctx)
 	rc = -ENOMEM;
 	m->st = probe_stats_new(o->trace_max_spans, MAX_SQL_STATEMENTS);
 	m->llama = llama_facts_new(o->proc_root);
-	if (!m->st || !m->llama)
+	m->llm = llm_tracker_new();
+	if (!m->st || !m->llama || !m->llm)
 		goto fail;
 	/* The BPF side loads after every module's open hook (bpf_parts.h),
 	 * once the other modules have made their requests. */
@@ -709,6 +711,7 @@ static void pm_close(void *state)
 	free(m->cycspare);
 	probe_stats_free(m->st);
 	llama_facts_free(m->llama);
+	llm_tracker_free(m->llm);
 	probe_specs_free(&m->specs);
 	if (m->lock_ok)
 		pthread_mutex_destroy(&m->lock);

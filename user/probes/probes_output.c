@@ -13,9 +13,31 @@
 
 #include "kernel/skel_types.h"
 #include "llama/llama_facts.h"
+#include "llama/llm_track.h"
 #include "modules.skel.h"
 #include "probes/probes_internal.h"
 #include "top/top_live.h"
+
+/* The LLM figures since the start (nothing before a decode's batch). */
+static void live_llm(struct live_metrics *l, const struct llm_run *r)
+{
+	if (r->decodes <= r->unknown_batches)
+		return;
+	l->llm_on = true;
+	l->llm_prompts = r->prompts;
+	l->llm_prompt_tokens = r->prompt_tokens;
+	l->llm_generated_tokens = r->generated_tokens;
+	l->llm_prompt_tps = r->prefill_ns ? (double)r->prompt_tokens * 1e9 / (double)r->prefill_ns
+					  : NAN;
+	l->llm_gen_tps = r->decode_ns ? (double)r->generated_tokens * 1e9 / (double)r->decode_ns
+				      : NAN;
+	l->llm_ttft_p50_ms = r->ttft.count ? (double)hist_quantile(&r->ttft, 0.5) / 1e6 : NAN;
+	l->llm_itl_p50_ms = r->itl.count ? (double)hist_quantile(&r->itl, 0.5) / 1e6 : NAN;
+	l->llm_kv_used = r->kv_last >= 0 ? (double)r->kv_last : NAN;
+	l->llm_kv_size = r->kv_size ? (double)r->kv_size : NAN;
+	live_hist_from(&l->llm_ttft, &r->ttft);
+	live_hist_from(&l->llm_itl, &r->itl);
+}
 
 /* Rates, latency quantiles (since the start), the slowest statement and
  * tokens/s for the live view and alerts, once a second when shown. */
@@ -86,6 +108,7 @@ void probes_update_live(struct probes_mod *m, uint64_t now)
 		if (probe_stats_tokens(m->st, &tps))
 			l->tokens_per_s = tps;
 	}
+	live_llm(l, llm_tracker_run(m->llm));
 	m->live_ns = now;
 }
 
@@ -127,7 +150,8 @@ int pm_report(void *state, cJSON *root)
 	if (e)
 		return e;
 	max_prompt = probe_stats_max_prompt(m->st, &prompts);
-	return llama_facts_report_json(m->llama, root, max_prompt, prompts);
+	e = llama_facts_report_json(m->llama, root, max_prompt, prompts);
+	return e ? e : llm_run_report_json(m->llm, root);
 }
 
 int pm_trace(void *state, FILE *out, bool *first)
@@ -146,6 +170,36 @@ bool pm_has_trace(void *state)
 	return probe_stats_has_trace(m->st);
 }
 
+/* The whole run's LLM timing, per prompt, under the probes' table. */
+static void llm_summary(const struct llm_run *r, FILE *out)
+{
+	if (r->decodes <= r->unknown_batches)
+		return;
+	fprintf(out, "  LLM: %llu prompts, %llu prompt tokens", (unsigned long long)r->prompts,
+		(unsigned long long)r->prompt_tokens);
+	if (r->prefill_ns)
+		fprintf(out, " (%.0f/s)", (double)r->prompt_tokens * 1e9 / (double)r->prefill_ns);
+	fprintf(out, ", %llu generated", (unsigned long long)r->generated_tokens);
+	if (r->decode_ns)
+		fprintf(out, " (%.1f/s)", (double)r->generated_tokens * 1e9 / (double)r->decode_ns);
+	if (r->ttft.count)
+		fprintf(out, "; TTFT p50 %.1f ms, p99 %.1f ms",
+			(double)hist_quantile(&r->ttft, 0.5) / 1e6,
+			(double)hist_quantile(&r->ttft, 0.99) / 1e6);
+	if (r->itl.count)
+		fprintf(out, "; ITL p50 %.2f ms, p99 %.2f ms",
+			(double)hist_quantile(&r->itl, 0.5) / 1e6,
+			(double)hist_quantile(&r->itl, 0.99) / 1e6);
+	if (r->kv_max >= 0)
+		fprintf(out, "; KV up to %lld", (long long)r->kv_max);
+	if (r->kv_max >= 0 && r->kv_size)
+		fprintf(out, " of %u", r->kv_size);
+	if (r->unknown_batches)
+		fprintf(out, " (%llu decode batches unreadable)",
+			(unsigned long long)r->unknown_batches);
+	fputc('\n', out);
+}
+
 void pm_summary(void *state, FILE *out)
 {
 	struct probes_mod *m = state;
@@ -153,4 +207,5 @@ void pm_summary(void *state, FILE *out)
 	if (!m->skel)
 		return;
 	probe_stats_summary(m->st, out);
+	llm_summary(llm_tracker_run(m->llm), out);
 }

@@ -27,8 +27,18 @@ static const struct probe_def preset_defs[] = {
 	  PE_NONE, NULL },
 	{ PG_LLAMA, NULL, "llama_tokenize", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY, PROBE_F_PROMPT,
 	  PE_NEGATIVE, NULL },
-	{ PG_LLAMA, NULL, "llama_decode", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY, 0, PE_NONZERO,
-	  NULL },
+	/* Its batch (token count, positions) is read at entry: prompts,
+	 * generated tokens and the KV-cache fill (llama/llm_track.h). */
+	{ PG_LLAMA, NULL, "llama_decode", NULL, NULL, EP_PK_LLAMA_DECODE, EP_PM_LATENCY, 0,
+	  PE_NONZERO, NULL },
+	/* KV-cache clears, by their names across releases (a build has one
+	 * of them): a prompt starts again at position 0. */
+	{ PG_LLAMA, NULL, "llama_memory_clear", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY,
+	  PROBE_F_KV_CLEAR, PE_NONE, NULL },
+	{ PG_LLAMA, NULL, "llama_kv_self_clear", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY,
+	  PROBE_F_KV_CLEAR, PE_NONE, NULL },
+	{ PG_LLAMA, NULL, "llama_kv_cache_clear", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY,
+	  PROBE_F_KV_CLEAR, PE_NONE, NULL },
 	{ PG_LLAMA, NULL, "llama_sampler_sample", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY,
 	  PROBE_F_TOKENS, PE_NONE, NULL },
 	{ PG_LLAMA, NULL, "ggml_graph_compute", NULL, NULL, EP_PK_PLAIN, EP_PM_LATENCY, 0,

@@ -403,7 +403,10 @@ int probe_stats_add_event(struct probe_stats *st, const void *data, size_t size)
 	struct probe_stat *ps;
 	int32_t sql_idx = -1;
 
-	if (size < sizeof(*sp) || (sp->hdr.type != EP_EV_SPAN && sp->hdr.type != EP_EV_SPAN_SQL))
+	if (size < sizeof(*sp) || (sp->hdr.type != EP_EV_SPAN && sp->hdr.type != EP_EV_SPAN_SQL &&
+				   sp->hdr.type != EP_EV_SPAN_LLAMA))
+		goto bad;
+	if (sp->hdr.type == EP_EV_SPAN_LLAMA && size < sizeof(struct ep_span_llama))
 		goto bad;
 	if (sp->hdr.type == EP_EV_SPAN_SQL) {
 		if (size < sizeof(*sq))

@@ -13,6 +13,7 @@ static const char *const sections[] = {
 	"schema", "version",  "target",	 "time",    "samples",	    "top_functions",
 	"cycles", "findings", "flame",	 "memory",  "throttling",   "probes",
 	"sql",	  "gpu",      "cpufreq", "thermal", "offcpu_flame", "cycles_whole_run",
+	"llm",
 };
 
 /* A page with more cycles would be tens of MB of JSON and tens of

@@ -97,6 +97,15 @@ struct live_metrics {
 	char slowest_sql[160]; /* "" unknown */
 	double slowest_sql_ns;
 	double tokens_per_s;
+	/* LLM timing from llama_decode's batches (llama/llm_track.h), since
+	 * the start; llm_on false until a decode's batch was read. Rates,
+	 * KV fill and size NAN when unknown. */
+	bool llm_on;
+	uint64_t llm_prompts, llm_prompt_tokens, llm_generated_tokens;
+	double llm_prompt_tps, llm_gen_tps;
+	double llm_ttft_p50_ms, llm_itl_p50_ms;
+	double llm_kv_used, llm_kv_size; /* the last decode's fill, n_ctx */
+	struct live_hist llm_ttft, llm_itl;
 	/* Cycles (one iteration of the experiment's main loop), newest last. */
 	int64_t cycle_no;
 	double cycle_ms[LIVE_MAX_CYCLES];
@@ -144,6 +153,12 @@ static inline void live_metrics_init(struct live_metrics *m)
 		.throttled = -1,
 		.slowest_sql_ns = NAN,
 		.tokens_per_s = NAN,
+		.llm_prompt_tps = NAN,
+		.llm_gen_tps = NAN,
+		.llm_ttft_p50_ms = NAN,
+		.llm_itl_p50_ms = NAN,
+		.llm_kv_used = NAN,
+		.llm_kv_size = NAN,
 		.cycle_no = -1,
 		.cycle_p50_ms = NAN,
 		.cycle_p95_ms = NAN,

@@ -379,10 +379,28 @@ static int render_header(const struct top_model *m, struct top_frame *f, int row
 		    (long long)l->cycle_no, l->cycle_ms[n - 1],
 		    isnan(l->cycle_p50_ms) ? median(l->cycle_ms, n) : l->cycle_p50_ms);
 	}
-	if (!isnan(l->tokens_per_s))
+	if (!isnan(l->tokens_per_s) && !l->llm_on)
 		cat(buf, sizeof(buf), "%.1f tokens/s", l->tokens_per_s);
 	if (buf[0])
 		put(f, row++, "%s", buf);
+	if (l->llm_on && row < max) {
+		/* From llama_decode's batches: prompt vs generation. */
+		buf[0] = '\0';
+		cat(buf, sizeof(buf), "LLM  %llu prompts", (unsigned long long)l->llm_prompts);
+		if (!isnan(l->llm_prompt_tps))
+			cat(buf, sizeof(buf), "  prefill %.0f tok/s", l->llm_prompt_tps);
+		if (!isnan(l->llm_gen_tps))
+			cat(buf, sizeof(buf), "  gen %.1f tok/s", l->llm_gen_tps);
+		if (!isnan(l->llm_ttft_p50_ms))
+			cat(buf, sizeof(buf), "  TTFT p50 %.1f ms", l->llm_ttft_p50_ms);
+		if (!isnan(l->llm_itl_p50_ms))
+			cat(buf, sizeof(buf), "  ITL p50 %.2f ms", l->llm_itl_p50_ms);
+		if (!isnan(l->llm_kv_used))
+			cat(buf, sizeof(buf), "  KV %.0f", l->llm_kv_used);
+		if (!isnan(l->llm_kv_used) && !isnan(l->llm_kv_size))
+			cat(buf, sizeof(buf), "/%.0f", l->llm_kv_size);
+		put(f, row++, "%s", buf);
+	}
 	return row;
 }
 
