@@ -61,6 +61,24 @@ enum ep_probe_event_type {
 	EP_EV_LLAMA_ARGS = 19, /* struct ep_llama_args */
 };
 
+/* Launch mode: why a process of the launched tree stopped itself
+ * (struct ep_hold.held). */
+enum ep_hold_why {
+	EP_HOLD_NONE = 0,
+	EP_HOLD_FORK = 1, /* a forked child, before its first instruction */
+	EP_HOLD_EXEC = 2, /* a new image, before ld.so (or a static binary) runs */
+	EP_HOLD_LDSO = 3, /* ld.so's link map consistent: start-up, dlopen, dlclose */
+};
+
+/* Launch mode: per process of the launched tree (key: tgid), the hold
+ * state shared by bpf/probes.bpf.c (sets held, then stops the process) and
+ * the collector (scans and attaches, clears held, resumes it). */
+struct ep_hold {
+	__u32 calls;	/* ld.so link-map calls since the exec (parity fallback) */
+	__u32 held;	/* enum ep_hold_why while stopped for the collector, else 0 */
+	__u64 since_ns; /* when it stopped (bpf_ktime_get_ns) */
+};
+
 enum ep_probe_drop {
 	EP_PDROP_RINGBUF_FULL = 0,   /* span completed but not delivered */
 	EP_PDROP_STACK_FULL = 1,     /* nested deeper than EP_PROBE_STACK_DEPTH */
@@ -70,6 +88,7 @@ enum ep_probe_drop {
 	EP_PDROP_SQL_READ = 5,	     /* SQL text unreadable */
 	EP_PDROP_LLAMA_ARGS = 6,     /* llama.cpp parameters not delivered or unreadable */
 	EP_PDROP_NO_COOKIE = 7,	     /* no cookie stored for the probed address (before 5.15) */
+	EP_PDROP_HOLD_FULL = 8,	     /* launch mode: a process not held (hold map full) */
 	EP_PDROP__COUNT
 };
 

@@ -355,8 +355,6 @@ static void scan_file(struct probes_mod *m, struct ptarget *t, const struct ud_f
 				  strerror(-err));
 		t->ldso_hooked = t->ldso_hooked || !err;
 		t->rdebug_delta = err ? 0 : fc->rdebug_delta;
-		if (t->pid == m->dl_hold_pid && m->skel->bss)
-			m->skel->bss->dl_rdebug_delta = (int64_t)t->rdebug_delta;
 	}
 }
 

@@ -176,7 +176,7 @@ static int pm_bpf_setup(void *state, struct modules_bpf *skel)
 {
 	struct probes_mod *m = state;
 	int rc = prepare(m);
-	bool usdt = false, btf_exit;
+	bool usdt = false, btf_exit, hold;
 
 	if (rc)
 		return rc;
@@ -201,6 +201,15 @@ static int pm_bpf_setup(void *state, struct modules_bpf *skel)
 	bpf_program__set_autoload(skel->progs.probe_thread_exit, btf_exit);
 	bpf_program__set_autoload(skel->progs.probe_thread_exit_raw,
 				  !btf_exit && !m->exit_raw_refused);
+	/* Launch mode's holds of the launched tree (probes_hold.c): the
+	 * exec program as the thread-exit one, the fork ones where the
+	 * kernel has syscall tracepoints; none without the ld.so trigger. */
+	hold = m->ctx->opts->command && !m->ldso_refused && !m->hold_refused;
+	bpf_program__set_autoload(skel->progs.probe_exec, hold && m->ctx->kf->btf);
+	bpf_program__set_autoload(skel->progs.probe_exec_raw, hold && !m->ctx->kf->btf);
+	bpf_program__set_autoload(skel->progs.probe_fork_clone, hold);
+	bpf_program__set_autoload(skel->progs.probe_fork_clone3, hold);
+	bpf_program__set_autoload(skel->progs.probe_fork_fork, hold);
 	return 1;
 }
 
@@ -260,6 +269,13 @@ static const char *pm_bpf_refused(void *state, const char *prog)
 		return "no ld.so trigger: a launched command is not held until probed, and "
 		       "libraries are probed once the sampler sees them mapped (~20 ms): their "
 		       "first calls can go untimed";
+	}
+	if (!m->hold_refused &&
+	    (!strncmp(prog, "probe_exec", 10) || !strncmp(prog, "probe_fork", 10))) {
+		m->hold_refused = true;
+		return "the processes a launched command starts are not held until probed: "
+		       "their libraries are probed at the next poll (~10-30 ms), their first "
+		       "calls can go untimed (the command itself neither)";
 	}
 	if (!m->exit_refused && !strcmp(prog, "probe_thread_exit")) {
 		m->exit_refused = true;
@@ -338,6 +354,58 @@ static int pm_add_target(void *state, uint32_t pid)
 	return 0;
 }
 
+/* Launch mode: the hold programs attached; holding starts if the exec
+ * one is (without the fork ones, a forked child is probed at the next
+ * poll, as in --pid mode: arm64, where the fork's exit tracepoint does
+ * not run in the child, or a kernel without syscall tracepoints). */
+static void attach_holds(struct probes_mod *m, const struct ptarget *t0)
+{
+	struct bpf_program *fork_progs[] = { m->skel->progs.probe_fork_clone,
+					     m->skel->progs.probe_fork_clone3,
+					     m->skel->progs.probe_fork_fork };
+	struct bpf_link **fork_links[] = { &m->skel->links.probe_fork_clone,
+					   &m->skel->links.probe_fork_clone3,
+					   &m->skel->links.probe_fork_fork };
+	size_t nfork = 0;
+
+	if (bpf_program__autoload(m->skel->progs.probe_exec))
+		m->skel->links.probe_exec = bpf_program__attach(m->skel->progs.probe_exec);
+	else if (bpf_program__autoload(m->skel->progs.probe_exec_raw))
+		m->skel->links.probe_exec_raw = bpf_program__attach(m->skel->progs.probe_exec_raw);
+	else
+		return;
+	if (!m->skel->links.probe_exec && !m->skel->links.probe_exec_raw) {
+		log_warn("probes: cannot attach the exec hold: %s; the processes the command "
+			 "starts are probed at the next poll, their first calls can go untimed",
+			 strerror(errno));
+		return;
+	}
+	for (size_t i = 0; i < sizeof(fork_progs) / sizeof(fork_progs[0]); i++) {
+		if (bpf_program__autoload(fork_progs[i]))
+			*fork_links[i] = bpf_program__attach(fork_progs[i]);
+		nfork += *fork_links[i] != NULL;
+	}
+	if (!nfork)
+		log_info("probes: forked children are not held (no fork exit tracepoint): "
+			 "one that runs on without exec is probed at the next poll");
+	m->skel->bss->dl_rdebug_delta = (int64_t)t0->rdebug_delta;
+	__atomic_store_n(&m->skel->bss->hold_tree, 1, __ATOMIC_RELEASE);
+	m->hold_tree = true;
+}
+
+static void detach_holds(struct probes_mod *m)
+{
+	struct bpf_link **l[] = { &m->skel->links.probe_exec, &m->skel->links.probe_exec_raw,
+				  &m->skel->links.probe_fork_clone,
+				  &m->skel->links.probe_fork_clone3,
+				  &m->skel->links.probe_fork_fork };
+
+	for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++) {
+		bpf_link__destroy(*l[i]);
+		*l[i] = NULL;
+	}
+}
+
 static int pm_attach(void *state)
 {
 	struct probes_mod *m = state;
@@ -357,18 +425,12 @@ static int pm_attach(void *state)
 	for (size_t i = 0; i < m->tg.n; i++)
 		probes_scan_target(m, uprobe_targets_at(&m->tg, i));
 	/* Launch mode: the command is not running yet (the recorder releases
-	 * it after every module attached) and is target 0. Hold it at its
-	 * startup if the dynamic linker's hook is in place (a static binary
-	 * has none, nor a kernel that refused it: it runs through, its probes
-	 * come from the exec rescan). */
+	 * it after every module attached) and is target 0, its ld.so hooked
+	 * (the collector's own, which it shares). From its exec on, it and
+	 * every process it starts are held until probed (probes_hold.c). */
 	t0 = m->tg.n ? uprobe_targets_at(&m->tg, 0) : NULL;
-	if (m->ctx->opts->command && t0 && t0->ldso_hooked && m->skel->bss) {
-		m->hold_pid = t0->pid;
-		m->dl_hold_pid = m->hold_pid;
-		m->skel->bss->dl_rdebug_delta = (int64_t)t0->rdebug_delta;
-		m->skel->bss->dl_hold_pid = m->hold_pid;
-		m->skel->bss->hold_pid = m->hold_pid;
-	}
+	if (m->ctx->opts->command && t0 && m->skel->bss)
+		attach_holds(m, t0);
 	for (size_t d = 0; d < m->specs.n; d++)
 		any_preset = any_preset || m->specs.defs[d].group != PG_USER;
 	/* Asked for and never attached: in the report with the probes whose
@@ -432,7 +494,6 @@ static int pm_poll(void *state, uint64_t now)
 	struct probes_mod *m = state;
 	bool timer = now >= m->next_rescan_ns, mapped = false;
 	uint64_t t0 = mono_ns(), t1;
-	bool held;
 	int n;
 
 	if (m->stopped || !m->skel)
@@ -453,18 +514,18 @@ static int pm_poll(void *state, uint64_t now)
 	/* Scans register new probe ids in the stats: the drain thread waits
 	 * meanwhile (a first scan of a library is ~20 ms; the ring holds
 	 * longer). */
-	held = m->hold_pid && !__atomic_load_n(&m->skel->bss->hold_pid, __ATOMIC_ACQUIRE);
 	pthread_mutex_lock(&m->lock);
+	/* Held processes first: they wait for it. */
+	if (m->hold_tree &&
+	    (m->holds_waiting ||
+	     __atomic_load_n(&m->skel->bss->hold_gen, __ATOMIC_ACQUIRE) != m->seen_hold_gen))
+		probes_release_holds(m, now, false);
 	for (size_t i = 0; i < m->tg.n; i++) {
 		struct ptarget *t = uprobe_targets_at(&m->tg, i);
 
-		if (!t->exited && now >= t->scan_after_ns &&
-		    (t->rescan || timer || mapped || (held && t->pid == m->hold_pid)))
+		if (!t->exited && now >= t->scan_after_ns && (t->rescan || timer || mapped))
 			probes_scan_target(m, t);
 	}
-	probes_release_hold(m, held, false);
-	if (!m->hold_pid)
-		probes_release_dl_hold(m, false);
 	probes_update_live(m, now);
 	probes_update_live_drops(m, now);
 	pthread_mutex_unlock(&m->lock);
@@ -489,6 +550,7 @@ static void pm_on_exit(void *state, uint32_t pid, uint64_t ts)
 		ring_buffer__consume(m->rb);
 	t->exited = true;
 	probes_forget_ip_cookies(m, t);
+	probes_forget_hold(m, pid);
 	/* Each uprobe link's release waited 0.3-0.4 s on the recorder thread
 	 * under load, per exiting child of a fork storm that had lived long
 	 * enough to be probed: kept, disabled, for the release at
@@ -611,12 +673,15 @@ static void pm_stop(void *state)
 		}
 	}
 	/* No program runs, no stop can come any more: never leave it stopped. */
-	probes_release_hold(m, !m->skel->bss->hold_pid, true);
-	probes_release_dl_hold(m, true);
-	if (m->dl_holds)
-		log_info("probes: pid held at %" PRIu64 " dlopen/dlclose call(s) of ld.so until "
-			 "probed: %.1f ms in all, longest %.1f ms",
-			 m->dl_holds, m->dl_hold_ns / 1e6, m->dl_hold_max_ns / 1e6);
+	probes_release_holds(m, end, true);
+	if (m->hold_tree)
+		log_info(
+			"probes: the launched processes held until probed at %" PRIu64
+			" fork(s), %" PRIu64 " exec(s), %" PRIu64 " start-up(s) and %" PRIu64
+			" dlopen/dlclose call(s) of ld.so: %.1f ms stopped in all, longest %.1f ms",
+			m->holds[EP_HOLD_FORK], m->holds[EP_HOLD_EXEC],
+			m->holds[EP_HOLD_LDSO] - m->dl_holds, m->dl_holds, m->hold_ns / 1e6,
+			m->hold_max_ns / 1e6);
 	probes_stop_draining(m);
 	log_debug("probes: drain thread stopped at %.1f ms", (mono_ns() - end) / 1e6);
 	if (m->nice_err)
@@ -692,6 +757,11 @@ static void pm_close(void *state)
 		m->skel->links.probe_thread_exit = NULL;
 		bpf_link__destroy(m->skel->links.probe_thread_exit_raw);
 		m->skel->links.probe_thread_exit_raw = NULL;
+		/* No program stops a process any more: one that did after
+		 * the stop's release is resumed here. */
+		detach_holds(m);
+		if (m->stopped)
+			probes_release_holds(m, mono_ns(), true);
 	}
 	for (size_t i = 0; i < m->nfc; i++)
 		free(m->fc[i].offsets);
