@@ -572,6 +572,17 @@ int probe_usdt(struct pt_regs *ctx)
 __u32 hold_tree;
 __s64 dl_rdebug_delta;
 __u64 hold_gen;
+/* Set when probe_wake is the CPU sampler's ring (the recorder thread
+ * waits on it between its polls): a hold then costs the process the
+ * collector's scan, not the rest of its 10 ms poll period. */
+__u32 hold_wake;
+
+/* The CPU sampler's ring, shared by the collector (bpf_map__reuse_fd);
+ * this size only where it is not. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} probe_wake SEC(".maps");
 
 /* One entry per process of the tree that ld.so reported or that was held
  * (the targets map bounds the tree at EP_MAX_TARGETS; 1024 live ones
@@ -612,10 +623,24 @@ static __always_inline struct ep_hold *hold_entry(__u32 tgid)
 /* Stops the current process until the collector resumes it. */
 static __always_inline void hold_self(struct ep_hold *h, __u32 why)
 {
+	struct ep_event_hdr *e;
+
 	h->since_ns = bpf_ktime_get_ns();
 	h->held = why;
 	__sync_fetch_and_add(&hold_gen, 1);
 	bpf_send_signal(19 /* SIGSTOP */);
+	if (!hold_wake)
+		return;
+	/* A lost wake-up costs the wait for the next poll only. */
+	e = bpf_ringbuf_reserve(&probe_wake, sizeof(*e), 0);
+	if (!e)
+		return;
+	e->type = EP_EV_HOLD_WAKE;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->cpu = bpf_get_smp_processor_id();
+	e->ts_ns = h->since_ns;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
 /* Should the process stop at this call of _dl_debug_state? */

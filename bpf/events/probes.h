@@ -59,6 +59,11 @@ enum ep_probe_event_type {
 	EP_EV_SPAN_SQL = 17,   /* struct ep_span_sql */
 	EP_EV_LIBLOAD = 18,    /* ld.so said the link map changed: rescan maps */
 	EP_EV_LLAMA_ARGS = 19, /* struct ep_llama_args */
+	/* Launch mode: a process stopped itself to be probed (a bare
+	 * ep_event_hdr, in the CPU sampler's ring: it wakes the recorder
+	 * thread, whose module polls then resume the process). Last of the
+	 * probes' range, 16-31. */
+	EP_EV_HOLD_WAKE = 31,
 };
 
 /* Launch mode: why a process of the launched tree stopped itself

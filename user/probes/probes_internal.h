@@ -155,7 +155,12 @@ struct probes_mod {
 	 * walked; holds_waiting: one was left for the next poll. Holds by
 	 * enum ep_hold_why, those at a dlopen/dlclose (not a start-up), and
 	 * the time the processes spent stopped by them (from the stop). */
-	bool hold_tree, holds_waiting;
+	bool hold_tree, holds_waiting, hold_wake;
+	/* Launch mode: ld.so's hook attached for every process (probe_ldso
+	 * filters by target) in that file (probes_attach.c). */
+	bool ldso_global, ldso_global_failed;
+	struct bpf_link *ldso_link;
+	uint64_t ldso_dev, ldso_inode;
 	uint64_t seen_hold_gen;
 	uint64_t holds[4], dl_holds, hold_ns, hold_max_ns;
 	/* Stop: the links being destroyed by `detacher` (joined at close). */

@@ -210,6 +210,9 @@ static int pm_bpf_setup(void *state, struct modules_bpf *skel)
 	bpf_program__set_autoload(skel->progs.probe_fork_clone, hold);
 	bpf_program__set_autoload(skel->progs.probe_fork_clone3, hold);
 	bpf_program__set_autoload(skel->progs.probe_fork_fork, hold);
+	/* Its holds wake the recorder thread up (probes.bpf.c hold_wake). */
+	m->hold_wake = hold && m->ctx->events_fd >= 0 &&
+		       !bpf_map__reuse_fd(skel->maps.probe_wake, m->ctx->events_fd);
 	return 1;
 }
 
@@ -389,6 +392,7 @@ static void attach_holds(struct probes_mod *m, const struct ptarget *t0)
 		log_info("probes: forked children are not held (no fork exit tracepoint): "
 			 "one that runs on without exec is probed at the next poll");
 	m->skel->bss->dl_rdebug_delta = (int64_t)t0->rdebug_delta;
+	m->skel->bss->hold_wake = m->hold_wake;
 	__atomic_store_n(&m->skel->bss->hold_tree, 1, __ATOMIC_RELEASE);
 	m->hold_tree = true;
 }
@@ -422,6 +426,9 @@ static int pm_attach(void *state)
 	if (err)
 		return err;
 
+	m->ldso_global = m->ctx->opts->command && bpf_program__autoload(m->skel->progs.probe_exec);
+	m->ldso_global = m->ldso_global || (m->ctx->opts->command &&
+					    bpf_program__autoload(m->skel->progs.probe_exec_raw));
 	for (size_t i = 0; i < m->tg.n; i++)
 		probes_scan_target(m, uprobe_targets_at(&m->tg, i));
 	/* Launch mode: the command is not running yet (the recorder releases
@@ -637,6 +644,9 @@ static void pm_take_links(void *state, struct link_list *out)
 	for (size_t i = 0; i < m->dead.n; i++)
 		link_list_push(out, m->dead.v[i]);
 	m->dead.n = 0;
+	if (m->ldso_link)
+		link_list_push(out, m->ldso_link);
+	m->ldso_link = NULL;
 	uprobe_targets_take_links(&m->tg, out);
 }
 
@@ -663,6 +673,9 @@ static void pm_stop(void *state)
 		struct link_list l = { 0 };
 
 		uprobe_targets_take_links(&m->tg, &l);
+		if (m->ldso_link)
+			link_list_push(&l, m->ldso_link);
+		m->ldso_link = NULL;
 		m->detach = l.v;
 		m->ndetach = l.n;
 		if (m->ndetach) {
@@ -751,6 +764,7 @@ static void pm_close(void *state)
 	/* Not handed over (a run that failed before its stop). */
 	links_destroy_parallel(m->dead.v, m->dead.n);
 	free(m->dead.v);
+	bpf_link__destroy(m->ldso_link);
 	ring_buffer__free(m->rb);
 	if (m->skel) {
 		bpf_link__destroy(m->skel->links.probe_thread_exit);
