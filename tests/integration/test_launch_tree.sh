@@ -15,7 +15,9 @@
 #    (fork_tree dlopen): every call from the first;
 #  - a child forked without exec that calls into a library its parent had
 #    mapped and probed (fork_tree calls): its calls too (per-pid uprobes
-#    do not follow a fork).
+#    do not follow a fork);
+#  - a statically linked program exec'd through sh -c (no ld.so, so no
+#    link-map hold: held at its exec): every call of its own function.
 # Before, through sh -c: 0 of the 12 prepares of a Python experiment, its
 # statements "(prepared before attach: text unknown)".
 # Needs root.
@@ -71,22 +73,23 @@ for how in sh env bash launcher python; do
 	sqlite_check "$how"
 done
 
-for how in sh-dlopen fork-dlopen fork-calls; do
+for how in sh-dlopen fork-dlopen fork-calls sh-static; do
 	rm -rf "$out" "$EP_WORK/log"
-	n=$N
+	n=$N probe=dlopen_late_lib:late_work sym=late_work
 	case $how in
 	sh-dlopen) cmd=(sh -c "\"$T/dlopen_late\" \"$T/dlopen_late_lib\" --now $N > \"$EP_WORK/log\" 2>&1") ;;
 	fork-dlopen) cmd=("$T/fork_tree" dlopen "$T/dlopen_late_lib" $N) ;;
 	fork-calls) cmd=("$T/fork_tree" calls "$T/dlopen_late_lib" $N) n=$((2 * N)) ;;
+	sh-static) cmd=(sh -c "\"$T/static_calls\" $N > \"$EP_WORK/log\" 2>&1") probe=static_calls:static_work sym=static_work ;;
 	esac
-	ep_prof_run 60 -F 99 -v -o "$out" --probes none --probe dlopen_late_lib:late_work -- "${cmd[@]}"
+	ep_prof_run 60 -F 99 -v -o "$out" --probes none --probe "$probe" -- "${cmd[@]}"
 	[ "$PROF_RC" -eq 0 ] || ep_fail "$how: recording failed (rc $PROF_RC): $(tail -n 5 "$PROF_ERR")"
 	grep -qsx "calls $n" "$PROF_OUT" "$EP_WORK/log" || ep_fail "$how: the program did not make its $n calls: $(cat "$PROF_OUT")"
-	HOW=$how N=$n ep_py "$out" <<'PY'
-how, n = os.environ["HOW"], int(os.environ["N"])
+	HOW=$how N=$n SYM=$sym ep_py "$out" <<'PY'
+how, n, sym = os.environ["HOW"], int(os.environ["N"]), os.environ["SYM"]
 P = {p["symbol"]: p for p in R["probes"]["list"]}
-lw = P.get("late_work", {})
-check(lw.get("count") == n and lw.get("completed") == n, "%s: late_work %r, the program made %d calls" % (how, lw, n))
+lw = P.get(sym, {})
+check(lw.get("count") == n and lw.get("completed") == n, "%s: %s %r, the program made %d calls" % (how, sym, lw, n))
 PY
 done
 echo "PASS: test_launch_tree"
