@@ -6,7 +6,10 @@
  * span ring buffer and aggregates it (probes_stats.c).
  *
  * Attachment is per process, not system-wide: a uprobe on libsqlite3 with
- * pid -1 would trap in every process on the machine that uses SQLite. The
+ * pid -1 would trap in every process on the machine that uses SQLite.
+ * The one exception is ld.so's hook in launch mode (probes_attach.c
+ * ldso_hook_global): two calls per exec and dlopen, and every process of
+ * the launched tree needs it. The
  * in-kernel `targets` filter is still checked, so a child forked by a
  * target (which inherits the breakpoints in its copied memory) is covered
  * exactly when the sampler follows it, and re-scanned on add_target.
