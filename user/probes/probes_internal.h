@@ -109,6 +109,7 @@ struct probes_mod {
 	 * new mapping, no launch-mode holds); the thread-exit program (its
 	 * raw_tp twin, else reclaim_slots). */
 	bool usdt_refused, ldso_refused, exit_refused, exit_raw_refused, hold_refused;
+	bool fork_hold_refused;
 	bool exit_hooked; /* a thread-exit program is attached */
 	char lost[VSTAT_REASON_LEN];
 	uint64_t seen_gen, last_gen_scan; /* rec_ctx.mmap_gen at the last rescan, and when */

@@ -210,9 +210,9 @@ static int pm_bpf_setup(void *state, struct modules_bpf *skel)
 	hold = m->ctx->opts->command && !m->ldso_refused && !m->hold_refused;
 	bpf_program__set_autoload(skel->progs.probe_exec, hold && m->ctx->kf->btf);
 	bpf_program__set_autoload(skel->progs.probe_exec_raw, hold && !m->ctx->kf->btf);
-	bpf_program__set_autoload(skel->progs.probe_fork_clone, hold);
-	bpf_program__set_autoload(skel->progs.probe_fork_clone3, hold);
-	bpf_program__set_autoload(skel->progs.probe_fork_fork, hold);
+	bpf_program__set_autoload(skel->progs.probe_fork_clone, hold && !m->fork_hold_refused);
+	bpf_program__set_autoload(skel->progs.probe_fork_clone3, hold && !m->fork_hold_refused);
+	bpf_program__set_autoload(skel->progs.probe_fork_fork, hold && !m->fork_hold_refused);
 	/* Its holds wake the recorder thread up (probes.bpf.c hold_wake). */
 	m->hold_wake = hold && m->ctx->events_fd >= 0 &&
 		       !bpf_map__reuse_fd(skel->maps.probe_wake, m->ctx->events_fd);
@@ -276,8 +276,12 @@ static const char *pm_bpf_refused(void *state, const char *prog)
 		       "libraries are probed once the sampler sees them mapped (~20 ms): their "
 		       "first calls can go untimed";
 	}
-	if (!m->hold_refused &&
-	    (!strncmp(prog, "probe_exec", 10) || !strncmp(prog, "probe_fork", 10))) {
+	if (!m->fork_hold_refused && !strncmp(prog, "probe_fork", 10)) {
+		m->fork_hold_refused = true;
+		return "a child the launched tree forks is not held until probed: one that runs on "
+		       "without exec is probed at the next poll, its first calls can go untimed";
+	}
+	if (!m->hold_refused && !strncmp(prog, "probe_exec", 10)) {
 		m->hold_refused = true;
 		return "the processes a launched command starts are not held until probed: "
 		       "their libraries are probed at the next poll (~10-30 ms), their first "
