@@ -55,6 +55,8 @@ cat >"$EP_WORK/py/ep_runner.py" <<'PY'
 import subprocess, sys
 sys.exit(subprocess.call(sys.argv[1:]))
 PY
+# A child of bash, not exec'd: a command follows it.
+# shellcheck disable=SC2016
 printf '%s\n' "\"$T/sqlite_counts\" --now > \"$EP_WORK/log\" 2>&1" 'rc=$?' 'exit $rc' >"$EP_WORK/script.sh"
 
 for how in sh env bash launcher python; do
@@ -68,7 +70,7 @@ for how in sh env bash launcher python; do
 	esac
 	ep_prof_run 60 -F 99 -v -o "$out" --probes sqlite -- "${cmd[@]}"
 	[ "$PROF_RC" -eq 0 ] || ep_fail "$how: recording failed (rc $PROF_RC): $(tail -n 5 "$PROF_ERR")"
-	grep -qx done "$EP_WORK/log" || ep_fail "$how: the program did not finish: $(tail -n 3 "$EP_WORK/log")"
+	grep -qx "done" "$EP_WORK/log" || ep_fail "$how: the program did not finish: $(tail -n 3 "$EP_WORK/log")"
 	grep -q "held until probed at" "$PROF_ERR" || ep_fail "$how: no hold reported: $(grep probes: "$PROF_ERR" | tail -n 3)"
 	sqlite_check "$how"
 done
@@ -78,8 +80,8 @@ for how in sh-dlopen fork-dlopen fork-calls sh-static; do
 	n=$N probe=dlopen_late_lib:late_work sym=late_work
 	case $how in
 	sh-dlopen) cmd=(sh -c "\"$T/dlopen_late\" \"$T/dlopen_late_lib\" --now $N > \"$EP_WORK/log\" 2>&1") ;;
-	fork-dlopen) cmd=("$T/fork_tree" dlopen "$T/dlopen_late_lib" $N) ;;
-	fork-calls) cmd=("$T/fork_tree" calls "$T/dlopen_late_lib" $N) n=$((2 * N)) ;;
+	fork-dlopen) cmd=("$T/fork_tree" dlopen "$T/dlopen_late_lib" "$N") ;;
+	fork-calls) cmd=("$T/fork_tree" calls "$T/dlopen_late_lib" "$N") n=$((2 * N)) ;;
 	sh-static) cmd=(sh -c "\"$T/static_calls\" $N > \"$EP_WORK/log\" 2>&1") probe=static_calls:static_work sym=static_work ;;
 	esac
 	ep_prof_run 60 -F 99 -v -o "$out" --probes none --probe "$probe" -- "${cmd[@]}"
