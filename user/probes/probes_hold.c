@@ -73,8 +73,10 @@ static bool release_one(struct probes_mod *m, uint32_t pid, struct ep_hold *h, u
 			t->ld_started = true; /* its parent's image, started */
 		else if (why == EP_HOLD_EXEC)
 			t->ld_started = false;
-		else if (why == EP_HOLD_LDSO)
-			startup = !t->ld_started, t->ld_started = true;
+		if (why == EP_HOLD_LDSO) {
+			startup = !t->ld_started;
+			t->ld_started = true;
+		}
 		probes_scan_target(m, t);
 		if (m->ctx->notify_held)
 			m->ctx->notify_held(m->ctx->rec, pid);
