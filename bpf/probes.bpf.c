@@ -545,11 +545,12 @@ int probe_usdt(struct pt_regs *ctx)
  *    process's own mm, and removes the breakpoints the child inherited at
  *    its first hit), so a child that runs on in its parent's image would
  *    call the probed functions unseen until attached;
- *  - a new image after exec, before ld.so runs (EP_HOLD_EXEC): its
- *    executable and ld.so are mapped, so the collector hooks this ld.so
- *    for it, and a static binary (no ld.so call to come) gets its probes
- *    here;
- *  - each time ld.so's link map is consistent (EP_HOLD_LDSO), at start-up
+ *  - a new image after exec, before ld.so runs (EP_HOLD_EXEC), unless it
+ *    is dynamically linked and the system ld.so is hooked for every
+ *    process (ldso_global: its start-up hold comes before any of its
+ *    code runs): a static binary (no ld.so call to come) gets its probes
+ *    here, and without the global hook the collector hooks its ld.so;
+ *  - each time ld.so's link map is consistent, at start-up (EP_HOLD_START)
  *    (all needed libraries mapped, no constructor nor main run yet) and
  *    after each dlopen/dlclose (the new objects mapped, their constructors
  *    not run yet): a program that loads libllama with dlopen (ctypes, a
@@ -570,6 +571,10 @@ int probe_usdt(struct pt_regs *ctx)
  * address, _dl_debug_state itself); elsewhere, the parity of the calls
  * counted since the exec. */
 __u32 hold_tree;
+/* The system ld.so is hooked for every process (the collector's
+ * ldso_hook_global): a dynamically linked program exec'd is held at its
+ * start-up only, not at its exec too. */
+__u32 ldso_global;
 __s64 dl_rdebug_delta;
 __u64 hold_gen;
 /* Set when probe_wake is the CPU sampler's ring (the recorder thread
@@ -620,18 +625,14 @@ static __always_inline struct ep_hold *hold_entry(__u32 tgid)
 	return bpf_map_lookup_elem(&probe_holds, &tgid);
 }
 
-/* Stops the current process until the collector resumes it. */
-static __always_inline void hold_self(struct ep_hold *h, __u32 why)
+/* Wakes the recorder thread up (a lost wake-up costs the wait for its
+ * next poll only). */
+static __always_inline void wake_collector(__u64 ts)
 {
 	struct ep_event_hdr *e;
 
-	h->since_ns = bpf_ktime_get_ns();
-	h->held = why;
-	__sync_fetch_and_add(&hold_gen, 1);
-	bpf_send_signal(19 /* SIGSTOP */);
 	if (!hold_wake)
 		return;
-	/* A lost wake-up costs the wait for the next poll only. */
 	e = bpf_ringbuf_reserve(&probe_wake, sizeof(*e), 0);
 	if (!e)
 		return;
@@ -639,8 +640,59 @@ static __always_inline void hold_self(struct ep_hold *h, __u32 why)
 	e->pid = bpf_get_current_pid_tgid() >> 32;
 	e->tid = (__u32)bpf_get_current_pid_tgid();
 	e->cpu = bpf_get_smp_processor_id();
-	e->ts_ns = h->since_ns;
+	e->ts_ns = ts;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/* Stops the current process until the collector resumes it. */
+static __always_inline void hold_self(struct ep_hold *h, __u32 why)
+{
+	h->since_ns = bpf_ktime_get_ns();
+	h->held = why;
+	__sync_fetch_and_add(&hold_gen, 1);
+	bpf_send_signal(19 /* SIGSTOP */);
+	wake_collector(h->since_ns);
+}
+
+/* Asks for a rescan of the current process's maps (EP_EV_LIBLOAD, read by
+ * the probes' drain) without stopping it. */
+static __always_inline void ask_rescan(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ep_event_hdr *e = bpf_ringbuf_reserve(&probe_events, sizeof(*e), 0);
+
+	if (!e) {
+		count_drop(EP_PDROP_RINGBUF_FULL);
+		return;
+	}
+	e->type = EP_EV_LIBLOAD;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->cpu = bpf_get_smp_processor_id();
+	e->ts_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* Whether the current process's new image has an ELF interpreter (AT_BASE
+ * in its auxiliary vector, filled before the exec tracepoint runs). */
+static __always_inline bool exec_dynamic(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	unsigned long av[2];
+
+	if (!mm)
+		return false;
+	/* AT_BASE is among the first ten entries (fs/binfmt_elf.c). */
+	for (int i = 0; i < 20; i++) {
+		if (bpf_core_read(av, sizeof(av), &mm->saved_auxv[2 * i]))
+			return false;
+		if (av[0] == 0 /* AT_NULL */)
+			return false;
+		if (av[0] == 7 /* AT_BASE */)
+			return av[1] != 0;
+	}
+	return false;
 }
 
 /* Should the process stop at this call of _dl_debug_state? */
@@ -670,8 +722,10 @@ int probe_ldso(struct pt_regs *ctx)
 
 	if (!traced(id >> 32))
 		return 0;
-	if (hold_tree && (h = hold_entry(id >> 32)) && dl_hold_here(ctx, h))
-		hold_self(h, EP_HOLD_LDSO);
+	if (hold_tree && (h = hold_entry(id >> 32)) && dl_hold_here(ctx, h)) {
+		hold_self(h, h->fresh ? EP_HOLD_START : EP_HOLD_LDSO);
+		h->fresh = 0;
+	}
 	e = bpf_ringbuf_reserve(&probe_events, sizeof(*e), 0);
 	if (!e) {
 		count_drop(EP_PDROP_RINGBUF_FULL);
@@ -697,6 +751,16 @@ static __always_inline int hold_exec(void)
 	if (!hold_tree || !traced(tgid) || !(h = hold_entry(tgid)))
 		return 0;
 	h->calls = 0;
+	h->fresh = 1;
+	/* Its start-up hold (in the system ld.so, hooked for every process)
+	 * comes before any of its code runs; meanwhile a rescan, should it
+	 * use another ld.so, to hook that one (held from its next link-map
+	 * change). Not dynamically linked: no ld.so call to hold it at. */
+	if (ldso_global && exec_dynamic()) {
+		ask_rescan();
+		wake_collector(bpf_ktime_get_ns());
+		return 0;
+	}
 	hold_self(h, EP_HOLD_EXEC);
 	return 0;
 }

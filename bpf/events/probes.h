@@ -70,9 +70,11 @@ enum ep_probe_event_type {
  * (struct ep_hold.held). */
 enum ep_hold_why {
 	EP_HOLD_NONE = 0,
-	EP_HOLD_FORK = 1, /* a forked child, before its first instruction */
-	EP_HOLD_EXEC = 2, /* a new image, before ld.so (or a static binary) runs */
-	EP_HOLD_LDSO = 3, /* ld.so's link map consistent: start-up, dlopen, dlclose */
+	EP_HOLD_FORK = 1,  /* a forked child, before its first instruction */
+	EP_HOLD_EXEC = 2,  /* a new image, before ld.so (or a static binary) runs */
+	EP_HOLD_LDSO = 3,  /* ld.so's link map consistent after a dlopen, dlclose */
+	EP_HOLD_START = 4, /* ld.so's link map consistent at start-up (after an exec) */
+	EP_HOLD__COUNT
 };
 
 /* Launch mode: per process of the launched tree (key: tgid), the hold
@@ -82,6 +84,8 @@ struct ep_hold {
 	__u32 calls;	/* ld.so link-map calls since the exec (parity fallback) */
 	__u32 held;	/* enum ep_hold_why while stopped for the collector, else 0 */
 	__u64 since_ns; /* when it stopped (bpf_ktime_get_ns) */
+	__u32 fresh;	/* exec'd, its start-up hold still to come */
+	__u32 pad;
 };
 
 enum ep_probe_drop {

@@ -305,6 +305,7 @@ static bool ldso_hook_global(struct probes_mod *m, const struct ud_file *f, cons
 	}
 	m->ldso_dev = f->dev;
 	m->ldso_inode = f->inode;
+	m->skel->bss->ldso_global = 1;
 	log_debug("probes: %s hooked for every process (launch mode)", path);
 	return true;
 }

@@ -34,7 +34,8 @@
  * (the other modules attach only to processes they know). */
 #define HOLD_UNKNOWN_NS (200ull * 1000 * 1000)
 
-static const char *const why_name[] = { "", "fork", "exec", "link map" };
+static const char *const why_name[EP_HOLD__COUNT] = { "", "fork", "exec", "link-map change",
+						      "start-up" };
 
 /* Resumes pid; its entry's held flag is cleared first (BPF_EXIST: an
  * entry its exit deleted is not made again). */
@@ -54,9 +55,8 @@ static void resume(struct probes_mod *m, uint32_t pid, struct ep_hold *h)
 static bool release_one(struct probes_mod *m, uint32_t pid, struct ep_hold *h, uint64_t now)
 {
 	struct ptarget *t = uprobe_targets_find(&m->tg, pid);
-	uint32_t why = h->held < 4 ? h->held : EP_HOLD_NONE;
+	uint32_t why = h->held < EP_HOLD__COUNT ? h->held : EP_HOLD_NONE;
 	uint64_t t0 = mono_ns(), spent;
-	bool startup = false;
 
 	if (!t && now < h->since_ns + HOLD_UNKNOWN_NS)
 		return false;
@@ -69,14 +69,6 @@ static bool release_one(struct probes_mod *m, uint32_t pid, struct ep_hold *h, u
 			t = uprobe_targets_find(&m->tg, pid);
 	}
 	if (t && !t->exited) {
-		if (why == EP_HOLD_FORK)
-			t->ld_started = true; /* its parent's image, started */
-		else if (why == EP_HOLD_EXEC)
-			t->ld_started = false;
-		if (why == EP_HOLD_LDSO) {
-			startup = !t->ld_started;
-			t->ld_started = true;
-		}
 		probes_scan_target(m, t);
 		if (m->ctx->notify_held)
 			m->ctx->notify_held(m->ctx->rec, pid);
@@ -84,15 +76,13 @@ static bool release_one(struct probes_mod *m, uint32_t pid, struct ep_hold *h, u
 	resume(m, pid, h);
 	spent = mono_ns() - t0;
 	m->holds[why]++;
-	if (why == EP_HOLD_LDSO && !startup)
-		m->dl_holds++;
 	/* From the stop on (the poll's wait included). */
 	spent = now > h->since_ns ? spent + (now - h->since_ns) : spent;
 	m->hold_ns += spent;
 	if (spent > m->hold_max_ns)
 		m->hold_max_ns = spent;
-	log_debug("probes: pid %u held at its %s%s until probed: %.1f ms", pid,
-		  startup ? "start-up " : "", why_name[why], spent / 1e6);
+	log_debug("probes: pid %u held at its %s until probed: %.1f ms", pid, why_name[why],
+		  spent / 1e6);
 	return true;
 }
 

@@ -79,9 +79,6 @@ struct ptarget {
 	struct uprobe_target ut;
 	uint64_t rdebug_delta; /* its ld.so's file_cache.rdebug_delta */
 	bool ldso_hooked;      /* probe_ldso is attached in its ld.so */
-	/* Launch mode: its image's start-up hold is done (the next ld.so
-	 * hold is a dlopen/dlclose). */
-	bool ld_started;
 	/* Without attach cookies: the addresses whose cookies it stored in
 	 * probe_ip_cookies, removed when it exits. */
 	uint64_t *ips;
@@ -163,7 +160,7 @@ struct probes_mod {
 	struct bpf_link *ldso_link;
 	uint64_t ldso_dev, ldso_inode;
 	uint64_t seen_hold_gen;
-	uint64_t holds[4], dl_holds, hold_ns, hold_max_ns;
+	uint64_t holds[EP_HOLD__COUNT], hold_ns, hold_max_ns;
 	/* Stop: the links being destroyed by `detacher` (joined at close). */
 	struct bpf_link **detach;
 	size_t ndetach;

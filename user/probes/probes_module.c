@@ -699,9 +699,8 @@ static void pm_stop(void *state)
 			"probes: the launched processes held until probed at %" PRIu64
 			" fork(s), %" PRIu64 " exec(s), %" PRIu64 " start-up(s) and %" PRIu64
 			" dlopen/dlclose call(s) of ld.so: %.1f ms stopped in all, longest %.1f ms",
-			m->holds[EP_HOLD_FORK], m->holds[EP_HOLD_EXEC],
-			m->holds[EP_HOLD_LDSO] - m->dl_holds, m->dl_holds, m->hold_ns / 1e6,
-			m->hold_max_ns / 1e6);
+			m->holds[EP_HOLD_FORK], m->holds[EP_HOLD_EXEC], m->holds[EP_HOLD_START],
+			m->holds[EP_HOLD_LDSO], m->hold_ns / 1e6, m->hold_max_ns / 1e6);
 	probes_stop_draining(m);
 	log_debug("probes: drain thread stopped at %.1f ms", (mono_ns() - end) / 1e6);
 	if (m->nice_err)
