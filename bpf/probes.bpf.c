@@ -592,41 +592,71 @@ int probe_usdt(struct pt_regs *ctx)
 	return 0;
 }
 
-/* Launch mode: the pid of the launched command, set by the collector
- * before it releases the command, cleared here when the command is
- * stopped. At startup ld.so calls _dl_debug_state() twice: before it maps
- * the needed libraries (RT_ADD) and once they are all mapped (RT_CONSISTENT),
- * before any of their constructors or main() runs. Stopping the command at
- * the second call (SIGSTOP to itself) lets the collector attach the probes
- * in those libraries before the first call to them; it sends SIGCONT after
- * its scan (user/probes/probes_hold.c). Written by one thread only: at startup
- * the command has no other. */
-__u32 hold_pid;
-__u32 hold_calls;
-/* Launch mode, after start-up: the command is stopped the same way at
- * every later call (dlopen, dlclose), so a library it loads is probed
- * before its code runs: a program that loads libllama with dlopen (ctypes,
- * a Node addon) and sets up its model at once, or starts its cycles at
- * once, would otherwise run them unprobed until the next poll and scan.
- * dl_held is set here and cleared by the collector before it resumes the
- * command (a stopped process cannot set it again meanwhile). ld.so calls
- * twice per change (RT_ADD, then RT_CONSISTENT once the objects are mapped
- * and before their constructors run): the calls are counted from the exec on
- * and the second of each pair stops (a stop at the first would come before
- * the new objects are mapped). A dlopen failing after it began mapping
- * makes an odd call (RT_ADD, RT_DELETE, RT_CONSISTENT: a library whose
- * DT_NEEDED is missing, as an optional native module in Node): counted,
- * later holds would come one call early, at RT_ADD, when the opened object
- * is mapped but not its DT_NEEDED (a Node addon's libllama), which would
- * run unprobed until the next poll. So where the collector found ld.so's
- * _r_debug (dl_rdebug_delta: &_r_debug - &_dl_debug_state in the file the
- * command's probe is in; an exec keeps the file, not the address), the
- * hold follows its r_state instead: a stop at each RT_CONSISTENT. The count
- * remains the fallback when _r_debug is unknown or does not check out
- * (r_brk, the debugger's breakpoint address, is _dl_debug_state itself). */
-__u32 dl_hold_pid;
-__u32 dl_held;
+/* Launch mode: every process of the launched tree is held (stopped, by a
+ * SIGSTOP to itself) where the collector must look at it before it runs
+ * on, and resumed by the collector (SIGCONT) once its maps are scanned and
+ * every module attached there (user/probes/probes_hold.c):
+ *  - a forked child, before its first instruction (EP_HOLD_FORK): per-pid
+ *    uprobes do not follow a fork (the kernel's filter wants the probed
+ *    process's own mm, and removes the breakpoints the child inherited at
+ *    its first hit), so a child that runs on in its parent's image would
+ *    call the probed functions unseen until attached;
+ *  - a new image after exec, before ld.so runs (EP_HOLD_EXEC), unless it
+ *    is dynamically linked and the system ld.so is hooked for every
+ *    process (ldso_global: its start-up hold comes before any of its
+ *    code runs): a static binary (no ld.so call to come) gets its probes
+ *    here, and without the global hook the collector hooks its ld.so;
+ *  - each time ld.so's link map is consistent, at start-up (EP_HOLD_START)
+ *    (all needed libraries mapped, no constructor nor main run yet) and
+ *    after each dlopen/dlclose (the new objects mapped, their constructors
+ *    not run yet): a program that loads libllama with dlopen (ctypes, a
+ *    Node addon) and sets up its model or starts its cycles at once would
+ *    otherwise run them unprobed until the next poll and scan.
+ * The state is per process (probe_holds, by tgid), so several may be held at
+ * once. The collector walks the map when hold_gen moved, and clears held
+ * before it resumes the process (a stopped process cannot set it again in
+ * between). Off (hold_tree 0) in --pid mode and once the run stops.
+ *
+ * ld.so calls _dl_debug_state twice per change (RT_ADD, then RT_CONSISTENT
+ * once the objects are mapped); the stop must come at the second. A dlopen
+ * failing after it began mapping makes an odd call (RT_ADD, RT_DELETE,
+ * RT_CONSISTENT: a library whose DT_NEEDED is missing, as an optional
+ * native module in Node), so where the collector found ld.so's _r_debug
+ * (dl_rdebug_delta: &_r_debug - &_dl_debug_state in the system ld.so) the
+ * hold follows its r_state, checked by r_brk (the debugger's breakpoint
+ * address, _dl_debug_state itself); elsewhere, the parity of the calls
+ * counted since the exec. */
+__u32 hold_tree;
+/* The system ld.so is hooked for every process (the collector's
+ * ldso_hook_global): a dynamically linked program exec'd is held at its
+ * start-up only, not at its exec too. */
+__u32 ldso_global;
 __s64 dl_rdebug_delta;
+__u64 hold_gen;
+/* Set when probe_wake is the CPU sampler's ring (the recorder thread
+ * waits on it between its polls): a hold then costs the process the
+ * collector's scan, not the rest of its 10 ms poll period. */
+__u32 hold_wake;
+
+/* The CPU sampler's ring, shared by the collector (bpf_map__reuse_fd);
+ * this size only where it is not. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} probe_wake SEC(".maps");
+
+/* One entry per process of the tree that ld.so reported or that was held
+ * (the targets map bounds the tree at EP_MAX_TARGETS; 1024 live ones
+ * suffice for the launchers and worker pools this is for, 32 KiB):
+ * created at its first hold or ld.so call, deleted at its exit. A process
+ * that finds it full runs on unheld (EP_PDROP_HOLD_FULL): its probes come
+ * from the next scan, as in --pid mode. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct ep_hold);
+} probe_holds SEC(".maps");
 
 /* glibc's struct r_debug (<link.h>), 64-bit. */
 struct ep_r_debug {
@@ -637,12 +667,96 @@ struct ep_r_debug {
 	__u64 r_ldbase;
 };
 
-/* Should the command stop at this call of _dl_debug_state (after start-up)? */
-static __always_inline bool dl_hold_here(struct pt_regs *ctx)
+static __always_inline struct ep_hold *hold_entry(__u32 tgid)
+{
+	struct ep_hold *h = bpf_map_lookup_elem(&probe_holds, &tgid), z = {};
+
+	if (h)
+		return h;
+	if (bpf_map_update_elem(&probe_holds, &tgid, &z, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&probe_holds, &tgid)) {
+		count_drop(EP_PDROP_HOLD_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&probe_holds, &tgid);
+}
+
+/* Wakes the recorder thread up (a lost wake-up costs the wait for its
+ * next poll only). */
+static __always_inline void wake_collector(__u64 ts)
+{
+	struct ep_event_hdr *e;
+
+	if (!hold_wake)
+		return;
+	e = bpf_ringbuf_reserve(&probe_wake, sizeof(*e), 0);
+	if (!e)
+		return;
+	e->type = EP_EV_HOLD_WAKE;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->cpu = bpf_get_smp_processor_id();
+	e->ts_ns = ts;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/* Stops the current process until the collector resumes it. */
+static __always_inline void hold_self(struct ep_hold *h, __u32 why)
+{
+	h->since_ns = bpf_ktime_get_ns();
+	h->held = why;
+	__sync_fetch_and_add(&hold_gen, 1);
+	bpf_send_signal(19 /* SIGSTOP */);
+	wake_collector(h->since_ns);
+}
+
+/* Asks for a rescan of the current process's maps (EP_EV_LIBLOAD, read by
+ * the probes' drain) without stopping it. */
+static __always_inline void ask_rescan(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ep_event_hdr *e = bpf_ringbuf_reserve(&probe_events, sizeof(*e), 0);
+
+	if (!e) {
+		count_drop(EP_PDROP_RINGBUF_FULL);
+		return;
+	}
+	e->type = EP_EV_LIBLOAD;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->cpu = bpf_get_smp_processor_id();
+	e->ts_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* Whether the current process's new image has an ELF interpreter (AT_BASE
+ * in its auxiliary vector, filled before the exec tracepoint runs). */
+static __always_inline bool exec_dynamic(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	unsigned long av[2];
+
+	if (!mm)
+		return false;
+	/* AT_BASE is among the first ten entries (fs/binfmt_elf.c). */
+	for (int i = 0; i < 20; i++) {
+		if (bpf_core_read(av, sizeof(av), &mm->saved_auxv[2 * i]))
+			return false;
+		if (av[0] == 0 /* AT_NULL */)
+			return false;
+		if (av[0] == 7 /* AT_BASE */)
+			return av[1] != 0;
+	}
+	return false;
+}
+
+/* Should the process stop at this call of _dl_debug_state? */
+static __always_inline bool dl_hold_here(struct pt_regs *ctx, struct ep_hold *h)
 {
 	struct ep_r_debug r;
 	__u64 fn = PT_REGS_IP(ctx);
-	bool odd = ++hold_calls & 1;
+	bool odd = ++h->calls & 1;
 
 	/* The uprobe's ip is the function's address (x86_64: the kernel
 	 * rewinds it over the breakpoint before the handlers run). */
@@ -654,21 +768,19 @@ static __always_inline bool dl_hold_here(struct pt_regs *ctx)
 
 /* ld.so calls _dl_debug_state() whenever its link map changed (startup,
  * dlopen, dlclose): the cue to look for newly mapped libraries now instead
- * of at the next periodic rescan. */
+ * of at the next periodic rescan, and in launch mode to hold the process. */
 SEC("uprobe")
 int probe_ldso(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct ep_event_hdr *e;
+	struct ep_hold *h;
 
 	if (!traced(id >> 32))
 		return 0;
-	if (hold_pid && hold_pid == id >> 32 && ++hold_calls == 2) {
-		hold_pid = 0;
-		bpf_send_signal(19 /* SIGSTOP */);
-	} else if (!hold_pid && dl_hold_pid && dl_hold_pid == id >> 32 && dl_hold_here(ctx)) {
-		dl_held = 1;
-		bpf_send_signal(19 /* SIGSTOP */);
+	if (hold_tree && (h = hold_entry(id >> 32)) && dl_hold_here(ctx, h)) {
+		hold_self(h, h->fresh ? EP_HOLD_START : EP_HOLD_LDSO);
+		h->fresh = 0;
 	}
 	e = bpf_ringbuf_reserve(&probe_events, sizeof(*e), 0);
 	if (!e) {
@@ -684,6 +796,86 @@ int probe_ldso(struct pt_regs *ctx)
 	return 0;
 }
 
+/* Launch mode: a traced process's new image, before its first instruction
+ * (the signal is taken on the way back to user space). The link-map calls
+ * are counted afresh. Twice, as the thread-exit programs below. */
+static __always_inline int hold_exec(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct ep_hold *h;
+
+	if (!hold_tree || !traced(tgid) || !(h = hold_entry(tgid)))
+		return 0;
+	h->calls = 0;
+	h->fresh = 1;
+	/* Its start-up hold (in the system ld.so, hooked for every process)
+	 * comes before any of its code runs; meanwhile a rescan, should it
+	 * use another ld.so, to hook that one (held from its next link-map
+	 * change). Not dynamically linked: no ld.so call to hold it at. */
+	if (ldso_global && exec_dynamic()) {
+		ask_rescan();
+		wake_collector(bpf_ktime_get_ns());
+		return 0;
+	}
+	hold_self(h, EP_HOLD_EXEC);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(probe_exec, struct task_struct *task)
+{
+	return hold_exec();
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(probe_exec_raw, struct task_struct *task)
+{
+	return hold_exec();
+}
+
+/* Launch mode: a forked child, in its own context on its way out of the
+ * fork (the syscall's exit tracepoint runs in the child too, returning 0),
+ * before its first instruction. A child sharing its parent's memory (vfork,
+ * posix_spawn) is not held: the parent's uprobes see its calls (the kernel
+ * filters them by mm), and it execs at once (held then). Nor a new thread
+ * (pid != tgid). Linux on arm64 does not run this tracepoint in the child:
+ * there, a forked child is probed at the collector's next poll, as in
+ * --pid mode. */
+static __always_inline int hold_fork(long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct *task;
+	struct ep_hold *h;
+
+	if (ret != 0 || !hold_tree || (__u32)id != id >> 32 || !traced(id >> 32))
+		return 0;
+	task = (struct task_struct *)bpf_get_current_task();
+	if (BPF_CORE_READ(task, mm) == BPF_CORE_READ(task, real_parent, mm))
+		return 0;
+	h = hold_entry(id >> 32);
+	if (h)
+		hold_self(h, EP_HOLD_FORK);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_clone")
+int probe_fork_clone(struct trace_event_raw_sys_exit *ctx)
+{
+	return hold_fork(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_clone3")
+int probe_fork_clone3(struct trace_event_raw_sys_exit *ctx)
+{
+	return hold_fork(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_fork")
+int probe_fork_fork(struct trace_event_raw_sys_exit *ctx)
+{
+	return hold_fork(ctx->ret);
+}
+
 /* A thread that leaves with nothing open frees its slot; one that leaves
  * mid-call keeps it, so the collector reports those calls as open. Twice,
  * as profile.bpf.c's lifecycle programs: raw_tp on kernels without BTF. */
@@ -697,6 +889,10 @@ static __always_inline int thread_exit(struct task_struct *task)
 	t = bpf_map_lookup_elem(&probe_threads, &tid);
 	if (t && t->depth == 0 && t->overflow == 0)
 		bpf_map_delete_elem(&probe_threads, &tid);
+	/* The process's last thread (do_exit() decrements signal->live
+	 * before this tracepoint): its hold state goes with it. */
+	if (hold_tree && BPF_CORE_READ(task, signal, live.counter) == 0)
+		bpf_map_delete_elem(&probe_holds, &tgid);
 	return 0;
 }
 

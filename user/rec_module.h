@@ -51,6 +51,11 @@ struct rec_ctx {
 	 * bpf_map__reuse_fd() before load, so every module follows the same
 	 * processes, including children forked later. */
 	int targets_map_fd;
+	/* The CPU sampler's ring (bpf/profile.bpf.c `events`), which the
+	 * recorder thread waits on between its polls: a module's program
+	 * that needs the recorder at once writes a record of its own type
+	 * there (reused with bpf_map__reuse_fd; record/targets.c ignores it). */
+	int events_fd;
 	/* The in-kernel walker's maps (bpf/uwalk.h) of the CPU sampler, for
 	 * modules that walk user stacks; -1 without --unwind cfi-kernel. */
 	int uw_objs_fd, uw_blk_pc_fd, uw_procs_fd;

@@ -63,6 +63,33 @@ enum ep_probe_event_type {
 	EP_EV_LIBLOAD = 18,    /* ld.so said the link map changed: rescan maps */
 	EP_EV_LLAMA_ARGS = 19, /* struct ep_llama_args */
 	EP_EV_SPAN_LLAMA = 20, /* struct ep_span_llama */
+	/* Launch mode: a process stopped itself to be probed (a bare
+	 * ep_event_hdr, in the CPU sampler's ring: it wakes the recorder
+	 * thread, whose module polls then resume the process). Last of the
+	 * probes' range, 16-31. */
+	EP_EV_HOLD_WAKE = 31,
+};
+
+/* Launch mode: why a process of the launched tree stopped itself
+ * (struct ep_hold.held). */
+enum ep_hold_why {
+	EP_HOLD_NONE = 0,
+	EP_HOLD_FORK = 1,  /* a forked child, before its first instruction */
+	EP_HOLD_EXEC = 2,  /* a new image, before ld.so (or a static binary) runs */
+	EP_HOLD_LDSO = 3,  /* ld.so's link map consistent after a dlopen, dlclose */
+	EP_HOLD_START = 4, /* ld.so's link map consistent at start-up (after an exec) */
+	EP_HOLD__COUNT
+};
+
+/* Launch mode: per process of the launched tree (key: tgid), the hold
+ * state shared by bpf/probes.bpf.c (sets held, then stops the process) and
+ * the collector (scans and attaches, clears held, resumes it). */
+struct ep_hold {
+	__u32 calls;	/* ld.so link-map calls since the exec (parity fallback) */
+	__u32 held;	/* enum ep_hold_why while stopped for the collector, else 0 */
+	__u64 since_ns; /* when it stopped (bpf_ktime_get_ns) */
+	__u32 fresh;	/* exec'd, its start-up hold still to come */
+	__u32 pad;
 };
 
 enum ep_probe_drop {
@@ -75,6 +102,7 @@ enum ep_probe_drop {
 	EP_PDROP_LLAMA_ARGS = 6,     /* llama.cpp parameters not delivered or unreadable */
 	EP_PDROP_NO_COOKIE = 7,	     /* no cookie stored for the probed address (before 5.15) */
 	EP_PDROP_LLAMA_BATCH = 8,    /* llama_decode's batch unreadable: tokens unknown */
+	EP_PDROP_HOLD_FULL = 9,	     /* launch mode: a process not held (hold map full) */
 	EP_PDROP__COUNT
 };
 

@@ -11,6 +11,8 @@
 #                      exactly (llama_decode once per demo cycle)
 #   probe_ldso         a library dlopen'ed after attach is still probed
 #                      (found when the sampler sees it mapped): 123 calls
+#   probe_fork_clone   launch mode: the other holds stay (a dlopen in the
+#                      launched command is held: its 20 calls exact)
 #   probe_thread_exit  `ebpf-prof check` lists it degraded (exit 1), its
 #                      raw_tp twin loaded; with the twin refused too, the
 #                      slots of exited threads are freed by the periodic
@@ -105,6 +107,23 @@ P = {p["label"]: p for p in R["probes"]["list"]}
 check(P.get("late_work", {}).get("count") == 123, "late_work %r, the target made 123 calls" % P.get("late_work"))
 PY
 ep_log "probe_ldso: the late library probed without the ld.so trigger (123 calls)"
+
+# --- probe_fork_clone: launch mode's exec and link-map holds stay ---
+EBPF_PROF_FAULT_BPF=probe_:probe_fork_clone ep_prof_run 60 -v -F 99 -o "$EP_WORK/fork" \
+	--probes none --probe dlopen_late_lib:late_work -- "$T/fork_tree" calls "$T/dlopen_late_lib" 20
+[ "$PROF_RC" -eq 0 ] || ep_fail "probe_fork_clone: run failed (rc $PROF_RC): $(tail -n 5 "$PROF_ERR")"
+grep -qx "calls 40" "$PROF_OUT" || ep_fail "probe_fork_clone: the target did not make its calls: $(cat "$PROF_OUT")"
+said probe_fork_clone
+ep_py "$EP_WORK/fork" <<'PY'
+d = R["kernel"]["bpf_degraded"]
+check([x["program"] for x in d] == ["probe_fork_clone"] and "without exec" in d[0]["lost"], "bpf_degraded %r" % d)
+P = {p["label"]: p for p in R["probes"]["list"]}
+# The parent's 20 calls, after its dlopen's hold, exact; its child's, made
+# at once after the fork, are not held for.
+c = P.get("late_work", {}).get("count") or 0
+check(20 <= c <= 40, "late_work %r, the parent made 20 calls, its child 20" % P.get("late_work"))
+PY
+ep_log "probe_fork_clone: the parent's calls exact without the fork hold"
 
 # --- probe_thread_exit: `ebpf-prof check` says it, the raw_tp twin loads ---
 EBPF_PROF_FAULT_BPF=probe_:probe_thread_exit,probe_ldso "$EP_BIN" check --json \

@@ -32,7 +32,7 @@ for run in 1 2 3 fail1 fail2 fail3; do
 	fail*) grep -q "^first failed: libep-absent-for-test" "$PROF_OUT" ||
 		ep_fail "the first dlopen did not fail on its missing dependency: $(cat "$PROF_OUT")" ;;
 	esac
-	grep -q "held at [0-9]* dlopen/dlclose" "$PROF_ERR" || ep_fail "no dlopen hold reported: $(grep probes: "$PROF_ERR" | tail -n 3)"
+	grep -q "and [1-9][0-9]* dlopen/dlclose" "$PROF_ERR" || ep_fail "no dlopen hold reported: $(grep probes: "$PROF_ERR" | tail -n 3)"
 	RUN=$run N=$N ep_py "$out" <<'PY'
 run, n = os.environ["RUN"], int(os.environ["N"])
 P = {p["symbol"]: p for p in R["probes"]["list"]}

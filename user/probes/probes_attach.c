@@ -278,6 +278,38 @@ static void attach_def(struct probes_mod *m, struct ptarget *t, size_t d, const 
 		 def->mode == EP_PM_COUNT ? "count only" : "latency");
 }
 
+/* Launch mode: the hook in the first ld.so seen (the system's, which the
+ * launched command shares with the collector) is attached once for every
+ * process (pid -1) instead of once per process of the tree: a per-pid
+ * uprobe's attach walks every mapping of the file on the machine (10 ms,
+ * and up to 200 ms at load 7 on 2 CPUs, per process a script starts),
+ * while the program returns at once for a process not traced (two traps
+ * per exec and per dlopen elsewhere on the machine, ~1-2 us each). True
+ * if f is that ld.so and hooked. */
+static bool ldso_hook_global(struct probes_mod *m, const struct ud_file *f, const char *path,
+			     uint64_t off)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, o);
+
+	if (m->ldso_link)
+		return m->ldso_dev == f->dev && m->ldso_inode == f->inode;
+	if (m->ldso_global_failed)
+		return false;
+	m->ldso_link =
+		bpf_program__attach_uprobe_opts(m->skel->progs.probe_ldso, -1, path, off, &o);
+	if (!m->ldso_link) {
+		log_info("probes: ld.so hook for every process: %s; attached per process instead",
+			 strerror(errno));
+		m->ldso_global_failed = true;
+		return false;
+	}
+	m->ldso_dev = f->dev;
+	m->ldso_inode = f->inode;
+	m->skel->bss->ldso_global = 1;
+	log_debug("probes: %s hooked for every process (launch mode)", path);
+	return true;
+}
+
 static bool preset_lib(const char *path, enum probe_group g)
 {
 	if (g == PG_LLAMA)
@@ -347,16 +379,16 @@ static void scan_file(struct probes_mod *m, struct ptarget *t, const struct ud_f
 	}
 	if (!m->ldso_refused && fc && fc->offsets && fc->offsets[m->ldso_name] &&
 	    !strncmp(proc_maps_basename(f->path), "ld-", 3)) {
-		int err = attach_uprobe(t, m->skel->progs.probe_ldso, path,
-					fc->offsets[m->ldso_name], 0, false);
+		int err = m->ldso_global && ldso_hook_global(m, f, path, fc->offsets[m->ldso_name])
+				  ? 0
+				  : attach_uprobe(t, m->skel->progs.probe_ldso, path,
+						  fc->offsets[m->ldso_name], 0, false);
 
 		if (err)
 			log_debug("probes: pid %u: no dlopen trigger in %s: %s", t->pid, f->path,
 				  strerror(-err));
 		t->ldso_hooked = t->ldso_hooked || !err;
 		t->rdebug_delta = err ? 0 : fc->rdebug_delta;
-		if (t->pid == m->dl_hold_pid && m->skel->bss)
-			m->skel->bss->dl_rdebug_delta = (int64_t)t->rdebug_delta;
 	}
 }
 

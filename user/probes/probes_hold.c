@@ -1,11 +1,25 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Launch mode's holds: the command stopped at start-up, and at each
- * dlopen/dlclose after it, is resumed once its libraries are probed and
- * the other modules attached. Apart from probes_module.c because it is
- * the one place that signals the traced command.
+ * Launch mode's holds: every process of the launched tree stops itself
+ * (bpf/probes.bpf.c hold_self) after a fork, after an exec and whenever
+ * ld.so's link map is consistent (start-up, dlopen, dlclose); here it is
+ * scanned, every module attaches to what it maps (rec_ctx.notify_held),
+ * and it is resumed. Apart from probes_module.c because it is the one
+ * place that signals the traced processes.
+ *
+ * Several processes may be held at once (one entry each in the `holds`
+ * map). A hold costs the process one poll of the collector (<= 10 ms,
+ * the recorder loop's period) plus the scan of what it newly mapped; a
+ * process never waits for anything else: an exec'd static binary is held
+ * once, at its exec, and never again. A child whose fork event has not
+ * reached the collector yet (the sampler's ring is drained first in each
+ * round, so normally it has) waits at most HOLD_UNKNOWN_NS, then is
+ * scanned by this module alone.
  */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/types.h>
@@ -16,67 +30,95 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-/* Resumes the held command once the BPF side has stopped it (hold_pid
- * cleared there) and, with `scanned`, its libraries have been scanned
- * since; read before the scan, so a stop seen means the scan saw every
- * startup library. force: resume whatever the state (end of the run). */
-void probes_release_hold(struct probes_mod *m, bool stopped_before_scan, bool force)
+/* How long a held process whose fork event is still missing waits for it
+ * (the other modules attach only to processes they know). */
+#define HOLD_UNKNOWN_NS (200ull * 1000 * 1000)
+
+static const char *const why_name[EP_HOLD__COUNT] = { "", "fork", "exec", "link-map change",
+						      "start-up" };
+
+/* Resumes pid; its entry's held flag is cleared first (BPF_EXIST: an
+ * entry its exit deleted is not made again). */
+static void resume(struct probes_mod *m, uint32_t pid, struct ep_hold *h)
 {
-	if (!m->hold_pid || (!stopped_before_scan && !force))
-		return;
-	if (force && m->skel->bss->hold_pid) {
-		m->skel->bss->hold_pid = 0; /* not stopped yet: never will be */
-		m->hold_pid = 0;
-		return;
-	}
-	/* The other modules' boundaries (the cycle marker) must be in place
-	 * before main runs too, or the first cycles are lost. */
-	if (m->ctx->notify_held && !force)
-		m->ctx->notify_held(m->ctx->rec, m->hold_pid);
-	if (kill((pid_t)m->hold_pid, SIGCONT) && errno != ESRCH)
-		log_warn("probes: cannot resume pid %u after attaching at its start-up: %s",
-			 m->hold_pid, strerror(errno));
-	else
-		log_info("probes: pid %u held at start-up until its libraries were probed",
-			 m->hold_pid);
-	m->hold_pid = 0;
+	int fd = bpf_map__fd(m->skel->maps.probe_holds);
+
+	h->held = EP_HOLD_NONE;
+	bpf_map_update_elem(fd, &pid, h, BPF_EXIST);
+	if (kill((pid_t)pid, SIGCONT) && errno != ESRCH)
+		log_warn("probes: cannot resume pid %u, held until probed: %s", pid,
+			 strerror(errno));
 }
 
-/* The command stopped itself at a dlopen/dlclose (after start-up): its
- * maps are scanned (under m->lock) and the other modules attach to what it
- * mapped before it resumes. dl_held is cleared before SIGCONT: the stopped
- * command cannot set it again in between. force: resume and stop holding
- * (end of the run). */
-void probes_release_dl_hold(struct probes_mod *m, bool force)
+/* One held process: scanned, the other modules told, resumed. False:
+ * left held for the next poll (its fork event not seen yet). */
+static bool release_one(struct probes_mod *m, uint32_t pid, struct ep_hold *h, uint64_t now)
 {
-	uint64_t t0;
-	struct ptarget *t;
+	struct ptarget *t = uprobe_targets_find(&m->tg, pid);
+	uint32_t why = h->held < EP_HOLD__COUNT ? h->held : EP_HOLD_NONE;
+	uint64_t t0 = mono_ns(), spent;
 
-	if (!m->dl_hold_pid)
-		return;
-	if (force)
-		m->skel->bss->dl_hold_pid = 0;
-	if (!__atomic_load_n(&m->skel->bss->dl_held, __ATOMIC_ACQUIRE)) {
-		if (force)
-			m->dl_hold_pid = 0;
-		return;
+	if (!t && now < h->since_ns + HOLD_UNKNOWN_NS)
+		return false;
+	if (!t) {
+		struct ptarget nt = { .pid = pid, .rescan = true };
+
+		log_info("probes: pid %u held before its fork was seen: probed by this module only",
+			 pid);
+		if (!uprobe_targets_add(&m->tg, &nt))
+			t = uprobe_targets_find(&m->tg, pid);
 	}
-	t0 = mono_ns();
-	t = uprobe_targets_find(&m->tg, m->dl_hold_pid);
-	if (!force && t && !t->exited) {
+	if (t && !t->exited) {
 		probes_scan_target(m, t);
 		if (m->ctx->notify_held)
-			m->ctx->notify_held(m->ctx->rec, m->dl_hold_pid);
+			m->ctx->notify_held(m->ctx->rec, pid);
 	}
-	__atomic_store_n(&m->skel->bss->dl_held, 0, __ATOMIC_RELEASE);
-	if (kill((pid_t)m->dl_hold_pid, SIGCONT) && errno != ESRCH)
-		log_warn("probes: cannot resume pid %u after its dlopen: %s", m->dl_hold_pid,
-			 strerror(errno));
-	m->dl_holds++;
-	t0 = mono_ns() - t0;
-	m->dl_hold_ns += t0;
-	if (t0 > m->dl_hold_max_ns)
-		m->dl_hold_max_ns = t0;
+	resume(m, pid, h);
+	spent = mono_ns() - t0;
+	m->holds[why]++;
+	/* From the stop on (the poll's wait included). */
+	spent = now > h->since_ns ? spent + (now - h->since_ns) : spent;
+	m->hold_ns += spent;
+	if (spent > m->hold_max_ns)
+		m->hold_max_ns = spent;
+	log_debug("probes: pid %u held at its %s until probed: %.1f ms", pid, why_name[why],
+		  spent / 1e6);
+	return true;
+}
+
+/* Every process held now is scanned and resumed (force: resumed only, the
+ * run is ending; hold_tree is cleared first so none stops again). Called
+ * by the poll when hold_gen moved or a hold was left for later. */
+void probes_release_holds(struct probes_mod *m, uint64_t now, bool force)
+{
+	int fd;
+	uint32_t key, next, *prev = NULL;
+	struct ep_hold h;
+
+	if (!m->hold_tree || !m->skel)
+		return;
 	if (force)
-		m->dl_hold_pid = 0;
+		__atomic_store_n(&m->skel->bss->hold_tree, 0, __ATOMIC_RELEASE);
+	m->seen_hold_gen = __atomic_load_n(&m->skel->bss->hold_gen, __ATOMIC_ACQUIRE);
+	m->holds_waiting = false;
+	fd = bpf_map__fd(m->skel->maps.probe_holds);
+	/* An entry updated in place keeps its place in the walk. */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &h) || !h.held)
+			continue;
+		if (force)
+			resume(m, key, &h);
+		else if (!release_one(m, key, &h, now))
+			m->holds_waiting = true;
+	}
+}
+
+/* The process is gone: its entry too (its exit program deletes it while
+ * holding is on; this covers the rest). */
+void probes_forget_hold(struct probes_mod *m, uint32_t pid)
+{
+	if (m->hold_tree && m->skel)
+		bpf_map_delete_elem(bpf_map__fd(m->skel->maps.probe_holds), &pid);
 }

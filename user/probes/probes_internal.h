@@ -105,7 +105,8 @@ struct probes_mod {
 	 * ld.so trigger (libraries found by rescans when the sampler sees a
 	 * new mapping, no launch-mode holds); the thread-exit program (its
 	 * raw_tp twin, else reclaim_slots). */
-	bool usdt_refused, ldso_refused, exit_refused, exit_raw_refused;
+	bool usdt_refused, ldso_refused, exit_refused, exit_raw_refused, hold_refused;
+	bool fork_hold_refused;
 	bool exit_hooked; /* a thread-exit program is attached */
 	char lost[VSTAT_REASON_LEN];
 	uint64_t seen_gen, last_gen_scan; /* rec_ctx.mmap_gen at the last rescan, and when */
@@ -148,15 +149,19 @@ struct probes_mod {
 	struct cyc_span *cyc, *cycspare;
 	size_t ncyc, capcyc, capcycspare;
 	uint64_t bus_lost;
-	/* Launch mode: the command held at its startup (bpf/probes.bpf.c
-	 * hold_pid) until its libraries are scanned; 0 once resumed or if
-	 * not holding. */
-	uint32_t hold_pid;
-	/* ...and after start-up at each change of its link map (dlopen,
-	 * dlclose: bpf/probes.bpf.c dl_hold_pid): holds, and the time the
-	 * command spent stopped by them (from the poll that saw the stop). */
-	uint32_t dl_hold_pid;
-	uint64_t dl_holds, dl_hold_ns, dl_hold_max_ns;
+	/* Launch mode: every process of the launched tree is held until
+	 * probed (bpf/probes.bpf.c holds, probes_hold.c); hold_gen as last
+	 * walked; holds_waiting: one was left for the next poll. Holds by
+	 * enum ep_hold_why, those at a dlopen/dlclose (not a start-up), and
+	 * the time the processes spent stopped by them (from the stop). */
+	bool hold_tree, holds_waiting, hold_wake;
+	/* Launch mode: ld.so's hook attached for every process (probe_ldso
+	 * filters by target) in that file (probes_attach.c). */
+	bool ldso_global, ldso_global_failed;
+	struct bpf_link *ldso_link;
+	uint64_t ldso_dev, ldso_inode;
+	uint64_t seen_hold_gen;
+	uint64_t holds[EP_HOLD__COUNT], hold_ns, hold_max_ns;
 	/* Stop: the links being destroyed by `detacher` (joined at close). */
 	struct bpf_link **detach;
 	size_t ndetach;
@@ -182,9 +187,9 @@ int probes_on_event(void *ctx, void *data, size_t size);
 void probes_deliver_bus_spans(struct probes_mod *m);
 void probes_stop_draining(struct probes_mod *m);
 
-/* probes_hold.c: resuming the held command. */
-void probes_release_hold(struct probes_mod *m, bool stopped_before_scan, bool force);
-void probes_release_dl_hold(struct probes_mod *m, bool force);
+/* probes_hold.c: resuming the held processes of the launched tree. */
+void probes_release_holds(struct probes_mod *m, uint64_t now, bool force);
+void probes_forget_hold(struct probes_mod *m, uint32_t pid);
 
 /* probes_output.c: the live view, and the rec_module output hooks. */
 void probes_update_live(struct probes_mod *m, uint64_t now);

@@ -6,7 +6,10 @@
  * span ring buffer and aggregates it (probes_stats.c).
  *
  * Attachment is per process, not system-wide: a uprobe on libsqlite3 with
- * pid -1 would trap in every process on the machine that uses SQLite. The
+ * pid -1 would trap in every process on the machine that uses SQLite.
+ * The one exception is ld.so's hook in launch mode (probes_attach.c
+ * ldso_hook_global): two calls per exec and dlopen, and every process of
+ * the launched tree needs it. The
  * in-kernel `targets` filter is still checked, so a child forked by a
  * target (which inherits the breakpoints in its copied memory) is covered
  * exactly when the sampler follows it, and re-scanned on add_target.
@@ -178,7 +181,7 @@ static int pm_bpf_setup(void *state, struct modules_bpf *skel)
 {
 	struct probes_mod *m = state;
 	int rc = prepare(m);
-	bool usdt = false, btf_exit;
+	bool usdt = false, btf_exit, hold;
 
 	if (rc)
 		return rc;
@@ -203,6 +206,18 @@ static int pm_bpf_setup(void *state, struct modules_bpf *skel)
 	bpf_program__set_autoload(skel->progs.probe_thread_exit, btf_exit);
 	bpf_program__set_autoload(skel->progs.probe_thread_exit_raw,
 				  !btf_exit && !m->exit_raw_refused);
+	/* Launch mode's holds of the launched tree (probes_hold.c): the
+	 * exec program as the thread-exit one, the fork ones where the
+	 * kernel has syscall tracepoints; none without the ld.so trigger. */
+	hold = m->ctx->opts->command && !m->ldso_refused && !m->hold_refused;
+	bpf_program__set_autoload(skel->progs.probe_exec, hold && m->ctx->kf->btf);
+	bpf_program__set_autoload(skel->progs.probe_exec_raw, hold && !m->ctx->kf->btf);
+	bpf_program__set_autoload(skel->progs.probe_fork_clone, hold && !m->fork_hold_refused);
+	bpf_program__set_autoload(skel->progs.probe_fork_clone3, hold && !m->fork_hold_refused);
+	bpf_program__set_autoload(skel->progs.probe_fork_fork, hold && !m->fork_hold_refused);
+	/* Its holds wake the recorder thread up (probes.bpf.c hold_wake). */
+	m->hold_wake = hold && m->ctx->events_fd >= 0 &&
+		       !bpf_map__reuse_fd(skel->maps.probe_wake, m->ctx->events_fd);
 	return 1;
 }
 
@@ -262,6 +277,17 @@ static const char *pm_bpf_refused(void *state, const char *prog)
 		return "no ld.so trigger: a launched command is not held until probed, and "
 		       "libraries are probed once the sampler sees them mapped (~20 ms): their "
 		       "first calls can go untimed";
+	}
+	if (!m->fork_hold_refused && !strncmp(prog, "probe_fork", 10)) {
+		m->fork_hold_refused = true;
+		return "a child the launched tree forks is not held until probed: one that runs on "
+		       "without exec is probed at the next poll, its first calls can go untimed";
+	}
+	if (!m->hold_refused && !strncmp(prog, "probe_exec", 10)) {
+		m->hold_refused = true;
+		return "the processes a launched command starts are not held until probed: "
+		       "their libraries are probed at the next poll (~10-30 ms), their first "
+		       "calls can go untimed (the command itself neither)";
 	}
 	if (!m->exit_refused && !strcmp(prog, "probe_thread_exit")) {
 		m->exit_refused = true;
@@ -340,6 +366,59 @@ static int pm_add_target(void *state, uint32_t pid)
 	return 0;
 }
 
+/* Launch mode: the hold programs attached; holding starts if the exec
+ * one is (without the fork ones, a forked child is probed at the next
+ * poll, as in --pid mode: arm64, where the fork's exit tracepoint does
+ * not run in the child, or a kernel without syscall tracepoints). */
+static void attach_holds(struct probes_mod *m, const struct ptarget *t0)
+{
+	struct bpf_program *fork_progs[] = { m->skel->progs.probe_fork_clone,
+					     m->skel->progs.probe_fork_clone3,
+					     m->skel->progs.probe_fork_fork };
+	struct bpf_link **fork_links[] = { &m->skel->links.probe_fork_clone,
+					   &m->skel->links.probe_fork_clone3,
+					   &m->skel->links.probe_fork_fork };
+	size_t nfork = 0;
+
+	if (bpf_program__autoload(m->skel->progs.probe_exec))
+		m->skel->links.probe_exec = bpf_program__attach(m->skel->progs.probe_exec);
+	else if (bpf_program__autoload(m->skel->progs.probe_exec_raw))
+		m->skel->links.probe_exec_raw = bpf_program__attach(m->skel->progs.probe_exec_raw);
+	else
+		return;
+	if (!m->skel->links.probe_exec && !m->skel->links.probe_exec_raw) {
+		log_warn("probes: cannot attach the exec hold: %s; the processes the command "
+			 "starts are probed at the next poll, their first calls can go untimed",
+			 strerror(errno));
+		return;
+	}
+	for (size_t i = 0; i < sizeof(fork_progs) / sizeof(fork_progs[0]); i++) {
+		if (bpf_program__autoload(fork_progs[i]))
+			*fork_links[i] = bpf_program__attach(fork_progs[i]);
+		nfork += *fork_links[i] != NULL;
+	}
+	if (!nfork)
+		log_info("probes: forked children are not held (no fork exit tracepoint): "
+			 "one that runs on without exec is probed at the next poll");
+	m->skel->bss->dl_rdebug_delta = (int64_t)t0->rdebug_delta;
+	m->skel->bss->hold_wake = m->hold_wake;
+	__atomic_store_n(&m->skel->bss->hold_tree, 1, __ATOMIC_RELEASE);
+	m->hold_tree = true;
+}
+
+static void detach_holds(struct probes_mod *m)
+{
+	struct bpf_link **l[] = { &m->skel->links.probe_exec, &m->skel->links.probe_exec_raw,
+				  &m->skel->links.probe_fork_clone,
+				  &m->skel->links.probe_fork_clone3,
+				  &m->skel->links.probe_fork_fork };
+
+	for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++) {
+		bpf_link__destroy(*l[i]);
+		*l[i] = NULL;
+	}
+}
+
 static int pm_attach(void *state)
 {
 	struct probes_mod *m = state;
@@ -356,21 +435,18 @@ static int pm_attach(void *state)
 	if (err)
 		return err;
 
+	m->ldso_global = m->ctx->opts->command && bpf_program__autoload(m->skel->progs.probe_exec);
+	m->ldso_global = m->ldso_global || (m->ctx->opts->command &&
+					    bpf_program__autoload(m->skel->progs.probe_exec_raw));
 	for (size_t i = 0; i < m->tg.n; i++)
 		probes_scan_target(m, uprobe_targets_at(&m->tg, i));
 	/* Launch mode: the command is not running yet (the recorder releases
-	 * it after every module attached) and is target 0. Hold it at its
-	 * startup if the dynamic linker's hook is in place (a static binary
-	 * has none, nor a kernel that refused it: it runs through, its probes
-	 * come from the exec rescan). */
+	 * it after every module attached) and is target 0, its ld.so hooked
+	 * (the collector's own, which it shares). From its exec on, it and
+	 * every process it starts are held until probed (probes_hold.c). */
 	t0 = m->tg.n ? uprobe_targets_at(&m->tg, 0) : NULL;
-	if (m->ctx->opts->command && t0 && t0->ldso_hooked && m->skel->bss) {
-		m->hold_pid = t0->pid;
-		m->dl_hold_pid = m->hold_pid;
-		m->skel->bss->dl_rdebug_delta = (int64_t)t0->rdebug_delta;
-		m->skel->bss->dl_hold_pid = m->hold_pid;
-		m->skel->bss->hold_pid = m->hold_pid;
-	}
+	if (m->ctx->opts->command && t0 && m->skel->bss)
+		attach_holds(m, t0);
 	for (size_t d = 0; d < m->specs.n; d++)
 		any_preset = any_preset || m->specs.defs[d].group != PG_USER;
 	/* Asked for and never attached: in the report with the probes whose
@@ -434,7 +510,6 @@ static int pm_poll(void *state, uint64_t now)
 	struct probes_mod *m = state;
 	bool timer = now >= m->next_rescan_ns, mapped = false;
 	uint64_t t0 = mono_ns(), t1;
-	bool held;
 	int n;
 
 	if (m->stopped || !m->skel)
@@ -455,18 +530,18 @@ static int pm_poll(void *state, uint64_t now)
 	/* Scans register new probe ids in the stats: the drain thread waits
 	 * meanwhile (a first scan of a library is ~20 ms; the ring holds
 	 * longer). */
-	held = m->hold_pid && !__atomic_load_n(&m->skel->bss->hold_pid, __ATOMIC_ACQUIRE);
 	pthread_mutex_lock(&m->lock);
+	/* Held processes first: they wait for it. */
+	if (m->hold_tree &&
+	    (m->holds_waiting ||
+	     __atomic_load_n(&m->skel->bss->hold_gen, __ATOMIC_ACQUIRE) != m->seen_hold_gen))
+		probes_release_holds(m, now, false);
 	for (size_t i = 0; i < m->tg.n; i++) {
 		struct ptarget *t = uprobe_targets_at(&m->tg, i);
 
-		if (!t->exited && now >= t->scan_after_ns &&
-		    (t->rescan || timer || mapped || (held && t->pid == m->hold_pid)))
+		if (!t->exited && now >= t->scan_after_ns && (t->rescan || timer || mapped))
 			probes_scan_target(m, t);
 	}
-	probes_release_hold(m, held, false);
-	if (!m->hold_pid)
-		probes_release_dl_hold(m, false);
 	probes_update_live(m, now);
 	probes_update_live_drops(m, now);
 	pthread_mutex_unlock(&m->lock);
@@ -491,6 +566,7 @@ static void pm_on_exit(void *state, uint32_t pid, uint64_t ts)
 		ring_buffer__consume(m->rb);
 	t->exited = true;
 	probes_forget_ip_cookies(m, t);
+	probes_forget_hold(m, pid);
 	/* Each uprobe link's release waited 0.3-0.4 s on the recorder thread
 	 * under load, per exiting child of a fork storm that had lived long
 	 * enough to be probed: kept, disabled, for the release at
@@ -577,6 +653,9 @@ static void pm_take_links(void *state, struct link_list *out)
 	for (size_t i = 0; i < m->dead.n; i++)
 		link_list_push(out, m->dead.v[i]);
 	m->dead.n = 0;
+	if (m->ldso_link)
+		link_list_push(out, m->ldso_link);
+	m->ldso_link = NULL;
 	uprobe_targets_take_links(&m->tg, out);
 }
 
@@ -603,6 +682,9 @@ static void pm_stop(void *state)
 		struct link_list l = { 0 };
 
 		uprobe_targets_take_links(&m->tg, &l);
+		if (m->ldso_link)
+			link_list_push(&l, m->ldso_link);
+		m->ldso_link = NULL;
 		m->detach = l.v;
 		m->ndetach = l.n;
 		if (m->ndetach) {
@@ -613,12 +695,14 @@ static void pm_stop(void *state)
 		}
 	}
 	/* No program runs, no stop can come any more: never leave it stopped. */
-	probes_release_hold(m, !m->skel->bss->hold_pid, true);
-	probes_release_dl_hold(m, true);
-	if (m->dl_holds)
-		log_info("probes: pid held at %" PRIu64 " dlopen/dlclose call(s) of ld.so until "
-			 "probed: %.1f ms in all, longest %.1f ms",
-			 m->dl_holds, m->dl_hold_ns / 1e6, m->dl_hold_max_ns / 1e6);
+	probes_release_holds(m, end, true);
+	if (m->hold_tree)
+		log_info(
+			"probes: the launched processes held until probed at %" PRIu64
+			" fork(s), %" PRIu64 " exec(s), %" PRIu64 " start-up(s) and %" PRIu64
+			" dlopen/dlclose call(s) of ld.so: %.1f ms stopped in all, longest %.1f ms",
+			m->holds[EP_HOLD_FORK], m->holds[EP_HOLD_EXEC], m->holds[EP_HOLD_START],
+			m->holds[EP_HOLD_LDSO], m->hold_ns / 1e6, m->hold_max_ns / 1e6);
 	probes_stop_draining(m);
 	log_debug("probes: drain thread stopped at %.1f ms", (mono_ns() - end) / 1e6);
 	if (m->nice_err)
@@ -688,12 +772,18 @@ static void pm_close(void *state)
 	/* Not handed over (a run that failed before its stop). */
 	links_destroy_parallel(m->dead.v, m->dead.n);
 	free(m->dead.v);
+	bpf_link__destroy(m->ldso_link);
 	ring_buffer__free(m->rb);
 	if (m->skel) {
 		bpf_link__destroy(m->skel->links.probe_thread_exit);
 		m->skel->links.probe_thread_exit = NULL;
 		bpf_link__destroy(m->skel->links.probe_thread_exit_raw);
 		m->skel->links.probe_thread_exit_raw = NULL;
+		/* No program stops a process any more: one that did after
+		 * the stop's release is resumed here. */
+		detach_holds(m);
+		if (m->stopped)
+			probes_release_holds(m, mono_ns(), true);
 	}
 	for (size_t i = 0; i < m->nfc; i++)
 		free(m->fc[i].offsets);

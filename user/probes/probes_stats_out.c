@@ -33,6 +33,7 @@ static const char *drop_names[EP_PDROP__COUNT] = {
 	[EP_PDROP_LLAMA_ARGS] = "llama_params_unreadable",
 	[EP_PDROP_NO_COOKIE] = "unknown_probe_address",
 	[EP_PDROP_LLAMA_BATCH] = "llama_batch_unreadable",
+	[EP_PDROP_HOLD_FULL] = "hold_map_full",
 };
 
 static cJSON *add_num(cJSON *o, const char *k, double v)

@@ -302,6 +302,11 @@ int sampler_targets_fd(const struct sampler *s)
 	return bpf_map__fd(s->skel->maps.targets);
 }
 
+int sampler_events_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.events);
+}
+
 int sampler_py_procs_fd(const struct sampler *s)
 {
 	return s->skel->rodata->py_enabled ? bpf_map__fd(s->skel->maps.py_procs) : -1;

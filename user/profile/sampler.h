@@ -61,6 +61,9 @@ bool sampler_kwalk(const struct sampler *s);
 int sampler_add_target(struct sampler *s, uint32_t pid);
 /* The tgid filter map, for other BPF objects to share (bpf_map__reuse_fd). */
 int sampler_targets_fd(const struct sampler *s);
+/* The ring the recorder thread waits on (sampler_poll), for other BPF
+ * objects to wake it (bpf_map__reuse_fd). */
+int sampler_events_fd(const struct sampler *s);
 /* Opens a cpu-clock perf event per online CPU and attaches everything. */
 int sampler_attach(struct sampler *s);
 /* Waits up to timeout_ms for a wakeup, then drains what is queued, for at

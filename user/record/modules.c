@@ -143,6 +143,7 @@ static int fill_context(struct recorder *r)
 	c->kf = &r->kf;
 	c->vs = &r->vs;
 	c->targets_map_fd = sampler_targets_fd(r->sampler);
+	c->events_fd = sampler_events_fd(r->sampler);
 	c->uw_objs_fd = c->uw_blk_pc_fd = c->uw_procs_fd = -1;
 	if (sampler_kwalk(r->sampler)) {
 		struct sampler_uw_fds fds;

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "events/probes.h"
 #include "util/clock.h"
 #include "proc/proc_info.h"
 #include "python/pyframes.h"
@@ -201,6 +202,10 @@ int targets_on_task_event(void *ctx, const void *data, size_t size)
 			pyframes_forget_pid(r->py, h->pid, true, h->ts_ns);
 		break;
 	}
+	case EP_EV_HOLD_WAKE:
+		/* A process of the launched tree is held: only the wake-up
+		 * counts (the probes module's poll, next, resumes it). */
+		break;
 	default:
 		r->prof.drops[PROF_DROP_COLLECTOR]++;
 	}
