@@ -18,6 +18,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "events/alloc.h"
+#include "events/alloc_preload.h"
 #include "counters.h"
 #include "targets.h"
 #include "walk.h"
@@ -238,15 +239,19 @@ struct {
 } alloc_walk_buf SEC(".maps");
 
 /* Out of line: only sampled calls come here. ctx is the program's (for
- * bpf_get_stack), regs (UW_NREGS, uwalk.h) the user registers the walk starts from. */
+ * bpf_get_stack), regs (UW_NREGS, uwalk.h) the user registers the walk starts from;
+ * EP_TS_UNTRACKED in kind for a block whose free will not be seen. */
+/* In take_sample's kind: the block's free will not be seen (5 arguments at most). */
+#define EP_TS_UNTRACKED (1u << 31)
+
 static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size, __u32 kind)
 {
 	__u64 id = bpf_get_current_pid_tgid(), t0 = bpf_ktime_get_ns();
 	struct ep_alloc_key k = { .tgid = id >> 32, .addr = addr };
 	struct ep_alloc_block b = { .size = size, .ts_ns = t0 };
 	struct ep_alloc_event *e;
+	__u32 zero = 0, n = 0, flags = kind & EP_TS_UNTRACKED ? EP_ALLOC_F_UNTRACKED : 0;
 	bool tracked, walked;
-	__u32 zero = 0, n = 0;
 	long used;
 
 	e = bpf_map_lookup_elem(&alloc_scratch, &zero);
@@ -259,8 +264,8 @@ static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size
 	e->hdr.ts_ns = t0;
 	e->addr = addr;
 	e->size = size;
-	e->kind = kind;
-	e->flags = 0;
+	e->kind = kind & ~EP_TS_UNTRACKED;
+	e->flags = flags;
 	e->_pad = 0;
 #if defined(__TARGET_ARCH_x86)
 	if (alloc_kwalk) {
@@ -278,7 +283,8 @@ static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size
 		used = 0;
 	if (used > (long)sizeof(e->ips))
 		used = sizeof(e->ips);
-	tracked = !bpf_map_update_elem(&alloc_live, &k, &b, BPF_ANY);
+	tracked = !(flags & EP_ALLOC_F_UNTRACKED) &&
+		  !bpf_map_update_elem(&alloc_live, &k, &b, BPF_ANY);
 	if (!tracked)
 		e->flags |= EP_ALLOC_F_UNTRACKED;
 	if (bpf_ringbuf_output(&alloc_events, e, sizeof(*e) - sizeof(e->ips) + used, 0)) {
@@ -354,6 +360,74 @@ int alloc_session(struct pt_regs *ctx)
 	return on_entry(ctx, (__u32)bpf_get_attach_cookie(ctx)) ? 0 : 1;
 }
 
+/* ---- sampling inside the process (preload/ep_alloc_preload.c) ---- */
+
+/* Per process sampled by the preloaded library: the offset of its
+ * in-allocator flag from the thread pointer (the same in every thread),
+ * for the mmap tracepoint. Deleted by the collector when the process
+ * exits or runs without the library. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EP_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __s64);
+} alloc_pl_tls SEC(".maps");
+
+/* ebpf_prof_alloc_event(const struct ep_preload_call *) in the preloaded
+ * library: called only for a sampled allocation, the free of a sampled
+ * block, and to hand over the counts of the calls in between. The stack
+ * is walked from its entry: the library's own frames are dropped by the
+ * collector. */
+SEC("uprobe")
+int alloc_preload(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct ep_preload_call c;
+	__s64 *off;
+
+	stat_add(EP_AST_PL_EVENTS, 1);
+	if (bpf_probe_read_user(&c, sizeof(c), (void *)PT_REGS_PARM1(ctx)))
+		return 0;
+	stat_add(EP_AST_CALLS, c.calls);
+	stat_add(EP_AST_BYTES, c.bytes);
+	stat_add(EP_AST_FREES, c.frees);
+	off = bpf_map_lookup_elem(&alloc_pl_tls, &tgid);
+	if (c.tls_off && (!off || *off != c.tls_off))
+		bpf_map_update_elem(&alloc_pl_tls, &tgid, &c.tls_off, BPF_ANY);
+	if (c.op == EP_PL_FREE && c.addr) {
+		emit_free(tgid, c.addr);
+	} else if (c.op == EP_PL_SAMPLE && c.addr && c.kind && c.kind < EP_AK_MMAP) {
+		__u64 regs[UW_NREGS] = {};
+
+		regs[EP_UREG_IP] = PT_REGS_IP(ctx);
+		regs[EP_UREG_SP] = PT_REGS_SP(ctx);
+		regs[EP_UREG_FP] = PT_REGS_FP(ctx);
+		take_sample(ctx, regs, c.addr, c.size,
+			    c.kind | (c.flags & EP_PL_F_UNTRACKED ? EP_TS_UNTRACKED : 0));
+	}
+	return 0;
+}
+
+/* Whether the thread is inside the real allocator, called by the preloaded
+ * library: its flag, at the thread pointer plus the process's offset. */
+static __always_inline bool in_preload_allocator(struct task_struct *task, __u32 tgid)
+{
+	__s64 *off = bpf_map_lookup_elem(&alloc_pl_tls, &tgid);
+	__u64 tp = 0;
+	__u32 flag = 0;
+
+	if (!off)
+		return false;
+#if defined(__TARGET_ARCH_x86)
+	tp = BPF_CORE_READ(task, thread.fsbase);
+#elif defined(__TARGET_ARCH_arm64)
+	tp = BPF_CORE_READ(task, thread.uw.tp_value);
+#endif
+	if (!tp || bpf_probe_read_user(&flag, sizeof(flag), (void *)(tp + *off)))
+		return false;
+	return flag != 0;
+}
+
 /* ---- anonymous mappings made by the program (docs/alloc.md) ---- */
 
 #define EP_PROT_NONE	   0
@@ -410,7 +484,7 @@ int alloc_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 		return 0;
 	}
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (in_allocator(t, PT_REGS_SP_CORE(regs))) {
+	if (in_allocator(t, PT_REGS_SP_CORE(regs)) || in_preload_allocator(task, tgid)) {
 		stat_add(EP_AST_MMAP_IN_ALLOC, 1);
 		return 0;
 	}

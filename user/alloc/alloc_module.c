@@ -20,6 +20,8 @@
 #include "alloc/alloc_report.h"
 #include "alloc/alloc_syms.h"
 #include "events/alloc.h"
+#include "events/alloc_preload.h"
+#include "proc/proc_maps.h"
 #include "kernel/skel_types.h"
 #include "alloc.skel.h"
 #include "export/pprof.h"
@@ -87,6 +89,13 @@ static int handle_alloc(struct alloc_mod *m, const struct ep_alloc_event *e, siz
 	    alloc_is_mmap_wrapper(res.name)) {
 		lo = 1;
 	}
+	/* Sampled inside the process: the walk starts in the preloaded
+	 * library's probed function; its frames (and the wrapper's) go, so
+	 * the leaf is the allocator's caller as with the uprobes. */
+	while (m->ctx->alloc_preload && lo < n - 1 && e->ips[lo] &&
+	       !symbolizer_user(m->ctx->sym, e->hdr.pid, e->ips[lo] - 1, &res) && res.module &&
+	       !strcmp(proc_maps_basename(res.module), EP_PRELOAD_LIB))
+		lo++;
 	/* Leaf first from the kernel; root first in the model. Every frame
 	 * is a return address (the leaf too: the registers are the caller's
 	 * after the call), looked up at address - 1 unless the walker did. */
@@ -354,12 +363,17 @@ static int am_attach(void *state)
 	m->probes.entry = m->skel->progs.alloc_entry;
 	m->probes.ret = m->skel->progs.alloc_ret;
 	m->probes.free_prog = m->skel->progs.alloc_free;
+	m->probes.preload_prog = m->skel->progs.alloc_preload;
+	m->probes.pl_tls_fd = bpf_map__fd(m->skel->maps.alloc_pl_tls);
+	m->probes.preload_expected = m->ctx->alloc_preload != NULL;
 	m->probes.session_fd = m->session ? bpf_program__fd(m->skel->progs.alloc_session) : -1;
 	m->probes.proc_root = m->ctx->opts->proc_root;
 	attach_mmap(m);
-	for (size_t i = 0; i < m->tg.n; i++)
+	/* A command given the library is still the profiler's image here (held
+	 * before its exec): it is scanned at its start-up hold instead. */
+	for (size_t i = 0; i < m->tg.n && !m->probes.preload_expected; i++)
 		alloc_scan_target(&m->probes, uprobe_targets_at(&m->tg, i));
-	if (!m->probes.nlinks)
+	if (!m->probes.nlinks && !m->probes.preload_expected)
 		log_warn("--alloc: no allocator found in the target's maps yet (malloc, free, "
 			 "...); looked for again as libraries are loaded");
 	m->attached = true;
@@ -453,6 +467,8 @@ static void am_on_exit(void *state, uint32_t pid, uint64_t ts)
 	ring_buffer__consume(m->rb);
 	t->exited = true;
 	alloc_target_detach(t);
+	if (t->via == ALLOC_VIA_PRELOAD)
+		bpf_map_delete_elem(m->probes.pl_tls_fd, &pid);
 }
 
 static void read_stats(struct alloc_mod *m)
@@ -522,6 +538,12 @@ static int am_report(void *state, cJSON *root)
 		return 0;
 	for (size_t i = 0; i < m->probes.nprobed; i++)
 		run.probed[i] = m->probes.probed[i];
+	for (size_t i = 0; i < m->tg.n; i++) {
+		const struct alloc_target *t = uprobe_targets_at(&m->tg, i);
+
+		run.procs_preload += t->via == ALLOC_VIA_PRELOAD;
+		run.procs_uprobe += t->via == ALLOC_VIA_UPROBE;
+	}
 	run.nprobed = m->probes.nprobed;
 	return alloc_report_json(&run, root, &m->res);
 }

@@ -270,6 +270,7 @@ int alloc_report_json(const struct alloc_run *run, cJSON *root, struct alloc_res
 	res->samples = res->t.samples;
 	res->rate = run->rate;
 	res->dropped = dropped;
+	res->preload = run->procs_preload > 0 && !run->procs_uprobe;
 	if (!cJSON_AddNumberToObject(a, "rate_bytes", (double)run->rate) ||
 	    !cJSON_AddNumberToObject(a, "max_live", run->max_live) ||
 	    !cJSON_AddStringToObject(a, "stacks", run->kwalk ? "cfi-kernel" : "frame-pointers") ||
@@ -285,6 +286,14 @@ int alloc_report_json(const struct alloc_run *run, cJSON *root, struct alloc_res
 			return -ENOMEM;
 		}
 	}
+	if (!cJSON_AddStringToObject(a, "mechanism",
+				     !run->procs_preload ? "uprobe"
+				     : run->procs_uprobe ? "mixed"
+							 : "preload") ||
+	    !cJSON_AddNumberToObject(a, "processes_preload", run->procs_preload) ||
+	    !cJSON_AddNumberToObject(a, "processes_uprobe", run->procs_uprobe) ||
+	    !cJSON_AddNumberToObject(a, "preload_events", (double)st[EP_AST_PL_EVENTS]))
+		return -ENOMEM;
 	if (!cJSON_AddNumberToObject(a, "calls", (double)st[EP_AST_CALLS]) ||
 	    !cJSON_AddNumberToObject(a, "frees", (double)st[EP_AST_FREES]) ||
 	    !cJSON_AddNumberToObject(a, "bytes_requested", (double)st[EP_AST_BYTES]) ||
@@ -370,11 +379,14 @@ void alloc_print_summary(const struct alloc_results *r, FILE *out)
 	if (r->share >= 0)
 		fprintf(out, "  cost: %.0f ns per call, %.2f%% of the targets' CPU%s\n",
 			r->per_call_ns, r->share * 100,
-			r->share > ALLOC_COST_WARN_SHARE
-				? "\n  WARNING: --alloc costs the target more than 2% of its CPU: every "
+			r->share <= ALLOC_COST_WARN_SHARE ? ""
+			: r->preload
+				? "\n  WARNING: --alloc costs the target more than 2% of its CPU: "
+				  "sampled inside the process, each sample still traps; a larger "
+				  "--alloc-rate takes fewer"
+				: "\n  WARNING: --alloc costs the target more than 2% of its CPU: every "
 				  "allocator call traps into the kernel, whatever --alloc-rate; "
-				  "times measured with --alloc are inflated"
-				: "");
+				  "times measured with --alloc are inflated");
 	else
 		fprintf(out, "  cost: %.0f ns per call of BPF time (trap cost unknown)\n",
 			r->per_call_ns);

@@ -30,6 +30,9 @@ struct alloc_run {
 	uint64_t nlinks;
 	const char *probed[8];
 	size_t nprobed;
+	/* Processes whose allocations were sampled inside them (preloaded
+	 * library) and by uprobes on their allocator. */
+	uint32_t procs_preload, procs_uprobe;
 };
 
 /* What the summary prints, kept from report time. */
@@ -38,6 +41,7 @@ struct alloc_results {
 	uint64_t calls, frees, bytes, samples, rate, dropped;
 	struct alloc_totals t;
 	double cost_ns, per_call_ns, share; /* share < 0: unknown */
+	bool preload;			    /* every process sampled inside itself */
 	char top[3][160];
 	double top_bytes[3];
 	size_t ntop;

@@ -18,7 +18,8 @@
 #include "overload/priority.h"
 #include "proc/proc_info.h"
 
-pid_t launch_child(char **argv, const sigset_t *orig_mask, int nice_val, struct launch *l)
+pid_t launch_child(char **argv, char **envp, const sigset_t *orig_mask, int nice_val,
+		   struct launch *l)
 {
 	int go[2], ex[2];
 	pid_t pid;
@@ -41,7 +42,10 @@ pid_t launch_child(char **argv, const sigset_t *orig_mask, int nice_val, struct 
 		 * the command is already sampled; EOF means the profiler gave up. */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
-		execvp(argv[0], argv);
+		if (envp)
+			execvpe(argv[0], argv, envp);
+		else
+			execvp(argv[0], argv);
 		e = errno;
 		if (write(ex[1], &e, sizeof(e)) < 0)
 			_exit(127);
