@@ -141,6 +141,25 @@ static void emit(uint32_t op, uint64_t addr, uint64_t size, uint32_t kind, uint3
 	c->calls = c->frees = c->bytes = 0;
 }
 
+/* Set once the library's constructor has told the profiler its flag's
+ * offset. Until then (the constructors of the libraries initialised
+ * before it: libstdc++ under jemalloc, ...) each call says it first, so
+ * that an allocator initialising itself in that call (jemalloc maps its
+ * arenas) is known to be inside the allocator. */
+static int announced;
+
+static void enter(void)
+{
+	ts.in_alloc++;
+	if (__builtin_expect(!__atomic_load_n(&announced, __ATOMIC_RELAXED), 0) && rate)
+		emit(EP_PL_COUNTS, 0, 0, 0, 0);
+}
+
+static void leave(void)
+{
+	ts.in_alloc--;
+}
+
 static uint64_t rng_next(void)
 {
 	/* xorshift64* */
@@ -349,9 +368,9 @@ EXPORT void *malloc(size_t n)
 
 	if (booting())
 		return boot_alloc(n);
-	ts.in_alloc++;
+	enter();
 	p = next.malloc(n);
-	ts.in_alloc--;
+	leave();
 	on_alloc(p, n, EP_AK_MALLOC);
 	return p;
 }
@@ -363,9 +382,9 @@ EXPORT void *calloc(size_t n, size_t size)
 
 	if (booting())
 		return __builtin_mul_overflow(n, size, &total) ? NULL : boot_alloc(total);
-	ts.in_alloc++;
+	enter();
 	p = next.calloc(n, size);
-	ts.in_alloc--;
+	leave();
 	/* An overflowing request counts as huge, as the uprobes see it. */
 	on_alloc(p, __builtin_mul_overflow(n, size, &total) ? SIZE_MAX : total, EP_AK_CALLOC);
 	return p;
@@ -378,9 +397,9 @@ EXPORT void free(void *p)
 	if (booting())
 		return;
 	on_free(p);
-	ts.in_alloc++;
+	enter();
 	next.free(p);
-	ts.in_alloc--;
+	leave();
 }
 
 EXPORT void *realloc(void *old, size_t n)
@@ -404,9 +423,9 @@ EXPORT void *realloc(void *old, size_t n)
 	 * live but no longer tracked. */
 	if (old && rate && set_remove((uintptr_t)old))
 		emit(EP_PL_FREE, (uintptr_t)old, 0, 0, 0);
-	ts.in_alloc++;
+	enter();
 	p = next.realloc(old, n);
-	ts.in_alloc--;
+	leave();
 	on_alloc(p, n, EP_AK_REALLOC);
 	return p;
 }
@@ -419,9 +438,9 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 		*out = align <= 16 ? boot_alloc(n) : NULL;
 		return *out ? 0 : ENOMEM;
 	}
-	ts.in_alloc++;
+	enter();
 	err = next.posix_memalign(out, align, n);
-	ts.in_alloc--;
+	leave();
 	on_alloc(err ? NULL : *out, n, EP_AK_POSIX_MEMALIGN);
 	return err;
 }
@@ -432,9 +451,9 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
 
 	if (booting())
 		return align <= 16 ? boot_alloc(n) : NULL;
-	ts.in_alloc++;
+	enter();
 	p = next.aligned_alloc(align, n);
-	ts.in_alloc--;
+	leave();
 	on_alloc(p, n, EP_AK_MEMALIGN);
 	return p;
 }
@@ -445,9 +464,9 @@ EXPORT void *memalign(size_t align, size_t n)
 
 	if (booting())
 		return align <= 16 ? boot_alloc(n) : NULL;
-	ts.in_alloc++;
+	enter();
 	p = next.memalign(align, n);
-	ts.in_alloc--;
+	leave();
 	on_alloc(p, n, EP_AK_MEMALIGN);
 	return p;
 }
@@ -458,9 +477,9 @@ EXPORT void *valloc(size_t n)
 
 	if (booting())
 		return NULL;
-	ts.in_alloc++;
+	enter();
 	p = next.valloc(n);
-	ts.in_alloc--;
+	leave();
 	on_alloc(p, n, EP_AK_VALLOC);
 	return p;
 }
@@ -471,9 +490,9 @@ EXPORT void *pvalloc(size_t n)
 
 	if (booting())
 		return NULL;
-	ts.in_alloc++;
+	enter();
 	p = next.pvalloc(n);
-	ts.in_alloc--;
+	leave();
 	on_alloc(p, n, EP_AK_VALLOC);
 	return p;
 }
@@ -494,6 +513,7 @@ __attribute__((constructor)) static void start(void)
 {
 	pthread_atfork(NULL, NULL, say_counts);
 	say_counts();
+	__atomic_store_n(&announced, 1, __ATOMIC_RELAXED);
 }
 
 __attribute__((destructor)) static void stop(void)
