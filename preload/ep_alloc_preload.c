@@ -67,7 +67,11 @@ static size_t boot_used;
 #define SET_BUCKETS (1u << 15)
 #define SET_WAYS    8u
 static _Alignas(64) uintptr_t sampled_set[SET_BUCKETS * SET_WAYS];
-static unsigned long sampled_live;
+/* In front of it, small enough to stay in the cache: per hash, how many
+ * sampled blocks are live. Most frees find 0 here and look no further
+ * (the set's 2 MiB would cost each a cache and TLB miss). */
+#define FILTER_SIZE (1u << 13)
+static _Alignas(64) uint16_t sampled_filter[FILTER_SIZE];
 
 struct thread_state {
 	int64_t countdown;
@@ -148,14 +152,14 @@ static void emit(uint32_t op, uint64_t addr, uint64_t size, uint32_t kind, uint3
  * arenas) is known to be inside the allocator. */
 static int announced;
 
-static void enter(void)
+static inline __attribute__((always_inline)) void enter(void)
 {
 	ts.in_alloc++;
 	if (__builtin_expect(!__atomic_load_n(&announced, __ATOMIC_RELAXED), 0) && rate)
 		emit(EP_PL_COUNTS, 0, 0, 0, 0);
 }
 
-static void leave(void)
+static inline __attribute__((always_inline)) void leave(void)
 {
 	ts.in_alloc--;
 }
@@ -278,7 +282,7 @@ static int from_boot(const void *p)
 
 /* Whether the call must be served before the next definitions are known:
  * a call from dlsym while they are looked up. */
-static int booting(void)
+static inline __attribute__((always_inline)) int booting(void)
 {
 	if (LIKELY(__atomic_load_n(&resolve_state, __ATOMIC_ACQUIRE) == 2))
 		return 0;
@@ -293,57 +297,66 @@ static size_t bucket_of(uintptr_t p)
 	return (size_t)(((uint64_t)p * 0x9E3779B97F4A7C15ull) >> 40) & (SET_BUCKETS - 1);
 }
 
+static size_t filter_of(uintptr_t p)
+{
+	return (size_t)(((uint64_t)p * 0x9E3779B97F4A7C15ull) >> 51) & (FILTER_SIZE - 1);
+}
+
 static int set_insert(uintptr_t p)
 {
 	uintptr_t *b = &sampled_set[bucket_of(p) * SET_WAYS];
+	uint16_t *f = &sampled_filter[filter_of(p)];
 
+	/* Counted first: p is not the program's yet, no free can race. */
+	__atomic_add_fetch(f, 1, __ATOMIC_ACQ_REL);
 	for (unsigned i = 0; i < SET_WAYS; i++) {
 		uintptr_t empty = 0;
 
 		if (!__atomic_load_n(&b[i], __ATOMIC_RELAXED) &&
 		    __atomic_compare_exchange_n(&b[i], &empty, p, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED)) {
-			__atomic_add_fetch(&sampled_live, 1, __ATOMIC_RELAXED);
+						__ATOMIC_RELAXED))
 			return 1;
-		}
 	}
+	__atomic_sub_fetch(f, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
 /* Removes p if it is a sampled block; whether it was. */
-static int set_remove(uintptr_t p)
+static __attribute__((noinline)) int set_remove_slow(uintptr_t p, uint16_t *f)
 {
-	uintptr_t *b;
+	uintptr_t *b = &sampled_set[bucket_of(p) * SET_WAYS];
 
-	if (LIKELY(!__atomic_load_n(&sampled_live, __ATOMIC_RELAXED)))
-		return 0;
-	b = &sampled_set[bucket_of(p) * SET_WAYS];
 	for (unsigned i = 0; i < SET_WAYS; i++) {
 		uintptr_t want = p;
 
 		if (__atomic_load_n(&b[i], __ATOMIC_RELAXED) == p &&
 		    __atomic_compare_exchange_n(&b[i], &want, 0, false, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
-			__atomic_sub_fetch(&sampled_live, 1, __ATOMIC_RELAXED);
+			__atomic_sub_fetch(f, 1, __ATOMIC_RELEASE);
 			return 1;
 		}
 	}
 	return 0;
 }
 
-/* A successful allocation of size bytes at p: counted, and sampled when
- * it reaches the thread's countdown. */
-static void on_alloc(void *p, size_t size, uint32_t kind)
+static inline __attribute__((always_inline)) int set_remove(uintptr_t p)
 {
-	if (!rate)
-		return;
-	if (!ts.ready)
+	uint16_t *f = &sampled_filter[filter_of(p)];
+
+	if (LIKELY(!__atomic_load_n(f, __ATOMIC_ACQUIRE)))
+		return 0;
+	return set_remove_slow(p, f);
+}
+
+static __attribute__((noinline)) void sample(void *p, size_t size, uint32_t kind)
+{
+	if (!ts.ready) {
+		/* The thread's first call: no countdown yet. */
 		thread_init();
-	ts.call.calls++;
-	ts.call.bytes += size;
-	if (LIKELY((int64_t)size < ts.countdown || !size)) {
-		ts.countdown -= (int64_t)size;
-		return;
+		if ((int64_t)size < ts.countdown) {
+			ts.countdown -= (int64_t)size;
+			return;
+		}
 	}
 	ts.countdown = draw();
 	if (!p)
@@ -352,8 +365,24 @@ static void on_alloc(void *p, size_t size, uint32_t kind)
 	     set_insert((uintptr_t)p) ? 0 : EP_PL_F_UNTRACKED);
 }
 
+/* A successful allocation of size bytes at p: counted, and sampled when
+ * it reaches the thread's countdown (0 until the thread is set up: its
+ * first call goes the slow way). */
+static inline __attribute__((always_inline)) void on_alloc(void *p, size_t size, uint32_t kind)
+{
+	if (!rate)
+		return;
+	ts.call.calls++;
+	ts.call.bytes += size;
+	if (LIKELY((int64_t)size < ts.countdown || !size)) {
+		ts.countdown -= (int64_t)size;
+		return;
+	}
+	sample(p, size, kind);
+}
+
 /* p is about to be freed (or moved by realloc). */
-static void on_free(void *p)
+static inline __attribute__((always_inline)) void on_free(void *p)
 {
 	if (!rate)
 		return;
@@ -397,9 +426,8 @@ EXPORT void free(void *p)
 	if (booting())
 		return;
 	on_free(p);
-	enter();
+	/* Not flagged: freeing maps nothing (the flag is for mmap). */
 	next.free(p);
-	leave();
 }
 
 EXPORT void *realloc(void *old, size_t n)
