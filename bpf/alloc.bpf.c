@@ -250,8 +250,8 @@ static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size
 	struct ep_alloc_key k = { .tgid = id >> 32, .addr = addr };
 	struct ep_alloc_block b = { .size = size, .ts_ns = t0 };
 	struct ep_alloc_event *e;
-	__u32 zero = 0, n = 0, flags = kind & EP_TS_UNTRACKED ? EP_ALLOC_F_UNTRACKED : 0;
 	bool tracked, walked;
+	__u32 zero = 0, n = 0;
 	long used;
 
 	e = bpf_map_lookup_elem(&alloc_scratch, &zero);
@@ -264,8 +264,9 @@ static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size
 	e->hdr.ts_ns = t0;
 	e->addr = addr;
 	e->size = size;
+	/* Kept in the record, not on the stack (the combined limit). */
 	e->kind = kind & ~EP_TS_UNTRACKED;
-	e->flags = flags;
+	e->flags = kind & EP_TS_UNTRACKED ? EP_ALLOC_F_UNTRACKED : 0;
 	e->_pad = 0;
 #if defined(__TARGET_ARCH_x86)
 	if (alloc_kwalk) {
@@ -283,7 +284,7 @@ static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size
 		used = 0;
 	if (used > (long)sizeof(e->ips))
 		used = sizeof(e->ips);
-	tracked = !(flags & EP_ALLOC_F_UNTRACKED) &&
+	tracked = !(e->flags & EP_ALLOC_F_UNTRACKED) &&
 		  !bpf_map_update_elem(&alloc_live, &k, &b, BPF_ANY);
 	if (!tracked)
 		e->flags |= EP_ALLOC_F_UNTRACKED;
@@ -378,32 +379,41 @@ struct {
  * block, and to hand over the counts of the calls in between. The stack
  * is walked from its entry: the library's own frames are dropped by the
  * collector. */
+/* The call's record, read here rather than onto the stack: the sampled
+ * path below needs all but ~90 bytes of the combined limit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ep_preload_call);
+} alloc_pl_call SEC(".maps");
+
 SEC("uprobe")
 int alloc_preload(struct pt_regs *ctx)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct ep_preload_call c;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
+	struct ep_preload_call *c = bpf_map_lookup_elem(&alloc_pl_call, &zero);
 	__s64 *off;
 
 	stat_add(EP_AST_PL_EVENTS, 1);
-	if (bpf_probe_read_user(&c, sizeof(c), (void *)PT_REGS_PARM1(ctx)))
+	if (!c || bpf_probe_read_user(c, sizeof(*c), (void *)PT_REGS_PARM1(ctx)))
 		return 0;
-	stat_add(EP_AST_CALLS, c.calls);
-	stat_add(EP_AST_BYTES, c.bytes);
-	stat_add(EP_AST_FREES, c.frees);
+	stat_add(EP_AST_CALLS, c->calls);
+	stat_add(EP_AST_BYTES, c->bytes);
+	stat_add(EP_AST_FREES, c->frees);
 	off = bpf_map_lookup_elem(&alloc_pl_tls, &tgid);
-	if (c.tls_off && (!off || *off != c.tls_off))
-		bpf_map_update_elem(&alloc_pl_tls, &tgid, &c.tls_off, BPF_ANY);
-	if (c.op == EP_PL_FREE && c.addr) {
-		emit_free(tgid, c.addr);
-	} else if (c.op == EP_PL_SAMPLE && c.addr && c.kind && c.kind < EP_AK_MMAP) {
+	if (c->tls_off && (!off || *off != c->tls_off))
+		bpf_map_update_elem(&alloc_pl_tls, &tgid, &c->tls_off, BPF_ANY);
+	if (c->op == EP_PL_FREE && c->addr) {
+		emit_free(tgid, c->addr);
+	} else if (c->op == EP_PL_SAMPLE && c->addr && c->kind && c->kind < EP_AK_MMAP) {
 		__u64 regs[UW_NREGS] = {};
 
 		regs[EP_UREG_IP] = PT_REGS_IP(ctx);
 		regs[EP_UREG_SP] = PT_REGS_SP(ctx);
 		regs[EP_UREG_FP] = PT_REGS_FP(ctx);
-		take_sample(ctx, regs, c.addr, c.size,
-			    c.kind | (c.flags & EP_PL_F_UNTRACKED ? EP_TS_UNTRACKED : 0));
+		take_sample(ctx, regs, c->addr, c->size,
+			    c->kind | (c->flags & EP_PL_F_UNTRACKED ? EP_TS_UNTRACKED : 0));
 	}
 	return 0;
 }
