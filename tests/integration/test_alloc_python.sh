@@ -15,6 +15,8 @@
 #   - inuse.folded: the same for c_alloc_keep under keep_some, its bytes
 #     within 25% of what is kept (24 blocks of 256 KiB, each sampled with
 #     probability 0.86: 8% standard error);
+#   - report.json: the top allocating stack is c_alloc_churn's, with
+#     churn_hot at that line in it;
 #   - the share of sampled allocations with Python frames (report.json
 #     memory.alloc.python): >= 95% of the samples (the program's own
 #     allocations are > 99% of its bytes, all from Python; the interpreter's
@@ -95,6 +97,9 @@ n = A["samples"]
 share = P.get("samples_with_python", 0) / max(n, 1)
 info("%s: %d of %d allocation samples (%.1f%%) with Python frames, %r" % (label, P.get("samples_with_python", 0), n, 100 * share, P))
 check(n >= 1000, "%s: only %d samples" % (label, n))
+T = A["top_alloc"][0] if A["top_alloc"] else {}
+check(T.get("function") == "c_alloc_churn" and "churn_hot (py_alloc.py:%d)" % own["churn_line"] in T.get("stack", []),
+      "%s: report.json top_alloc[0] %r" % (label, T))
 check(share >= 0.95, "%s: %.1f%% of the allocation samples with Python frames, want >= 95%%" % (label, 100 * share))
 check(P.get("walks_bad") == 0 and P["samples_with_python"] <= P["samples_walked"] <= P["walks"] and P["frames"] >= 3 * P["samples_with_python"],
       "%s: python counts %r" % (label, P))
