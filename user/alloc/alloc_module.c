@@ -514,16 +514,21 @@ static int am_report(void *state, cJSON *root)
 		.collector_drops = m->collector_drops,
 		.kwalk = m->skel && m->skel->rodata->alloc_kwalk,
 		.session = m->session,
+		.attach = m->ctx->opts->npids > 0,
 		.cycles = m->ctx->cycles ? cycle_sink_table(m->ctx->cycles) : NULL,
 		.nlinks = m->probes.nlinks,
 	};
+	int err;
 
 	if (!m->attached)
 		return 0;
 	for (size_t i = 0; i < m->probes.nprobed; i++)
 		run.probed[i] = m->probes.probed[i];
 	run.nprobed = m->probes.nprobed;
-	return alloc_report_json(&run, root, &m->res);
+	err = alloc_report_json(&run, root, &m->res);
+	if (!err)
+		alloc_log_cost(&m->res);
+	return err;
 }
 
 static int write_folded(FILE *f, void *ctx)
