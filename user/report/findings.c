@@ -940,6 +940,12 @@ int findings_evaluate_agg(const struct cycle_table *all, const struct cycle_agg 
 		findings_free(out);
 		return fl.err;
 	}
+	findings_sort(out);
+	return 0;
+}
+
+void findings_sort(struct findings *out)
+{
 	/* Stable insertion sort: critical first, rule order within a level. */
 	for (size_t i = 1; i < out->n; i++) {
 		struct finding f = out->v[i];
@@ -950,5 +956,4 @@ int findings_evaluate_agg(const struct cycle_table *all, const struct cycle_agg 
 		}
 		out->v[j] = f;
 	}
-	return 0;
 }

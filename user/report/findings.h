@@ -104,6 +104,9 @@ void findings_over_shares(const struct findings_cfg *cfg, double over[CA__COUNT]
 /* An aggregate whose cycle lists match cfg's shares. */
 void findings_agg_init(struct cycle_agg *ag, const struct findings_cfg *cfg);
 void findings_free(struct findings *f);
+/* Critical first, the order kept within a severity (stable): after
+ * findings from other sources were appended. */
+void findings_sort(struct findings *f);
 
 const char *finding_severity_name(enum finding_severity s);
 
