@@ -480,6 +480,39 @@ static void test_interval_coverage(void)
 	sim_coverage(300, 100, 0.25);
 }
 
+/* One sampled block left live mid-run makes a clean step in the series
+ * (the fit alone finds it 4 standard errors from 0), but a single sample is
+ * no evidence of growth: its sampling error is the size of the slope. */
+static void test_leak_one_sample(void)
+{
+	struct alloc_model m;
+	struct alloc_leak_cfg cfg;
+	struct alloc_leak *l;
+	uint64_t end[10];
+	uint32_t st[3];
+	size_t n;
+
+	mk(&m, st, 512 << 10, 100);
+	for (int c = 0; c < 10; c++)
+		end[c] = (uint64_t)(c + 1) * 100 * MS;
+	CHECK_INT_EQ(alloc_model_add(&m, 1, 1, NULL, 450 * MS, 0x40, 4096, st[0], true), 0);
+	alloc_leak_default_cfg(&cfg);
+	cfg.min_t_total = 0;
+	CHECK_INT_EQ(alloc_model_leaks(&m, end, 10, &cfg, 10, &l, &n), 0);
+	CHECK_INT_EQ(n, 1);
+	if (n) {
+		CHECK(l[0].fit.slope / l[0].fit.slope_se >= cfg.min_t);
+		CHECK(l[0].sampling_se > 0.9 * l[0].fit.slope);
+		CHECK_NEAR(l[0].live_end_se, sqrt(alloc_var_bytes(4096, 512 << 10)), 1e-6);
+	}
+	alloc_leaks_free(l, n);
+	alloc_leak_default_cfg(&cfg);
+	CHECK_INT_EQ(alloc_model_leaks(&m, end, 10, &cfg, 10, &l, &n), 0);
+	CHECK_INT_EQ(n, 0);
+	alloc_leaks_free(l, n);
+	alloc_model_free(&m);
+}
+
 static void test_bounds(void)
 {
 	struct alloc_model m;
@@ -612,6 +645,7 @@ int main(void)
 	test_fit();
 	test_model();
 	test_leak_noise();
+	test_leak_one_sample();
 	test_bounds();
 	test_findings_from_report();
 	test_interval_coverage();

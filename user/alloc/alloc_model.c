@@ -171,7 +171,6 @@ int alloc_model_by_stack(const struct alloc_model *m, struct alloc_by_stack **ou
 	for (size_t i = 0; i < m->n; i++) {
 		const struct alloc_sample *s = &m->s[i];
 		struct alloc_by_stack *b = &v[s->stack];
-
 		double var = alloc_var_bytes(s->size, m->rate);
 
 		b->samples++;
