@@ -208,7 +208,9 @@ static int add_cost(const struct alloc_run *run, cJSON *root, cJSON *obj, struct
 	const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(ov, "target_cpu_ns");
 	const cJSON *progs = cJSON_GetObjectItemCaseSensitive(ov, "programs"), *p;
 	uint64_t calls = run->stats[EP_AST_CALLS], frees = run->stats[EP_AST_FREES];
-	uint64_t hits = 2 * calls + frees;
+	/* Without BPF statistics: an entry per call and free, and a return
+	 * for every call, or with uprobe sessions for the sampled ones only. */
+	uint64_t hits = calls + frees + (run->session ? run->stats[EP_AST_SAMPLED] : calls);
 	double run_ns = 0, runs = 0, tp_ns = 0, tp_runs = 0,
 	       trap_ns = cJSON_IsNumber(trap) ? trap->valuedouble : -1;
 	double cpu_ns = cJSON_IsNumber(cpu) ? cpu->valuedouble : 0;
