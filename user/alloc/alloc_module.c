@@ -537,21 +537,22 @@ static int am_report(void *state, cJSON *root)
 		.collector_drops = m->collector_drops,
 		.kwalk = m->skel && m->skel->rodata->alloc_kwalk,
 		.session = m->session,
+		.attach = m->ctx->opts->npids > 0,
 		.cycles = m->ctx->cycles ? cycle_sink_table(m->ctx->cycles) : NULL,
 		.nlinks = m->probes.nlinks,
 	};
-
-	if (!m->attached)
-		return 0;
 	cJSON *a;
 	int err;
 
+	if (!m->attached)
+		return 0;
 	for (size_t i = 0; i < m->probes.nprobed; i++)
 		run.probed[i] = m->probes.probed[i];
 	run.nprobed = m->probes.nprobed;
 	err = alloc_report_json(&run, root, &m->res);
 	if (err)
 		return err;
+	alloc_log_cost(&m->res);
 	a = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "memory"),
 					     "alloc");
 	return a && m->skel && m->skel->rodata->py_enabled ? alloc_py_report(&m->py, a) : 0;
