@@ -53,6 +53,14 @@ struct {
 	__uint(max_entries, 1 << 20);
 } alloc_events SEC(".maps");
 
+/* Python frames of a sampled allocation (bpf/pyframes.bpf.h), walked as a
+ * CPU sample's are, with the CPU sampler's process and thread-state maps:
+ * the record goes into this ring right before its sample, which the
+ * collector pairs it with. Off (py_enabled) without --python or bpf_loop. */
+#define PYFRAMES_RING  alloc_events
+#define PY_WALK_STATIC 1
+#include "pyframes.bpf.h"
+
 /* (tgid, address) of every sampled block not yet freed. Sized by the
  * collector (--alloc-max-live); a full table is counted, not fatal. */
 struct {
@@ -284,6 +292,8 @@ static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size
 		used = 0;
 	if (used > (long)sizeof(e->ips))
 		used = sizeof(e->ips);
+	/* Every sampled entry point comes here: its Python callers go first. */
+	pyframes_emit(&e->hdr);
 	tracked = !(e->flags & EP_ALLOC_F_UNTRACKED) &&
 		  !bpf_map_update_elem(&alloc_live, &k, &b, BPF_ANY);
 	if (!tracked)

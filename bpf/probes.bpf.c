@@ -235,6 +235,40 @@ static __always_inline __u64 byval_arg2(struct pt_regs *ctx)
 #endif
 }
 
+/* The caller's filesystem credentials and root, for the collector to read
+ * the file it named as it could have: the event may be handled after the
+ * process exited, when /proc has nothing left of it. */
+static __always_inline void caller_cred(struct ep_caller_cred *c)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	const struct cred *cr = BPF_CORE_READ(task, cred);
+	struct group_info *gi;
+	struct dentry *root;
+	__u32 n;
+
+	__builtin_memset(c, 0, sizeof(*c));
+	if (!cr)
+		return;
+	c->fsuid = BPF_CORE_READ(cr, fsuid.val);
+	c->fsgid = BPF_CORE_READ(cr, fsgid.val);
+	gi = BPF_CORE_READ(cr, group_info);
+	n = gi ? (__u32)BPF_CORE_READ(gi, ngroups) : 0;
+	c->ngroups = n;
+	if (n > EP_CRED_GROUPS)
+		n = EP_CRED_GROUPS;
+	n &= 2 * EP_CRED_GROUPS - 1; /* a bound the verifier sees */
+	if (n && bpf_probe_read_kernel(c->groups, n * sizeof(__u32), &gi->gid[0]))
+		return;
+	c->flags = EP_CRED_F_OK;
+	root = BPF_CORE_READ(task, fs, root.dentry);
+	if (!root)
+		return;
+	c->root_ino = BPF_CORE_READ(root, d_inode, i_ino);
+	c->root_dev = BPF_CORE_READ(root, d_sb, s_dev);
+	if (c->root_ino)
+		c->flags |= EP_CRED_F_ROOT;
+}
+
 /* llama.cpp's loaders take their parameter struct by value: copy it (and
  * the model path) at entry, before the callee may reuse that memory. One
  * event per model or context created: rare, so no per-call cost matters. */
@@ -270,9 +304,12 @@ static __always_inline void emit_llama_args(struct pt_regs *ctx, __u64 id, __u32
 			      : (__s32)sizeof(a->blob);
 	a->path_len = 0;
 	a->path[0] = '\0';
-	if (kind == EP_PK_LLAMA_MODEL)
+	a->cred.flags = 0;
+	if (kind == EP_PK_LLAMA_MODEL) {
 		a->path_len = (__s32)bpf_probe_read_user_str(a->path, sizeof(a->path),
 							     (void *)PT_REGS_PARM1(ctx));
+		caller_cred(&a->cred);
+	}
 	if (a->blob_len < 0)
 		count_drop(EP_PDROP_LLAMA_ARGS);
 	bpf_ringbuf_submit(a, 0);

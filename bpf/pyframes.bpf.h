@@ -11,6 +11,8 @@
  * it, so the record shares that ring and reaches the collector right
  * before its sample. sched.bpf.c includes it without a ring: it walks
  * into its own per-thread slot at a blocking switch-out (py_walk_into).
+ * alloc.bpf.c includes it with its own ring (PY_WALK_STATIC): a sampled
+ * allocation's record goes right before that sample.
  */
 #ifndef EBPF_PROF_PYFRAMES_BPF_H
 #define EBPF_PROF_PYFRAMES_BPF_H
@@ -296,7 +298,16 @@ static __always_inline __u64 py_find_tstate(struct py_walk *w, __u32 tid)
  * inlined it was checked along every path that reached it (sched_switch
  * 17,449 -> 12,859 processed instructions, on_cpu_sample 12,649 -> 7,813;
  * ~40% of their verification time, paid at every start). */
-__noinline __u32 py_walk_into(const struct ep_py_proc *cfg, __u32 tid, struct ep_pystack *ps,
+#ifdef PY_WALK_STATIC
+/* The includer's programs load on kernels without bpf_loop (Linux 5.15,
+ * 5.16), with the walk off: before 6.8 the kernel verifies every global
+ * function whether reached or not, and this one's bpf_loop would refuse
+ * the whole object. A static one is verified where it is reached only. */
+#define PY_WALK_FN static __noinline
+#else
+#define PY_WALK_FN __noinline
+#endif
+PY_WALK_FN __u32 py_walk_into(const struct ep_py_proc *cfg, __u32 tid, struct ep_pystack *ps,
 			      __u64 now)
 {
 	struct py_walk w = {};

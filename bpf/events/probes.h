@@ -171,6 +171,26 @@ struct ep_span_llama {
 #define EP_LLAMA_BLOB_LEN 256
 #define EP_LLAMA_PATH_LEN 256
 
+/* Supplementary groups sent with a caller's credentials: more than a
+ * desktop user has; beyond, the file is opened with the first ones only
+ * (fewer rights, never more). */
+#define EP_CRED_GROUPS 32
+#define EP_CRED_F_OK   1u /* credentials read */
+#define EP_CRED_F_ROOT 2u /* root_dev and root_ino read */
+
+/* A caller's filesystem identity at the call (kernel values, the initial
+ * user namespace's ids): a file it named is read with these rights after
+ * it exits, when /proc no longer has them. */
+struct ep_caller_cred {
+	__u32 flags; /* EP_CRED_F_* */
+	__u32 fsuid, fsgid;
+	__u32 ngroups;	/* the caller's count; groups[] holds the first EP_CRED_GROUPS */
+	__u32 root_dev; /* its root directory's superblock s_dev (major << 20 | minor) */
+	__u32 _pad;
+	__u64 root_ino; /* and inode number */
+	__u32 groups[EP_CRED_GROUPS];
+};
+
 /* Sent at the entry of an EP_PK_LLAMA_* call. On x86-64 (SysV) a struct
  * larger than 16 bytes passed by value is copied by the caller into its
  * outgoing argument area: at the callee's first instruction it starts at
@@ -185,6 +205,7 @@ struct ep_llama_args {
 	__s32 path_len; /* EP_PK_LLAMA_MODEL: bytes read incl. NUL, or negative errno */
 	__u8 blob[EP_LLAMA_BLOB_LEN];
 	char path[EP_LLAMA_PATH_LEN];
+	struct ep_caller_cred cred; /* EP_PK_LLAMA_MODEL: who named the path */
 };
 
 /* Per-thread stack of open probed calls (BPF map value; the collector reads

@@ -26,6 +26,14 @@
 # Bad input: 200,000 live blocks sampled at --alloc-rate 1 with a tracking
 # table of 1,024: the run ends, the table stays bounded, the rest is counted
 # in dropped.
+# The probes' cost in attach mode (--pid): probe hits x the trap calibrated
+# this run, over the target's CPU, in memory.alloc.cost, the summary and
+# stderr; above 3% the alloc_probe_cost finding, suggesting launch mode, and
+# no generic probe_overhead for the same cost (the main run: ~2 us per call
+# against ~1 us of work per allocation, far above 3%).
+# Stated intervals (95%, sampling and fit): at the default rate, 30 cycles
+# of 256 KiB leaked per cycle (~15 samples of it), the leak's interval at
+# twice its width holds 256 KiB, and the live bytes' holds 30 x 256 KiB.
 . "$(dirname "$0")/lib.sh"
 ep_require_root
 ep_init
@@ -115,6 +123,31 @@ hits, base = A["cost"]["probe_hits"], A["calls"] + A["frees"]
 check(A["return_probes"] == "sampled", "return probes %r" % A["return_probes"])
 check(base <= hits <= base + 2 * A["samples"], "probe hits %d, calls + frees %d, samples %d" % (hits, base, A["samples"]))
 check(A["cost"]["per_call_ns"] > 0, "cost %r" % A["cost"])
+# The leak's stated interval, at twice its width, holds the truth.
+if L:
+    l = L[0]
+    half = l["bytes_per_cycle_high"] - l["bytes_per_cycle"]
+    check(half > 0 and abs(l["bytes_per_cycle_low"] - (l["bytes_per_cycle"] - half)) <= 1, "interval %r" % l)
+    check(abs(l["bytes_per_cycle"] - own["leaked"] / 10) <= 2 * half, "leak %d, 95%% half-width %d, truth %d" % (l["bytes_per_cycle"], half, own["leaked"] / 10))
+    check(abs(l["bytes_per_cycle_se"] - (l["bytes_per_cycle_sampling_se"] ** 2 + l["bytes_per_cycle_fit_se"] ** 2) ** 0.5) <= 2, "se parts %r" % l)
+check(abs(E["inuse_bytes"] - own["leaked"]) <= 2 * 1.96 * E["inuse_bytes_se"], "live %d +/- %d, leaked %d" % (E["inuse_bytes"], E["inuse_bytes_se"], own["leaked"]))
+# Attach mode: the cost from this run's calibrated trap, a finding above 3%.
+C = A["cost"]
+check(C["mode"] == "attach", "mode %r" % C["mode"])
+check(C["trap_ns"] and C["trap_ns"] > 0 and C["target_cpu_ns"] > 0, "cost %r" % C)
+want = C["probe_hits"] * C["trap_ns"] + C["bpf_ns"]
+check(abs(C["estimated_ns"] - want) <= 0.001 * want + 1, "estimated %d, hits x trap + BPF %d" % (C["estimated_ns"], want))
+check(abs(C["target_cpu_share"] - C["estimated_ns"] / C["target_cpu_ns"]) < 1e-6, "share %r" % C)
+check(C["warn_share"] == 0.03, "threshold %r" % C["warn_share"])
+check(C["target_cpu_share"] > C["warn_share"], "2,000 pairs per cycle under the threshold: %r" % C)
+F = {f["rule"]: f for f in R["findings"]}
+pc = F.get("alloc_probe_cost")
+if check(pc is not None, "no alloc_probe_cost finding: %r" % sorted(F)):
+    check(abs(pc["value"] - C["target_cpu_share"]) < 1e-9, "finding value %r" % pc["value"])
+    check("launch mode" in pc["recommendation"] and "ebpf-prof --alloc -- COMMAND" in pc["recommendation"], "recommendation %r" % pc["recommendation"])
+    check(str(C["probe_hits"]) in pc["evidence"], "evidence %r" % pc["evidence"])
+ov = R["overhead"].get("probe_share") or 0
+check("probe_overhead" not in F or ov - C["target_cpu_share"] > 0.02, "probe_overhead for the allocator probes' cost: %r" % F.get("probe_overhead"))
 PY
 [ $? -eq 0 ] || ep_fail "main run"
 grep -q "^Allocations (--alloc" "$PROF_OUT" || ep_fail "no allocation lines in the summary"
@@ -131,6 +164,38 @@ sys.exit(0 if 'data-rendered="yes"' in d and "leak_some" in sec and "KiB" in sec
 PY
 fi
 grep -q "LEAK leak_some" "$PROF_OUT" || ep_fail "no leak line in the summary"
+grep -Eq "^  cost: [0-9]+ probe hits x [0-9]+ ns trap \+ BPF = .* of the targets' CPU" "$PROF_OUT" ||
+	ep_fail "no cost line in the summary: $(grep cost: "$PROF_OUT")"
+grep -q "WARNING: --alloc costs the targets more than 3%" "$PROF_OUT" || ep_fail "no cost warning in the summary"
+grep -q "alloc_probe_cost\|Allocation probes take" "$PROF_OUT" || ep_fail "the cost finding is not in the summary's findings"
+grep -Eq "warning: alloc: the allocator probes cost [0-9]+ probe hits" "$PROF_ERR" || ep_fail "no cost warning on stderr"
+
+# At the default rate (512 KiB) a 256 KiB/cycle leak gets ~15 samples in
+# 30 cycles: a wide interval, that must hold the truth at twice its width.
+run interval 30 256 1000 --
+TARGET_OUT=$TARGET_OUT ep_py "$EP_WORK/interval" <<'PY'
+own = {}
+for line in open(os.environ["TARGET_OUT"]):
+    f = line.split()
+    if len(f) == 2 and f[1].isdigit():
+        own[f[0]] = int(f[1])
+A = R["memory"]["alloc"]
+check(A["rate_bytes"] == 512 * 1024, "rate %r" % A["rate_bytes"])
+L = [l for l in A["leaks"] if l["function"] == "leak_some"]
+if check(len(L) == 1, "leaks %r" % [l["function"] for l in A["leaks"]]):
+    l = L[0]
+    truth = own["leaked"] / 30
+    half = l["bytes_per_cycle_high"] - l["bytes_per_cycle"]
+    info("leak %.0f KiB/cycle, 95%% %.0f..%.0f KiB (sampling se %.0f, fit se %.0f), truth %.0f KiB" % (l["bytes_per_cycle"] / 1024, l["bytes_per_cycle_low"] / 1024, l["bytes_per_cycle_high"] / 1024, l["bytes_per_cycle_sampling_se"] / 1024, l["bytes_per_cycle_fit_se"] / 1024, truth / 1024))
+    check(abs(l["bytes_per_cycle"] - truth) <= 2 * half, "leak %d +/- %d, truth %d" % (l["bytes_per_cycle"], half, truth))
+    # The sampling part dominates here: the fit's residuals alone were
+    # the bug (an interval a few KiB wide).
+    check(l["bytes_per_cycle_sampling_se"] > l["bytes_per_cycle_fit_se"], "se parts %r" % l)
+    check(abs(l["live_bytes"] - own["leaked"]) <= 2 * 1.96 * l["live_bytes_se"], "live %d +/- %d, leaked %d" % (l["live_bytes"], l["live_bytes_se"], own["leaked"]))
+fl = [f for f in R["findings"] if f["rule"] == "alloc_leak"]
+check(fl and "(95%: " in fl[0]["title"], "leak finding %r" % fl)
+PY
+[ $? -eq 0 ] || ep_fail "interval run"
 
 run mmap 6 512 500 0 2048 -- --alloc-rate 32K
 TARGET_OUT=$TARGET_OUT ep_py "$EP_WORK/mmap" <<'PY'

@@ -482,6 +482,37 @@ static void test_probe_overhead(void)
 	x = find(&f, "unattributed_time");
 	CHECK(x && !strstr(x->evidence, "profiler's own probes"));
 	findings_free(&f);
+	/* --alloc's allocator probes above their own threshold have their own
+	 * finding (alloc_probe_cost): probe_overhead is about the rest, and
+	 * only when the rest is above its threshold. */
+	ctx = (struct findings_ctx){ .probe_share = 0.50,
+				     .probe_hits = 244000,
+				     .probe_ns = 5.4e8,
+				     .target_cpu_ns = 1085 * MS,
+				     .alloc_probe_share = 0.49,
+				     .alloc_probe_hits = 243000,
+				     .alloc_probe_ns = 5.3e8,
+				     .alloc_probe_threshold = 0.03 };
+	f = eval(&t, &ctx);
+	CHECK(find(&f, "probe_overhead") == NULL);
+	x = find(&f, "unattributed_time");
+	CHECK(x && strstr(x->evidence, "(alloc_probe_cost)"));
+	findings_free(&f);
+	ctx.alloc_probe_share = 0.42;
+	ctx.alloc_probe_hits = 200000;
+	ctx.alloc_probe_ns = 4.3e8;
+	f = eval(&t, &ctx);
+	x = find(&f, "probe_overhead");
+	CHECK(x && x->severity == FIND_WARNING && x->value > 0.0799 && x->value < 0.0801);
+	CHECK(x && strstr(x->evidence, "44000 probe hits") &&
+	      strstr(x->evidence, "alloc_probe_cost"));
+	findings_free(&f);
+	/* Under the allocator threshold: no alloc finding, all of it here. */
+	ctx.alloc_probe_share = 0.025;
+	f = eval(&t, &ctx);
+	x = find(&f, "probe_overhead");
+	CHECK(x && x->value == 0.50 && strstr(x->evidence, "244000 probe hits"));
+	findings_free(&f);
 	free_table(&t);
 }
 

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -604,12 +606,93 @@ static void test_facts_unknown_process(void)
 	llama_facts_free(lf);
 }
 
+/* A model named by a process gone before its event was handled, with the
+ * credentials and root the kernel gave at the call: read with those. */
+static void test_facts_gone_with_creds(void)
+{
+	struct buf b = good_file();
+	char path[] = "/tmp/ep-test-llama-gone-XXXXXX";
+	int fd = mkstemp(path);
+	struct stat root;
+	struct {
+		uint32_t uid, gid;
+		bool same_root;
+		const char *want; /* in problems; NULL: the file was read */
+	} cases[] = {
+		{ (uint32_t)geteuid(), (uint32_t)getegid(), true, NULL },
+		/* Not ours at the call: its rights, not ours, decide (the file
+		 * is 0600 and ours; needs root to take another identity). */
+		{ 65534, 65534, true, "may not read it" },
+		/* Another root: its paths do not name our files. */
+		{ (uint32_t)geteuid(), (uint32_t)getegid(), false, "root directory was not ours" },
+	};
+
+	CHECK(fd >= 0 && stat("/", &root) == 0);
+	if (fd < 0)
+		return;
+	CHECK((size_t)write(fd, b.p, b.n) == b.n);
+	close(fd);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct llama_facts *lf = llama_facts_new("/proc");
+		struct ep_llama_args a;
+		cJSON *root_json = cJSON_CreateObject(), *l, *probs, *m;
+		char *text;
+		uint32_t groups[1] = { cases[i].gid };
+
+		if (i == 1 && geteuid() != 0) {
+			printf("skip: taking another identity needs root\n");
+			cJSON_Delete(root_json);
+			llama_facts_free(lf);
+			continue;
+		}
+		CHECK(lf != NULL);
+		if (!lf)
+			break;
+		memset(&a, 0, sizeof(a));
+		a.hdr.type = EP_EV_LLAMA_ARGS;
+		a.hdr.pid = a.hdr.tid = 999999999; /* no such process */
+		a.probe_id = 1;
+		a.kind = EP_PK_LLAMA_MODEL;
+		a.blob_len = sizeof(a.blob);
+		snprintf(a.path, sizeof(a.path), "%s", path);
+		a.path_len = (int32_t)strlen(path) + 1;
+		a.cred.flags = EP_CRED_F_OK | EP_CRED_F_ROOT;
+		a.cred.fsuid = cases[i].uid;
+		a.cred.fsgid = cases[i].gid;
+		a.cred.ngroups = 1;
+		memcpy(a.cred.groups, groups, sizeof(groups));
+		a.cred.root_dev = (uint32_t)(major(root.st_dev) << 20 | minor(root.st_dev));
+		a.cred.root_ino = (uint64_t)root.st_ino + (cases[i].same_root ? 0 : 1);
+		CHECK_INT_EQ(llama_facts_add(lf, &a, sizeof(a)), 0);
+		CHECK_INT_EQ(llama_facts_report_json(lf, root_json, 0, 0), 0);
+		l = cJSON_GetObjectItem(root_json, "llama");
+		probs = cJSON_GetObjectItem(l, "problems");
+		text = probs ? cJSON_PrintUnformatted(probs) : NULL;
+		m = cJSON_GetArrayItem(cJSON_GetObjectItem(l, "models"), 0);
+		if (!cases[i].want) {
+			CHECK(!text || !strstr(text, path));
+			CHECK(cJSON_GetObjectItem(m, "gguf") != NULL);
+		} else {
+			CHECK(text && strstr(text, cases[i].want));
+			CHECK(cJSON_GetObjectItem(m, "gguf") == NULL);
+		}
+		if (text && (cases[i].want ? !strstr(text, cases[i].want) : !!strstr(text, path)))
+			printf("case %zu: problems %s\n", i, text);
+		free(text);
+		cJSON_Delete(root_json);
+		llama_facts_free(lf);
+	}
+	unlink(path);
+	free(b.p);
+}
+
 int main(void)
 {
 	test_good();
 	test_bad();
 	test_budgets();
 	test_facts_unknown_process();
+	test_facts_gone_with_creds();
 	test_layout();
 	test_findings();
 	test_facts();

@@ -44,6 +44,27 @@ double alloc_weight_count(uint64_t size, uint64_t rate)
 	return p > 0 ? 1.0 / p : 0;
 }
 
+double alloc_var_bytes(uint64_t size, uint64_t rate)
+{
+	double p = p_sampled(size, rate), w;
+
+	if (!(p > 0) || p >= 1)
+		return 0;
+	w = (double)size / p;
+	/* 1 - p = exp(-size/rate), exact for sizes far below the rate. */
+	return w * w * exp(-(double)size / (double)rate);
+}
+
+void alloc_fit_coefs(size_t n, double *coef)
+{
+	double mx = ((double)n - 1) / 2, sxx = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sxx += ((double)i - mx) * ((double)i - mx);
+	for (size_t i = 0; i < n; i++)
+		coef[i] = sxx > 0 ? ((double)i - mx) / sxx : 0;
+}
+
 int alloc_fit_line(const double *y, size_t n, struct alloc_fit *out)
 {
 	double mx, my = 0, sxx = 0, sxy = 0, syy = 0, sse;

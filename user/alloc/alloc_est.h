@@ -28,9 +28,22 @@ double alloc_weight_bytes(uint64_t size, uint64_t rate);
 /* Allocations it stands for: 1 / p(size). */
 double alloc_weight_count(uint64_t size, uint64_t rate);
 
+/*
+ * The sampling variance of an estimate. A block of s bytes is sampled
+ * with probability p independently of every other block (the Poisson
+ * points fall in disjoint byte ranges), so an estimate sum(x_i I_i / p_i)
+ * over a set of blocks (I_i: sampled; x_i: s_i, or s_i times a
+ * coefficient as in the slope below) has variance sum(x_i^2 (1-p_i)/p_i),
+ * estimated without bias from the samples alone by
+ * sum over sampled blocks of (x_i/p_i)^2 (1-p_i) (Horvitz-Thompson). This
+ * is one sampled block's term for x = size: weight^2 x (1 - p); 0 when
+ * every block is sampled (rate 0, or size far above it).
+ */
+double alloc_var_bytes(uint64_t size, uint64_t rate);
+
 struct alloc_fit {
 	double slope;	 /* per x unit */
-	double slope_se; /* standard error of the slope (0 when n < 3) */
+	double slope_se; /* standard error of the slope from the residuals (0 when n < 3) */
 	double intercept;
 	double r2; /* 1 when y is constant and fits exactly */
 };
@@ -38,5 +51,9 @@ struct alloc_fit {
 /* Least squares of y[i] against x = i, i in [0, n). Returns 0, or -EINVAL
  * when n < 2. */
 int alloc_fit_line(const double *y, size_t n, struct alloc_fit *out);
+
+/* The coefficients of that slope: slope = sum(coef[i] y[i]), coef[i] =
+ * (i - mean)/sxx. Fills coef[0..n); n >= 2. */
+void alloc_fit_coefs(size_t n, double *coef);
 
 #endif

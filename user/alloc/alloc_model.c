@@ -2,6 +2,7 @@
 #include "alloc/alloc_model.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,13 +171,16 @@ int alloc_model_by_stack(const struct alloc_model *m, struct alloc_by_stack **ou
 	for (size_t i = 0; i < m->n; i++) {
 		const struct alloc_sample *s = &m->s[i];
 		struct alloc_by_stack *b = &v[s->stack];
+		double var = alloc_var_bytes(s->size, m->rate);
 
 		b->samples++;
 		b->alloc_bytes += s->bytes;
 		b->alloc_count += s->count;
+		b->alloc_bytes_var += var;
 		if (!s->free_ns) {
 			b->inuse_bytes += s->bytes;
 			b->inuse_count += s->count;
+			b->inuse_bytes_var += var;
 		}
 	}
 	for (size_t i = 0; i < m->nstacks; i++)
@@ -193,16 +197,19 @@ void alloc_model_totals(const struct alloc_model *m, struct alloc_totals *t)
 	memset(t, 0, sizeof(*t));
 	for (size_t i = 0; i < m->n; i++) {
 		const struct alloc_sample *s = &m->s[i];
+		double var = alloc_var_bytes(s->size, m->rate);
 
 		t->samples++;
 		t->alloc_bytes += s->bytes;
 		t->alloc_count += s->count;
+		t->alloc_bytes_var += var;
 		if (!s->tracked)
 			t->untracked++;
 		if (!s->free_ns) {
 			t->live_samples++;
 			t->inuse_bytes += s->bytes;
 			t->inuse_count += s->count;
+			t->inuse_bytes_var += var;
 		}
 	}
 }
@@ -300,6 +307,7 @@ void alloc_leak_default_cfg(struct alloc_leak_cfg *c)
 	c->min_t = 3;
 	c->min_r2 = 0.5;
 	c->min_growth_rate = 1;
+	c->min_t_total = 2;
 }
 
 void alloc_leaks_free(struct alloc_leak *l, size_t n)
@@ -325,7 +333,7 @@ int alloc_model_leaks(const struct alloc_model *m, const uint64_t *end, size_t n
 	struct alloc_leak *v = NULL;
 	size_t nv = 0, cap = 0;
 	bool *cand = NULL;
-	double *y = NULL;
+	double *y = NULL, *cum = NULL;
 	int err = -ENOMEM;
 
 	*out = NULL;
@@ -333,8 +341,14 @@ int alloc_model_leaks(const struct alloc_model *m, const uint64_t *end, size_t n
 	if (ncycles < cfg->min_cycles || ncycles < 3 || !m->nstacks)
 		return 0;
 	cand = calloc(m->nstacks, sizeof(*cand));
-	if (!cand)
-		return -ENOMEM;
+	/* cum[c]: the sum of the slope's coefficients of the cycles before c,
+	 * so a block live at the ends of cycles [a, b) weighs cum[b] - cum[a]. */
+	cum = calloc(ncycles + 1, sizeof(*cum));
+	if (!cand || !cum)
+		goto out;
+	alloc_fit_coefs(ncycles, cum + 1);
+	for (size_t c = 1; c <= ncycles; c++)
+		cum[c] += cum[c - 1];
 	/* Only stacks with blocks still live at the end can be leaking. */
 	for (size_t i = 0; i < m->n; i++)
 		if (!m->s[i].free_ns)
@@ -357,6 +371,28 @@ int alloc_model_leaks(const struct alloc_model *m, const uint64_t *end, size_t n
 		l.fit = fit;
 		l.live_end = y[ncycles - 1];
 		l.first_cycle = UINT32_MAX;
+		for (size_t i = 0; i < m->n; i++) {
+			const struct alloc_sample *s = &m->s[i];
+			size_t a, b;
+			double var;
+
+			if (s->stack != st)
+				continue;
+			/* The cycle ends it was live at: [a, b), as in the series. */
+			a = first_end_after(end, ncycles, s->ts_ns);
+			b = s->free_ns ? first_end_after(end, ncycles, s->free_ns - 1) : ncycles;
+			if (a >= b)
+				continue;
+			var = alloc_var_bytes(s->size, m->rate);
+			l.sampling_se += var * (cum[b] - cum[a]) * (cum[b] - cum[a]);
+			if (b == ncycles)
+				l.live_end_se += var;
+		}
+		l.sampling_se = sqrt(l.sampling_se);
+		l.live_end_se = sqrt(l.live_end_se);
+		l.se = sqrt(fit.slope_se * fit.slope_se + l.sampling_se * l.sampling_se);
+		if (l.se > 0 && fit.slope / l.se < cfg->min_t_total)
+			continue;
 		for (size_t i = 0; i < m->n; i++) {
 			const struct alloc_sample *s = &m->s[i];
 			size_t c;
@@ -393,6 +429,7 @@ int alloc_model_leaks(const struct alloc_model *m, const uint64_t *end, size_t n
 out:
 	alloc_leaks_free(v, nv);
 	free(cand);
+	free(cum);
 	free(y);
 	return err;
 }

@@ -69,17 +69,20 @@ int alloc_model_free_block(struct alloc_model *m, uint32_t pid, uint64_t addr, u
 			   uint64_t free_ns);
 
 /* Estimates by stack: bytes and allocations made, and still live at the
- * end, sorted by alloc_bytes (then inuse_bytes) descending. */
+ * end, sorted by alloc_bytes (then inuse_bytes) descending; the *_var are
+ * the sampling variances of the byte estimates (alloc_var_bytes). */
 struct alloc_by_stack {
 	uint32_t stack;
 	uint64_t samples;
 	double alloc_bytes, alloc_count;
 	double inuse_bytes, inuse_count;
+	double alloc_bytes_var, inuse_bytes_var;
 };
 int alloc_model_by_stack(const struct alloc_model *m, struct alloc_by_stack **out, size_t *n);
 
 struct alloc_totals {
 	double alloc_bytes, alloc_count, inuse_bytes, inuse_count;
+	double alloc_bytes_var, inuse_bytes_var; /* sampling variances */
 	uint64_t samples, live_samples, untracked;
 };
 void alloc_model_totals(const struct alloc_model *m, struct alloc_totals *t);
@@ -102,21 +105,36 @@ struct alloc_leak_cfg {
 	double min_t;		/* slope / its standard error; default 3 */
 	double min_r2;		/* default 0.5 */
 	double min_growth_rate; /* total growth over the cycles, in units of rate; default 1 */
+	double min_t_total;	/* slope / its whole standard error (se below); default 2 */
 };
 void alloc_leak_default_cfg(struct alloc_leak_cfg *c);
 
 struct alloc_leak {
 	uint32_t stack;
 	struct alloc_fit fit;		  /* live bytes against cycle number */
+	double sampling_se;		  /* the slope's standard error from sampling */
+	double se;			  /* both: sqrt(fit.slope_se^2 + sampling_se^2) */
 	uint32_t first_cycle, last_cycle; /* cycles holding its still-live blocks */
 	double live_end;		  /* live bytes at the last cycle's end */
+	double live_end_se;		  /* its standard error from sampling */
 	double *series;			  /* live bytes at each cycle's end (ncycles) */
 };
 
 /* Stacks whose live bytes grow across the cycles: a positive fitted slope
- * at least min_t standard errors from 0, fitting at least min_r2, growing
- * by at least min_growth_rate x rate in all. Sorted by slope descending;
- * at most max_out. free with alloc_leaks_free. */
+ * at least min_t standard errors of the fit from 0 and min_t_total of its
+ * whole standard error, fitting at least min_r2, growing by at least
+ * min_growth_rate x rate in all. Sorted by slope descending; at most
+ * max_out. free with alloc_leaks_free.
+ *
+ * The slope is linear in the samples' weights: slope = sum over sampled
+ * blocks of w_i A_i, A_i the sum of the fit's coefficients
+ * (alloc_fit_coefs) over the cycle ends the block was live at. Its
+ * sampling variance is therefore estimated as sum (w_i A_i)^2 (1 - p_i)
+ * (alloc_est.h). The fit's residuals alone miss most of it: a block
+ * sampled (or not) in one cycle moves every later point of the series
+ * together, which a straight line absorbs. The fit's own error is kept in
+ * the total for what sampling does not explain (growth that is not a
+ * straight line). */
 int alloc_model_leaks(const struct alloc_model *m, const uint64_t *end, size_t ncycles,
 		      const struct alloc_leak_cfg *cfg, size_t max_out, struct alloc_leak **out,
 		      size_t *n);

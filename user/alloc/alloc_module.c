@@ -17,6 +17,7 @@
 #include "alloc/alloc_ctx_obj.h"
 #include "overload/links.h"
 #include "alloc/alloc_model.h"
+#include "alloc/alloc_py.h"
 #include "alloc/alloc_report.h"
 #include "alloc/alloc_syms.h"
 #include "events/alloc.h"
@@ -57,7 +58,8 @@ struct alloc_mod {
 	struct alloc_probes probes;
 	struct bpf_link *map_links[3]; /* mmap enter, exit, munmap */
 	int64_t unavailable_frame;
-	uint32_t frames[EP_ALLOC_MAX_FRAMES + 1];
+	struct alloc_py py; /* Python frames of the samples */
+	uint32_t frames[EP_ALLOC_MAX_FRAMES + 1 + EP_PY_MAX_FRAMES];
 	struct alloc_results res;
 };
 
@@ -76,6 +78,7 @@ static int handle_alloc(struct alloc_mod *m, const struct ep_alloc_event *e, siz
 	struct sym_result res;
 	uint32_t depth = 0;
 	int64_t fi, st;
+	size_t nf;
 	int lo = 0;
 
 	if (n > EP_ALLOC_MAX_FRAMES)
@@ -113,6 +116,11 @@ static int handle_alloc(struct alloc_mod *m, const struct ep_alloc_event *e, siz
 			return (int)fi;
 		m->frames[depth++] = (uint32_t)fi;
 	}
+	/* Its Python callers, walked where its stack was taken. */
+	nf = depth;
+	if (!alloc_py_merge(&m->py, &m->model.names, &e->hdr, m->frames, &nf,
+			    sizeof(m->frames) / sizeof(m->frames[0])))
+		depth = (uint32_t)nf;
 	if (!depth) {
 		if (m->unavailable_frame < 0) {
 			m->unavailable_frame = intern(m, "[stack unavailable]", NULL);
@@ -144,6 +152,12 @@ static int on_event(void *ctx, void *data, size_t size)
 		if (err == -EINVAL)
 			m->bad_events++;
 		else if (err && err != -ENOSPC)
+			m->collector_drops++;
+	} else if (h->type == EP_EV_PYSTACK) {
+		err = alloc_py_on_record(&m->py, data, size);
+		if (err == -EINVAL)
+			m->bad_events++;
+		else if (err)
 			m->collector_drops++;
 	} else if (h->type == EP_EV_FREE && size >= sizeof(struct ep_alloc_free)) {
 		const struct ep_alloc_free *f = data;
@@ -181,6 +195,7 @@ static int am_open(void **state, const struct rec_ctx *ctx)
 	m->ctx = ctx;
 	UPROBE_TARGETS_INIT(&m->tg, struct alloc_target, pid, ut);
 	m->unavailable_frame = -1;
+	alloc_py_init(&m->py, ctx->py);
 	err = alloc_model_init(&m->model, ctx->opts->alloc_rate, MAX_SAMPLES);
 	if (err) {
 		alloc_model_free(&m->model);
@@ -282,6 +297,14 @@ static int load_bpf(struct alloc_mod *m, bool session)
 		bpf_map__set_max_entries(m->skel->maps.uw_blk_pc, 1);
 		bpf_map__set_max_entries(m->skel->maps.uw_procs, 1);
 		bpf_map__set_max_entries(m->skel->maps.uw_rcache, 1);
+	}
+	/* Python frames with the CPU sampler's process and thread-state maps
+	 * (bpf/pyframes.bpf.h); without them the walk is left out at load. */
+	if (!err && m->ctx->py && m->ctx->py_procs_fd >= 0 && m->ctx->py_tstates_fd >= 0) {
+		m->skel->rodata->py_enabled = true;
+		err = bpf_map__reuse_fd(m->skel->maps.py_procs, m->ctx->py_procs_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(m->skel->maps.py_tstates, m->ctx->py_tstates_fd);
 	}
 	if (err)
 		return err;
@@ -530,9 +553,12 @@ static int am_report(void *state, cJSON *root)
 		.collector_drops = m->collector_drops,
 		.kwalk = m->skel && m->skel->rodata->alloc_kwalk,
 		.session = m->session,
+		.attach = m->ctx->opts->npids > 0,
 		.cycles = m->ctx->cycles ? cycle_sink_table(m->ctx->cycles) : NULL,
 		.nlinks = m->probes.nlinks,
 	};
+	cJSON *a;
+	int err;
 
 	if (!m->attached)
 		return 0;
@@ -545,7 +571,13 @@ static int am_report(void *state, cJSON *root)
 		run.procs_uprobe += t->via == ALLOC_VIA_UPROBE;
 	}
 	run.nprobed = m->probes.nprobed;
-	return alloc_report_json(&run, root, &m->res);
+	err = alloc_report_json(&run, root, &m->res);
+	if (err)
+		return err;
+	alloc_log_cost(&m->res);
+	a = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "memory"),
+					     "alloc");
+	return a && m->skel && m->skel->rodata->py_enabled ? alloc_py_report(&m->py, a) : 0;
 }
 
 static int write_folded(FILE *f, void *ctx)
@@ -630,6 +662,7 @@ static void am_close(void *state)
 	ring_buffer__free(m->rb);
 	alloc_bpf__destroy(m->skel);
 	alloc_model_free(&m->model);
+	alloc_py_free(&m->py);
 	alloc_results_free(&m->res);
 	free(m);
 }

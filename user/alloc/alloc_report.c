@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "events/alloc.h"
+#include "util/log.h"
 
 #define TOP_STACKS 10
 #define MAX_LEAKS  10
@@ -56,8 +57,12 @@ static int add_top(const struct alloc_model *m, cJSON *obj, const char *key,
 		    !cJSON_AddStringToObject(e, "function", alloc_model_leaf(m, v[i].stack)) ||
 		    !cJSON_AddItemToObject(e, "stack", st) ||
 		    !cJSON_AddNumberToObject(e, "alloc_bytes", round(v[i].alloc_bytes)) ||
+		    !cJSON_AddNumberToObject(e, "alloc_bytes_se",
+					     round(sqrt(v[i].alloc_bytes_var))) ||
 		    !cJSON_AddNumberToObject(e, "alloc_count", round(v[i].alloc_count)) ||
 		    !cJSON_AddNumberToObject(e, "inuse_bytes", round(v[i].inuse_bytes)) ||
+		    !cJSON_AddNumberToObject(e, "inuse_bytes_se",
+					     round(sqrt(v[i].inuse_bytes_var))) ||
 		    !cJSON_AddNumberToObject(e, "inuse_count", round(v[i].inuse_count)) ||
 		    !cJSON_AddNumberToObject(e, "samples", (double)v[i].samples)) {
 			if (!e || !cJSON_IsObject(cJSON_GetArrayItem(arr, (int)k)))
@@ -148,15 +153,23 @@ static int add_cycles(const struct alloc_run *run, cJSON *obj, struct alloc_resu
 			cJSON_Delete(st);
 			goto out;
 		}
+		double lo = l->fit.slope - ALLOC_Z95 * l->se, hi = l->fit.slope + ALLOC_Z95 * l->se;
+
 		if (!cJSON_AddStringToObject(e, "function", fn) ||
 		    !cJSON_AddItemToObject(e, "stack", st) ||
 		    !cJSON_AddNumberToObject(e, "bytes_per_cycle", round(l->fit.slope)) ||
-		    !cJSON_AddNumberToObject(e, "bytes_per_cycle_se", round(l->fit.slope_se)) ||
+		    !cJSON_AddNumberToObject(e, "bytes_per_cycle_se", round(l->se)) ||
+		    !cJSON_AddNumberToObject(e, "bytes_per_cycle_fit_se", round(l->fit.slope_se)) ||
+		    !cJSON_AddNumberToObject(e, "bytes_per_cycle_sampling_se",
+					     round(l->sampling_se)) ||
+		    !cJSON_AddNumberToObject(e, "bytes_per_cycle_low", round(lo)) ||
+		    !cJSON_AddNumberToObject(e, "bytes_per_cycle_high", round(hi)) ||
 		    !cJSON_AddNumberToObject(e, "r2", round(l->fit.r2 * 1000) / 1000) ||
 		    !cJSON_AddNumberToObject(e, "first_cycle", c[l->first_cycle].index) ||
 		    !cJSON_AddNumberToObject(e, "last_cycle", c[l->last_cycle].index) ||
 		    !cJSON_AddNumberToObject(e, "cycles", (double)n) ||
 		    !cJSON_AddNumberToObject(e, "live_bytes", round(l->live_end)) ||
+		    !cJSON_AddNumberToObject(e, "live_bytes_se", round(l->live_end_se)) ||
 		    !(ser = cJSON_AddArrayToObject(e, "live_by_cycle")))
 			goto out;
 		for (size_t k = 0; k < n; k++) {
@@ -169,8 +182,9 @@ static int add_cycles(const struct alloc_run *run, cJSON *obj, struct alloc_resu
 		}
 		if (res->nleak < 3)
 			snprintf(res->leak[res->nleak++], sizeof(res->leak[0]),
-				 "%s: +%.0f KiB/cycle (+/- %.0f) over cycles %u..%u, %.1f MiB live",
-				 fn, l->fit.slope / 1024, l->fit.slope_se / 1024,
+				 "%s: +%.0f KiB/cycle (95%%: %.0f..%.0f) over cycles %u..%u, "
+				 "%.1f MiB live",
+				 fn, l->fit.slope / 1024, lo / 1024, hi / 1024,
 				 c[l->first_cycle].index, c[l->last_cycle].index,
 				 l->live_end / 1048576);
 	}
@@ -194,7 +208,9 @@ static int add_cost(const struct alloc_run *run, cJSON *root, cJSON *obj, struct
 	const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(ov, "target_cpu_ns");
 	const cJSON *progs = cJSON_GetObjectItemCaseSensitive(ov, "programs"), *p;
 	uint64_t calls = run->stats[EP_AST_CALLS], frees = run->stats[EP_AST_FREES];
-	uint64_t hits = 2 * calls + frees;
+	/* Without BPF statistics: an entry per call and free, and a return
+	 * for every call, or with uprobe sessions for the sampled ones only. */
+	uint64_t hits = calls + frees + (run->session ? run->stats[EP_AST_SAMPLED] : calls);
 	double run_ns = 0, runs = 0, tp_ns = 0, tp_runs = 0,
 	       trap_ns = cJSON_IsNumber(trap) ? trap->valuedouble : -1;
 	double cpu_ns = cJSON_IsNumber(cpu) ? cpu->valuedouble : 0;
@@ -229,7 +245,12 @@ static int add_cost(const struct alloc_run *run, cJSON *root, cJSON *obj, struct
 	res->cost_ns = run_ns + (trap_ns > 0 ? trap_ns * (double)hits : 0);
 	res->per_call_ns = calls + frees ? res->cost_ns / (double)(calls + frees) : 0;
 	res->share = trap_ns > 0 && cpu_ns > 0 ? res->cost_ns / cpu_ns : -1;
-	if (!cJSON_AddNumberToObject(c, "probe_hits", (double)hits) ||
+	res->trap_ns = trap_ns;
+	res->hits = hits;
+	res->sampled_ns = (double)run->stats[EP_AST_SAMPLE_NS];
+	res->attach = run->attach;
+	if (!cJSON_AddStringToObject(c, "mode", run->attach ? "attach" : "launch") ||
+	    !cJSON_AddNumberToObject(c, "probe_hits", (double)hits) ||
 	    !cJSON_AddNumberToObject(c, "bpf_runs", runs) ||
 	    !cJSON_AddNumberToObject(c, "bpf_ns", run_ns) ||
 	    !cJSON_AddNumberToObject(c, "mmap_tracepoint_runs", tp_runs) ||
@@ -239,8 +260,10 @@ static int add_cost(const struct alloc_run *run, cJSON *root, cJSON *obj, struct
 			  : cJSON_AddNullToObject(c, "trap_ns")) ||
 	    !cJSON_AddNumberToObject(c, "estimated_ns", round(res->cost_ns)) ||
 	    !cJSON_AddNumberToObject(c, "per_call_ns", round(res->per_call_ns)) ||
+	    !cJSON_AddNumberToObject(c, "target_cpu_ns", cpu_ns) ||
 	    !(res->share >= 0 ? cJSON_AddNumberToObject(c, "target_cpu_share", res->share)
 			      : cJSON_AddNullToObject(c, "target_cpu_share")) ||
+	    !cJSON_AddNumberToObject(c, "warn_share", ALLOC_COST_WARN_SHARE) ||
 	    !cJSON_AddBoolToObject(c, "warning", res->share > ALLOC_COST_WARN_SHARE))
 		return -ENOMEM;
 	return 0;
@@ -262,6 +285,8 @@ int alloc_report_json(const struct alloc_run *run, cJSON *root, struct alloc_res
 	if (!mem || !(a = cJSON_AddObjectToObject(mem, "alloc")))
 		return -ENOMEM;
 	alloc_model_totals(m, &res->t);
+	res->alloc_se = sqrt(res->t.alloc_bytes_var);
+	res->inuse_se = sqrt(res->t.inuse_bytes_var);
 	dropped = st[EP_AST_DROP_LIVE_FULL] + st[EP_AST_DROP_RINGBUF] + st[EP_AST_DROP_NO_THREAD] +
 		  m->dropped_samples + run->collector_drops;
 	res->calls = st[EP_AST_CALLS];
@@ -308,8 +333,10 @@ int alloc_report_json(const struct alloc_run *run, cJSON *root, struct alloc_res
 	    !cJSON_AddNumberToObject(a, "munmaps_of_head", (double)st[EP_AST_MUNMAP_PART]) ||
 	    !(e = cJSON_AddObjectToObject(a, "estimated")) ||
 	    !cJSON_AddNumberToObject(e, "alloc_bytes", round(res->t.alloc_bytes)) ||
+	    !cJSON_AddNumberToObject(e, "alloc_bytes_se", round(res->alloc_se)) ||
 	    !cJSON_AddNumberToObject(e, "alloc_count", round(res->t.alloc_count)) ||
 	    !cJSON_AddNumberToObject(e, "inuse_bytes", round(res->t.inuse_bytes)) ||
+	    !cJSON_AddNumberToObject(e, "inuse_bytes_se", round(res->inuse_se)) ||
 	    !cJSON_AddNumberToObject(e, "inuse_count", round(res->t.inuse_count)) ||
 	    !(d = cJSON_AddObjectToObject(a, "dropped")) ||
 	    !cJSON_AddNumberToObject(d, "total", (double)dropped) ||
@@ -353,9 +380,43 @@ static void human(char *buf, size_t len, double bytes)
 		snprintf(buf, len, "%.0f KiB", bytes / 1024);
 }
 
+/* What the cost line says, for the summary and stderr. */
+static void cost_text(const struct alloc_results *r, char *buf, size_t len)
+{
+	if (r->share >= 0)
+		snprintf(buf, len,
+			 "%llu probe hits x %.0f ns trap + BPF = %.1f ms, %.0f ns per call, "
+			 "%.2f%% of the targets' CPU",
+			 (unsigned long long)r->hits, r->trap_ns, r->cost_ns / 1e6, r->per_call_ns,
+			 r->share * 100);
+	else
+		snprintf(buf, len, "%.0f ns per call of BPF time (trap cost unknown)",
+			 r->per_call_ns);
+}
+
+void alloc_log_cost(const struct alloc_results *r)
+{
+	char t[256];
+
+	if (!r->have)
+		return;
+	cost_text(r, t, sizeof(t));
+	if (r->share > ALLOC_COST_WARN_SHARE && r->preload)
+		log_warn("alloc: the allocation probes cost %s (above %.0f%%: sampled inside the "
+			 "process, each sample traps; a larger --alloc-rate takes fewer)",
+			 t, ALLOC_COST_WARN_SHARE * 100);
+	else if (r->share > ALLOC_COST_WARN_SHARE)
+		log_warn("alloc: the allocator probes cost %s (above %.0f%%: every call traps, "
+			 "whatever --alloc-rate%s)",
+			 t, ALLOC_COST_WARN_SHARE * 100,
+			 r->attach ? "; launch mode samples inside the process" : "");
+	else
+		log_info("alloc: the allocator probes cost %s", t);
+}
+
 void alloc_print_summary(const struct alloc_results *r, FILE *out)
 {
-	char a[32], u[32], rq[32], rate[32];
+	char a[32], u[32], rq[32], rate[32], ase[32], use[32], cost[256];
 
 	if (!r->have)
 		return;
@@ -363,10 +424,14 @@ void alloc_print_summary(const struct alloc_results *r, FILE *out)
 	human(u, sizeof(u), r->t.inuse_bytes);
 	human(rq, sizeof(rq), (double)r->bytes);
 	human(rate, sizeof(rate), (double)r->rate);
+	human(ase, sizeof(ase), ALLOC_Z95 * r->alloc_se);
+	human(use, sizeof(use), ALLOC_Z95 * r->inuse_se);
 	fprintf(out, "Allocations (--alloc, one stack per %s): %llu calls, %llu frees, %s asked\n",
 		rate, (unsigned long long)r->calls, (unsigned long long)r->frees, rq);
-	fprintf(out, "  estimated from %llu samples: %s allocated, %s still live at the end\n",
-		(unsigned long long)r->samples, a, u);
+	fprintf(out,
+		"  estimated from %llu samples: %s allocated (+/- %s), %s still live at the end "
+		"(+/- %s; 95%%, sampling)\n",
+		(unsigned long long)r->samples, a, ase, u, use);
 	for (size_t i = 0; i < r->ntop; i++) {
 		human(a, sizeof(a), r->top_bytes[i]);
 		fprintf(out, "  %-10s %s\n", a, r->top[i]);
@@ -376,20 +441,18 @@ void alloc_print_summary(const struct alloc_results *r, FILE *out)
 	if (r->dropped)
 		fprintf(out, "  dropped: %llu (report.json memory.alloc.dropped)\n",
 			(unsigned long long)r->dropped);
-	if (r->share >= 0)
-		fprintf(out, "  cost: %.0f ns per call, %.2f%% of the targets' CPU%s\n",
-			r->per_call_ns, r->share * 100,
-			r->share <= ALLOC_COST_WARN_SHARE ? ""
-			: r->preload
-				? "\n  WARNING: --alloc costs the target more than 2% of its CPU: "
-				  "sampled inside the process, each sample still traps; a larger "
+	cost_text(r, cost, sizeof(cost));
+	fprintf(out, "  cost: %s\n", cost);
+	if (r->share > ALLOC_COST_WARN_SHARE)
+		fprintf(out,
+			"  WARNING: --alloc costs the targets more than %.0f%% of their CPU: %s; "
+			"times measured with --alloc are inflated (finding alloc_probe_cost)\n",
+			ALLOC_COST_WARN_SHARE * 100,
+			r->preload
+				? "sampled inside the process, each sample still traps, a larger "
 				  "--alloc-rate takes fewer"
-				: "\n  WARNING: --alloc costs the target more than 2% of its CPU: every "
-				  "allocator call traps into the kernel, whatever --alloc-rate; "
-				  "times measured with --alloc are inflated");
-	else
-		fprintf(out, "  cost: %.0f ns per call of BPF time (trap cost unknown)\n",
-			r->per_call_ns);
+				: "every allocator call traps into the kernel, whatever "
+				  "--alloc-rate");
 }
 
 void alloc_results_free(struct alloc_results *res)
@@ -397,62 +460,138 @@ void alloc_results_free(struct alloc_results *res)
 	(void)res;
 }
 
+/* Appends a finding; takes t, e and r (freed on failure). */
+static int push_finding(struct findings *f, const char *rule, enum finding_severity sev, char *t,
+			char *e, char *r, double value, double threshold)
+{
+	struct finding *v;
+
+	v = t && e && r ? realloc(f->v, (f->n + 1) * sizeof(*v)) : NULL;
+	if (!v) {
+		free(t);
+		free(e);
+		free(r);
+		return -ENOMEM;
+	}
+	f->v = v;
+	f->v[f->n++] = (struct finding){ rule, sev, t, e, r, value, threshold, NULL, 0 };
+	return 0;
+}
+
+static int leak_finding(const cJSON *l, struct findings *f)
+{
+	const cJSON *fn = cJSON_GetObjectItemCaseSensitive(l, "function");
+	const cJSON *sl = cJSON_GetObjectItemCaseSensitive(l, "bytes_per_cycle");
+	const cJSON *se = cJSON_GetObjectItemCaseSensitive(l, "bytes_per_cycle_se");
+	const cJSON *lo = cJSON_GetObjectItemCaseSensitive(l, "bytes_per_cycle_low");
+	const cJSON *hi = cJSON_GetObjectItemCaseSensitive(l, "bytes_per_cycle_high");
+	const cJSON *fc = cJSON_GetObjectItemCaseSensitive(l, "first_cycle");
+	const cJSON *lc = cJSON_GetObjectItemCaseSensitive(l, "last_cycle");
+	const cJSON *nc = cJSON_GetObjectItemCaseSensitive(l, "cycles");
+	const cJSON *lb = cJSON_GetObjectItemCaseSensitive(l, "live_bytes");
+	const cJSON *lbse = cJSON_GetObjectItemCaseSensitive(l, "live_bytes_se");
+	double low, high, live_hw;
+	char *t = NULL, *e = NULL, *r = NULL;
+
+	if (!cJSON_IsString(fn) || !cJSON_IsNumber(sl) || !cJSON_IsNumber(se) ||
+	    !cJSON_IsNumber(fc) || !cJSON_IsNumber(lc) || !cJSON_IsNumber(nc) ||
+	    !cJSON_IsNumber(lb))
+		return 0;
+	/* Reports before the interval was stated: the slope +/- 1.96 se. */
+	low = cJSON_IsNumber(lo) ? lo->valuedouble : sl->valuedouble - ALLOC_Z95 * se->valuedouble;
+	high = cJSON_IsNumber(hi) ? hi->valuedouble : sl->valuedouble + ALLOC_Z95 * se->valuedouble;
+	live_hw = cJSON_IsNumber(lbse) ? ALLOC_Z95 * lbse->valuedouble : 0;
+	if (asprintf(&t, "%s keeps %.0f KiB more each cycle (95%%: %.0f..%.0f KiB)",
+		     fn->valuestring, sl->valuedouble / 1024, low / 1024, high / 1024) < 0)
+		t = NULL;
+	if (asprintf(&e,
+		     "sampled allocations still live at each cycle's end, allocated in %s: "
+		     "least-squares growth %.0f KiB per cycle over %.0f cycles, 95%% interval "
+		     "%.0f..%.0f KiB (sampling and fit); its live blocks were allocated in "
+		     "cycles %.0f..%.0f; %.1f MiB (+/- %.1f) live at the last cycle's end "
+		     "(report.json memory.alloc.leaks)",
+		     fn->valuestring, sl->valuedouble / 1024, nc->valuedouble, low / 1024,
+		     high / 1024, fc->valuedouble, lc->valuedouble, lb->valuedouble / 1048576,
+		     live_hw / 1048576) < 0)
+		e = NULL;
+	if (asprintf(&r,
+		     "Memory allocated by %s is not freed by the end of its cycle: free it "
+		     "there, or bound the structure that keeps it (inuse.folded shows the "
+		     "full stacks).",
+		     fn->valuestring) < 0)
+		r = NULL;
+	return push_finding(f, "alloc_leak", FIND_WARNING, t, e, r, sl->valuedouble, 0);
+}
+
+static int cost_finding(const cJSON *c, bool preload, struct findings *f)
+{
+	const cJSON *share = cJSON_GetObjectItemCaseSensitive(c, "target_cpu_share");
+	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(c, "mode");
+	const cJSON *hits = cJSON_GetObjectItemCaseSensitive(c, "probe_hits");
+	const cJSON *trap = cJSON_GetObjectItemCaseSensitive(c, "trap_ns");
+	const cJSON *est = cJSON_GetObjectItemCaseSensitive(c, "estimated_ns");
+	const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(c, "target_cpu_ns");
+	const cJSON *samp = cJSON_GetObjectItemCaseSensitive(c, "sampled_path_ns");
+	bool attach = cJSON_IsString(mode) && !strcmp(mode->valuestring, "attach");
+	double sampled;
+	char *t = NULL, *e = NULL, *r = NULL;
+
+	if (!cJSON_IsNumber(share) || !(share->valuedouble > ALLOC_COST_WARN_SHARE) ||
+	    !cJSON_IsNumber(hits) || !cJSON_IsNumber(trap) || !cJSON_IsNumber(est) ||
+	    !(est->valuedouble > 0))
+		return 0;
+	/* The stack walks are the part a larger rate makes rarer. */
+	sampled = cJSON_IsNumber(samp) ? samp->valuedouble / est->valuedouble : 0;
+	if (asprintf(&t, "Allocation probes take %.1f%% of the target's CPU",
+		     share->valuedouble * 100) < 0)
+		t = NULL;
+	if (asprintf(&e,
+		     "%.0f probe hits (%s) x "
+		     "%.0f ns per trap (calibrated this run) + the probes' BPF time = %.1f ms, "
+		     "%.1f%% of the targets' %.1f ms on CPU (threshold %.0f%%); stack walks of "
+		     "sampled calls: %.0f%% of it (report.json memory.alloc.cost)",
+		     hits->valuedouble,
+		     preload ? "sampled calls and frees of sampled blocks: the calls in between "
+			       "do not trap"
+			     : "every allocator call and free, whatever --alloc-rate",
+		     trap->valuedouble, est->valuedouble / 1e6, share->valuedouble * 100,
+		     cJSON_IsNumber(cpu) ? cpu->valuedouble / 1e6 : 0, ALLOC_COST_WARN_SHARE * 100,
+		     sampled * 100) < 0)
+		e = NULL;
+	if (asprintf(&r, "%s%s",
+		     preload  ? "Allocations were sampled inside the process: only the sampled "
+				"ones and their frees trapped. "
+		     : attach ? "Start the program under ebpf-prof instead of attaching to it "
+				"(ebpf-prof --alloc -- COMMAND): launch mode samples allocations "
+				"inside the process, without a trap per call. "
+			      : "Every allocator call of this run trapped into the kernel. ",
+		     sampled >= 0.25
+			     ? "A larger --alloc-rate (e.g. twice this one) makes the stack walks, "
+			       "a large part of this cost, rarer; the times measured with --alloc "
+			       "are inflated by this cost."
+			     : "A larger --alloc-rate would not help much: the traps, not the "
+			       "stack walks, are most of this cost; the times measured with "
+			       "--alloc are inflated by it.") < 0)
+		r = NULL;
+	return push_finding(f, "alloc_probe_cost",
+			    share->valuedouble > 0.10 ? FIND_CRITICAL : FIND_WARNING, t, e, r,
+			    share->valuedouble, ALLOC_COST_WARN_SHARE);
+}
+
 int alloc_findings_from_report(const cJSON *root, struct findings *f)
 {
-	const cJSON *leaks = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "memory"),
-						 "alloc"),
-		"leaks");
-	const cJSON *l;
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(root, "memory"), "alloc");
+	const cJSON *leaks = cJSON_GetObjectItemCaseSensitive(a, "leaks"), *l, *mech;
+	int err = 0;
 
 	cJSON_ArrayForEach(l, leaks)
 	{
-		const cJSON *fn = cJSON_GetObjectItemCaseSensitive(l, "function");
-		const cJSON *sl = cJSON_GetObjectItemCaseSensitive(l, "bytes_per_cycle");
-		const cJSON *se = cJSON_GetObjectItemCaseSensitive(l, "bytes_per_cycle_se");
-		const cJSON *fc = cJSON_GetObjectItemCaseSensitive(l, "first_cycle");
-		const cJSON *lc = cJSON_GetObjectItemCaseSensitive(l, "last_cycle");
-		const cJSON *nc = cJSON_GetObjectItemCaseSensitive(l, "cycles");
-		const cJSON *lb = cJSON_GetObjectItemCaseSensitive(l, "live_bytes");
-		struct finding *nf, *v;
-		char *t = NULL, *e = NULL, *r = NULL;
-
-		if (!cJSON_IsString(fn) || !cJSON_IsNumber(sl) || !cJSON_IsNumber(se) ||
-		    !cJSON_IsNumber(fc) || !cJSON_IsNumber(lc) || !cJSON_IsNumber(nc) ||
-		    !cJSON_IsNumber(lb))
-			continue;
-		if (asprintf(&t, "%s keeps %.0f KiB more each cycle", fn->valuestring,
-			     sl->valuedouble / 1024) < 0)
-			t = NULL;
-		if (asprintf(&e,
-			     "sampled allocations still live at each cycle's end, allocated in %s: "
-			     "least-squares growth %.0f +/- %.0f KiB per cycle over %.0f cycles; "
-			     "its live blocks were allocated in cycles %.0f..%.0f; %.1f MiB live "
-			     "at the last cycle's end (report.json memory.alloc.leaks)",
-			     fn->valuestring, sl->valuedouble / 1024, se->valuedouble / 1024,
-			     nc->valuedouble, fc->valuedouble, lc->valuedouble,
-			     lb->valuedouble / 1048576) < 0)
-			e = NULL;
-		if (asprintf(&r,
-			     "Memory allocated by %s is not freed by the end of its cycle: free it "
-			     "there, or bound the structure that keeps it (inuse.folded shows the "
-			     "full stacks).",
-			     fn->valuestring) < 0)
-			r = NULL;
-		v = realloc(f->v, (f->n + 1) * sizeof(*v));
-		if (!t || !e || !r || !v) {
-			free(t);
-			free(e);
-			free(r);
-			if (v)
-				f->v = v;
-			return -ENOMEM;
-		}
-		f->v = v;
-		nf = &f->v[f->n++];
-		*nf = (struct finding){
-			"alloc_leak", FIND_WARNING, t, e, r, sl->valuedouble, 0, NULL, 0
-		};
+		err = leak_finding(l, f);
+		if (err)
+			return err;
 	}
-	return 0;
+	mech = cJSON_GetObjectItemCaseSensitive(a, "mechanism");
+	return cost_finding(cJSON_GetObjectItemCaseSensitive(a, "cost"),
+			    cJSON_IsString(mech) && !strcmp(mech->valuestring, "preload"), f);
 }

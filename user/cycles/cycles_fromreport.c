@@ -111,6 +111,15 @@ void cycles_findings_ctx(const cJSON *root, struct findings_ctx *ctx)
 		ctx->probe_ns = v;
 	if (num(get(ov, "target_cpu_ns"), &v))
 		ctx->target_cpu_ns = (uint64_t)v;
+	x = get(get(get(root, "memory"), "alloc"), "cost");
+	if (num(get(x, "target_cpu_share"), &v) && v > 0 && v <= 1 &&
+	    num(get(x, "warn_share"), &ctx->alloc_probe_threshold)) {
+		ctx->alloc_probe_share = v;
+		if (num(get(x, "probe_hits"), &v) && v >= 0)
+			ctx->alloc_probe_hits = (uint64_t)v;
+		if (num(get(x, "estimated_ns"), &v) && v >= 0)
+			ctx->alloc_probe_ns = v;
+	}
 	{
 		size_t n = (size_t)cJSON_GetArraySize(get(get(root, "sched"), "threads"));
 		ctx->nthreads = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;

@@ -248,6 +248,7 @@ int cm_report(void *state, cJSON *root)
 		e = llama_findings_from_report(root, &s->table, fctx.ncpus, &s->findings);
 	if (e)
 		return e;
+	findings_sort(&s->findings);
 	cJSON *cj = cycles_to_json(&s->table), *fj = findings_to_json(&s->findings);
 	if (!cj || !fj || !cJSON_AddItemToObject(root, "cycles", cj)) {
 		cJSON_Delete(cj);

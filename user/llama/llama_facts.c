@@ -104,6 +104,7 @@ int llama_facts_add(struct llama_facts *lf, const void *data, size_t size)
 	const struct ep_llama_args *a = data;
 	struct setup *s;
 	char buf[2 * PATH_MAX + 64], cwd[PATH_MAX];
+	bool gone;
 
 	if (size < sizeof(*a) || a->hdr.type != EP_EV_LLAMA_ARGS ||
 	    (a->kind != EP_PK_LLAMA_MODEL && a->kind != EP_PK_LLAMA_CTX &&
@@ -155,9 +156,21 @@ int llama_facts_add(struct llama_facts *lf, const void *data, size_t size)
 		s->path = strndup(a->path, n);
 		if (!s->path)
 			return -ENOMEM;
-		/* Who named it, now (it may exit or change credentials before
-		 * the report): the file is read with its rights alone. */
-		target_ref_init(&s->who, lf->proc_root, s->pid);
+		/* Who named it (it may exit or change credentials before the
+		 * report): the file is read with its rights alone. The
+		 * kernel's, at the call, when the event carries them: the
+		 * event may be handled after the process exited. */
+		gone = target_ref_init(&s->who, lf->proc_root, s->pid) != 0;
+		if (a->cred.flags & EP_CRED_F_OK) {
+			uint32_t ng = a->cred.ngroups < EP_CRED_GROUPS ? a->cred.ngroups
+								       : EP_CRED_GROUPS;
+
+			target_cred_set(&s->who.cred, a->cred.fsuid, a->cred.fsgid, a->cred.groups,
+					ng);
+			if (gone && (a->cred.flags & EP_CRED_F_ROOT))
+				s->who.same_root =
+					target_root_is_ours(a->cred.root_dev, a->cred.root_ino);
+		}
 		/* The process's view of the path: its root; for a relative one
 		 * its working directory, which readlink gives in our view. */
 		if (s->path[0] == '/') {

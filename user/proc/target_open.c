@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -136,6 +137,26 @@ int target_cred_read(const char *proc_root, uint32_t pid, struct target_cred *c)
 	err = target_cred_parse(buf, len, c);
 	free(buf);
 	return err;
+}
+
+void target_cred_set(struct target_cred *c, uint32_t fsuid, uint32_t fsgid, const uint32_t *groups,
+		     uint32_t ngroups)
+{
+	memset(c, 0, sizeof(*c));
+	c->uid = fsuid;
+	c->gid = fsgid;
+	c->ngroups = ngroups < TARGET_CRED_MAX_GROUPS ? ngroups : TARGET_CRED_MAX_GROUPS;
+	if (c->ngroups)
+		memcpy(c->groups, groups, c->ngroups * sizeof(c->groups[0]));
+	c->known = true;
+}
+
+bool target_root_is_ours(uint32_t kdev, uint64_t ino)
+{
+	struct stat st;
+
+	return stat("/", &st) == 0 && (uint64_t)st.st_ino == ino &&
+	       major(st.st_dev) == kdev >> 20 && minor(st.st_dev) == (kdev & 0xfffffu);
 }
 
 void target_ref_self(struct target_ref *t)
@@ -347,7 +368,7 @@ static int open_root(const struct open_job *j, char *name, size_t len, bool *in_
 			return fd;
 		}
 		if (!j->t.same_root)
-			return -errno;
+			return errno == ENOENT ? -ENXIO : -errno;
 	}
 	snprintf(name, len, "/");
 	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -634,6 +655,8 @@ const char *target_open_strerror(int err)
 		return "replaced since it was mapped";
 	case -ESRCH:
 		return "the program is gone and its credentials are unknown";
+	case -ENXIO:
+		return "the program is gone and its root directory was not ours";
 	case -EPERM:
 		return "cannot take the program's credentials";
 	default:

@@ -95,6 +95,15 @@ int target_cred_parse(const char *buf, size_t len, struct target_cred *c);
 /* Reads them for pid: 0, -ENOENT (gone) or -errno. */
 int target_cred_read(const char *proc_root, uint32_t pid, struct target_cred *c);
 
+/* Credentials taken elsewhere (the kernel's, at a call): the filesystem
+ * uid and gid and the first TARGET_CRED_MAX_GROUPS groups (fewer groups,
+ * fewer rights). */
+void target_cred_set(struct target_cred *c, uint32_t fsuid, uint32_t fsgid, const uint32_t *groups,
+		     uint32_t ngroups);
+/* Whether a root directory named by the kernel (its superblock's s_dev,
+ * major << 20 | minor, and inode number) is ours. */
+bool target_root_is_ours(uint32_t kdev, uint64_t ino);
+
 /* Our own identity and root: the files a tool or test names itself. */
 void target_ref_self(struct target_ref *t);
 /* pid's identity now (credentials, whether its root is ours). Returns 0 or
@@ -110,7 +119,8 @@ int target_ref_init(struct target_ref *t, const char *proc_root, uint32_t pid);
  * symlink where none may be), -EISDIR, -EINVAL (not a regular file: FIFO,
  * socket, device), -EFBIG (over max_size; 0: no bound), -EXDEV (a kernel
  * pseudo-filesystem), -ETIMEDOUT (the deadline passed), -EPERM (its
- * credentials could not be taken). */
+ * credentials could not be taken), -ESRCH (gone, credentials unknown),
+ * -ENXIO (gone, and its root was not ours). */
 int target_open_path(const struct target_ref *t, const char *path, unsigned flags,
 		     uint64_t max_size, struct stat *st);
 

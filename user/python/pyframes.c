@@ -91,6 +91,9 @@ struct cls_cache {
 	char *module;
 };
 
+/* The CPU profile's, the off-CPU one's and the allocations' name tables. */
+#define PY_CLS_SLOTS 3
+
 struct stash {
 	bool valid;
 	struct ep_pystack ps;
@@ -113,8 +116,9 @@ struct pyframes {
 	struct pid_index pidx; /* pid -> pids[] */
 	struct stash *stash;   /* per CPU, allocated at first use */
 	size_t nstash;
-	/* Frame classes of the CPU profile and of one other (off-CPU) one. */
-	struct cls_cache cls[2];
+	/* Frame classes of the CPU profile and of the others (off-CPU,
+	 * allocations), one slot each. */
+	struct cls_cache cls[PY_CLS_SLOTS];
 	/* As deep as a CPU sample's native stack can be (the kernel's frames
 	 * and the walker's): a deeper one was left without its Python frames. */
 	uint32_t nat[EP_MAX_STACK_DEPTH + EP_UW_MAX_FRAMES + 8];
@@ -177,7 +181,7 @@ void pyframes_free(struct pyframes *pf)
 	free(pf->pids);
 	pid_index_free(&pf->pidx);
 	free(pf->stash);
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < PY_CLS_SLOTS; i++) {
 		free(pf->cls[i].cls);
 		free(pf->cls[i].module);
 	}
@@ -770,11 +774,21 @@ static uint8_t classify(struct cls_cache *cc, const struct py_pid *p, uint32_t i
 	return c;
 }
 
-/* The class cache of prof: the CPU profile's, or the other slot (emptied
- * when another profile takes it). */
+/* The class cache of prof: the CPU profile's, or the other slot that is
+ * prof's, else a free one, else the last (emptied when another profile
+ * takes it). */
 static struct cls_cache *cls_cache_of(struct pyframes *pf, const struct profile *prof)
 {
-	struct cls_cache *cc = &pf->cls[prof == pf->o.prof ? 0 : 1];
+	size_t i = 0;
+
+	if (prof != pf->o.prof) {
+		for (i = 1; i < PY_CLS_SLOTS && pf->cls[i].prof != prof; i++)
+			;
+		if (i == PY_CLS_SLOTS)
+			for (i = 1; i < PY_CLS_SLOTS - 1 && pf->cls[i].prof; i++)
+				;
+	}
+	struct cls_cache *cc = &pf->cls[i];
 
 	if (cc->prof != prof) {
 		cc->prof = prof;
@@ -916,11 +930,10 @@ int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t
 	return 0;
 }
 
-int pyframes_merge_stack(struct pyframes *pf, struct profile *prof, const struct ep_pystack *ps,
-			 size_t size, uint32_t *frames, size_t *n, size_t cap)
+int pyframes_merge_walk(struct pyframes *pf, struct profile *prof, const struct ep_pystack *ps,
+			size_t size, uint32_t *frames, size_t *n, size_t cap)
 {
 	struct py_pid *p;
-	int err;
 
 	if (size < EP_PYSTACK_HDR_SIZE || ps->nframes > EP_PY_MAX_FRAMES ||
 	    EP_PYSTACK_HDR_SIZE + ps->nframes * sizeof(ps->frames[0]) > size)
@@ -928,7 +941,14 @@ int pyframes_merge_stack(struct pyframes *pf, struct profile *prof, const struct
 	p = active_pid(pf, prof, ps->hdr.pid, frames, *n);
 	if (!p)
 		return 0;
-	err = merge_walk(pf, prof, p, ps, frames, n, cap, NULL);
+	return merge_walk(pf, prof, p, ps, frames, n, cap, NULL);
+}
+
+int pyframes_merge_stack(struct pyframes *pf, struct profile *prof, const struct ep_pystack *ps,
+			 size_t size, uint32_t *frames, size_t *n, size_t cap)
+{
+	int err = pyframes_merge_walk(pf, prof, ps, size, frames, n, cap);
+
 	if (err <= 0)
 		return err;
 	pf->st.offcpu_with_python++;

@@ -73,9 +73,15 @@ int pyframes_merge(struct pyframes *pf, const struct ep_event_hdr *hdr, uint32_t
 
 /* The same for a walk that came with its stack (an off-CPU episode: ps of
  * size bytes, from another ring) into frames of prof, which is opts.prof
- * or one other profile. -EINVAL for a malformed record. */
+ * or another profile (two others keep their own frame-class caches). -EINVAL for a malformed record. */
 int pyframes_merge_stack(struct pyframes *pf, struct profile *prof, const struct ep_pystack *ps,
 			 size_t size, uint32_t *frames, size_t *n, size_t cap);
+
+/* As pyframes_merge_stack, for a sample of another kind (an allocation),
+ * counted by the caller: the number of Python frames merged in (0: none,
+ * frames unchanged), or a negative errno. */
+int pyframes_merge_walk(struct pyframes *pf, struct profile *prof, const struct ep_pystack *ps,
+			size_t size, uint32_t *frames, size_t *n, size_t cap);
 
 /* The process exited or exec'ed at ts_ns (CLOCK_MONOTONIC): forget it
  * (exec: look again, unless it was registered after the exec). */

@@ -340,6 +340,24 @@ static void rule_sql(struct flist *fl, const struct cycle_table *t, const struct
 		   cfg, &x, FIND_WARNING);
 }
 
+/* The allocator probes' cost has its own finding above its threshold. */
+static bool alloc_cost_fires(const struct findings_ctx *ctx)
+{
+	return ctx->alloc_probe_share > 0 && ctx->alloc_probe_threshold > 0 &&
+	       ctx->alloc_probe_share > ctx->alloc_probe_threshold;
+}
+
+/* The probes' share without the allocator probes' when those have their
+ * own finding: one cost, one finding. */
+static double other_probe_share(const struct findings_ctx *ctx)
+{
+	double s = ctx->probe_share;
+
+	if (alloc_cost_fires(ctx))
+		s -= ctx->alloc_probe_share;
+	return s > 0 ? s : 0;
+}
+
 static void rule_other(struct flist *fl, const struct cycle_agg *ag, const struct findings_cfg *cfg,
 		       const struct findings_ctx *ctx)
 {
@@ -349,8 +367,11 @@ static void rule_other(struct flist *fl, const struct cycle_agg *ag, const struc
 	if (ctx && ctx->probe_share > cfg->overhead_share)
 		sb_printf(&x,
 			  "; %.0f%% of the target's CPU went into the profiler's own probes "
-			  "(probe_overhead)",
-			  ctx->probe_share * 100);
+			  "(%s)",
+			  ctx->probe_share * 100,
+			  other_probe_share(ctx) > cfg->overhead_share ? "probe_overhead"
+			  : alloc_cost_fires(ctx)		       ? "alloc_probe_cost"
+								       : "probe_overhead");
 	bool pr = probed(ag);
 
 	if (!pr)
@@ -718,19 +739,28 @@ static void rule_oversub(struct flist *fl, const struct cycle_agg *ag,
 static void rule_overhead(struct flist *fl, const struct findings_cfg *cfg,
 			  const struct findings_ctx *ctx)
 {
-	if (!ctx || !(ctx->probe_share > cfg->overhead_share))
+	if (!ctx || !(other_probe_share(ctx) > cfg->overhead_share))
 		return;
 	struct sbuf ti = { 0 }, ev = { 0 }, re = { 0 };
 	bool py = ctx->cycle_spec && !strncmp(ctx->cycle_spec, "py:", 3);
-	sb_printf(&ti, "The profiler's probes take %.0f%% of the target's CPU",
-		  ctx->probe_share * 100);
+	bool alloc = alloc_cost_fires(ctx);
+	double share = other_probe_share(ctx), pns = ctx->probe_ns;
+	uint64_t hits = ctx->probe_hits;
+
+	if (alloc) {
+		hits = hits > ctx->alloc_probe_hits ? hits - ctx->alloc_probe_hits : 0;
+		pns = pns > ctx->alloc_probe_ns ? pns - ctx->alloc_probe_ns : 0;
+	}
+	sb_printf(&ti, "The profiler's probes take %.0f%% of the target's CPU", share * 100);
 	sb_printf(&ev,
 		  "%.1f%% of the target's CPU time is in the kernel's probe code (threshold "
 		  "%.0f%%)",
-		  ctx->probe_share * 100, cfg->overhead_share * 100);
-	if (ctx->probe_hits)
-		sb_printf(&ev, "; %" PRIu64 " probe hits, estimated %.1f ms", ctx->probe_hits,
-			  ctx->probe_ns / 1e6);
+		  share * 100, cfg->overhead_share * 100);
+	if (alloc)
+		sb_printf(&ev, ", besides the allocator probes' %.1f%% (alloc_probe_cost)",
+			  ctx->alloc_probe_share * 100);
+	if (hits)
+		sb_printf(&ev, "; %" PRIu64 " probe hits, estimated %.1f ms", hits, pns / 1e6);
 	if (ctx->target_cpu_ns)
 		sb_printf(&ev, " of %.1f ms on CPU", ms(ctx->target_cpu_ns));
 	if (py && ctx->py_watch)
@@ -756,8 +786,8 @@ static void rule_overhead(struct flist *fl, const struct findings_cfg *cfg,
 		sb_printf(&re, "Count the hottest probed functions without timing them "
 			       "(--probe-count-only SYMBOL), drop a preset (--probes llama or "
 			       "--probes sqlite), or probe an outer function instead.");
-	add(fl, "probe_overhead", ctx->probe_share > 0.10 ? FIND_CRITICAL : FIND_WARNING, &ti, &ev,
-	    &re, ctx->probe_share, cfg->overhead_share, NULL, 0);
+	add(fl, "probe_overhead", share > 0.10 ? FIND_CRITICAL : FIND_WARNING, &ti, &ev, &re, share,
+	    cfg->overhead_share, NULL, 0);
 }
 
 /* Samples lost whole: the profile, the cycles' on-CPU time and their top
@@ -910,6 +940,12 @@ int findings_evaluate_agg(const struct cycle_table *all, const struct cycle_agg 
 		findings_free(out);
 		return fl.err;
 	}
+	findings_sort(out);
+	return 0;
+}
+
+void findings_sort(struct findings *out)
+{
 	/* Stable insertion sort: critical first, rule order within a level. */
 	for (size_t i = 1; i < out->n; i++) {
 		struct finding f = out->v[i];
@@ -920,5 +956,4 @@ int findings_evaluate_agg(const struct cycle_table *all, const struct cycle_agg 
 		}
 		out->v[j] = f;
 	}
-	return 0;
 }

@@ -48,6 +48,13 @@ struct findings_ctx {
 	uint64_t probe_hits;
 	double probe_ns;
 	uint64_t target_cpu_ns;
+	/* The part of it that is --alloc's allocator probes (report.json
+	 * memory.alloc.cost): its own finding (alloc_probe_cost) above its own
+	 * threshold, left out of probe_overhead. 0: none or unknown. */
+	double alloc_probe_share;
+	uint64_t alloc_probe_hits;
+	double alloc_probe_ns;
+	double alloc_probe_threshold;
 	/* --cycle / --cycle-every as given (NULL: none) and, when it gave no
 	 * cycle, why (NULL: unknown). */
 	const char *cycle_spec;
@@ -97,6 +104,9 @@ void findings_over_shares(const struct findings_cfg *cfg, double over[CA__COUNT]
 /* An aggregate whose cycle lists match cfg's shares. */
 void findings_agg_init(struct cycle_agg *ag, const struct findings_cfg *cfg);
 void findings_free(struct findings *f);
+/* Critical first, the order kept within a severity (stable): after
+ * findings from other sources were appended. */
+void findings_sort(struct findings *f);
 
 const char *finding_severity_name(enum finding_severity s);
 
