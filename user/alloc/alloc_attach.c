@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -199,36 +200,73 @@ static void read_comm(struct alloc_probes *m, struct alloc_target *t)
 	t->comm[strcspn(t->comm, "\n")] = '\0';
 }
 
-/* The preloaded library's probed function, in the library t maps. */
-static void attach_preload(struct alloc_probes *m, struct alloc_target *t, const struct ud_file *f)
+/* The preloaded library's probed function in the file open at fd (path:
+ * what the kernel attaches to, name: what is said). 0 or -errno. */
+static int attach_preload_fd(struct alloc_probes *m, struct alloc_target *t, int fd,
+			     const char *path, const char *name)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, o);
 	const char *names[1] = { EP_PRELOAD_FUNC };
 	uint64_t off = 0;
 	struct bpf_link *l;
+
+	if (ud_find_functions(fd, names, 1, &off) <= 0 || !off) {
+		log_warn("alloc: pid %u: no %s in %s: its allocations are not seen", t->pid,
+			 EP_PRELOAD_FUNC, name);
+		return -ENOENT;
+	}
+	l = bpf_program__attach_uprobe_opts(m->preload_prog, (pid_t)t->pid, path, off, &o);
+	if (!l || uprobe_target_keep(&t->ut, l)) {
+		int err = l ? -ENOMEM : -errno;
+
+		log_warn("alloc: pid %u: cannot probe %s in %s: %s", t->pid, EP_PRELOAD_FUNC, name,
+			 strerror(-err));
+		return err;
+	}
+	m->nlinks++;
+	log_info("alloc: pid %u: sampled inside the process, %s probed in %s", t->pid,
+		 EP_PRELOAD_FUNC, name);
+	note_probed(m, name);
+	return 0;
+}
+
+/* The preloaded library's probed function, in the library t maps. */
+static void attach_preload(struct alloc_probes *m, struct alloc_target *t, const struct ud_file *f)
+{
 	char path[512];
 	int fd;
 
 	fd = ud_open_mapped(m->proc_root, t->pid, f, path, sizeof(path));
 	if (fd < 0)
 		return;
-	if (ud_find_functions(fd, names, 1, &off) <= 0 || !off) {
-		close(fd);
-		log_warn("alloc: pid %u: no %s in %s: its allocations are not seen", t->pid,
-			 EP_PRELOAD_FUNC, f->path);
-		return;
-	}
+	attach_preload_fd(m, t, fd, path, f->path);
 	close(fd);
-	l = bpf_program__attach_uprobe_opts(m->preload_prog, (pid_t)t->pid, path, off, &o);
-	if (!l || uprobe_target_keep(&t->ut, l)) {
-		log_warn("alloc: pid %u: cannot probe %s in %s: %s", t->pid, EP_PRELOAD_FUNC,
-			 f->path, strerror(l ? ENOMEM : errno));
-		return;
+}
+
+int alloc_preload_target(struct alloc_probes *m, struct alloc_target *t, const char *lib)
+{
+	struct ud_file f = { .path = lib };
+	struct stat st;
+	int fd, err;
+
+	fd = open(lib, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
 	}
-	m->nlinks++;
-	log_info("alloc: pid %u: sampled inside the process, %s probed in %s", t->pid,
-		 EP_PRELOAD_FUNC, f->path);
-	note_probed(m, f->path);
+	f.dev = st.st_dev;
+	f.inode = st.st_ino;
+	err = attach_preload_fd(m, t, fd, lib, lib);
+	close(fd);
+	if (err)
+		return err;
+	/* Found in its maps later: already probed. */
+	uprobe_target_seen(&t->ut, &f);
+	t->via = ALLOC_VIA_PRELOAD;
+	return 0;
 }
 
 /* A process changes how it is seen (an exec with or without the library):
@@ -243,6 +281,22 @@ static void switch_via(struct alloc_probes *m, struct alloc_target *t, enum allo
 			bpf_map_delete_elem(m->pl_tls_fd, &t->pid);
 	}
 	t->via = via;
+}
+
+/* Whether a process maps its dynamic loader but not yet the C library:
+ * between its exec and its start-up libraries. */
+static bool starting(const struct ud_file *files, size_t n)
+{
+	bool ldso = false;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *b = proc_maps_basename(files[i].path);
+
+		if (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5))
+			return false;
+		ldso = ldso || !strncmp(b, "ld-", 3);
+	}
+	return ldso;
 }
 
 void alloc_scan_target(struct alloc_probes *m, struct alloc_target *t)
@@ -266,6 +320,9 @@ void alloc_scan_target(struct alloc_probes *m, struct alloc_target *t)
 		switch_via(m, t, ALLOC_VIA_PRELOAD);
 		if (!uprobe_target_seen(&t->ut, pl))
 			attach_preload(m, t, pl);
+	} else if (t->via == ALLOC_VIA_PRELOAD && starting(files, n)) {
+		/* Exec'd, its libraries not mapped yet (the exec hold): the
+		 * library may still come; nothing to attach until then. */
 	} else {
 		switch_via(m, t, ALLOC_VIA_UPROBE);
 		before = m->nlinks;

@@ -57,6 +57,10 @@ struct alloc_probes {
  * file not seen before in t. Failures are logged, not returned: a process
  * that went away is seen exiting, an attach that fails costs that probe. */
 void alloc_scan_target(struct alloc_probes *m, struct alloc_target *t);
+/* Launch mode: probes the preloaded library at path lib for t before its
+ * exec (the probe follows the process through it), so that its first
+ * allocations are seen even without launch-mode holds. 0 or -errno. */
+int alloc_preload_target(struct alloc_probes *m, struct alloc_target *t, const char *lib);
 /* Detaches every probe of t. */
 void alloc_target_detach(struct alloc_target *t);
 /* Detaches every probe of t and frees what it holds (for

@@ -49,6 +49,7 @@ struct alloc_mod {
 	bool attached, stopped;
 	bool session; /* alloc_session loaded: one program, return on demand */
 	uint64_t next_rescan_ns;
+	uint64_t seen_gen; /* rec_ctx.mmap_gen at the last rescan */
 	/* Live view: the last update's time and totals, for rates. */
 	uint64_t live_ns;
 	double live_alloc, live_inuse;
@@ -393,9 +394,16 @@ static int am_attach(void *state)
 	m->probes.proc_root = m->ctx->opts->proc_root;
 	attach_mmap(m);
 	/* A command given the library is still the profiler's image here (held
-	 * before its exec): it is scanned at its start-up hold instead. */
-	for (size_t i = 0; i < m->tg.n && !m->probes.preload_expected; i++)
-		alloc_scan_target(&m->probes, uprobe_targets_at(&m->tg, i));
+	 * before its exec): the library's file is probed for it now, its maps
+	 * are looked at from its exec on. */
+	for (size_t i = 0; i < m->tg.n; i++) {
+		struct alloc_target *t = uprobe_targets_at(&m->tg, i);
+
+		if (!m->probes.preload_expected)
+			alloc_scan_target(&m->probes, t);
+		else
+			alloc_preload_target(&m->probes, t, m->ctx->alloc_preload);
+	}
 	if (!m->probes.nlinks && !m->probes.preload_expected)
 		log_warn("--alloc: no allocator found in the target's maps yet (malloc, free, "
 			 "...); looked for again as libraries are loaded");
@@ -465,8 +473,12 @@ static int am_poll(void *state, uint64_t now)
 		return 0;
 	n = ring_buffer__consume(m->rb);
 	update_live(m, now);
-	if (now >= m->next_rescan_ns) {
+	/* A new executable mapping (an exec, a library loaded) is looked at
+	 * at once: without launch-mode holds (--probes none) it is what
+	 * finds the preloaded library in a command that has just started. */
+	if (now >= m->next_rescan_ns || (m->ctx->mmap_gen && *m->ctx->mmap_gen != m->seen_gen)) {
 		m->next_rescan_ns = now + RESCAN_PERIOD_NS;
+		m->seen_gen = m->ctx->mmap_gen ? *m->ctx->mmap_gen : 0;
 		for (size_t i = 0; i < m->tg.n; i++) {
 			struct alloc_target *t = uprobe_targets_at(&m->tg, i);
 
