@@ -391,6 +391,9 @@ static int add_targets(struct recorder *r)
 		err = sampler_add_target(r->sampler, (uint32_t)r->child);
 		return err ? err : targets_add(r, (uint32_t)r->child, 0, NULL);
 	}
+	if (o->alloc && o->alloc_mode == CLI_ALLOC_PRELOAD)
+		log_warn("--alloc-mode preload: only a command ebpf-prof starts can be sampled "
+			 "inside; attached processes are seen by uprobes");
 	for (int i = 0; i < r->npids && !err; i++) {
 		err = sampler_add_target(r->sampler, r->pids[i]);
 		if (!err)

@@ -30,7 +30,7 @@ BIN=$EP_TARGETS_DIR/alloc_cycles
 LIB=$(dirname "$EP_BIN")/libebpf-prof-alloc.so
 [ -e "$LIB" ] || ep_fail "$LIB not built"
 
-# run NAME CYCLES -- PROF_ARGS... -- COMMAND...
+# run NAME PROF_ARGS... -- COMMAND...: ebpf-prof --alloc in launch mode
 run()
 {
 	local name=$1
@@ -44,7 +44,7 @@ run()
 
 # The checks every run shares: NCYCLES cycles of the target, RUNS_OF runs
 # of it in the command (the target's figures are summed), TOL the
-# tolerance of the estimates.
+# tolerance of the estimates, SLACK the calls allowed beyond the target's.
 check_common()
 {
 	local name=$1
