@@ -250,6 +250,33 @@ static struct alloc_bpf *open_skel(const struct bpf_object_open_opts *oo, bool c
 	return obj;
 }
 
+static int set_loop_programs(struct alloc_bpf *skel, bool loops)
+{
+	int err = bpf_program__set_autoload(skel->progs.alloc_ret, loops);
+
+	if (!err)
+		err = bpf_program__set_autoload(skel->progs.alloc_ret_noloop, !loops);
+	if (!err)
+		err = bpf_program__set_autoload(skel->progs.alloc_mmap_exit, loops);
+	if (!err)
+		err = bpf_program__set_autoload(skel->progs.alloc_mmap_exit_noloop, !loops);
+	return err;
+}
+
+/* The return probe and mmap's exit loaded for this kernel. */
+static struct bpf_program *ret_prog(const struct alloc_bpf *skel)
+{
+	return bpf_program__autoload(skel->progs.alloc_ret) ? skel->progs.alloc_ret
+							    : skel->progs.alloc_ret_noloop;
+}
+
+static struct bpf_program *mmap_exit_prog(const struct alloc_bpf *skel)
+{
+	return bpf_program__autoload(skel->progs.alloc_mmap_exit)
+		       ? skel->progs.alloc_mmap_exit
+		       : skel->progs.alloc_mmap_exit_noloop;
+}
+
 static int load_bpf(struct alloc_mod *m, bool session)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = m->ctx->opts->btf_path);
@@ -299,6 +326,11 @@ static int load_bpf(struct alloc_mod *m, bool session)
 	}
 	if (err)
 		return err;
+	/* Without bpf_loop (5.17+) the twins that hold no stack walk: the
+	 * walk's global function would refuse the others (bpf/alloc.bpf.c). */
+	err = set_loop_programs(m->skel, m->ctx->kf->have[KFEAT_BPF_LOOP]);
+	if (err)
+		return err;
 	if (session)
 		err = bpf_program__set_expected_attach_type(m->skel->progs.alloc_session,
 							    EP_BPF_TRACE_UPROBE_SESSION);
@@ -328,8 +360,7 @@ static void detach_mmap(struct alloc_mod *m)
 /* The program's own anonymous mappings; without them --alloc still runs. */
 static void attach_mmap(struct alloc_mod *m)
 {
-	struct bpf_program *p[3] = { m->skel->progs.alloc_mmap_enter,
-				     m->skel->progs.alloc_mmap_exit,
+	struct bpf_program *p[3] = { m->skel->progs.alloc_mmap_enter, mmap_exit_prog(m->skel),
 				     m->skel->progs.alloc_munmap_enter };
 
 	for (size_t i = 0; i < 3; i++) {
@@ -369,13 +400,22 @@ static int am_attach(void *state)
 		m->session = true;
 	}
 	if (err) {
-		log_error("--alloc: cannot load the allocation probes: %s (-v for the verifier "
-			  "log)",
-			  strerror(-err));
+		/* The verifier's word, when it refused one (the figures keep
+		 * its log, not libbpf's output). */
+		const struct vstat_prog *bad = vstat_refused(m->ctx->vs, "alloc");
+
+		if (bad)
+			log_error("--alloc: cannot load the allocation probes: this kernel refuses "
+				  "BPF program %s (%s)",
+				  bad->name, bad->reason);
+		else
+			log_error("--alloc: cannot load the allocation probes: %s (-v for the "
+				  "verifier log)",
+				  strerror(-err));
 		return err;
 	}
 	m->probes.entry = m->skel->progs.alloc_entry;
-	m->probes.ret = m->skel->progs.alloc_ret;
+	m->probes.ret = ret_prog(m->skel);
 	m->probes.free_prog = m->skel->progs.alloc_free;
 	m->probes.session_fd = m->session ? bpf_program__fd(m->skel->progs.alloc_session) : -1;
 	m->probes.proc_root = m->ctx->opts->proc_root;
