@@ -246,13 +246,20 @@ struct {
 	__type(value, struct uw_walk);
 } alloc_walk_buf SEC(".maps");
 
-/* Out of line: only sampled calls come here. ctx is the program's (for
- * bpf_get_stack), regs (UW_NREGS, uwalk.h) the user registers the walk starts from;
- * EP_TS_UNTRACKED in kind for a block whose free will not be seen. */
-/* In take_sample's kind: the block's free will not be seen (5 arguments at most). */
+/* In sample's kind: the block's free will not be seen (5 arguments at most). */
 #define EP_TS_UNTRACKED (1u << 31)
 
-static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size, __u32 kind)
+/* ctx is the program's (for bpf_get_stack), regs (UW_NREGS, uwalk.h) the
+ * user registers the walk starts from; EP_TS_UNTRACKED in kind for a block
+ * whose free will not be seen. loops: the kernel has bpf_loop (5.17+).
+ * The walk's frame step (uw_frame) is a global function, and before 6.8 the
+ * kernel verifies every global function a program holds, reached or not:
+ * its bpf_loop refuses the program on 5.13-5.16 ("invalid func unknown#181",
+ * Ubuntu 22.04's 5.15, JetPack 6) whatever alloc_kwalk says. So the walk is
+ * built only into take_sample, and the programs without bpf_loop call
+ * take_sample_noloop, which holds no walk at all. */
+static __always_inline int sample(void *ctx, __u64 *regs, __u64 addr, __u64 size, __u32 kind,
+				  const bool loops)
 {
 	__u64 id = bpf_get_current_pid_tgid(), t0 = bpf_ktime_get_ns();
 	struct ep_alloc_key k = { .tgid = id >> 32, .addr = addr };
@@ -277,7 +284,7 @@ static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size
 	e->flags = kind & EP_TS_UNTRACKED ? EP_ALLOC_F_UNTRACKED : 0;
 	e->_pad = 0;
 #if defined(__TARGET_ARCH_x86)
-	if (alloc_kwalk) {
+	if (loops && alloc_kwalk) {
 		struct uw_walk *w = bpf_map_lookup_elem(&alloc_walk_buf, &zero);
 
 		if (w)
@@ -314,7 +321,18 @@ static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size
 	return 0;
 }
 
-static __always_inline void on_return(struct pt_regs *ctx)
+/* Out of line: only sampled calls come here. */
+static __noinline int take_sample(void *ctx, __u64 *regs, __u64 addr, __u64 size, __u32 kind)
+{
+	return sample(ctx, regs, addr, size, kind, true);
+}
+
+static __noinline int take_sample_noloop(void *ctx, __u64 *regs, __u64 addr, __u64 size, __u32 kind)
+{
+	return sample(ctx, regs, addr, size, kind, false);
+}
+
+static __always_inline void on_return(struct pt_regs *ctx, const bool loops)
 {
 	struct ep_alloc_thread *t =
 		bpf_task_storage_get(&alloc_tls, bpf_get_current_task_btf(), NULL, 0);
@@ -347,14 +365,25 @@ static __always_inline void on_return(struct pt_regs *ctx)
 		regs[EP_UREG_IP] = PT_REGS_IP(ctx);
 		regs[EP_UREG_SP] = PT_REGS_SP(ctx);
 		regs[EP_UREG_FP] = PT_REGS_FP(ctx);
-		take_sample(ctx, regs, addr, size, kind);
+		if (loops)
+			take_sample(ctx, regs, addr, size, kind);
+		else
+			take_sample_noloop(ctx, regs, addr, size, kind);
 	}
 }
 
 SEC("uretprobe")
 int alloc_ret(struct pt_regs *ctx)
 {
-	on_return(ctx);
+	on_return(ctx, true);
+	return 0;
+}
+
+/* Loaded instead of alloc_ret on kernels without bpf_loop (5.17+). */
+SEC("uretprobe")
+int alloc_ret_noloop(struct pt_regs *ctx)
+{
+	on_return(ctx, false);
 	return 0;
 }
 
@@ -364,8 +393,9 @@ int alloc_ret(struct pt_regs *ctx)
 SEC("uprobe")
 int alloc_session(struct pt_regs *ctx)
 {
+	/* Uprobe sessions (6.13+) come after bpf_loop (5.17). */
 	if (ep_session_is_return(ctx)) {
-		on_return(ctx);
+		on_return(ctx, true);
 		return 0;
 	}
 	return on_entry(ctx, (__u32)bpf_get_attach_cookie(ctx)) ? 0 : 1;
@@ -398,8 +428,7 @@ struct {
 	__type(value, struct ep_preload_call);
 } alloc_pl_call SEC(".maps");
 
-SEC("uprobe")
-int alloc_preload(struct pt_regs *ctx)
+static __always_inline void on_preload(struct pt_regs *ctx, const bool loops)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
 	struct ep_preload_call *c = bpf_map_lookup_elem(&alloc_pl_call, &zero);
@@ -407,7 +436,7 @@ int alloc_preload(struct pt_regs *ctx)
 
 	stat_add(EP_AST_PL_EVENTS, 1);
 	if (!c || bpf_probe_read_user(c, sizeof(*c), (void *)PT_REGS_PARM1(ctx)))
-		return 0;
+		return;
 	stat_add(EP_AST_CALLS, c->calls);
 	stat_add(EP_AST_BYTES, c->bytes);
 	stat_add(EP_AST_FREES, c->frees);
@@ -418,13 +447,30 @@ int alloc_preload(struct pt_regs *ctx)
 		emit_free(tgid, c->addr);
 	} else if (c->op == EP_PL_SAMPLE && c->addr && c->kind && c->kind < EP_AK_MMAP) {
 		__u64 regs[UW_NREGS] = {};
+		__u32 kind = c->kind | (c->flags & EP_PL_F_UNTRACKED ? EP_TS_UNTRACKED : 0);
 
 		regs[EP_UREG_IP] = PT_REGS_IP(ctx);
 		regs[EP_UREG_SP] = PT_REGS_SP(ctx);
 		regs[EP_UREG_FP] = PT_REGS_FP(ctx);
-		take_sample(ctx, regs, c->addr, c->size,
-			    c->kind | (c->flags & EP_PL_F_UNTRACKED ? EP_TS_UNTRACKED : 0));
+		if (loops)
+			take_sample(ctx, regs, c->addr, c->size, kind);
+		else
+			take_sample_noloop(ctx, regs, c->addr, c->size, kind);
 	}
+}
+
+SEC("uprobe")
+int alloc_preload(struct pt_regs *ctx)
+{
+	on_preload(ctx, true);
+	return 0;
+}
+
+/* Without bpf_loop (take_sample_noloop). */
+SEC("uprobe")
+int alloc_preload_noloop(struct pt_regs *ctx)
+{
+	on_preload(ctx, false);
 	return 0;
 }
 
@@ -526,8 +572,7 @@ int alloc_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_mmap")
-int alloc_mmap_exit(struct trace_event_raw_sys_exit *ctx)
+static __always_inline int mmap_exit(struct trace_event_raw_sys_exit *ctx, const bool loops)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct ep_alloc_thread *t = bpf_task_storage_get(&alloc_tls, task, NULL, 0);
@@ -545,8 +590,24 @@ int alloc_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	ur[EP_UREG_IP] = PT_REGS_IP_CORE(regs);
 	ur[EP_UREG_SP] = PT_REGS_SP_CORE(regs);
 	ur[EP_UREG_FP] = PT_REGS_FP_CORE(regs);
-	take_sample(ctx, ur, (__u64)ctx->ret, t->mmap_len, EP_AK_MMAP);
+	if (loops)
+		take_sample(ctx, ur, (__u64)ctx->ret, t->mmap_len, EP_AK_MMAP);
+	else
+		take_sample_noloop(ctx, ur, (__u64)ctx->ret, t->mmap_len, EP_AK_MMAP);
 	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int alloc_mmap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return mmap_exit(ctx, true);
+}
+
+/* Loaded instead of alloc_mmap_exit on kernels without bpf_loop (5.17+). */
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int alloc_mmap_exit_noloop(struct trace_event_raw_sys_exit *ctx)
+{
+	return mmap_exit(ctx, false);
 }
 
 /* munmap(addr, len) of a tracked mapping, matched by its start: the whole

@@ -5,8 +5,10 @@
 # usage: tools/vm.sh [--arch x86_64|arm64] [--kernel SUITE] -o OUTDIR
 #                    [EBPF_PROF_OPTIONS] -- PROGRAM [ARGS...]
 #   Boots the linux-image-ARCH of Debian suite SUITE (bullseye: 5.10,
-#   bookworm: 6.1, the default, trixie: 6.12, sid: the newest; every one has
-#   BTF built in) under qemu-system-x86_64 or qemu-system-aarch64 (software
+#   bookworm: 6.1, the default, trixie: 6.12, sid: the newest), or with
+#   SUITE jammy Ubuntu 22.04's generic kernel (5.15, JetPack 6's series: the
+#   newest of jammy-updates; every one has BTF built in, checked in its
+#   config) under qemu-system-x86_64 or qemu-system-aarch64 (software
 #   emulation: this machine has no KVM; --arch defaults to the host's) with
 #   a root filesystem in RAM built here from busybox-static, ebpf-prof and
 #   the libraries it links, runs
@@ -18,15 +20,20 @@
 #   run it.
 # The kernel and busybox come from the suite's Packages index on Debian's
 # mirror (the archive's once a suite has moved there; EP_VM_MIRROR=URL for
-# another), checked against the index's SHA256 and cached: no apt source
-# or foreign dpkg architecture is needed, and a second run downloads
-# nothing. A kernel that cannot be fetched is an error (exit 2) naming
-# what failed.
+# another), jammy's from Ubuntu's (archive.ubuntu.com for x86_64,
+# ports.ubuntu.com for arm64; EP_VM_UBUNTU_MIRROR=URL for another: the
+# image from linux-image-unsigned-ABI, its config from linux-modules-ABI),
+# checked against the index's SHA256 and cached: no apt source or foreign
+# dpkg architecture is needed, and a second run downloads nothing. A
+# kernel that cannot be fetched, or whose config lacks BTF or what the VM
+# needs built in (it loads no module), is an error (exit 2) naming what
+# failed.
 # Environment:
 #   EP_VM_BIN       the ebpf-prof to run (default build/ebpf-prof for x86_64,
 #                   build-arm64/ebpf-prof for arm64: tools/cross-build.sh
 #                   arm64 makes it; EP_ARM64_BIN is read too for arm64)
 #   EP_VM_KERNEL    the suite when --kernel is not given
+#   EP_VM_MIRROR, EP_VM_UBUNTU_MIRROR   Debian's, Ubuntu's mirror (above)
 #   EP_VM_CACHE     where kernels and busybox are kept, in ARCH-vm/ under it
 #                   (default ${XDG_CACHE_HOME:-~/.cache}/ebpf-prof): for each
 #                   suite vmlinuz-SUITE, its .config and .version beside it
@@ -84,7 +91,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$out" ] && [ $# -ge 1 ] || usage
-case "$suite" in *[!a-z-]* | "") die "--kernel $suite: not a Debian suite name" ;; esac
+case "$suite" in *[!a-z-]* | "") die "--kernel $suite: not a Debian suite name (nor jammy)" ;; esac
 case "$arch" in
 x86_64 | amd64)
 	arch=x86_64
@@ -93,6 +100,8 @@ x86_64 | amd64)
 	qpkg=qemu-system-x86
 	magic="x86-64"
 	console=ttyS0
+	serial=SERIAL_8250_CONSOLE
+	ubuntu_mirror=http://archive.ubuntu.com/ubuntu
 	# One host thread runs both vCPUs: with qemu 7.2's multi-threaded TCG
 	# a guest's live code patching (text_poke_bp: int3, sync, patch) raced
 	# the other vCPU, which still ran the int3 ("Oops: int3" in
@@ -108,6 +117,8 @@ arm64 | aarch64)
 	qpkg=qemu-system-arm
 	magic="ARM aarch64"
 	console=ttyAMA0
+	serial=SERIAL_AMBA_PL011_CONSOLE
+	ubuntu_mirror=http://ports.ubuntu.com/ubuntu-ports
 	machine=(-M virt -cpu max)
 	bin=${EP_VM_BIN:-${EP_ARM64_BIN:-$src/build-arm64/ebpf-prof}}
 	;;
@@ -135,7 +146,14 @@ fail_dl() { echo "$me: cannot fetch $*" >&2; exit 2; }
 suite_index() {
 	local s=$1 m tried=""
 	[ -f "$dl/Packages-$s" ] && return 0
-	for m in ${EP_VM_MIRROR:-http://deb.debian.org/debian http://archive.debian.org/debian}; do
+	local mirrors=${EP_VM_MIRROR:-http://deb.debian.org/debian http://archive.debian.org/debian} what="Debian $s"
+	case "$s" in
+	jammy*)
+		mirrors=${EP_VM_UBUNTU_MIRROR:-$ubuntu_mirror}
+		what="Ubuntu $s"
+		;;
+	esac
+	for m in $mirrors; do
 		tried="$tried $m/dists/$s/main/binary-$debarch/Packages.xz"
 		if curl -fsS --retry 3 --connect-timeout 20 -o "$dl/Packages-$s.xz" "$m/dists/$s/main/binary-$debarch/Packages.xz" 2>/dev/null; then
 			echo "$m" >"$dl/mirror-$s"
@@ -143,7 +161,7 @@ suite_index() {
 			return 0
 		fi
 	done
-	fail_dl "Debian $s's $debarch index: none of$tried downloadable (mirror down or no network?)"
+	fail_dl "$what's $debarch index: none of$tried downloadable (mirror down or no network?)"
 }
 # A field of a package's stanza in a suite's index.
 field() { awk -v p="$2" -v f="$3:" '$1 == "Package:" {in_p = ($2 == p)} in_p && $1 == f {sub(/^[^ ]+ /, ""); print; exit}' "$dl/Packages-$1"; }
@@ -154,13 +172,45 @@ fetch_deb() {
 	suite_index "$s"
 	file=$(field "$s" "$p" Filename)
 	sum=$(field "$s" "$p" SHA256)
-	[ -n "$file" ] && [ -n "$sum" ] || fail_dl "$p: no Filename/SHA256 in Debian $s's $debarch index"
+	[ -n "$file" ] && [ -n "$sum" ] || fail_dl "$p: no Filename/SHA256 in $s's $debarch index"
 	m=$(cat "$dl/mirror-$s")
 	curl -fsS --retry 3 --connect-timeout 20 -o "$dl/$p.deb" "$m/$file" || fail_dl "$p: $m/$file not downloadable"
 	echo "$sum  $dl/$p.deb" | sha256sum -c --quiet - >/dev/null 2>&1 || fail_dl "$p: $file's SHA256 differs from the index"
 	dpkg-deb -x "$dl/$p.deb" "$dl/x-$p" || fail_dl "$p: $file is not a .deb"
 	echo "$p $(field "$s" "$p" Version)" >"$dl/version-$p"
 }
+# What the VM needs built into a kernel (it loads no module) and what
+# ebpf-prof needs (BTF), from the kernel's config.
+kernel_checks() {
+	local c=$1 what=$2 o missing=""
+	for o in DEBUG_INFO_BTF BPF_SYSCALL BLK_DEV_INITRD RD_GZIP DEVTMPFS $serial; do
+		grep -q "^CONFIG_$o=y" "$c" || missing="$missing CONFIG_$o"
+	done
+	[ -z "$missing" ] || fail_dl "$what: not built in:$missing"
+}
+if [ ! -f "$kernel" ] && [ "$suite" = jammy ]; then
+	# Ubuntu 22.04's kernel, 5.15 (JetPack 6's series): the newest of
+	# jammy-updates. linux-image-generic names the ABI; the image comes
+	# from linux-image-unsigned-ABI (the signed one differs only in its
+	# EFI signature), its config from linux-modules-ABI. The VM loads no
+	# module: console, initramfs and devtmpfs are built in (checked below).
+	dl=$(mktemp -d /tmp/vm-dl.XXXXXX)
+	suite_index jammy-updates
+	pkg=$(field jammy-updates linux-image-generic Depends | tr ',|' '\n\n' |
+		sed -n 's/^ *\(linux-image-[0-9][^ ]*-generic\)\( .*\)\{0,1\}$/\1/p' | head -n 1)
+	[ -n "$pkg" ] || fail_dl "Ubuntu jammy's kernel: no linux-image-generic in jammy-updates' $debarch index"
+	abi=${pkg#linux-image-}
+	fetch_deb jammy-updates "linux-image-unsigned-$abi"
+	fetch_deb jammy-updates "linux-modules-$abi"
+	img=$(ls "$dl/x-linux-image-unsigned-$abi"/boot/vmlinuz-* 2>/dev/null | head -n 1 || true)
+	cfg=$(ls "$dl/x-linux-modules-$abi"/boot/config-* 2>/dev/null | head -n 1 || true)
+	[ -n "$img" ] || fail_dl "Ubuntu jammy's kernel: no vmlinuz in linux-image-unsigned-$abi"
+	[ -n "$cfg" ] || fail_dl "Ubuntu jammy's kernel: no config in linux-modules-$abi"
+	kernel_checks "$cfg" "Ubuntu jammy's $abi"
+	cp "$cfg" "$kernel.config"
+	cp "$dl/version-linux-image-unsigned-$abi" "$kernel.version"
+	cp "$img" "$kernel.tmp" && mv "$kernel.tmp" "$kernel"
+fi
 if [ ! -f "$kernel" ]; then
 	dl=$(mktemp -d /tmp/vm-dl.XXXXXX)
 	suite_index "$suite"
@@ -184,6 +234,7 @@ if [ ! -f "$kernel" ]; then
 	fi
 	[ -n "$img" ] || fail_dl "Debian $suite's kernel: no vmlinuz in $pkg (nor in linux-binary-${pkg#linux-image-})"
 	[ -n "$cfg" ] || fail_dl "Debian $suite's kernel: no config beside its vmlinuz"
+	kernel_checks "$cfg" "Debian $suite's $pkg"
 	cp "$cfg" "$kernel.config"
 	cp "$dl/version-$pkg" "$kernel.version"
 	cp "$img" "$kernel.tmp" && mv "$kernel.tmp" "$kernel"

@@ -12,7 +12,9 @@
 #   - per cycle: 10 rows, bytes kept summing to the leak within 20%;
 #   - pprof and speedscope outputs in bytes.
 # Without uprobe sessions (kernels before 6.13, simulated): the same
-# estimates with a return probe on every call. jemalloc and tcmalloc
+# estimates with a return probe on every call. Without bpf_loop either
+# (5.15, simulated): the programs without the in-kernel walk load (check's
+# list), stacks by frame pointers through main, the same estimates. jemalloc and tcmalloc
 # preloaded in place of glibc's malloc: the same.
 # Anonymous mappings made by the program with mmap (6 cycles: 2 MiB per
 # cycle left mapped by map_leak, half of it trimmed to a 64 KiB boundary by
@@ -251,6 +253,40 @@ check([l["function"] for l in A["leaks"]] == ["leak_some"], "leaks %r" % [l["fun
 PY
 [ $? -eq 0 ] || ep_fail "run without sessions"
 grep -q "no uprobe sessions here" "$PROF_ERR" || ep_fail "no word of the fallback in the log"
+
+# Kernels without bpf_loop (5.13-5.16: Ubuntu 22.04's 5.15, JetPack 6;
+# simulated here, uprobe sessions hidden too): the return probe and mmap's
+# exit built without the in-kernel stack walk load in place of the others
+# (whose walk, a global function, such a kernel verifies even when unused,
+# refusing the object); stacks by frame pointers, the same estimates.
+EBPF_PROF_FAULT_KFEAT=bpf_loop EBPF_PROF_FAULT_BPF=alloc_session run noloop 4 2048 500 -- --alloc-rate 32K
+TARGET_OUT=$TARGET_OUT ep_py "$EP_WORK/noloop" <<'PY'
+own = {}
+for line in open(os.environ["TARGET_OUT"]):
+    f = line.split()
+    if len(f) == 2 and f[1].isdigit():
+        own[f[0]] = int(f[1])
+A = R["memory"]["alloc"]
+check(A["stacks"] == "frame-pointers", "stacks %r" % A["stacks"])
+check(A["return_probes"] == "every_call", "return probes %r" % A["return_probes"])
+check(A["stack_errors"] == 0, "stack errors %d" % A["stack_errors"])
+check(abs(A["estimated"]["inuse_bytes"] - own["leaked"]) <= 0.2 * own["leaked"], "live %d, leaked %d" % (A["estimated"]["inuse_bytes"], own["leaked"]))
+check([l["function"] for l in A["leaks"]] == ["leak_some"], "leaks %r" % [l["function"] for l in A["leaks"]])
+UF = load_folded("inuse.folded")
+leak = [fr for fr, c in UF if fr[-1] == "leak_some"]
+check(leak and all(has_seq(fr, ["main", "run_cycle", "leak_some"]) for fr in leak), "leak_some stacks %r" % leak[:2])
+PY
+[ $? -eq 0 ] || ep_fail "run without bpf_loop"
+EBPF_PROF_FAULT_KFEAT=bpf_loop "$EP_BIN" check --json >"$EP_WORK/noloop/check.json" 2>"$EP_WORK/noloop/check.err" ||
+	ep_fail "check without bpf_loop: $(tail -n 3 "$EP_WORK/noloop/check.err")"
+ep_py "$EP_WORK/noloop" <<'PY'
+C = load_json("check.json")
+P = {p["name"]: p for p in C["programs"] if p.get("object") == "alloc"}
+for name in ("alloc_ret_noloop", "alloc_mmap_exit_noloop", "alloc_entry", "alloc_free"):
+    check(P.get(name, {}).get("loaded") is True, "without bpf_loop %s not loaded: %r" % (name, P.get(name)))
+check("alloc_ret" not in P and "alloc_mmap_exit" not in P, "without bpf_loop the walking twins loaded too: %r" % sorted(P))
+PY
+[ $? -eq 0 ] || ep_fail "check without bpf_loop"
 
 # jemalloc and tcmalloc in place of glibc's malloc (LD_PRELOAD): found by
 # their malloc, probed there, the same estimates.

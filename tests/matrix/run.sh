@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # The kernel matrix: ebpf-prof on Debian's kernels of four suites, x86_64 and
-# arm64, each in an emulated machine (tools/vm.sh), one boot per kernel and
-# architecture:
+# arm64, and Ubuntu 22.04's, x86_64, each in an emulated machine
+# (tools/vm.sh), one boot per kernel and architecture:
 #   bullseye 5.10 (no bpf_loop, attach cookies or task storage: a degraded
-#   set), bookworm 6.1, trixie 6.12, sid (the newest Debian has).
+#   set), jammy 5.15 (Ubuntu 22.04, JetPack 6's series: no bpf_loop, but
+#   task storage and attach cookies, so --alloc loads, its programs without
+#   the in-kernel walk; a kernel that verifies every global function of a
+#   program, reached or not, before 6.8; x86_64 only unless
+#   EP_MATRIX_KERNELS names it: arm64's is on ports.ubuntu.com, not always
+#   reachable), bookworm 6.1, trixie 6.12, sid (the newest Debian has).
 # In each boot:
 #   check      `ebpf-prof check --json`: exit 0, "ok": true, every program
 #              loaded within the verifier margins, nothing degraded; a
@@ -26,13 +31,27 @@
 #              CFI walk on kernels with bpf_loop (5.17+; on 5.10 x86_64
 #              unwinds a copied stack window here, arm64 walks frame
 #              pointers, said in one warning line), no other warning
-#              (samples dropped are shown, not failed).
+#              (samples dropped are shown, not failed);
+#   alloc      (the kernels of EP_MATRIX_ALLOC) `ebpf-prof -v --alloc
+#              --alloc-rate 4K -F 99 -- spin_sleep 1 alloc` (a 64 KiB
+#              malloc per round from alloc_work, nearly every one
+#              sampled): exit 0, no program refused; before 5.15
+#              (no task storage, attach cookies) a warning that --alloc is
+#              off and nothing else; from 5.15 alloc.folded holds 80-125%
+#              of the rounds' bytes on main..alloc_work, >= 95% of
+#              alloc_work's bytes reach main, no other warning (the probes'
+#              cost under emulation is shown, not failed).
 # Prints a table, one line per kernel and architecture, and the reasons of
 # every failure below it; exits 1 when a cell failed (a kernel that cannot
 # be downloaded fails its cells, saying so), 2 on a usage or set-up error.
 # Environment:
 #   EP_MATRIX_ARCHES    default "x86_64 arm64"
-#   EP_MATRIX_KERNELS   default "bullseye bookworm trixie sid"
+#   EP_MATRIX_KERNELS   default "bullseye jammy bookworm trixie sid" (jammy
+#                       x86_64 only)
+#   EP_MATRIX_ALLOC     the kernels whose boot also records with --alloc
+#                       (default "jammy": the one kernel that loads --alloc
+#                       without bpf_loop; "all": every one, 5-13 s more per
+#                       x86_64 boot); check loads --alloc's programs in all
 #   EP_MATRIX_JOBS      boots at once: 1, or 2 (one series per architecture
 #                       side by side; the default)
 #   EP_MATRIX_KEEP      a directory to keep every cell's results in
@@ -45,8 +64,9 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 name=matrix
 die() { echo "$name: $*" >&2; exit 2; }
 arches=${EP_MATRIX_ARCHES:-x86_64 arm64}
-kernels=${EP_MATRIX_KERNELS:-bullseye bookworm trixie sid}
+kernels=${EP_MATRIX_KERNELS:-bullseye jammy bookworm trixie sid}
 jobs=${EP_MATRIX_JOBS:-2}
+alloc_kernels=${EP_MATRIX_ALLOC:-jammy}
 export EP_VM_TIMEOUT=${EP_VM_TIMEOUT:-420}
 x86_bin=${EP_X86_BIN:-$src/build/ebpf-prof}
 arm64_bin=${EP_ARM64_BIN:-$src/build-arm64/ebpf-prof}
@@ -99,10 +119,19 @@ done
 cat >"$work/runs" <<'EOF'
 ! if /opt/ep/ebpf-prof check --help >/dev/null 2>&1; then /opt/ep/ebpf-prof check --json -v >/result/out/check.json 2>/result/out/check.err; echo $? >/result/out/check.rc; else echo absent >/result/out/check.rc; fi
 EOF
+{
+	cat "$work/runs"
+	echo "alloc -v --alloc --alloc-rate 4K -F 99 -- /opt/ep/spin_sleep 1 alloc"
+} >"$work/runs-alloc"
+# The kernels whose boot also records with --alloc.
+with_alloc() {
+	case " $alloc_kernels " in *" all "* | *" $1 "*) return 0 ;; esac
+	return 1
+}
 
 # One cell: fetch (a failure is the cell's), boot, record, check on the host.
 cell() {
-	local a=$1 k=$2 d=$work/$1-$2 bin rc=0 t0
+	local a=$1 k=$2 d=$work/$1-$2 bin rc=0 t0 runs
 	mkdir -p "$d"
 	bin=$x86_bin
 	[ "$a" = x86_64 ] || bin=$arm64_bin
@@ -114,14 +143,26 @@ cell() {
 		return 0
 	fi
 	echo $(($(date +%s) - t0)) >"$d/fetch_s"
-	EP_VM_RUNS=$work/runs EP_VM_BIN=$bin "$src/tools/vm.sh" --arch "$a" --kernel "$k" \
+	runs=$work/runs
+	! with_alloc "$k" || runs=$work/runs-alloc
+	EP_VM_RUNS=$runs EP_VM_BIN=$bin "$src/tools/vm.sh" --arch "$a" --kernel "$k" \
 		-o "$d/out" -v -F 499 -- "$work/$a/spin_sleep" 2 2>"$d/vm.err" >"$d/vm.out" || rc=$?
 	echo "$rc" >"$d/vm.rc"
 	echo "[$name] $a $k: $(tail -n 1 "$d/vm.err")" >&2
 }
+# Ubuntu 22.04's kernel (jammy) for x86_64 only by default: arm64's comes
+# from ports.ubuntu.com, not always reachable (EP_MATRIX_KERNELS=jammy asks
+# for it on every architecture).
+kernels_of() {
+	if [ -n "${EP_MATRIX_KERNELS:-}" ] || [ "$1" = x86_64 ]; then
+		echo "$kernels"
+	else
+		echo "$kernels" | sed 's/ *\<jammy\> */ /g'
+	fi
+}
 series() {
 	local a=$1 k
-	for k in $kernels; do
+	for k in $(kernels_of "$a"); do
 		cell "$a" "$k"
 	done
 }
@@ -139,13 +180,19 @@ fi
 elapsed=$(($(date +%s) - start))
 
 rc=0
-python3 - "$work" "$elapsed" "${EP_MATRIX_NEED_CHECK:-1}" $arches -- $kernels <<'PY' || rc=$?
+cells=()
+for a in $arches; do
+	for k in $(kernels_of "$a"); do
+		al=0
+		! with_alloc "$k" || al=1
+		cells+=("$a:$k:$al")
+	done
+done
+python3 - "$work" "$elapsed" "${EP_MATRIX_NEED_CHECK:-1}" "${cells[@]}" <<'PY' || rc=$?
 import json, os, re, sys
 
 work, elapsed, need_check = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
-rest = sys.argv[4:]
-arches = rest[:rest.index("--")]
-kernels = rest[rest.index("--") + 1:]
+cells = [c.split(":", 2) for c in sys.argv[4:]]
 
 
 def read(p, default=None):
@@ -172,10 +219,76 @@ def under_main(frames, fn):
     return "main" in frames and fn in frames[frames.index("main") + 1:]
 
 
-def judge(a, k):
+def refusals(errt):
+    """-v: each program the kernel refused, with the verifier log's last
+    word before its statistics (once: a failed joint load is retried part
+    by part)."""
+    out = []
+    for prog, log in re.findall(r"^libbpf: prog '([^']+)': -- BEGIN PROG LOAD LOG --\n(.*?)^-- END PROG LOAD LOG --", errt, re.M | re.S):
+        lines = [l for l in log.splitlines() if l.strip() and not re.match(r"(processed \d+ insns|verification time|stack depth|Func#\d+ .* is (safe|global))", l)]
+        why = lines[-1] if lines else "(empty verifier log)"
+        if (prog, why) not in out:
+            out.append((prog, why))
+    return out
+
+
+def judge_alloc(o, ver):
+    """The --alloc run (spin_sleep 1 alloc: a 64 KiB malloc per round from
+    alloc_work, at --alloc-rate 4K nearly every one sampled). Kernels
+    without task storage, attach cookies or bpf_task_pt_regs (before 5.15)
+    record without it, saying so in one warning; the others load every
+    allocation program (the ones without the stack walk where there is no
+    bpf_loop) and put >= 80% and <= 125% of the rounds' bytes on
+    main..alloc_work, >= 95% of alloc_work's bytes reaching main."""
+    bad = []
+    d = os.path.join(o, "runs", "alloc")
+    rc = (read(os.path.join(o, "runs", "alloc.rc"), "") or "").strip()
+    if not rc:
+        return "no result", ["alloc: the --alloc run did not run in the VM"]
+    errt = read(os.path.join(d, "stderr.txt"), "") or ""
+    for prog, why in refusals(errt):
+        bad.append("alloc: verifier: %s refused: %s" % (prog, why))
+    errs = re.findall(r"^ebpf-prof: error: (.*)$", errt, re.M)
+    if rc != "0":
+        return "exit " + rc, bad + ["alloc: ebpf-prof --alloc exited %s: %s" % (rc, " | ".join(errs) or errt.strip()[-300:])]
+    warns = re.findall(r"^ebpf-prof: warning: (.*)$", errt, re.M)
+    off = [w for w in warns if re.match(r"--alloc: this kernel has no .*: no allocation profile", w)]
+    if ver < (5, 15):
+        if not off:
+            bad.append("alloc: on %d.%d (no task storage or attach cookies) no warning that --alloc is off" % ver)
+        return "off (as expected)", bad
+    if off:
+        return "off", bad + ["alloc: " + off[0]]
+    con = (read(os.path.join(o, "console.log"), "") or "").replace("\r", "")
+    m = re.search(r"EP-VM-RUN: alloc .*?spin_sleep: rounds=(\d+)", con, re.S)
+    rounds = int(m.group(1)) if m else 0
+    if not rounds:
+        return "no rounds", bad + ["alloc: the target did not finish (no rounds= line after the run's start)"]
+    p = os.path.join(d, "alloc.folded")
+    if not os.path.exists(p):
+        return "no alloc.folded", bad + ["alloc: no alloc.folded"]
+    A = [(fr[1:], n) for fr, n in folded(p) if fr[0] == "spin_sleep"]
+    mine = sum(n for fr, n in A if under_main(fr, "alloc_work"))
+    anyw = sum(n for fr, n in A if "alloc_work" in fr)
+    want = rounds * 65536
+    if not 0.8 * want <= mine <= 1.25 * want:
+        bad.append("alloc: %d bytes on main..alloc_work, want %d rounds x 64 KiB = %d (+25%%/-20%%)" % (mine, rounds, want))
+    if mine < 0.95 * anyw:
+        bad.append("alloc: %d of %d bytes in alloc_work reach main" % (mine, anyw))
+    for w in warns:
+        if re.search(r"bpf_loop \(Linux 5\.17\+\)", w) and ver < (5, 17):
+            continue
+        # The probes' cost: under emulation every trap costs far more.
+        if re.search(r"unwind table cache .* not used|collector fell behind|^alloc: the allocator probes cost", w):
+            continue
+        bad.append("alloc: warning: " + w)
+    return "%d%% of %d KiB" % (round(100 * mine / want), want // 1024), bad
+
+
+def judge(a, k, with_alloc):
     d = os.path.join(work, "%s-%s" % (a, k))
     o = os.path.join(d, "out")
-    row = {"arch": a, "kernel": k, "release": "?", "boot": "?", "total": "?", "check": "-", "rec": "-"}
+    row = {"arch": a, "kernel": k, "release": "?", "boot": "?", "total": "?", "check": "-", "rec": "-", "alloc": "-"}
     bad = []
     f = read(os.path.join(d, "fail"))
     if f:
@@ -193,6 +306,8 @@ def judge(a, k):
     release = env.get("release", "")
     if k == "bullseye" and not release.startswith("5.10."):
         bad.append("bullseye booted %r, not 5.10" % release)
+    if k == "jammy" and not release.startswith("5.15."):
+        bad.append("jammy booted %r, not 5.15" % release)
     m = re.match(r"(\d+)\.(\d+)", release)
     ver = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
@@ -242,19 +357,16 @@ def judge(a, k):
         if crc != "0":
             bad.append("check: exited %s" % crc)
 
+    # --- --alloc ---
+    if with_alloc:
+        row["alloc"], more = judge_alloc(o, ver)
+        bad += more
+
     # --- recording ---
     errt = read(os.path.join(o, "stderr.txt"), "") or ""
     warns = re.findall(r"^ebpf-prof: warning: (.*)$", errt, re.M)
-    # -v: each program the kernel refused, with the verifier log's last
-    # word before its statistics (once: a failed joint load is retried
-    # part by part).
-    seen = set()
-    for prog, log in re.findall(r"^libbpf: prog '([^']+)': -- BEGIN PROG LOAD LOG --\n(.*?)^-- END PROG LOAD LOG --", errt, re.M | re.S):
-        lines = [l for l in log.splitlines() if l.strip() and not re.match(r"(processed \d+ insns|verification time|stack depth|Func#\d+ .* is (safe|global))", l)]
-        why = lines[-1] if lines else "(empty verifier log)"
-        if (prog, why) not in seen:
-            seen.add((prog, why))
-            bad.append("verifier: %s refused: %s" % (prog, why))
+    for prog, why in refusals(errt):
+        bad.append("verifier: %s refused: %s" % (prog, why))
     if vrc != 0:
         bad.append("recording: ebpf-prof exited %d: %s" % (vrc, " | ".join(re.findall(r"^ebpf-prof: error: (.*)$", errt, re.M)) or errt.strip()[-300:]))
         row["rec"] = "exit %d" % vrc
@@ -345,14 +457,13 @@ def judge(a, k):
 
 
 rows, fails = [], []
-for a in arches:
-    for k in kernels:
-        row, bad = judge(a, k)
-        row["result"] = "FAIL" if bad else "PASS"
-        rows.append(row)
-        fails += ["%s/%s: %s" % (a, k, b) for b in bad]
+for a, k, al in cells:
+    row, bad = judge(a, k, al == "1")
+    row["result"] = "FAIL" if bad else "PASS"
+    rows.append(row)
+    fails += ["%s/%s: %s" % (a, k, b) for b in bad]
 cols = [("arch", "arch"), ("kernel", "kernel"), ("release", "release"), ("boot", "boot"), ("total", "boot+run"),
-        ("check", "check"), ("rec", "recording"), ("result", "result")]
+        ("check", "check"), ("rec", "recording"), ("alloc", "alloc"), ("result", "result")]
 w = {c: max(len(h), *(len(str(r[c])) for r in rows)) for c, h in cols}
 print("=== kernel matrix (%d s)" % elapsed)
 print("  ".join(h.ljust(w[c]) for c, h in cols))

@@ -6,7 +6,12 @@
  * by a loop count: under emulation a count would take 10-100x longer than
  * on the host. main itself does next to nothing on CPU (one clock read,
  * no libc formatting, one write at the end), so that its CPU samples are
- * spin_work's but for the sleeps' system calls. */
+ * spin_work's but for the sleeps' system calls. A second argument "alloc"
+ * adds one malloc of ALLOC_BYTES per round, from alloc_work (the --alloc
+ * run: each block is far above its sampling rate, so nearly every one is
+ * sampled). */
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,6 +67,20 @@ __attribute__((noinline)) void sleep_work(double secs)
 #endif
 }
 
+#define ALLOC_BYTES (64 * 1024)
+
+void *volatile held;
+
+/* One block, written so that it is not elided, freed at once. */
+__attribute__((noinline)) void alloc_work(void)
+{
+	held = malloc(ALLOC_BYTES);
+	if (held)
+		memset(held, 1, 64);
+	free(held);
+	held = NULL;
+}
+
 /* Digits by hand, not atof or printf: their first call (locale set-up,
  * page faults) took tens of ms under a loaded emulator, all of it in main
  * and none in spin_work. */
@@ -70,13 +89,15 @@ int main(int argc, char **argv)
 	double secs = 0, start = now(), t = start;
 	unsigned rounds = 0;
 	char msg[32] = "spin_sleep: rounds=", *p = msg + 19, digits[12];
-	int n = 0;
+	int n = 0, alloc = argc > 2 && !strcmp(argv[2], "alloc");
 
 	for (const char *a = argc > 1 ? argv[1] : "2"; *a >= '0' && *a <= '9'; a++)
 		secs = secs * 10 + (*a - '0');
 	while (t - start < secs) {
 		t = spin_work(0.004);
 		sleep_work(0.004);
+		if (alloc)
+			alloc_work();
 		rounds++;
 	}
 	do

@@ -318,6 +318,8 @@ void alloc_scan_target(struct alloc_probes *m, struct alloc_target *t)
 		/* Its allocator calls go through the library: probing them
 		 * too would count them twice (and trap on each). */
 		switch_via(m, t, ALLOC_VIA_PRELOAD);
+		t->pl_lo = pl->start;
+		t->pl_hi = pl->end;
 		if (!uprobe_target_seen(&t->ut, pl))
 			attach_preload(m, t, pl);
 	} else if (t->via == ALLOC_VIA_PRELOAD && starting(files, n)) {

@@ -29,6 +29,7 @@ struct alloc_target {
 	uint32_t pid;
 	bool exited;
 	enum alloc_via via;
+	uint64_t pl_lo, pl_hi; /* the preloaded library's code, once seen in its maps */
 	char comm[17];
 	struct uprobe_target ut;
 	int *sess_fds; /* uprobe session links (raw fds: libbpf 1.1 has no API) */

@@ -97,8 +97,9 @@ static int handle_alloc(struct alloc_mod *m, const struct ep_alloc_event *e, siz
 	 * library's probed function; its frames (and the wrapper's) go, so
 	 * the leaf is the allocator's caller as with the uprobes. */
 	while (m->ctx->alloc_preload && lo < n - 1 && e->ips[lo] &&
-	       !symbolizer_user(m->ctx->sym, e->hdr.pid, e->ips[lo] - 1, &res) && res.module &&
-	       !strcmp(proc_maps_basename(res.module), EP_PRELOAD_LIB))
+	       ((t && e->ips[lo] > t->pl_lo && e->ips[lo] <= t->pl_hi) ||
+		(!symbolizer_user(m->ctx->sym, e->hdr.pid, e->ips[lo] - 1, &res) && res.module &&
+		 !strcmp(proc_maps_basename(res.module), EP_PRELOAD_LIB))))
 		lo++;
 	/* Leaf first from the kernel; root first in the model. Every frame
 	 * is a return address (the leaf too: the registers are the caller's
@@ -260,6 +261,37 @@ static struct alloc_bpf *open_skel(const struct bpf_object_open_opts *oo, bool c
 	return obj;
 }
 
+static int set_loop_programs(struct alloc_bpf *skel, bool loops)
+{
+	int err = bpf_program__set_autoload(skel->progs.alloc_ret, loops);
+
+	if (!err)
+		err = bpf_program__set_autoload(skel->progs.alloc_ret_noloop, !loops);
+	if (!err)
+		err = bpf_program__set_autoload(skel->progs.alloc_mmap_exit, loops);
+	if (!err)
+		err = bpf_program__set_autoload(skel->progs.alloc_mmap_exit_noloop, !loops);
+	if (!err)
+		err = bpf_program__set_autoload(skel->progs.alloc_preload, loops);
+	if (!err)
+		err = bpf_program__set_autoload(skel->progs.alloc_preload_noloop, !loops);
+	return err;
+}
+
+/* The return probe and mmap's exit loaded for this kernel. */
+static struct bpf_program *ret_prog(const struct alloc_bpf *skel)
+{
+	return bpf_program__autoload(skel->progs.alloc_ret) ? skel->progs.alloc_ret
+							    : skel->progs.alloc_ret_noloop;
+}
+
+static struct bpf_program *mmap_exit_prog(const struct alloc_bpf *skel)
+{
+	return bpf_program__autoload(skel->progs.alloc_mmap_exit)
+		       ? skel->progs.alloc_mmap_exit
+		       : skel->progs.alloc_mmap_exit_noloop;
+}
+
 static int load_bpf(struct alloc_mod *m, bool session)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = m->ctx->opts->btf_path);
@@ -309,6 +341,11 @@ static int load_bpf(struct alloc_mod *m, bool session)
 	}
 	if (err)
 		return err;
+	/* Without bpf_loop (5.17+) the twins that hold no stack walk: the
+	 * walk's global function would refuse the others (bpf/alloc.bpf.c). */
+	err = set_loop_programs(m->skel, m->ctx->kf->have[KFEAT_BPF_LOOP]);
+	if (err)
+		return err;
 	if (session)
 		err = bpf_program__set_expected_attach_type(m->skel->progs.alloc_session,
 							    EP_BPF_TRACE_UPROBE_SESSION);
@@ -338,8 +375,7 @@ static void detach_mmap(struct alloc_mod *m)
 /* The program's own anonymous mappings; without them --alloc still runs. */
 static void attach_mmap(struct alloc_mod *m)
 {
-	struct bpf_program *p[3] = { m->skel->progs.alloc_mmap_enter,
-				     m->skel->progs.alloc_mmap_exit,
+	struct bpf_program *p[3] = { m->skel->progs.alloc_mmap_enter, mmap_exit_prog(m->skel),
 				     m->skel->progs.alloc_munmap_enter };
 
 	for (size_t i = 0; i < 3; i++) {
@@ -379,15 +415,26 @@ static int am_attach(void *state)
 		m->session = true;
 	}
 	if (err) {
-		log_error("--alloc: cannot load the allocation probes: %s (-v for the verifier "
-			  "log)",
-			  strerror(-err));
+		/* The verifier's word, when it refused one (the figures keep
+		 * its log, not libbpf's output). */
+		const struct vstat_prog *bad = vstat_refused(m->ctx->vs, "alloc");
+
+		if (bad)
+			log_error("--alloc: cannot load the allocation probes: this kernel refuses "
+				  "BPF program %s (%s)",
+				  bad->name, bad->reason);
+		else
+			log_error("--alloc: cannot load the allocation probes: %s (-v for the "
+				  "verifier log)",
+				  strerror(-err));
 		return err;
 	}
 	m->probes.entry = m->skel->progs.alloc_entry;
-	m->probes.ret = m->skel->progs.alloc_ret;
+	m->probes.ret = ret_prog(m->skel);
 	m->probes.free_prog = m->skel->progs.alloc_free;
-	m->probes.preload_prog = m->skel->progs.alloc_preload;
+	m->probes.preload_prog = bpf_program__autoload(m->skel->progs.alloc_preload)
+					 ? m->skel->progs.alloc_preload
+					 : m->skel->progs.alloc_preload_noloop;
 	m->probes.pl_tls_fd = bpf_map__fd(m->skel->maps.alloc_pl_tls);
 	m->probes.preload_expected = m->ctx->alloc_preload != NULL;
 	m->probes.session_fd = m->session ? bpf_program__fd(m->skel->progs.alloc_session) : -1;
