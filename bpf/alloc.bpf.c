@@ -18,7 +18,6 @@
 #include <bpf/bpf_tracing.h>
 
 #include "events/alloc.h"
-#include "events/alloc_preload.h"
 #include "counters.h"
 #include "targets.h"
 #include "walk.h"
@@ -246,12 +245,8 @@ struct {
 	__type(value, struct uw_walk);
 } alloc_walk_buf SEC(".maps");
 
-/* In sample's kind: the block's free will not be seen (5 arguments at most). */
-#define EP_TS_UNTRACKED (1u << 31)
-
 /* ctx is the program's (for bpf_get_stack), regs (UW_NREGS, uwalk.h) the
- * user registers the walk starts from; EP_TS_UNTRACKED in kind for a block
- * whose free will not be seen. loops: the kernel has bpf_loop (5.17+).
+ * user registers the walk starts from. loops: the kernel has bpf_loop (5.17+).
  * The walk's frame step (uw_frame) is a global function, and before 6.8 the
  * kernel verifies every global function a program holds, reached or not:
  * its bpf_loop refuses the program on 5.13-5.16 ("invalid func unknown#181",
@@ -279,9 +274,8 @@ static __always_inline int sample(void *ctx, __u64 *regs, __u64 addr, __u64 size
 	e->hdr.ts_ns = t0;
 	e->addr = addr;
 	e->size = size;
-	/* Kept in the record, not on the stack (the combined limit). */
-	e->kind = kind & ~EP_TS_UNTRACKED;
-	e->flags = kind & EP_TS_UNTRACKED ? EP_ALLOC_F_UNTRACKED : 0;
+	e->kind = kind;
+	e->flags = 0;
 	e->_pad = 0;
 #if defined(__TARGET_ARCH_x86)
 	if (loops && alloc_kwalk) {
@@ -301,8 +295,7 @@ static __always_inline int sample(void *ctx, __u64 *regs, __u64 addr, __u64 size
 		used = sizeof(e->ips);
 	/* Every sampled entry point comes here: its Python callers go first. */
 	pyframes_emit(&e->hdr);
-	tracked = !(e->flags & EP_ALLOC_F_UNTRACKED) &&
-		  !bpf_map_update_elem(&alloc_live, &k, &b, BPF_ANY);
+	tracked = !bpf_map_update_elem(&alloc_live, &k, &b, BPF_ANY);
 	if (!tracked)
 		e->flags |= EP_ALLOC_F_UNTRACKED;
 	if (bpf_ringbuf_output(&alloc_events, e, sizeof(*e) - sizeof(e->ips) + used, 0)) {
@@ -401,99 +394,6 @@ int alloc_session(struct pt_regs *ctx)
 	return on_entry(ctx, (__u32)bpf_get_attach_cookie(ctx)) ? 0 : 1;
 }
 
-/* ---- sampling inside the process (preload/ep_alloc_preload.c) ---- */
-
-/* Per process sampled by the preloaded library: the offset of its
- * in-allocator flag from the thread pointer (the same in every thread),
- * for the mmap tracepoint. Deleted by the collector when the process
- * exits or runs without the library. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, EP_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __s64);
-} alloc_pl_tls SEC(".maps");
-
-/* ebpf_prof_alloc_event(const struct ep_preload_call *) in the preloaded
- * library: called only for a sampled allocation, the free of a sampled
- * block, and to hand over the counts of the calls in between. The stack
- * is walked from its entry: the library's own frames are dropped by the
- * collector. */
-/* The call's record, read here rather than onto the stack: the sampled
- * path below needs all but ~90 bytes of the combined limit. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ep_preload_call);
-} alloc_pl_call SEC(".maps");
-
-static __always_inline void on_preload(struct pt_regs *ctx, const bool loops)
-{
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
-	struct ep_preload_call *c = bpf_map_lookup_elem(&alloc_pl_call, &zero);
-	__s64 *off;
-
-	stat_add(EP_AST_PL_EVENTS, 1);
-	if (!c || bpf_probe_read_user(c, sizeof(*c), (void *)PT_REGS_PARM1(ctx)))
-		return;
-	stat_add(EP_AST_CALLS, c->calls);
-	stat_add(EP_AST_BYTES, c->bytes);
-	stat_add(EP_AST_FREES, c->frees);
-	off = bpf_map_lookup_elem(&alloc_pl_tls, &tgid);
-	if (c->tls_off && (!off || *off != c->tls_off))
-		bpf_map_update_elem(&alloc_pl_tls, &tgid, &c->tls_off, BPF_ANY);
-	if (c->op == EP_PL_FREE && c->addr) {
-		emit_free(tgid, c->addr);
-	} else if (c->op == EP_PL_SAMPLE && c->addr && c->kind && c->kind < EP_AK_MMAP) {
-		__u64 regs[UW_NREGS] = {};
-		__u32 kind = c->kind | (c->flags & EP_PL_F_UNTRACKED ? EP_TS_UNTRACKED : 0);
-
-		regs[EP_UREG_IP] = PT_REGS_IP(ctx);
-		regs[EP_UREG_SP] = PT_REGS_SP(ctx);
-		regs[EP_UREG_FP] = PT_REGS_FP(ctx);
-		if (loops)
-			take_sample(ctx, regs, c->addr, c->size, kind);
-		else
-			take_sample_noloop(ctx, regs, c->addr, c->size, kind);
-	}
-}
-
-SEC("uprobe")
-int alloc_preload(struct pt_regs *ctx)
-{
-	on_preload(ctx, true);
-	return 0;
-}
-
-/* Without bpf_loop (take_sample_noloop). */
-SEC("uprobe")
-int alloc_preload_noloop(struct pt_regs *ctx)
-{
-	on_preload(ctx, false);
-	return 0;
-}
-
-/* Whether the thread is inside the real allocator, called by the preloaded
- * library: its flag, at the thread pointer plus the process's offset. */
-static __always_inline bool in_preload_allocator(struct task_struct *task, __u32 tgid)
-{
-	__s64 *off = bpf_map_lookup_elem(&alloc_pl_tls, &tgid);
-	__u64 tp = 0;
-	__u32 flag = 0;
-
-	if (!off)
-		return false;
-#if defined(__TARGET_ARCH_x86)
-	tp = BPF_CORE_READ(task, thread.fsbase);
-#elif defined(__TARGET_ARCH_arm64)
-	tp = BPF_CORE_READ(task, thread.uw.tp_value);
-#endif
-	if (!tp || bpf_probe_read_user(&flag, sizeof(flag), (void *)(tp + *off)))
-		return false;
-	return flag != 0;
-}
-
 /* ---- anonymous mappings made by the program (docs/alloc.md) ---- */
 
 #define EP_PROT_NONE	   0
@@ -550,7 +450,7 @@ int alloc_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 		return 0;
 	}
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (in_allocator(t, PT_REGS_SP_CORE(regs)) || in_preload_allocator(task, tgid)) {
+	if (in_allocator(t, PT_REGS_SP_CORE(regs))) {
 		stat_add(EP_AST_MMAP_IN_ALLOC, 1);
 		return 0;
 	}

@@ -130,9 +130,6 @@ void cli_usage(FILE *out)
 	      "                           (default 512K; 1..1G, suffix K, M or G)\n"
 	      "      --alloc-max-live N   sampled blocks tracked until freed (default 65536;\n"
 	      "                           16..4194304); more are counted as dropped\n"
-	      "      --alloc-mode MODE    launch mode: auto (default: sampled inside the command by a\n"
-	      "                           preloaded library, uprobes where it cannot be loaded),\n"
-	      "                           preload, or uprobe (every allocator call traps)\n"
 	      "      --top                show the live view while recording (docs/top.md); without\n"
 	      "                           a terminal, a plain-text snapshot every interval\n"
 	      "      --interval SECONDS   live view refresh period (default 1; 0.1..3600)\n"
@@ -261,7 +258,6 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		OPT_ALLOC,
 		OPT_ALLOC_RATE,
 		OPT_ALLOC_MAX_LIVE,
-		OPT_ALLOC_MODE,
 		OPT_TRACE_MAX_SPANS,
 		OPT_FORCE
 	};
@@ -304,7 +300,6 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 		{ "alloc", no_argument, NULL, OPT_ALLOC },
 		{ "alloc-rate", required_argument, NULL, OPT_ALLOC_RATE },
 		{ "alloc-max-live", required_argument, NULL, OPT_ALLOC_MAX_LIVE },
-		{ "alloc-mode", required_argument, NULL, OPT_ALLOC_MODE },
 		{ "trace-max-spans", required_argument, NULL, OPT_TRACE_MAX_SPANS },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -437,22 +432,6 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, FILE *err)
 				fprintf(err,
 					"ebpf-prof: invalid --alloc-rate '%s': expected 1..1G bytes "
 					"(suffix K, M or G)\n",
-					optarg);
-				return 2;
-			}
-			o->alloc = true;
-			break;
-		case OPT_ALLOC_MODE:
-			if (!strcmp(optarg, "auto")) {
-				o->alloc_mode = CLI_ALLOC_AUTO;
-			} else if (!strcmp(optarg, "preload")) {
-				o->alloc_mode = CLI_ALLOC_PRELOAD;
-			} else if (!strcmp(optarg, "uprobe")) {
-				o->alloc_mode = CLI_ALLOC_UPROBE;
-			} else {
-				fprintf(err,
-					"ebpf-prof: invalid --alloc-mode '%s': expected auto, preload or "
-					"uprobe\n",
 					optarg);
 				return 2;
 			}

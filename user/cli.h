@@ -38,13 +38,6 @@ enum cli_unwind {
 	CLI_UNWIND_KERNEL,   /* walked in the kernel from CFI tables (bpf/uwalk.h) */
 };
 
-/* --alloc-mode: how a launched command's allocations are sampled. */
-enum cli_alloc_mode {
-	CLI_ALLOC_AUTO = 0, /* in the process (preloaded library) where it can be, else uprobes */
-	CLI_ALLOC_PRELOAD,  /* the same, said as asked */
-	CLI_ALLOC_UPROBE,   /* uprobes on the allocator (every call traps) */
-};
-
 enum cli_python {
 	CLI_PYTHON_NATIVE = 0, /* the interpreter's C frames only */
 	CLI_PYTHON_MIXED,      /* Python frames in place of _PyEval_EvalFrameDefault */
@@ -109,8 +102,6 @@ struct cli_opts {
 	bool alloc;		  /* --alloc: allocation sampling (docs/alloc.md) */
 	uint32_t alloc_rate;	  /* --alloc-rate BYTES: mean bytes between samples */
 	uint32_t alloc_max_live;  /* --alloc-max-live N: sampled blocks tracked at once */
-	/* --alloc-mode (launch mode only) */
-	enum cli_alloc_mode alloc_mode;
 	/* `ebpf-prof check` (kernel/check_cmd.h): load and attach everything a
 	 * run would, record nothing, and hand the verifier's figures and the
 	 * kernel's features here. NULL in a recording. */

@@ -96,9 +96,6 @@ struct rec_ctx {
 	 * count, moved by mmap): a module that scans the targets' maps for
 	 * what a library brings can look again as soon as one is mapped. */
 	const volatile uint64_t *mmap_gen;
-	/* Launch mode with --alloc: the allocation sampler preloaded into the
-	 * command (its path), NULL when its allocations are left to uprobes. */
-	const char *alloc_preload;
 };
 
 /* The most modules a run drives (the table in record/modules.c). */

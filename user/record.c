@@ -12,7 +12,6 @@
 #include "record.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,8 +23,6 @@
 #include <unistd.h>
 
 #include "util/clock.h"
-#include "alloc/alloc_preload.h"
-#include "events/alloc_preload.h"
 #include "export/bundle.h"
 #include "export/metrics.h"
 #include "export/pprof_elf.h"
@@ -333,43 +330,6 @@ static int open_sampler(struct recorder *r)
 	return 0;
 }
 
-/* Launch mode with --alloc: the environment that preloads the allocation
- * sampler into the command (r->alloc_preload set), or NULL where its
- * allocations are left to uprobes, said in one line. */
-static char **alloc_preload_plan(struct recorder *r)
-{
-	const struct cli_opts *o = r->opts;
-	const char *why = NULL;
-	char lib[PATH_MAX];
-	char **env;
-
-	if (!o->alloc || o->alloc_mode == CLI_ALLOC_UPROBE || o->check)
-		return NULL;
-	if (alloc_preload_find("/proc/self/exe", lib, sizeof(lib))) {
-		log_warn("--alloc: %s not found beside ebpf-prof (or in ../lib/ebpf-prof): "
-			 "allocations are seen by uprobes, every call traps",
-			 EP_PRELOAD_LIB);
-		return NULL;
-	}
-	why = alloc_preload_refused(o->command[0]);
-	if (why) {
-		log_warn("--alloc: %s is %s, LD_PRELOAD does not reach it: its allocations are "
-			 "seen by uprobes, every call traps",
-			 o->command[0], why);
-		return NULL;
-	}
-	env = alloc_preload_env(environ, lib, o->alloc_rate);
-	r->alloc_preload = env ? strdup(lib) : NULL;
-	if (!r->alloc_preload) {
-		alloc_preload_env_free(env);
-		log_warn("--alloc: cannot preload %s: allocations are seen by uprobes", lib);
-		return NULL;
-	}
-	r->mctx.alloc_preload = r->alloc_preload;
-	log_info("alloc: sampling inside the command (%s preloaded)", lib);
-	return env;
-}
-
 /* The root targets, in the sampler's filter: the launched command
  * (forked, held until everything is attached) or the --pid processes. */
 static int add_targets(struct recorder *r)
@@ -379,11 +339,8 @@ static int add_targets(struct recorder *r)
 
 	if (o->ncommand) {
 		r->ri.launched = true;
-		char **env = alloc_preload_plan(r);
-
 		r->ri.command = launch_join_argv(o->command, o->ncommand);
-		r->child = launch_child(o->command, env, &r->orig_mask, r->mctx.child_nice, &r->l);
-		alloc_preload_env_free(env);
+		r->child = launch_child(o->command, &r->orig_mask, r->mctx.child_nice, &r->l);
 		if (r->child < 0) {
 			log_error("cannot start %s: %s", o->command[0], strerror(-r->child));
 			return r->child;
@@ -391,9 +348,6 @@ static int add_targets(struct recorder *r)
 		err = sampler_add_target(r->sampler, (uint32_t)r->child);
 		return err ? err : targets_add(r, (uint32_t)r->child, 0, NULL);
 	}
-	if (o->alloc && o->alloc_mode == CLI_ALLOC_PRELOAD)
-		log_warn("--alloc-mode preload: only a command ebpf-prof starts can be sampled "
-			 "inside; attached processes are seen by uprobes");
 	for (int i = 0; i < r->npids && !err; i++) {
 		err = sampler_add_target(r->sampler, r->pids[i]);
 		if (!err)
@@ -627,7 +581,6 @@ static void close_run(struct recorder *r)
 	pprof_elf_cache_free(r->ri.elf_cache);
 	vstat_free(&r->vs);
 	free(r->ri.command);
-	free(r->alloc_preload);
 	free(r->outdir);
 	if (r->sfd >= 0) {
 		run_ignore_late_signals(r->sfd);

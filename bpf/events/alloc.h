@@ -104,7 +104,6 @@ enum ep_alloc_stat {
 	EP_AST_MMAP_BYTES = 12,	   /* their bytes (pages rounded) */
 	EP_AST_MMAP_IN_ALLOC = 13, /* anonymous mmaps inside a probed allocator: left out */
 	EP_AST_MUNMAP_PART = 14,   /* munmap of a tracked mapping's head only */
-	EP_AST_PL_EVENTS = 15,	   /* calls of the preloaded library's probed function */
 	EP_AST__COUNT
 };
 

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The .deb packages (tools/package.sh) for amd64 and arm64: each installs
-# the binary, the preloaded allocation sampler, docs and cycle marker; no
-# libbpf dependency (linked in: Ubuntu 22.04 has only libbpf0); every
-# dependency is satisfied by the
+# the binary, docs and cycle marker; no libbpf dependency (linked in:
+# Ubuntu 22.04 has only libbpf0); every dependency is satisfied by the
 # versions of Debian 12 and of Ubuntu 22.04 (JetPack 6), the two systems
 # the README promises. Ubuntu 22.04 (jammy, jammy-updates) versions, from
 # packages.ubuntu.com: libc6 2.35, libcjson1 1.7.15, libdw1/libelf1 0.186,
@@ -57,8 +56,7 @@ sys.exit(1 if bad else 0)
 PY
 	rm -rf "$work/x"
 	dpkg-deb -x "$deb" "$work/x"
-	for f in usr/bin/ebpf-prof usr/lib/ebpf-prof/libebpf-prof-alloc.so usr/share/doc/ebpf-prof/README.md \
-		usr/share/ebpf-prof/cycle_marker/ebpf_prof_cycle.h; do
+	for f in usr/bin/ebpf-prof usr/share/doc/ebpf-prof/README.md usr/share/ebpf-prof/cycle_marker/ebpf_prof_cycle.h; do
 		[ -e "$work/x/$f" ] || fail "$arch package lacks /$f"
 	done
 	if [ "$arch" = amd64 ]; then

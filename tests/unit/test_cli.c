@@ -179,19 +179,6 @@ int main(void)
 	CHECK_INT_EQ(o.alloc_max_live, 16);
 	CHECK_INT_EQ(parse(&o, ARGS("--alloc-max-live", "15", "--pid", "1")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--alloc-max-live", "4194305", "--pid", "1")), 2);
-	/* --alloc-mode (implies --alloc); auto by default. */
-	CHECK_INT_EQ(parse(&o, ARGS("--alloc", "--", "true")), 0);
-	CHECK_INT_EQ(o.alloc_mode, CLI_ALLOC_AUTO);
-	CHECK_INT_EQ(parse(&o, ARGS("--alloc-mode", "uprobe", "--", "true")), 0);
-	CHECK(o.alloc);
-	CHECK_INT_EQ(o.alloc_mode, CLI_ALLOC_UPROBE);
-	CHECK_INT_EQ(parse(&o, ARGS("--alloc-mode", "preload", "--", "true")), 0);
-	CHECK_INT_EQ(o.alloc_mode, CLI_ALLOC_PRELOAD);
-	CHECK_INT_EQ(parse(&o, ARGS("--alloc-mode", "auto", "--", "true")), 0);
-	CHECK_INT_EQ(o.alloc_mode, CLI_ALLOC_AUTO);
-	CHECK_INT_EQ(parse(&o, ARGS("--alloc-mode", "Preload", "--", "true")), 2);
-	CHECK_INT_EQ(parse(&o, ARGS("--alloc-mode", "", "--", "true")), 2);
-	CHECK_INT_EQ(parse(&o, ARGS("--alloc-mode", "uprobes", "--", "true")), 2);
 	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-ustack-every", "1", "--pid", "1")), 0);
 	CHECK_INT_EQ(o.offcpu_ustack_every, 1);
 	CHECK_INT_EQ(parse(&o, ARGS("--offcpu-ustack-every", "0", "--pid", "1")), 0);

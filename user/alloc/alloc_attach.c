@@ -2,21 +2,18 @@
 #include "util/vec.h"
 #include "alloc/alloc_attach.h"
 
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "alloc/alloc_syms.h"
 #include "alloc/probe_point.h"
 #include "events/alloc.h"
-#include "events/alloc_preload.h"
 #include "util/log.h"
 #include "proc/proc_maps.h"
 #include "probes/uprobe_discovery.h"
@@ -127,16 +124,6 @@ static uint64_t tail_jump(int fd, uint64_t off)
 #endif
 }
 
-static void note_probed(struct alloc_probes *m, const char *path)
-{
-	bool known = false;
-
-	for (size_t i = 0; i < m->nprobed; i++)
-		known = known || !strcmp(m->probed[i], path);
-	if (!known && m->nprobed < sizeof(m->probed) / sizeof(m->probed[0]))
-		snprintf(m->probed[m->nprobed++], sizeof(m->probed[0]), "%s", path);
-}
-
 static void scan_file(struct alloc_probes *m, struct alloc_target *t, const struct ud_file *f)
 {
 	const char *names[64];
@@ -178,7 +165,12 @@ static void scan_file(struct alloc_probes *m, struct alloc_target *t, const stru
 	if (attached) {
 		log_info("alloc: pid %u: %d allocator functions probed in %s", t->pid, attached,
 			 f->path);
-		note_probed(m, f->path);
+		bool known = false;
+
+		for (size_t i = 0; i < m->nprobed; i++)
+			known = known || !strcmp(m->probed[i], f->path);
+		if (!known && m->nprobed < sizeof(m->probed) / sizeof(m->probed[0]))
+			snprintf(m->probed[m->nprobed++], sizeof(m->probed[0]), "%s", f->path);
 	}
 }
 
@@ -200,145 +192,19 @@ static void read_comm(struct alloc_probes *m, struct alloc_target *t)
 	t->comm[strcspn(t->comm, "\n")] = '\0';
 }
 
-/* The preloaded library's probed function in the file open at fd (path:
- * what the kernel attaches to, name: what is said). 0 or -errno. */
-static int attach_preload_fd(struct alloc_probes *m, struct alloc_target *t, int fd,
-			     const char *path, const char *name)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, o);
-	const char *names[1] = { EP_PRELOAD_FUNC };
-	uint64_t off = 0;
-	struct bpf_link *l;
-
-	if (ud_find_functions(fd, names, 1, &off) <= 0 || !off) {
-		log_warn("alloc: pid %u: no %s in %s: its allocations are not seen", t->pid,
-			 EP_PRELOAD_FUNC, name);
-		return -ENOENT;
-	}
-	l = bpf_program__attach_uprobe_opts(m->preload_prog, (pid_t)t->pid, path, off, &o);
-	if (!l || uprobe_target_keep(&t->ut, l)) {
-		int err = l ? -ENOMEM : -errno;
-
-		log_warn("alloc: pid %u: cannot probe %s in %s: %s", t->pid, EP_PRELOAD_FUNC, name,
-			 strerror(-err));
-		return err;
-	}
-	m->nlinks++;
-	log_info("alloc: pid %u: sampled inside the process, %s probed in %s", t->pid,
-		 EP_PRELOAD_FUNC, name);
-	note_probed(m, name);
-	return 0;
-}
-
-/* The preloaded library's probed function, in the library t maps. */
-static void attach_preload(struct alloc_probes *m, struct alloc_target *t, const struct ud_file *f)
-{
-	char path[512];
-	int fd;
-
-	fd = ud_open_mapped(m->proc_root, t->pid, f, path, sizeof(path));
-	if (fd < 0)
-		return;
-	attach_preload_fd(m, t, fd, path, f->path);
-	close(fd);
-}
-
-int alloc_preload_target(struct alloc_probes *m, struct alloc_target *t, const char *lib)
-{
-	struct ud_file f = { .path = lib };
-	struct stat st;
-	int fd, err;
-
-	fd = open(lib, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	f.dev = st.st_dev;
-	f.inode = st.st_ino;
-	err = attach_preload_fd(m, t, fd, lib, lib);
-	close(fd);
-	if (err)
-		return err;
-	/* Found in its maps later: already probed. */
-	uprobe_target_seen(&t->ut, &f);
-	t->via = ALLOC_VIA_PRELOAD;
-	return 0;
-}
-
-/* A process changes how it is seen (an exec with or without the library):
- * what was attached for the other way goes, and every file is looked at
- * again. */
-static void switch_via(struct alloc_probes *m, struct alloc_target *t, enum alloc_via via)
-{
-	if (t->via != ALLOC_VIA_NONE && t->via != via) {
-		alloc_target_detach(t);
-		t->ut.nseen = 0;
-		if (t->via == ALLOC_VIA_PRELOAD && m->pl_tls_fd >= 0)
-			bpf_map_delete_elem(m->pl_tls_fd, &t->pid);
-	}
-	t->via = via;
-}
-
-/* Whether a process maps its dynamic loader but not yet the C library:
- * between its exec and its start-up libraries. */
-static bool starting(const struct ud_file *files, size_t n)
-{
-	bool ldso = false;
-
-	for (size_t i = 0; i < n; i++) {
-		const char *b = proc_maps_basename(files[i].path);
-
-		if (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5))
-			return false;
-		ldso = ldso || !strncmp(b, "ld-", 3);
-	}
-	return ldso;
-}
-
 void alloc_scan_target(struct alloc_probes *m, struct alloc_target *t)
 {
-	const struct ud_file *pl = NULL;
 	struct proc_maps pm;
 	struct ud_file *files;
-	uint64_t before;
 	size_t n;
 
 	if (uprobe_target_files(m->proc_root, t->pid, MAX_MAPS_BYTES, MAX_EXEC_FILES, &pm, &files,
 				&n))
 		return; /* gone: on_exit follows */
 	read_comm(m, t);
-	for (size_t i = 0; m->preload_prog && i < n && !pl; i++)
-		if (!strcmp(proc_maps_basename(files[i].path), EP_PRELOAD_LIB))
-			pl = &files[i];
-	if (pl) {
-		/* Its allocator calls go through the library: probing them
-		 * too would count them twice (and trap on each). */
-		switch_via(m, t, ALLOC_VIA_PRELOAD);
-		t->pl_lo = pl->start;
-		t->pl_hi = pl->end;
-		if (!uprobe_target_seen(&t->ut, pl))
-			attach_preload(m, t, pl);
-	} else if (t->via == ALLOC_VIA_PRELOAD && starting(files, n)) {
-		/* Exec'd, its libraries not mapped yet (the exec hold): the
-		 * library may still come; nothing to attach until then. */
-	} else {
-		switch_via(m, t, ALLOC_VIA_UPROBE);
-		before = m->nlinks;
-		for (size_t i = 0; i < n; i++)
-			if (!uprobe_target_seen(&t->ut, &files[i]))
-				scan_file(m, t, &files[i]);
-		if (m->preload_expected && m->nlinks > before && !m->fallback_said) {
-			m->fallback_said = true;
-			log_warn("--alloc: pid %u (%s) runs without %s (setuid, static, or its "
-				 "LD_PRELOAD replaced): its allocations are seen by uprobes, every "
-				 "call traps",
-				 t->pid, t->comm, EP_PRELOAD_LIB);
-		}
-	}
+	for (size_t i = 0; i < n; i++)
+		if (!uprobe_target_seen(&t->ut, &files[i]))
+			scan_file(m, t, &files[i]);
 	free(files);
 	proc_maps_free(&pm);
 }

@@ -18,18 +18,9 @@ struct bpf_program;
  * Debian 12's headers and libbpf 1.1 predate. */
 #define EP_BPF_TRACE_UPROBE_SESSION 57
 
-/* How a process's allocations are seen. */
-enum alloc_via {
-	ALLOC_VIA_NONE = 0, /* not scanned yet */
-	ALLOC_VIA_UPROBE,   /* uprobes on its allocator's functions */
-	ALLOC_VIA_PRELOAD,  /* the preloaded library's probed function */
-};
-
 struct alloc_target {
 	uint32_t pid;
 	bool exited;
-	enum alloc_via via;
-	uint64_t pl_lo, pl_hi; /* the preloaded library's code, once seen in its maps */
 	char comm[17];
 	struct uprobe_target ut;
 	int *sess_fds; /* uprobe session links (raw fds: libbpf 1.1 has no API) */
@@ -39,14 +30,6 @@ struct alloc_target {
 /* The programs and what the attaches found. */
 struct alloc_probes {
 	const struct bpf_program *entry, *ret, *free_prog;
-	/* The preloaded library's probe (launch mode), and the map of its
-	 * processes' in-allocator flags (an entry is deleted when a process
-	 * stops using the library); -1: none. */
-	const struct bpf_program *preload_prog;
-	int pl_tls_fd;
-	/* The launched command was given the library: a process of its tree
-	 * that does not map it falls back to uprobes, said once. */
-	bool preload_expected, fallback_said;
 	int session_fd; /* the session program's fd; -1: entry + ret instead */
 	const char *proc_root;
 	uint64_t nlinks;
@@ -58,10 +41,6 @@ struct alloc_probes {
  * file not seen before in t. Failures are logged, not returned: a process
  * that went away is seen exiting, an attach that fails costs that probe. */
 void alloc_scan_target(struct alloc_probes *m, struct alloc_target *t);
-/* Launch mode: probes the preloaded library at path lib for t before its
- * exec (the probe follows the process through it), so that its first
- * allocations are seen even without launch-mode holds. 0 or -errno. */
-int alloc_preload_target(struct alloc_probes *m, struct alloc_target *t, const char *lib);
 /* Detaches every probe of t. */
 void alloc_target_detach(struct alloc_target *t);
 /* Detaches every probe of t and frees what it holds (for

@@ -21,8 +21,6 @@
 #include "alloc/alloc_report.h"
 #include "alloc/alloc_syms.h"
 #include "events/alloc.h"
-#include "events/alloc_preload.h"
-#include "proc/proc_maps.h"
 #include "kernel/skel_types.h"
 #include "alloc.skel.h"
 #include "export/pprof.h"
@@ -49,7 +47,6 @@ struct alloc_mod {
 	bool attached, stopped;
 	bool session; /* alloc_session loaded: one program, return on demand */
 	uint64_t next_rescan_ns;
-	uint64_t seen_gen; /* rec_ctx.mmap_gen at the last rescan */
 	/* Live view: the last update's time and totals, for rates. */
 	uint64_t live_ns;
 	double live_alloc, live_inuse;
@@ -93,14 +90,6 @@ static int handle_alloc(struct alloc_mod *m, const struct ep_alloc_event *e, siz
 	    alloc_is_mmap_wrapper(res.name)) {
 		lo = 1;
 	}
-	/* Sampled inside the process: the walk starts in the preloaded
-	 * library's probed function; its frames (and the wrapper's) go, so
-	 * the leaf is the allocator's caller as with the uprobes. */
-	while (m->ctx->alloc_preload && lo < n - 1 && e->ips[lo] &&
-	       ((t && e->ips[lo] > t->pl_lo && e->ips[lo] <= t->pl_hi) ||
-		(!symbolizer_user(m->ctx->sym, e->hdr.pid, e->ips[lo] - 1, &res) && res.module &&
-		 !strcmp(proc_maps_basename(res.module), EP_PRELOAD_LIB))))
-		lo++;
 	/* Leaf first from the kernel; root first in the model. Every frame
 	 * is a return address (the leaf too: the registers are the caller's
 	 * after the call), looked up at address - 1 unless the walker did. */
@@ -271,10 +260,6 @@ static int set_loop_programs(struct alloc_bpf *skel, bool loops)
 		err = bpf_program__set_autoload(skel->progs.alloc_mmap_exit, loops);
 	if (!err)
 		err = bpf_program__set_autoload(skel->progs.alloc_mmap_exit_noloop, !loops);
-	if (!err)
-		err = bpf_program__set_autoload(skel->progs.alloc_preload, loops);
-	if (!err)
-		err = bpf_program__set_autoload(skel->progs.alloc_preload_noloop, !loops);
 	return err;
 }
 
@@ -432,26 +417,12 @@ static int am_attach(void *state)
 	m->probes.entry = m->skel->progs.alloc_entry;
 	m->probes.ret = ret_prog(m->skel);
 	m->probes.free_prog = m->skel->progs.alloc_free;
-	m->probes.preload_prog = bpf_program__autoload(m->skel->progs.alloc_preload)
-					 ? m->skel->progs.alloc_preload
-					 : m->skel->progs.alloc_preload_noloop;
-	m->probes.pl_tls_fd = bpf_map__fd(m->skel->maps.alloc_pl_tls);
-	m->probes.preload_expected = m->ctx->alloc_preload != NULL;
 	m->probes.session_fd = m->session ? bpf_program__fd(m->skel->progs.alloc_session) : -1;
 	m->probes.proc_root = m->ctx->opts->proc_root;
 	attach_mmap(m);
-	/* A command given the library is still the profiler's image here (held
-	 * before its exec): the library's file is probed for it now, its maps
-	 * are looked at from its exec on. */
-	for (size_t i = 0; i < m->tg.n; i++) {
-		struct alloc_target *t = uprobe_targets_at(&m->tg, i);
-
-		if (!m->probes.preload_expected)
-			alloc_scan_target(&m->probes, t);
-		else
-			alloc_preload_target(&m->probes, t, m->ctx->alloc_preload);
-	}
-	if (!m->probes.nlinks && !m->probes.preload_expected)
+	for (size_t i = 0; i < m->tg.n; i++)
+		alloc_scan_target(&m->probes, uprobe_targets_at(&m->tg, i));
+	if (!m->probes.nlinks)
 		log_warn("--alloc: no allocator found in the target's maps yet (malloc, free, "
 			 "...); looked for again as libraries are loaded");
 	m->attached = true;
@@ -520,12 +491,8 @@ static int am_poll(void *state, uint64_t now)
 		return 0;
 	n = ring_buffer__consume(m->rb);
 	update_live(m, now);
-	/* A new executable mapping (an exec, a library loaded) is looked at
-	 * at once: without launch-mode holds (--probes none) it is what
-	 * finds the preloaded library in a command that has just started. */
-	if (now >= m->next_rescan_ns || (m->ctx->mmap_gen && *m->ctx->mmap_gen != m->seen_gen)) {
+	if (now >= m->next_rescan_ns) {
 		m->next_rescan_ns = now + RESCAN_PERIOD_NS;
-		m->seen_gen = m->ctx->mmap_gen ? *m->ctx->mmap_gen : 0;
 		for (size_t i = 0; i < m->tg.n; i++) {
 			struct alloc_target *t = uprobe_targets_at(&m->tg, i);
 
@@ -549,8 +516,6 @@ static void am_on_exit(void *state, uint32_t pid, uint64_t ts)
 	ring_buffer__consume(m->rb);
 	t->exited = true;
 	alloc_target_detach(t);
-	if (t->via == ALLOC_VIA_PRELOAD)
-		bpf_map_delete_elem(m->probes.pl_tls_fd, &pid);
 }
 
 static void read_stats(struct alloc_mod *m)
@@ -623,12 +588,6 @@ static int am_report(void *state, cJSON *root)
 		return 0;
 	for (size_t i = 0; i < m->probes.nprobed; i++)
 		run.probed[i] = m->probes.probed[i];
-	for (size_t i = 0; i < m->tg.n; i++) {
-		const struct alloc_target *t = uprobe_targets_at(&m->tg, i);
-
-		run.procs_preload += t->via == ALLOC_VIA_PRELOAD;
-		run.procs_uprobe += t->via == ALLOC_VIA_UPROBE;
-	}
 	run.nprobed = m->probes.nprobed;
 	err = alloc_report_json(&run, root, &m->res);
 	if (err)

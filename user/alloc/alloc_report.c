@@ -295,7 +295,6 @@ int alloc_report_json(const struct alloc_run *run, cJSON *root, struct alloc_res
 	res->samples = res->t.samples;
 	res->rate = run->rate;
 	res->dropped = dropped;
-	res->preload = run->procs_preload > 0 && !run->procs_uprobe;
 	if (!cJSON_AddNumberToObject(a, "rate_bytes", (double)run->rate) ||
 	    !cJSON_AddNumberToObject(a, "max_live", run->max_live) ||
 	    !cJSON_AddStringToObject(a, "stacks", run->kwalk ? "cfi-kernel" : "frame-pointers") ||
@@ -311,14 +310,6 @@ int alloc_report_json(const struct alloc_run *run, cJSON *root, struct alloc_res
 			return -ENOMEM;
 		}
 	}
-	if (!cJSON_AddStringToObject(a, "mechanism",
-				     !run->procs_preload ? "uprobe"
-				     : run->procs_uprobe ? "mixed"
-							 : "preload") ||
-	    !cJSON_AddNumberToObject(a, "processes_preload", run->procs_preload) ||
-	    !cJSON_AddNumberToObject(a, "processes_uprobe", run->procs_uprobe) ||
-	    !cJSON_AddNumberToObject(a, "preload_events", (double)st[EP_AST_PL_EVENTS]))
-		return -ENOMEM;
 	if (!cJSON_AddNumberToObject(a, "calls", (double)st[EP_AST_CALLS]) ||
 	    !cJSON_AddNumberToObject(a, "frees", (double)st[EP_AST_FREES]) ||
 	    !cJSON_AddNumberToObject(a, "bytes_requested", (double)st[EP_AST_BYTES]) ||
@@ -401,11 +392,7 @@ void alloc_log_cost(const struct alloc_results *r)
 	if (!r->have)
 		return;
 	cost_text(r, t, sizeof(t));
-	if (r->share > ALLOC_COST_WARN_SHARE && r->preload)
-		log_warn("alloc: the allocation probes cost %s (above %.0f%%: sampled inside the "
-			 "process, each sample traps; a larger --alloc-rate takes fewer)",
-			 t, ALLOC_COST_WARN_SHARE * 100);
-	else if (r->share > ALLOC_COST_WARN_SHARE)
+	if (r->share > ALLOC_COST_WARN_SHARE)
 		log_warn("alloc: the allocator probes cost %s (above %.0f%%: every call traps, "
 			 "whatever --alloc-rate%s)",
 			 t, ALLOC_COST_WARN_SHARE * 100,
@@ -445,14 +432,10 @@ void alloc_print_summary(const struct alloc_results *r, FILE *out)
 	fprintf(out, "  cost: %s\n", cost);
 	if (r->share > ALLOC_COST_WARN_SHARE)
 		fprintf(out,
-			"  WARNING: --alloc costs the targets more than %.0f%% of their CPU: %s; "
-			"times measured with --alloc are inflated (finding alloc_probe_cost)\n",
-			ALLOC_COST_WARN_SHARE * 100,
-			r->preload
-				? "sampled inside the process, each sample still traps, a larger "
-				  "--alloc-rate takes fewer"
-				: "every allocator call traps into the kernel, whatever "
-				  "--alloc-rate");
+			"  WARNING: --alloc costs the targets more than %.0f%% of their CPU: every "
+			"allocator call traps into the kernel, whatever --alloc-rate; times "
+			"measured with --alloc are inflated (finding alloc_probe_cost)\n",
+			ALLOC_COST_WARN_SHARE * 100);
 }
 
 void alloc_results_free(struct alloc_results *res)
@@ -523,7 +506,7 @@ static int leak_finding(const cJSON *l, struct findings *f)
 	return push_finding(f, "alloc_leak", FIND_WARNING, t, e, r, sl->valuedouble, 0);
 }
 
-static int cost_finding(const cJSON *c, bool preload, struct findings *f)
+static int cost_finding(const cJSON *c, struct findings *f)
 {
 	const cJSON *share = cJSON_GetObjectItemCaseSensitive(c, "target_cpu_share");
 	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(c, "mode");
@@ -546,25 +529,19 @@ static int cost_finding(const cJSON *c, bool preload, struct findings *f)
 		     share->valuedouble * 100) < 0)
 		t = NULL;
 	if (asprintf(&e,
-		     "%.0f probe hits (%s) x "
+		     "%.0f probe hits (every allocator call and free, whatever --alloc-rate) x "
 		     "%.0f ns per trap (calibrated this run) + the probes' BPF time = %.1f ms, "
 		     "%.1f%% of the targets' %.1f ms on CPU (threshold %.0f%%); stack walks of "
 		     "sampled calls: %.0f%% of it (report.json memory.alloc.cost)",
-		     hits->valuedouble,
-		     preload ? "sampled calls and frees of sampled blocks: the calls in between "
-			       "do not trap"
-			     : "every allocator call and free, whatever --alloc-rate",
-		     trap->valuedouble, est->valuedouble / 1e6, share->valuedouble * 100,
-		     cJSON_IsNumber(cpu) ? cpu->valuedouble / 1e6 : 0, ALLOC_COST_WARN_SHARE * 100,
-		     sampled * 100) < 0)
+		     hits->valuedouble, trap->valuedouble, est->valuedouble / 1e6,
+		     share->valuedouble * 100, cJSON_IsNumber(cpu) ? cpu->valuedouble / 1e6 : 0,
+		     ALLOC_COST_WARN_SHARE * 100, sampled * 100) < 0)
 		e = NULL;
 	if (asprintf(&r, "%s%s",
-		     preload  ? "Allocations were sampled inside the process: only the sampled "
-				"ones and their frees trapped. "
-		     : attach ? "Start the program under ebpf-prof instead of attaching to it "
-				"(ebpf-prof --alloc -- COMMAND): launch mode samples allocations "
-				"inside the process, without a trap per call. "
-			      : "Every allocator call of this run trapped into the kernel. ",
+		     attach ? "Start the program under ebpf-prof instead of attaching to it "
+			      "(ebpf-prof --alloc -- COMMAND): launch mode samples allocations "
+			      "inside the process, without a trap per call. "
+			    : "Every allocator call of this run trapped into the kernel. ",
 		     sampled >= 0.25
 			     ? "A larger --alloc-rate (e.g. twice this one) makes the stack walks, "
 			       "a large part of this cost, rarer; the times measured with --alloc "
@@ -582,7 +559,7 @@ int alloc_findings_from_report(const cJSON *root, struct findings *f)
 {
 	const cJSON *a = cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(root, "memory"), "alloc");
-	const cJSON *leaks = cJSON_GetObjectItemCaseSensitive(a, "leaks"), *l, *mech;
+	const cJSON *leaks = cJSON_GetObjectItemCaseSensitive(a, "leaks"), *l;
 	int err = 0;
 
 	cJSON_ArrayForEach(l, leaks)
@@ -591,7 +568,5 @@ int alloc_findings_from_report(const cJSON *root, struct findings *f)
 		if (err)
 			return err;
 	}
-	mech = cJSON_GetObjectItemCaseSensitive(a, "mechanism");
-	return cost_finding(cJSON_GetObjectItemCaseSensitive(a, "cost"),
-			    cJSON_IsString(mech) && !strcmp(mech->valuestring, "preload"), f);
+	return cost_finding(cJSON_GetObjectItemCaseSensitive(a, "cost"), f);
 }

@@ -37,9 +37,6 @@ struct alloc_run {
 	uint64_t nlinks;
 	const char *probed[8];
 	size_t nprobed;
-	/* Processes whose allocations were sampled inside them (preloaded
-	 * library) and by uprobes on their allocator. */
-	uint32_t procs_preload, procs_uprobe;
 };
 
 /* What the summary prints, kept from report time. */
@@ -48,7 +45,6 @@ struct alloc_results {
 	uint64_t calls, frees, bytes, samples, rate, dropped;
 	struct alloc_totals t;
 	double cost_ns, per_call_ns, share; /* share < 0: unknown */
-	bool preload;			    /* every process sampled inside itself */
 	double trap_ns, sampled_ns;	    /* per trap (< 0 unknown); in the sampled path */
 	uint64_t hits;			    /* traps: probe hits */
 	bool attach;

@@ -18,8 +18,7 @@
 #include "overload/priority.h"
 #include "proc/proc_info.h"
 
-pid_t launch_child(char **argv, char **envp, const sigset_t *orig_mask, int nice_val,
-		   struct launch *l)
+pid_t launch_child(char **argv, const sigset_t *orig_mask, int nice_val, struct launch *l)
 {
 	int go[2], ex[2];
 	pid_t pid;
@@ -42,10 +41,7 @@ pid_t launch_child(char **argv, char **envp, const sigset_t *orig_mask, int nice
 		 * the command is already sampled; EOF means the profiler gave up. */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
-		if (envp)
-			execvpe(argv[0], argv, envp);
-		else
-			execvp(argv[0], argv);
+		execvp(argv[0], argv);
 		e = errno;
 		if (write(ex[1], &e, sizeof(e)) < 0)
 			_exit(127);

@@ -22,10 +22,8 @@ struct launch {
 	}
 
 /* Forks the child that will exec argv once released, with orig_mask as its
- * signal mask, nice_val as its nice value and envp as its environment
- * (NULL: ours). Returns its pid or -errno. */
-pid_t launch_child(char **argv, char **envp, const sigset_t *orig_mask, int nice_val,
-		   struct launch *l);
+ * signal mask and nice_val as its nice value. Returns its pid or -errno. */
+pid_t launch_child(char **argv, const sigset_t *orig_mask, int nice_val, struct launch *l);
 /* Releases the child; returns 0 once it has exec'ed, or -errno of the exec. */
 int launch_release(struct launch *l);
 /* Waits (at most 1 s) until the exec'ed child's image is loaded. */

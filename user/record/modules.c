@@ -165,7 +165,6 @@ static int fill_context(struct recorder *r)
 	c->stop_requested = &r->stop_requested;
 	c->notify_held = notify_held;
 	c->rec = r;
-	c->alloc_preload = r->alloc_preload;
 	c->cycles = cycles_sink_new(r->opts, r->prof.period_ns);
 	if (!c->cycles)
 		log_warn("cycles: out of memory: no per-cycle table");

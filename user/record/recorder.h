@@ -71,7 +71,6 @@ struct recorder {
 	struct launch l;
 	pid_t child;
 	bool child_reaped;
-	char *alloc_preload;	  /* rec_ctx.alloc_preload (owned) */
 	uint64_t child_zombie_ns; /* when check_liveness first saw it exited */
 	/* Signals, through a descriptor the loop polls. */
 	sigset_t orig_mask;
