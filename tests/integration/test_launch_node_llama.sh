@@ -95,11 +95,15 @@ if mode == "every":
     check(calls == [gen + 2], "inference calls per cycle %r, want %d" % (calls, gen + 2))
     # Boundary to boundary vs the script's own cycle (from before the prompt
     # is built to after the sleep): they differ by the difference of two
-    # prompt builds (us); the sum telescopes to the first and last.
-    ms = own["cycle_ms"][: len(done)]
-    walls = [c["wall_ns"] / 1e6 for c in done]
+    # prompt builds (us); the sum telescopes to the first and last. The
+    # first cycle is left out: its prompt build is cold (V8 compiles it,
+    # and a library it loads stops the process until probed: 14 ms once
+    # under the sanitizer build), so its share before the boundary is not
+    # a later cycle's.
+    ms = own["cycle_ms"][1: len(done)]
+    walls = [c["wall_ns"] / 1e6 for c in done[1:]]
     diff = sum(walls) - sum(ms)
-    check(abs(diff) <= 2 + 0.01 * sum(ms), "cycles sum %.2f ms, the script's own %.2f ms" % (sum(walls), sum(ms)))
+    check(abs(diff) <= 2 + 0.01 * sum(ms), "cycles 2..%d sum %.2f ms, the script's own %.2f ms" % (len(done), sum(walls), sum(ms)))
     d = sorted(abs(w - m) for w, m in zip(walls, ms))
     check(d[len(d) // 2] <= 0.2, "median |cycle - own| %.3f ms" % d[len(d) // 2])
     # The addon samples by itself (no llama_sampler_sample): the tokens
