@@ -576,6 +576,19 @@ static void test_budgets(void)
 	free(huge.p);
 }
 
+/* A model load event of a process that no longer exists. */
+static void gone_model_event(struct ep_llama_args *a, const char *path)
+{
+	memset(a, 0, sizeof(*a));
+	a->hdr.type = EP_EV_LLAMA_ARGS;
+	a->hdr.pid = a->hdr.tid = 999999999; /* no such process */
+	a->probe_id = 1;
+	a->kind = EP_PK_LLAMA_MODEL;
+	a->blob_len = sizeof(a->blob);
+	snprintf(a->path, sizeof(a->path), "%s", path);
+	a->path_len = (int32_t)strlen(a->path) + 1;
+}
+
 /* A model named by a process whose credentials were never read (gone
  * before its event was handled): not read, said so. */
 static void test_facts_unknown_process(void)
@@ -588,14 +601,7 @@ static void test_facts_unknown_process(void)
 	CHECK(lf != NULL);
 	if (!lf)
 		return;
-	memset(&a, 0, sizeof(a));
-	a.hdr.type = EP_EV_LLAMA_ARGS;
-	a.hdr.pid = a.hdr.tid = 999999999; /* no such process */
-	a.probe_id = 1;
-	a.kind = EP_PK_LLAMA_MODEL;
-	a.blob_len = sizeof(a.blob);
-	snprintf(a.path, sizeof(a.path), "/etc/hostname");
-	a.path_len = (int32_t)strlen(a.path) + 1;
+	gone_model_event(&a, "/etc/hostname");
 	CHECK_INT_EQ(llama_facts_add(lf, &a, sizeof(a)), 0);
 	CHECK_INT_EQ(llama_facts_report_json(lf, root, 0, 0), 0);
 	probs = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "llama"), "problems");
@@ -648,14 +654,7 @@ static void test_facts_gone_with_creds(void)
 		CHECK(lf != NULL);
 		if (!lf)
 			break;
-		memset(&a, 0, sizeof(a));
-		a.hdr.type = EP_EV_LLAMA_ARGS;
-		a.hdr.pid = a.hdr.tid = 999999999; /* no such process */
-		a.probe_id = 1;
-		a.kind = EP_PK_LLAMA_MODEL;
-		a.blob_len = sizeof(a.blob);
-		snprintf(a.path, sizeof(a.path), "%s", path);
-		a.path_len = (int32_t)strlen(path) + 1;
+		gone_model_event(&a, path);
 		a.cred.flags = EP_CRED_F_OK | EP_CRED_F_ROOT;
 		a.cred.fsuid = cases[i].uid;
 		a.cred.fsgid = cases[i].gid;
