@@ -5,7 +5,11 @@
  * also without them, and without CFI), launched by ebpf-prof in the
  * emulated machine. Everything it does is counted, so the test knows the answers:
  *   CPU      work_outer -> burn_a (3 units) / burn_b (1 unit), same loop
- *            body: CPU time splits 75/25 by construction, for SECONDS;
+ *            body: CPU time splits 75/25 by construction, for SECONDS of
+ *            its own CPU time (so the samples a test can expect do not
+ *            depend on what else the emulated machine runs meanwhile: a
+ *            collector busy at its start, a loaded host), at most 4 x
+ *            SECONDS + 10 of wall time;
  *   probes   outer() N_OUTER times, each calling inner() 3 times;
  *   USDT     ep_vm:tick N_TICK times with argument i (arm64 argument specs);
  *   sleep    N_SLEEP nanosleeps of 2 ms (off-CPU, scheduler module).
@@ -68,11 +72,11 @@ __attribute__((noinline)) int outer(int x)
 	return s;
 }
 
-static uint64_t mono_ns(void)
+static uint64_t clock_ns(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -80,7 +84,7 @@ int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 3.0;
 	const struct timespec nap = { 0, 2000000 };
-	uint64_t end, rounds = 0;
+	uint64_t cpu_end, wall_end, rounds = 0;
 	int acc = 0;
 	/* A frame over 1 KiB: gcc saves x30 (and x29) near sp, too far from
 	 * the CFA for the unwind table's 8-bit CFA offsets (EP_UW_REG_AT_SP). */
@@ -95,8 +99,10 @@ int main(int argc, char **argv)
 		STAP_PROBE1(ep_vm, tick, i);
 	for (int i = 0; i < N_SLEEP; i++)
 		nanosleep(&nap, NULL);
-	end = mono_ns() + (uint64_t)(seconds * 1e9);
-	while (mono_ns() < end) {
+	cpu_end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + (uint64_t)(seconds * 1e9);
+	wall_end = clock_ns(CLOCK_MONOTONIC) + (uint64_t)((4 * seconds + 10) * 1e9);
+	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < cpu_end &&
+	       clock_ns(CLOCK_MONOTONIC) < wall_end) {
 		work_outer();
 		rounds++;
 	}

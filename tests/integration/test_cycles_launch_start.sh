@@ -5,15 +5,21 @@
 # cycle and one llama_decode call per loop iteration, none unmatched. (The
 # marker used to be attached after the command was resumed: the demo lost
 # its first cycle on a loaded CI machine; this target loses it every time.)
+# Run 4 probes nothing (--probes none): the command is held all the same
+# (it lost cycles before, all but one in a run, and under emulation on
+# Linux 5.10 two thirds of them); its cycles then have no llama_decode
+# call, and report.json no probes section.
 # Needs root.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 ep_require_root
 ep_init
 out="$EP_WORK/out"
-for run in 1 2 3; do
+for run in 1 2 3 4; do
 	rm -rf "$out"
-	ep_prof_run 60 -F 99 -o "$out" -- "$EP_TARGETS_DIR/cycles_at_start" 20
+	extra=()
+	[ "$run" -eq 4 ] && extra=(--probes none)
+	ep_prof_run 60 -F 99 "${extra[@]}" -o "$out" -- "$EP_TARGETS_DIR/cycles_at_start" 20
 	[ "$PROF_RC" -eq 0 ] || ep_fail "recording failed (rc $PROF_RC): $(tail -n 5 "$PROF_ERR")"
 	grep -qx 'cycles: 20' "$PROF_OUT" || ep_fail "the target did not run its 20 cycles: $(cat "$PROF_OUT")"
 	RUN=$run ep_py "$out" <<'PY'
@@ -23,7 +29,10 @@ run = os.environ["RUN"]
 check(meta.get("boundaries") == "marker", "run %s: cycles from the marker: %r" % (run, meta))
 check(len(cyc) == 20, "run %s: 20 cycles, got %d" % (run, len(cyc)))
 inf = sum(c.get("inference_calls", 0) for c in cyc)
-check(inf == 20, "run %s: one llama_decode per cycle: %d" % (run, inf))
+if run == "4":
+    check(inf == 0 and R.get("probes") is None, "run 4 (--probes none): %d llama_decode calls, probes %r" % (inf, R.get("probes")))
+else:
+    check(inf == 20, "run %s: one llama_decode per cycle: %d" % (run, inf))
 check(not meta.get("unmatched_ends"), "run %s: no end without its begin: %r" % (run, meta))
 PY
 done

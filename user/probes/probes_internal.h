@@ -155,6 +155,8 @@ struct probes_mod {
 	 * enum ep_hold_why, those at a dlopen/dlclose (not a start-up), and
 	 * the time the processes spent stopped by them (from the stop). */
 	bool hold_tree, holds_waiting, hold_wake;
+	/* Launch mode with nothing to probe: loaded for the holds alone. */
+	bool holds_only;
 	/* Launch mode: ld.so's hook attached for every process (probe_ldso
 	 * filters by target) in that file (probes_attach.c). */
 	bool ldso_global, ldso_global_failed;

@@ -191,9 +191,22 @@ static int pm_bpf_setup(void *state, struct modules_bpf *skel)
 	bpf_program__set_autoload(skel->progs.probe_return, !m->no_cookie);
 	bpf_program__set_autoload(skel->progs.probe_entry_nc, m->no_cookie);
 	bpf_program__set_autoload(skel->progs.probe_return_nc, m->no_cookie);
-	/* --probes none, no --probe, no request: stay idle, load nothing. */
-	if (!m->specs.n)
+	/* --probes none, no --probe, no request: nothing to probe. In launch
+	 * mode the holds still load (and only they, with ld.so's hook): the
+	 * other modules attach to the held command too (a cycle boundary,
+	 * the allocation probes), and without a hold its first calls run
+	 * before their first scan (all of them under emulation, where a
+	 * scan takes a second). Otherwise stay idle, load nothing. */
+	m->holds_only = !m->specs.n && m->ctx->opts->command && !m->ldso_refused &&
+			!m->hold_refused;
+	if (!m->specs.n && !m->holds_only)
 		return 0;
+	if (m->holds_only) {
+		bpf_program__set_autoload(skel->progs.probe_entry, false);
+		bpf_program__set_autoload(skel->progs.probe_return, false);
+		bpf_program__set_autoload(skel->progs.probe_entry_nc, false);
+		bpf_program__set_autoload(skel->progs.probe_return_nc, false);
+	}
 	/* The list is final here. Without a USDT point the USDT program is
 	 * never attached: verifying it cost ~5 ms of every run's CPU. */
 	for (size_t d = 0; d < m->specs.n && !usdt; d++)
@@ -203,9 +216,10 @@ static int pm_bpf_setup(void *state, struct modules_bpf *skel)
 	/* The raw_tp twin on a kernel without BTF (kfeat.h), or when this one
 	 * refuses the tp_btf program. */
 	btf_exit = m->ctx->kf->btf && !m->exit_refused;
-	bpf_program__set_autoload(skel->progs.probe_thread_exit, btf_exit);
+	/* No probe, no call-stack slot to free at a thread's exit. */
+	bpf_program__set_autoload(skel->progs.probe_thread_exit, btf_exit && !m->holds_only);
 	bpf_program__set_autoload(skel->progs.probe_thread_exit_raw,
-				  !btf_exit && !m->exit_raw_refused);
+				  !btf_exit && !m->exit_raw_refused && !m->holds_only);
 	/* Launch mode's holds of the launched tree (probes_hold.c): the
 	 * exec program as the thread-exit one, the fork ones where the
 	 * kernel has syscall tracepoints; none without the ld.so trigger. */
@@ -429,7 +443,7 @@ static int pm_attach(void *state)
 	err = prepare(m);
 	if (err)
 		return err;
-	if (!m->specs.n || !m->skel)
+	if (!m->skel || (!m->specs.n && !m->holds_only))
 		return 0; /* nothing to probe, or probes unavailable here: stay idle */
 	err = setup_bpf(m);
 	if (err)
@@ -517,7 +531,7 @@ static int pm_poll(void *state, uint64_t now)
 	n = m->draining ? 0 : ring_buffer__consume(m->rb);
 	if (timer) {
 		m->next_rescan_ns = now + RESCAN_PERIOD_NS;
-		if (!m->exit_hooked)
+		if (!m->exit_hooked && !m->holds_only)
 			reclaim_slots(m);
 	}
 	/* No ld.so trigger: a new executable mapping is the cue instead. */
@@ -729,7 +743,7 @@ static void pm_stop(void *state)
 			 def->lib);
 		probe_stats_add_not_found(m->st, probe, "library never mapped by a traced process");
 	}
-	if (!m->exit_hooked)
+	if (!m->exit_hooked && !m->holds_only)
 		log_info("probes: no thread-exit program: %" PRIu64
 			 " call-stack slots of exited threads freed by the periodic scan",
 			 m->slots_freed);

@@ -141,7 +141,8 @@ int pm_report(void *state, cJSON *root)
 {
 	struct probes_mod *m = state;
 
-	if (!m->skel)
+	/* Loaded for launch mode's holds alone: nothing probed, no section. */
+	if (!m->skel || m->holds_only)
 		return 0;
 	int64_t max_prompt;
 	uint64_t prompts;
@@ -165,7 +166,7 @@ bool pm_has_trace(void *state)
 {
 	struct probes_mod *m = state;
 
-	if (!m->skel)
+	if (!m->skel || m->holds_only)
 		return false;
 	return probe_stats_has_trace(m->st);
 }
@@ -204,7 +205,7 @@ void pm_summary(void *state, FILE *out)
 {
 	struct probes_mod *m = state;
 
-	if (!m->skel)
+	if (!m->skel || m->holds_only)
 		return;
 	probe_stats_summary(m->st, out);
 	llm_summary(llm_tracker_run(m->llm), out);
