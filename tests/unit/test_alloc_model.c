@@ -498,6 +498,7 @@ static void test_leak_one_sample(void)
 	CHECK_INT_EQ(alloc_model_add(&m, 1, 1, NULL, 450 * MS, 0x40, 4096, st[0], true), 0);
 	alloc_leak_default_cfg(&cfg);
 	cfg.min_t_total = 0;
+	cfg.min_kept_cycles = 1;
 	CHECK_INT_EQ(alloc_model_leaks(&m, end, 10, &cfg, 10, &l, &n), 0);
 	CHECK_INT_EQ(n, 1);
 	if (n) {
@@ -509,6 +510,43 @@ static void test_leak_one_sample(void)
 	alloc_leak_default_cfg(&cfg);
 	CHECK_INT_EQ(alloc_model_leaks(&m, end, 10, &cfg, 10, &l, &n), 0);
 	CHECK_INT_EQ(n, 0);
+	alloc_leaks_free(l, n);
+	alloc_model_free(&m);
+}
+
+/* One large block kept from one cycle on: sampled almost surely (no
+ * sampling error to speak of) and a clean step, but a block kept once, not
+ * growth; two such blocks from different cycles are. */
+static void test_leak_one_large_block(void)
+{
+	struct alloc_model m;
+	struct alloc_leak_cfg cfg;
+	struct alloc_leak *l;
+	uint64_t end[10];
+	uint32_t st[3];
+	size_t n;
+
+	mk(&m, st, 64 << 10, 100);
+	for (int c = 0; c < 10; c++)
+		end[c] = (uint64_t)(c + 1) * 100 * MS;
+	CHECK_INT_EQ(alloc_model_add(&m, 1, 1, NULL, 450 * MS, 0x40, 4 << 20, st[0], true), 0);
+	alloc_leak_default_cfg(&cfg);
+	CHECK_INT_EQ(alloc_model_leaks(&m, end, 10, &cfg, 10, &l, &n), 0);
+	CHECK_INT_EQ(n, 0);
+	alloc_leaks_free(l, n);
+	for (int c = 0; c < 10; c++)
+		if (c != 4) /* the block above is this cycle's */
+			CHECK_INT_EQ(alloc_model_add(&m, 1, 1, NULL, ((uint64_t)c * 100 + 50) * MS,
+						     0x1000 * (uint64_t)(c + 1), 4 << 20, st[0],
+						     true),
+				     0);
+	CHECK_INT_EQ(alloc_model_leaks(&m, end, 10, &cfg, 10, &l, &n), 0);
+	CHECK_INT_EQ(n, 1);
+	if (n) {
+		CHECK_INT_EQ(l[0].first_cycle, 0);
+		CHECK_INT_EQ(l[0].last_cycle, 9);
+		CHECK_NEAR(l[0].fit.slope, 4 << 20, (4 << 20) * 0.1);
+	}
 	alloc_leaks_free(l, n);
 	alloc_model_free(&m);
 }
@@ -646,6 +684,7 @@ int main(void)
 	test_model();
 	test_leak_noise();
 	test_leak_one_sample();
+	test_leak_one_large_block();
 	test_bounds();
 	test_findings_from_report();
 	test_interval_coverage();

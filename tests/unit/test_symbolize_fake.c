@@ -445,6 +445,57 @@ int main(void)
 		}
 	}
 
+	/* The maps read while dlopen had ld.so.cache mapped (read-only) where
+	 * the library then landed: the address is in no executable mapping,
+	 * so once the kernel says code was mapped, the maps are read again. */
+	{
+		struct symbolizer *s5 = NULL;
+		struct symbolizer_opts o5 = o;
+		volatile uint64_t gen = 3;
+		uint64_t a = BASE + 0x100000 + alpha_off;
+		char dir[1200], stale[128];
+		struct stat st_host;
+		FILE *f;
+
+		CHECK(stat("/etc/passwd", &st_host) == 0);
+
+		snprintf(dir, sizeof(dir), "%s/proc/%u", tmp, FAKE_PID + 3);
+		snprintf(cmd, sizeof(cmd),
+			 "mkdir -p '%s' && ln -s / '%s/root' && cat /proc/self/status > "
+			 "'%s/status'",
+			 dir, dir, dir);
+		CHECK(system(cmd) == 0);
+		snprintf(cmd, sizeof(cmd), "%s/maps", dir);
+		f = fopen(cmd, "w");
+		CHECK(f != NULL);
+		if (f) {
+			fprintf(f, "%llx-%llx r--p 00000000 08:01 %llu /etc/passwd\n",
+				BASE + 0x100000, BASE + 0x100000 + 0x10000,
+				(unsigned long long)st_host.st_ino);
+			fclose(f);
+		}
+		o5.reload_min_interval_ms = 0;
+		snprintf(path, sizeof(path), "%s/proc", tmp);
+		o5.proc_root = path;
+		CHECK_INT_EQ(symbolizer_new(&s5, &o5), 0);
+		if (s5) {
+			symbolizer_set_mmap_gen(s5, &gen);
+			snprintf(stale, sizeof(stale), "[unknown] passwd+0x%" PRIx64, alpha_off);
+			expect(s5, FAKE_PID + 3, a, stale, false);
+			f = fopen(cmd, "w");
+			CHECK(f != NULL);
+			if (f) {
+				fprintf(f, "%llx-%llx r-xp 00000000 08:01 %llu %s\n",
+					BASE + 0x100000, BASE + 0x100000 + 0x10000,
+					(unsigned long long)st_lib.st_ino, lib);
+				fclose(f);
+			}
+			gen++;
+			expect(s5, FAKE_PID + 3, a, "symtest_lib_alpha", true);
+			symbolizer_free(s5);
+		}
+	}
+
 out:
 	symbolizer_free(s);
 	fprintf(in, "quit\n");

@@ -308,6 +308,7 @@ void alloc_leak_default_cfg(struct alloc_leak_cfg *c)
 	c->min_r2 = 0.5;
 	c->min_growth_rate = 1;
 	c->min_t_total = 2;
+	c->min_kept_cycles = 2;
 }
 
 void alloc_leaks_free(struct alloc_leak *l, size_t n)
@@ -393,6 +394,7 @@ int alloc_model_leaks(const struct alloc_model *m, const uint64_t *end, size_t n
 		l.se = sqrt(fit.slope_se * fit.slope_se + l.sampling_se * l.sampling_se);
 		if (l.se > 0 && fit.slope / l.se < cfg->min_t_total)
 			continue;
+		l.last_cycle = 0;
 		for (size_t i = 0; i < m->n; i++) {
 			const struct alloc_sample *s = &m->s[i];
 			size_t c;
@@ -407,8 +409,12 @@ int alloc_model_leaks(const struct alloc_model *m, const uint64_t *end, size_t n
 			if (c > l.last_cycle)
 				l.last_cycle = (uint32_t)c;
 		}
-		if (l.first_cycle == UINT32_MAX)
-			l.first_cycle = 0;
+		/* Growth needs blocks kept from two cycles at least: one large
+		 * block kept once (sampled almost surely, so with no sampling
+		 * error) makes a step the line fits well, not a leak. */
+		if (l.first_cycle == UINT32_MAX ||
+		    (size_t)(l.last_cycle - l.first_cycle) + 1 < cfg->min_kept_cycles)
+			continue;
 		l.series = y;
 		y = NULL;
 		if (ep_vec_grow((void **)&v, &cap, nv + 1, sizeof(*v))) {

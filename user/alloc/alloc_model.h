@@ -106,6 +106,7 @@ struct alloc_leak_cfg {
 	double min_r2;		/* default 0.5 */
 	double min_growth_rate; /* total growth over the cycles, in units of rate; default 1 */
 	double min_t_total;	/* slope / its whole standard error (se below); default 2 */
+	size_t min_kept_cycles; /* cycles from the first to the last holding live blocks; default 2 */
 };
 void alloc_leak_default_cfg(struct alloc_leak_cfg *c);
 

@@ -252,10 +252,15 @@ static int resolve_user(struct pid_state *ps, uint64_t addr, struct sym_result *
 				name = dwfl_name(ps, alias->start + (foff - alias->pgoff), &soff,
 						 &have_elf);
 		}
-		if (name)
+		if (name) {
 			err = sym_set_result(s, out, name, m->path, foff, soff, true);
-		else
+		} else {
 			err = set_unknown(s, out, proc_maps_basename(m->path), m->path, foff);
+			/* Code runs from executable mappings only: an address in
+			 * another one (ld.so.cache, mapped while dlopen ran, where
+			 * the library then landed) says the maps are stale. */
+			*retry = m->perms[2] != 'x';
+		}
 		/* "No symbol here" is only shared if the file was actually read. */
 		if (!err && bid >= 0 && (name || have_elf))
 			sym_bid_cache_put(s, (uint32_t)bid, foff, name ? out->name : NULL,
@@ -294,6 +299,14 @@ static bool may_reload(const struct pid_state *ps, uint64_t now)
 static bool maps_stale(const struct pid_state *ps)
 {
 	return ps->s->mmap_gen && *ps->s->mmap_gen != ps->mmap_gen;
+}
+
+/* addr is in a mapping code can run from, as ps's maps say. */
+static bool in_code(const struct pid_state *ps, uint64_t addr)
+{
+	const struct proc_map *m = proc_maps_find(&ps->maps, addr);
+
+	return m && m->perms[2] == 'x';
 }
 
 void symbolizer_set_mmap_gen(struct symbolizer *s, const volatile uint64_t *gen)
@@ -347,12 +360,13 @@ int symbolizer_user(struct symbolizer *s, uint32_t pid, uint64_t addr, struct sy
 				return symbolizer_user(s, pid, addr, out);
 			}
 		}
-		if (may_reload(ps, now) || (maps_stale(ps) && !proc_maps_find(&ps->maps, addr))) {
+		if (may_reload(ps, now) || (maps_stale(ps) && !in_code(ps, addr))) {
 			const struct proc_map *m = proc_maps_find(&ps->maps, addr);
 
 			ps->last_reload_ns = now;
-			/* Not in any known mapping: maybe dlopen'ed or mmap'ed since. */
-			if (!m) {
+			/* Not in any known mapping, or in one no code runs from:
+			 * maybe dlopen'ed or mmap'ed since. */
+			if (!m || m->perms[2] != 'x') {
 				s->st.reloads++;
 				sym_load_maps(ps);
 			}
