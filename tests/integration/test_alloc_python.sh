@@ -12,7 +12,8 @@
 #     line: the 2% is room for a walk that fails, e.g. a code object read
 #     while being created); c_alloc_churn's bytes within 15% of what it
 #     asked for (~6,000 samples at --alloc-rate 128K: 1.3% standard error);
-#   - inuse.folded: the same for c_alloc_keep under keep_some, its bytes
+#   - inuse.folded: the same for c_alloc_keep under keep_some (>= 90%: two
+#     of its ~21 sampled blocks may lose a Python frame), its bytes
 #     within 25% of what is kept (24 blocks of 256 KiB, each sampled with
 #     probability 0.86: 8% standard error);
 #   - report.json: the top allocating stack is c_alloc_churn's, with
@@ -89,7 +90,10 @@ near(churn, own["churn"], 0.15, "c_alloc_churn allocated")
 near(keep, own["keep"], 0.25, "c_alloc_keep in use")
 check(churn_py >= 0.98 * churn, "%s: only %d of %d bytes of c_alloc_churn under churn_hot at line %d: %r"
       % (label, churn_py, churn, own["churn_line"], [fr for fr, c in AF if "c_alloc_churn" in fr][:2]))
-check(keep_py >= 0.98 * keep, "%s: only %d of %d bytes of c_alloc_keep in use under keep_some at line %d"
+# In use are ~21 sampled blocks, one ~4.3% of the bytes: a frame lost in ~1% of
+# samples (docs/alloc.md, "Known defect"; churn above counts thousands)
+# takes one of them now and then, so up to two may miss it here.
+check(keep_py >= 0.90 * keep, "%s: only %d of %d bytes of c_alloc_keep in use under keep_some at line %d"
       % (label, keep_py, keep, own["keep_line"]))
 A = R["memory"]["alloc"]
 P = A.get("python") or {}
