@@ -480,6 +480,13 @@ static void test_interval_coverage(void)
 	sim_coverage(300, 100, 0.25);
 }
 
+/* The ends of ten 100 ms cycles. */
+static void ten_cycles(uint64_t end[10])
+{
+	for (int c = 0; c < 10; c++)
+		end[c] = (uint64_t)(c + 1) * 100 * MS;
+}
+
 /* One sampled block left live mid-run makes a clean step in the series
  * (the fit alone finds it 4 standard errors from 0), but a single sample is
  * no evidence of growth: its sampling error is the size of the slope. */
@@ -493,8 +500,7 @@ static void test_leak_one_sample(void)
 	size_t n;
 
 	mk(&m, st, 512 << 10, 100);
-	for (int c = 0; c < 10; c++)
-		end[c] = (uint64_t)(c + 1) * 100 * MS;
+	ten_cycles(end);
 	CHECK_INT_EQ(alloc_model_add(&m, 1, 1, NULL, 450 * MS, 0x40, 4096, st[0], true), 0);
 	alloc_leak_default_cfg(&cfg);
 	cfg.min_t_total = 0;
@@ -527,8 +533,7 @@ static void test_leak_one_large_block(void)
 	size_t n;
 
 	mk(&m, st, 64 << 10, 100);
-	for (int c = 0; c < 10; c++)
-		end[c] = (uint64_t)(c + 1) * 100 * MS;
+	ten_cycles(end);
 	CHECK_INT_EQ(alloc_model_add(&m, 1, 1, NULL, 450 * MS, 0x40, 4 << 20, st[0], true), 0);
 	alloc_leak_default_cfg(&cfg);
 	CHECK_INT_EQ(alloc_model_leaks(&m, end, 10, &cfg, 10, &l, &n), 0);

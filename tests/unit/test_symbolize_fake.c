@@ -44,6 +44,33 @@ static void target_addrs(FILE *out, uint64_t *fn1, uint64_t *alpha)
 	}
 }
 
+/* A fake /proc/PID under tmp: its root our /, its status ours (whose
+ * credentials its files are read with, as the real /proc would say). */
+static void fake_pid_dir(const char *tmp, unsigned pid)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p '%s/proc/%u' && ln -s / '%s/proc/%u/root' && "
+		 "cat /proc/self/status > '%s/proc/%u/status'",
+		 tmp, pid, tmp, pid, tmp, pid);
+	CHECK(system(cmd) == 0);
+}
+
+/* Writes (mode "w") or appends (mode "a") one line to a fake maps file. */
+static void put_map(const char *maps, const char *mode, unsigned long long lo,
+		    unsigned long long hi, const char *perms, unsigned long long ino,
+		    const char *path)
+{
+	FILE *f = fopen(maps, mode);
+
+	CHECK(f != NULL);
+	if (f) {
+		fprintf(f, "%llx-%llx %s 00000000 08:01 %llu %s\n", lo, hi, perms, ino, path);
+		fclose(f);
+	}
+}
+
 static void expect(struct symbolizer *s, uint32_t pid, uint64_t addr, const char *name,
 		   bool resolved)
 {
@@ -199,13 +226,7 @@ int main(void)
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 
 	/* Build the fake proc tree. */
-	/* Its status says whose credentials its files are read with: ours
-	 * (cat's, run by us), as the real /proc would. */
-	snprintf(cmd, sizeof(cmd),
-		 "mkdir -p '%s/proc/%u' && ln -s / '%s/proc/%u/root' && "
-		 "cat /proc/self/status > '%s/proc/%u/status'",
-		 tmp, FAKE_PID, tmp, FAKE_PID, tmp, FAKE_PID);
-	CHECK(system(cmd) == 0);
+	fake_pid_dir(tmp, FAKE_PID);
 	/* The executable, as the symbolizer checks it for an exec since. */
 	snprintf(cmd, sizeof(cmd), "ln -s '%s' '%s/proc/%u/exe'", exe, tmp, FAKE_PID);
 	CHECK(system(cmd) == 0);
@@ -404,23 +425,11 @@ int main(void)
 		struct symbolizer_opts o3 = o;
 		volatile uint64_t gen = 7;
 		uint64_t a = BASE + 0x100000 + alpha_off;
-		char dir[1200], bare[64];
-		FILE *f;
+		char bare[64];
 
-		snprintf(dir, sizeof(dir), "%s/proc/%u", tmp, FAKE_PID + 2);
-		snprintf(cmd, sizeof(cmd),
-			 "mkdir -p '%s' && ln -s / '%s/root' && cat /proc/self/status > "
-			 "'%s/status'",
-			 dir, dir, dir);
-		CHECK(system(cmd) == 0);
-		snprintf(cmd, sizeof(cmd), "%s/maps", dir);
-		f = fopen(cmd, "w");
-		CHECK(f != NULL);
-		if (f) {
-			fprintf(f, "%llx-%llx r-xp 00000000 08:01 77 /x/other.so\n", BASE,
-				BASE + 0x1000);
-			fclose(f);
-		}
+		fake_pid_dir(tmp, FAKE_PID + 2);
+		snprintf(cmd, sizeof(cmd), "%s/proc/%u/maps", tmp, FAKE_PID + 2);
+		put_map(cmd, "w", BASE, BASE + 0x1000, "r-xp", 77, "/x/other.so");
 		o3.reload_min_interval_ms = 0; /* the default: 250 ms */
 		snprintf(path, sizeof(path), "%s/proc", tmp);
 		o3.proc_root = path;
@@ -429,14 +438,8 @@ int main(void)
 			symbolizer_set_mmap_gen(s3, &gen);
 			snprintf(bare, sizeof(bare), "[unknown] 0x%" PRIx64, a);
 			expect(s3, FAKE_PID + 2, a, bare, false);
-			f = fopen(cmd, "a");
-			CHECK(f != NULL);
-			if (f) {
-				fprintf(f, "%llx-%llx r-xp 00000000 08:01 %llu %s\n",
-					BASE + 0x100000, BASE + 0x100000 + 0x10000,
-					(unsigned long long)st_lib.st_ino, lib);
-				fclose(f);
-			}
+			put_map(cmd, "a", BASE + 0x100000, BASE + 0x100000 + 0x10000, "r-xp",
+				(unsigned long long)st_lib.st_ino, lib);
 			/* No mapping made as far as the kernel says: rate limited. */
 			expect(s3, FAKE_PID + 2, a, bare, false);
 			gen++;
@@ -453,27 +456,14 @@ int main(void)
 		struct symbolizer_opts o5 = o;
 		volatile uint64_t gen = 3;
 		uint64_t a = BASE + 0x100000 + alpha_off;
-		char dir[1200], stale[128];
+		char stale[128];
 		struct stat st_host;
-		FILE *f;
 
 		CHECK(stat("/etc/passwd", &st_host) == 0);
-
-		snprintf(dir, sizeof(dir), "%s/proc/%u", tmp, FAKE_PID + 3);
-		snprintf(cmd, sizeof(cmd),
-			 "mkdir -p '%s' && ln -s / '%s/root' && cat /proc/self/status > "
-			 "'%s/status'",
-			 dir, dir, dir);
-		CHECK(system(cmd) == 0);
-		snprintf(cmd, sizeof(cmd), "%s/maps", dir);
-		f = fopen(cmd, "w");
-		CHECK(f != NULL);
-		if (f) {
-			fprintf(f, "%llx-%llx r--p 00000000 08:01 %llu /etc/passwd\n",
-				BASE + 0x100000, BASE + 0x100000 + 0x10000,
-				(unsigned long long)st_host.st_ino);
-			fclose(f);
-		}
+		fake_pid_dir(tmp, FAKE_PID + 3);
+		snprintf(cmd, sizeof(cmd), "%s/proc/%u/maps", tmp, FAKE_PID + 3);
+		put_map(cmd, "w", BASE + 0x100000, BASE + 0x100000 + 0x10000, "r--p",
+			(unsigned long long)st_host.st_ino, "/etc/passwd");
 		o5.reload_min_interval_ms = 0;
 		snprintf(path, sizeof(path), "%s/proc", tmp);
 		o5.proc_root = path;
@@ -482,14 +472,8 @@ int main(void)
 			symbolizer_set_mmap_gen(s5, &gen);
 			snprintf(stale, sizeof(stale), "[unknown] passwd+0x%" PRIx64, alpha_off);
 			expect(s5, FAKE_PID + 3, a, stale, false);
-			f = fopen(cmd, "w");
-			CHECK(f != NULL);
-			if (f) {
-				fprintf(f, "%llx-%llx r-xp 00000000 08:01 %llu %s\n",
-					BASE + 0x100000, BASE + 0x100000 + 0x10000,
-					(unsigned long long)st_lib.st_ino, lib);
-				fclose(f);
-			}
+			put_map(cmd, "w", BASE + 0x100000, BASE + 0x100000 + 0x10000, "r-xp",
+				(unsigned long long)st_lib.st_ino, lib);
 			gen++;
 			expect(s5, FAKE_PID + 3, a, "symtest_lib_alpha", true);
 			symbolizer_free(s5);
