@@ -56,7 +56,7 @@ grep -q "kallsyms: core kernel from this boot's cache; BPF programs from their i
 	ep_fail "lazy: not the core-only load: $(grep kallsyms "$PROF_ERR")"
 grep -qE "kallsyms: [1-9][0-9]* BPF functions from program info" "$PROF_ERR" ||
 	ep_fail "lazy: BPF program info not read: $(grep kallsyms "$PROF_ERR")"
-ep_log "lazy: $(grep -c 'modules and the rest read' "$PROF_ERR") iterator reads"
+ep_log "lazy: $(grep -c 'kallsyms: modules and the rest' "$PROF_ERR") iterator reads"
 ep_py "$EP_WORK/lazy" <<'PY'
 import re
 bpf = {x: n for fr, n in F for x in fr if is_kernel(x) and "[bpf]" in x}

@@ -194,15 +194,14 @@ static int load_file(int dirfd, struct kallsyms **core)
 	return err;
 }
 
-int ksym_cache_load_rest(struct kallsyms *core, int iter_link_fd, struct kallsyms **out)
+int ksym_cache_read_rest(const struct kallsyms *core, int iter_link_fd, struct kallsyms **rest)
 {
-	struct kallsyms *rest = NULL;
 	char *sample = NULL, *tail = NULL;
 	size_t slen = 0, tlen = 0;
 	FILE *f = NULL;
 	int err;
 
-	*out = NULL;
+	*rest = NULL;
 	if (iter_link_fd < 0)
 		return -ENOTSUP;
 	err = read_iter(iter_link_fd, &sample, &slen, &tail, &tlen);
@@ -219,15 +218,25 @@ int ksym_cache_load_rest(struct kallsyms *core, int iter_link_fd, struct kallsym
 			goto out;
 		}
 	}
-	err = kallsyms_load_streams(&f, f ? 1 : 0, NULL, &rest);
-	if (!err)
-		err = kallsyms_merge(core, rest, out);
+	err = kallsyms_load_streams(&f, f ? 1 : 0, NULL, rest);
 out:
 	if (f)
 		fclose(f);
-	kallsyms_free(rest);
 	free(sample);
 	free(tail);
+	return err;
+}
+
+int ksym_cache_load_rest(struct kallsyms *core, int iter_link_fd, struct kallsyms **out)
+{
+	struct kallsyms *rest = NULL;
+	int err;
+
+	*out = NULL;
+	err = ksym_cache_read_rest(core, iter_link_fd, &rest);
+	if (!err)
+		err = kallsyms_merge(core, rest, out);
+	kallsyms_free(rest);
 	return err;
 }
 

@@ -42,8 +42,10 @@ int ksym_cache_load(int dirfd, int iter_link_fd, struct kallsyms **out);
  * meets one (user/symbolize/symbolize_kernel.c). */
 int ksym_cache_load_core(int dirfd, const char *kallsyms_path, struct kallsyms **core);
 
-/* core merged with the rest of the table from a new iterator on
- * iter_link_fd (-ENOTSUP when -1), its sample checked against core. */
+/* The rest of the table (what follows the core kernel) from a new
+ * iterator on iter_link_fd (-ENOTSUP when -1), its sample checked against
+ * core: *rest alone, or core merged with it (*out). */
+int ksym_cache_read_rest(const struct kallsyms *core, int iter_link_fd, struct kallsyms **rest);
 int ksym_cache_load_rest(struct kallsyms *core, int iter_link_fd, struct kallsyms **out);
 
 /* The check of the first lines of /proc/kallsyms (head, len bytes; a cut

@@ -537,6 +537,7 @@ void symbolizer_free(struct symbolizer *s)
 		kallsyms_free(s->ks_pending);
 	}
 	kallsyms_free(s->ks);
+	kallsyms_free(s->ks_rest);
 	bpf_ksyms_free(s->bpfks);
 	free(s->kcache.e);
 	sym_bid_tables_free(&s->bt);

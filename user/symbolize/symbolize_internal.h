@@ -190,6 +190,7 @@ struct symbolizer {
 	 * outside [ks_lo, ks_hi] is looked up in the BPF programs' info, else
 	 * the rest of the table is read then (ks_rest_tried). */
 	bool ks_core_only, ks_rest_tried, bpfks_tried;
+	struct kallsyms *ks_rest; /* the rest, once read (beside ks, not merged) */
 	uint64_t ks_lo, ks_hi;
 	struct bpf_ksyms *bpfks;
 	unsigned char *vdso_img; /* copy of our own vDSO: the kernel's image is the same */

@@ -143,10 +143,11 @@ static void log_kernel_syms(const struct symbolizer *s)
 
 /* An address outside the core kernel with only the core loaded: a BPF
  * function named from its program's info (read once), else the rest of
- * the table from the iterator (once; the table then holds everything). */
+ * the table from the iterator (read once, kept beside the core rather than
+ * merged with it: a merged copy doubled the core's ~4 MB for a moment, and
+ * a long run's collector kept the step). */
 static const char *beyond_core(struct symbolizer *s, uint64_t addr, uint64_t *off)
 {
-	struct kallsyms *full;
 	const char *name;
 	int err;
 
@@ -160,21 +161,21 @@ static const char *beyond_core(struct symbolizer *s, uint64_t addr, uint64_t *of
 				 bpf_ksyms_count(s->bpfks));
 	}
 	name = s->bpfks ? bpf_ksyms_lookup(s->bpfks, addr, off) : NULL;
-	if (name || s->ks_rest_tried)
+	if (name)
 		return name;
-	s->ks_rest_tried = true;
-	err = ksym_cache_load_rest(s->ks, s->ks_iter_fd, &full);
-	if (err) {
-		log_warn("kallsyms: cannot read the module and BPF symbols (%s): kernel frames "
-			 "outside the core kernel are [unknown]",
-			 strerror(-err));
-		return NULL;
+	if (!s->ks_rest_tried) {
+		s->ks_rest_tried = true;
+		err = ksym_cache_read_rest(s->ks, s->ks_iter_fd, &s->ks_rest);
+		if (err) {
+			log_warn("kallsyms: cannot read the module and BPF symbols (%s): kernel "
+				 "frames outside the core kernel are [unknown]",
+				 strerror(-err));
+			return NULL;
+		}
+		log_info("kallsyms: modules and the rest (%zu symbols) read for a frame at 0x%" PRIx64,
+			 kallsyms_count(s->ks_rest), addr);
 	}
-	log_info("kallsyms: modules and the rest read for a frame at 0x%" PRIx64, addr);
-	kallsyms_free(s->ks);
-	s->ks = full;
-	s->ks_core_only = false;
-	return NULL;
+	return s->ks_rest ? kallsyms_lookup(s->ks_rest, addr, off) : NULL;
 }
 
 static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out)
@@ -215,12 +216,10 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result
 	if (!s->ks || kallsyms_restricted(s->ks))
 		return sym_set_result(s, out, "[unknown] [kernel]", "[kernel.kallsyms]", addr, 0,
 				      false);
-	if (s->ks_core_only && (addr < s->ks_lo || addr > s->ks_hi)) {
+	if (s->ks_core_only && (addr < s->ks_lo || addr > s->ks_hi))
 		name = beyond_core(s, addr, &off);
-		if (name)
-			return sym_set_result(s, out, name, "[kernel.kallsyms]", addr, off, true);
-	}
-	name = kallsyms_lookup(s->ks, addr, &off);
+	else
+		name = kallsyms_lookup(s->ks, addr, &off);
 	if (name)
 		return sym_set_result(s, out, name, "[kernel.kallsyms]", addr, off, true);
 	snprintf(buf, sizeof(buf), "[unknown] [kernel]+0x%" PRIx64, addr);
