@@ -21,6 +21,10 @@ char LICENSE[] __weak SEC("license") = "Dual BSD/GPL";
  * out only when a mm's RSS moved this far from the last one sent. The peak
  * is kept exactly in sm_mm_states regardless. Set before load. */
 const volatile __s64 rss_step = 512 << 10;
+/* The counters count pages; the classic tracepoint's record, bytes. */
+const volatile __s64 sm_page_size = 4096;
+/* bpf_get_current_task_btf (5.11+). */
+const volatile bool sm_task_btf = false;
 /* Same watermark rule as the CPU sampler: no wakeup per event; a quarter of
  * the ring (~290 events) wakes the collector before its 10 ms drain. */
 const volatile __u64 sm_wakeup_watermark = 32 << 10;
@@ -83,11 +87,10 @@ static __always_inline void read_loc_str(void *ctx, __u32 loc, char *dst)
 	bpf_probe_read_kernel_str(dst, EP_SM_NAME_LEN, (char *)ctx + (loc & 0xffff));
 }
 
-SEC("tracepoint/kmem/rss_stat")
-int sm_rss(struct trace_event_raw_rss_stat *ctx)
+/* One RSS counter change of mm mm_id (curr: by a thread of the mm's own
+ * process), size the member's new value in bytes. */
+static __always_inline int on_rss(__u32 mm_id, int member, bool curr, __s64 size)
 {
-	__u32 mm_id = ctx->mm_id;
-	int member = ctx->member;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct ep_sysmon_mm *st;
 	struct ep_sysmon_event *e;
@@ -96,8 +99,8 @@ int sm_rss(struct trace_event_raw_rss_stat *ctx)
 	if (member < 0 || member >= EP_SM_RSS_MEMBERS)
 		return 0;
 	st = bpf_map_lookup_elem(&sm_mm_states, &mm_id);
-	if (st && ctx->curr && st->tgid != tgid) {
-		/* The hashed mm pointer was reused by another process. */
+	if (st && curr && st->tgid != tgid) {
+		/* The mm's id was reused by another process. */
 		bpf_map_delete_elem(&sm_mm_states, &mm_id);
 		st = NULL;
 	}
@@ -107,7 +110,7 @@ int sm_rss(struct trace_event_raw_rss_stat *ctx)
 
 		/* Only a traced process touching its own mm starts tracking;
 		 * later updates from elsewhere (reclaim, exit) find the entry. */
-		if (!ctx->curr || !bpf_map_lookup_elem(&targets, &tgid))
+		if (!curr || !bpf_map_lookup_elem(&targets, &tgid))
 			return 0;
 		err = bpf_map_update_elem(&sm_mm_states, &mm_id, &init, BPF_NOEXIST);
 		if (err && err != -17 /* EEXIST: another CPU won the race */) {
@@ -120,7 +123,7 @@ int sm_rss(struct trace_event_raw_rss_stat *ctx)
 	}
 	/* Threads of one process may race here; each write is a fresh reading
 	 * of the kernel's counter, so the worst case is one stale member. */
-	st->size[member & (EP_SM_RSS_MEMBERS - 1)] = ctx->size;
+	st->size[member & (EP_SM_RSS_MEMBERS - 1)] = size;
 	rss = st->size[0] + st->size[1] + st->size[3]; /* file + anon + shmem */
 	if (rss > st->peak)
 		st->peak = rss;
@@ -140,6 +143,95 @@ int sm_rss(struct trace_event_raw_rss_stat *ctx)
 	e->peak = st->peak;
 	submit(e);
 	return 0;
+}
+
+/* Kernels without BTF (the tracepoint's record has the mm's hashed id, the
+ * value and whether the change came from the mm's own process). */
+SEC("tracepoint/kmem/rss_stat")
+int sm_rss(struct trace_event_raw_rss_stat *ctx)
+{
+	return on_rss(ctx->mm_id, ctx->member, ctx->curr, ctx->size);
+}
+
+/* The counters' layouts: an atomic per member until 6.1, a per-CPU counter
+ * (whose approximate total the classic tracepoint reports too) since 6.2. */
+struct mm_rss_stat___old {
+	atomic_long_t count[4];
+} __attribute__((preserve_access_index));
+struct mm_struct___old {
+	struct mm_rss_stat___old rss_stat;
+} __attribute__((preserve_access_index));
+struct percpu_counter___new {
+	__s64 count;
+} __attribute__((preserve_access_index));
+struct mm_struct___new {
+	struct percpu_counter___new rss_stat[4];
+} __attribute__((preserve_access_index));
+
+/* The member's counter in pages, read directly through the trusted
+ * pointer (constant offsets: the verifier refuses a variable one). */
+static __always_inline __s64 rss_pages(struct mm_struct *mm, int member)
+{
+	if (bpf_core_type_exists(struct mm_rss_stat___old)) {
+		struct mm_struct___old *o = (void *)mm;
+
+		if (member == 0)
+			return o->rss_stat.count[0].counter;
+		if (member == 1)
+			return o->rss_stat.count[1].counter;
+		if (member == 2)
+			return o->rss_stat.count[2].counter;
+		return o->rss_stat.count[3].counter;
+	} else {
+		struct mm_struct___new *n = (void *)mm;
+
+		if (member == 0)
+			return n->rss_stat[0].count;
+		if (member == 1)
+			return n->rss_stat[1].count;
+		if (member == 2)
+			return n->rss_stat[2].count;
+		return n->rss_stat[3].count;
+	}
+}
+
+/* With BTF: the raw tracepoint's arguments, not the classic tracepoint's
+ * record. rss_stat fires on every page fault of every process on the
+ * machine, and the classic tracepoint builds its record (a keyed hash of
+ * the mm pointer, the counter) before any program runs. Here a fault of an
+ * untraced process costs a comparison and one lookup (docs/thermal.md
+ * has both costs). The mm's id is a hash of its address, as the record's
+ * is: it only has to be stable while the mm lives. An id reused by an
+ * untraced process leaves the stale entry to the collector's cleanup of
+ * exited processes. */
+SEC("tp_btf/rss_stat")
+int BPF_PROG(sm_rss_btf, struct mm_struct *mm, int member)
+{
+	struct mm_struct *cur;
+	__u64 a = 0;
+	__s64 pages;
+	bool curr;
+
+	if (member < 0 || member >= EP_SM_RSS_MEMBERS)
+		return 0;
+	if (sm_task_btf)
+		cur = bpf_get_current_task_btf()->mm;
+	else
+		cur = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm);
+	curr = cur == mm;
+	if (curr) {
+		__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+		if (!bpf_map_lookup_elem(&targets, &tgid))
+			return 0;
+	}
+	/* The address as a number: no arithmetic on the trusted pointer. */
+	bpf_probe_read_kernel(&a, sizeof(a), &ctx[0]);
+	pages = rss_pages(mm, member);
+	if (pages < 0)
+		pages = 0; /* percpu_counter_read_positive, as the record */
+	return on_rss((__u32)((a * 0x9E3779B97F4A7C15ull) >> 32) | 1, member, curr,
+		      pages * sm_page_size);
 }
 
 SEC("tracepoint/oom/mark_victim")

@@ -14,7 +14,8 @@
 #               without task storage and bpf_task_pt_regs (>= 45 of the 50
 #               sleeps seen as voluntary switches, >= 90 ms asleep, >= 90%
 #               of the sleeps' off-CPU stacks through main); the memory
-#               tracepoints load (rss from kmem/rss_stat, events seen);
+#               tracepoints load (rss from kmem/rss_stat as a raw
+#               tracepoint, tp_btf, with 5.10's counters; events seen);
 #   --pid       `ebpf-prof --pid P -d 8` on a vm_target already running
 #               (attaching on a JetPack 5 kernel): exit 0, frame pointers,
 #               the 75/25 split (+-0.15) and >= 95% of the burn stacks through main;
@@ -131,6 +132,9 @@ print("[test_vm_510] scheduler: %r voluntary switches, sleep %r ns, sleep stacks
 check(sl > 0 and slm >= 0.9 * sl, "off-CPU sleep stacks through main %d of %d" % (slm, sl))
 mem = R.get("memory") or {}
 check((mem.get("sources") or {}).get("rss") == "kmem/rss_stat", "default: rss source %r" % mem.get("sources"))
+# The raw tracepoint, with the counters' layout of 5.10 (an atomic per
+# member) and the current task read without bpf_get_current_task_btf.
+check((mem.get("sources") or {}).get("rss_program") == "tp_btf", "default: rss program %r" % mem.get("sources"))
 check(any(p.get("rss_events", 0) > 0 for p in mem.get("processes", [])), "default: no rss_stat events")
 F = []
 for line in open(os.path.join(d, "stacks.folded")):

@@ -4,20 +4,32 @@
 # what the kernel reported to the target itself at its peak, the timeline must
 # show the fall after each block, and the minor faults must cover every page
 # touched. Without a hold, a 100 ms /proc sampler would usually miss the peak:
-# this checks the rss_stat path.
+# this checks the rss_stat path. Twice: from the raw tracepoint (tp_btf, the
+# program loaded where the kernel has BTF, as here) and from the classic
+# one, which the collector falls back to when the kernel refuses the first
+# (EBPF_PROF_FAULT_BPF=sm_:sm_rss_btf: said once on stderr).
 . "$(dirname "$0")/lib.sh"
 ep_require_root
 ep_init
 
 PEAK_MIB=96
 SECOND_MIB=32
-OUT="$EP_WORK/out"
-ep_prof_run 60 -o "$OUT" -- "$EP_TARGETS_DIR/alloc_pattern" "$PEAK_MIB" "$SECOND_MIB"
-[ "$PROF_RC" -eq 0 ] || ep_fail "ebpf-prof -- alloc_pattern exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
-grep -q '^done$' "$PROF_OUT" || ep_fail "alloc_pattern did not finish (stdout: $(head -c 300 "$PROF_OUT"))"
+
+check_run() # MODE(tp_btf|tracepoint) OUTDIR
+{
+local mode=$1 OUT=$2
+if [ "$mode" = tp_btf ]; then
+	ep_prof_run 60 -o "$OUT" -- "$EP_TARGETS_DIR/alloc_pattern" "$PEAK_MIB" "$SECOND_MIB"
+else
+	EBPF_PROF_FAULT_BPF=sm_:sm_rss_btf ep_prof_run 60 -o "$OUT" -- "$EP_TARGETS_DIR/alloc_pattern" "$PEAK_MIB" "$SECOND_MIB"
+	k=$(grep -c "this kernel refuses BPF program sm_rss_btf ([^)]*).*RSS from the classic tracepoint" "$PROF_ERR")
+	[ "$k" -eq 1 ] || ep_fail "the refused sm_rss_btf said $k times, want once: $(grep -i refuses "$PROF_ERR")"
+fi
+[ "$PROF_RC" -eq 0 ] || ep_fail "[$mode] ebpf-prof -- alloc_pattern exited $PROF_RC (stderr: $(tail -n 5 "$PROF_ERR"))"
+grep -q '^done$' "$PROF_OUT" || ep_fail "[$mode] alloc_pattern did not finish (stdout: $(head -c 300 "$PROF_OUT"))"
 ep_check_outputs "$OUT"
 
-TARGET_OUT="$PROF_OUT" PEAK_MIB=$PEAK_MIB SECOND_MIB=$SECOND_MIB ep_py "$OUT" <<'PY'
+MODE=$mode TARGET_OUT="$PROF_OUT" PEAK_MIB=$PEAK_MIB SECOND_MIB=$SECOND_MIB ep_py "$OUT" <<'PY'
 out = open(os.environ["TARGET_OUT"]).read()
 peak_mib, second_mib = int(os.environ["PEAK_MIB"]), int(os.environ["SECOND_MIB"])
 MiB = 1 << 20
@@ -27,6 +39,8 @@ m = R.get("memory")
 if not check(isinstance(m, dict), "report.memory missing"):
     sys.exit(1)
 check(m["sources"]["rss"] == "kmem/rss_stat", "rss source %r, want kmem/rss_stat" % m["sources"]["rss"])
+check(m["sources"].get("rss_program") == os.environ["MODE"],
+      "rss program %r, want %r" % (m["sources"].get("rss_program"), os.environ["MODE"]))
 procs = m["processes"]
 check(len(procs) == 1, "memory.processes has %d entries, want 1" % len(procs))
 p = procs[0]
@@ -86,4 +100,8 @@ mem = [e for e in ev if e.get("cat") == "memory" and e.get("ph") == "C"]
 check(len(mem) >= 10, "trace.json has %d memory counter events" % len(mem))
 check(all("rss_mib" in e["args"] or "vm_mib" in e["args"] for e in mem), "memory counters lack rss_mib/vm_mib")
 PY
-ep_log "ok"
+ep_log "$mode: ok"
+}
+
+check_run tp_btf "$EP_WORK/out"
+check_run tracepoint "$EP_WORK/out_classic"

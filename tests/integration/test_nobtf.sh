@@ -85,6 +85,11 @@ check(P.get("sched_switch_raw", {}).get("loaded") and "sched_switch" not in P,
 check(all(p["loaded"] and p["within_margins"] for p in P.values()),
       "programs not loaded or past a margin: %r" % [n for n, p in P.items() if not p["within_margins"]])
 check(K.get("bpf_degraded") == [], "degraded %r" % K.get("bpf_degraded"))
+# RSS from the classic tracepoint (a raw one needs the kernel's BTF to attach).
+check(P.get("sm_rss", {}).get("loaded") and "sm_rss_btf" not in P,
+      "rss programs %r" % [n for n in P if n.startswith("sm_rss")])
+check(((R.get("memory") or {}).get("sources") or {}).get("rss_program") == "tracepoint",
+      "rss program %r" % ((R.get("memory") or {}).get("sources")))
 w = [l for l in err if "warning" in l and "no BTF" in l]
 check(len(w) == 2, "%d warning lines about the missing BTF, want 2: %r" % (len(w), w))
 check(any("raw_tp programs" in l and os.environ["BTF"] in l for l in w), "no raw_tp line: %r" % w)

@@ -89,6 +89,9 @@ check(R["probes"]["dropped"]["by_cause"].get("unknown_probe_address") == 0, "5.1
 check(R.get("sched", {}).get("threads"), "5.10: no scheduler view")
 check(R["unwind"]["mode"] == "auto", "5.10: unwinding %r" % R["unwind"]["mode"])
 check(R["memory"]["sources"]["rss"] == "kmem/rss_stat", "5.10: rss source %r" % R["memory"]["sources"])
+# The raw tracepoint without bpf_get_current_task_btf (5.11+): the task
+# read through bpf_get_current_task.
+check(R["memory"]["sources"].get("rss_program") == "tp_btf", "5.10: rss program %r" % R["memory"]["sources"])
 check(folded_total(lambda fr: "leaf_work" in fr) >= 150, "5.10: CPU profile %r" % R["samples"])
 PY
 

@@ -27,7 +27,8 @@
 #              kernel refuses is reported with the verifier's reason;
 #              report.json leaves no module out: the scheduler section is
 #              there, kernel.bpf_degraded empty, every sysmon tracepoint
-#              attached, RSS and OOM from their tracepoints, the in-kernel
+#              attached, RSS and OOM from their tracepoints (RSS from the
+#              raw one, tp_btf), the in-kernel
 #              CFI walk on kernels with bpf_loop (5.17+; on 5.10 x86_64
 #              unwinds a copied stack window here, arm64 walks frame
 #              pointers, said in one warning line), no other warning
@@ -430,6 +431,9 @@ def judge(a, k, with_alloc):
     src = (R.get("memory") or {}).get("sources") or {}
     if src.get("rss") != "kmem/rss_stat" or src.get("oom") != "oom/mark_victim":
         bad.append("report.json: memory sources %r" % src)
+    # Every cell's kernel has BTF: RSS from the raw tracepoint.
+    if src.get("rss_program") != "tp_btf":
+        bad.append("report.json: rss program %r, want tp_btf" % src.get("rss_program"))
     if ver >= (5, 17) and mode != "cfi-kernel":
         bad.append("report.json: unwinding %r on %s, want cfi-kernel" % (mode, release))
     # Without bpf_loop x86_64 falls back to copying a stack window and

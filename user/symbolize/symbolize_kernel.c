@@ -172,8 +172,9 @@ static const char *beyond_core(struct symbolizer *s, uint64_t addr, uint64_t *of
 				 strerror(-err));
 			return NULL;
 		}
-		log_info("kallsyms: modules and the rest (%zu symbols) read for a frame at 0x%" PRIx64,
-			 kallsyms_count(s->ks_rest), addr);
+		log_info(
+			"kallsyms: modules and the rest (%zu symbols) read for a frame at 0x%" PRIx64,
+			kallsyms_count(s->ks_rest), addr);
 	}
 	return s->ks_rest ? kallsyms_lookup(s->ks_rest, addr, off) : NULL;
 }

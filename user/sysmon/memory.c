@@ -350,6 +350,8 @@ cJSON *mem_report_json(const struct memstate *m, uint64_t t0)
 		return NULL;
 	src = cJSON_AddObjectToObject(root, "sources");
 	cJSON_AddStringToObject(src, "rss", m->rss_tracepoint ? "kmem/rss_stat" : "/proc sampling");
+	if (m->rss_tracepoint)
+		cJSON_AddStringToObject(src, "rss_program", m->rss_raw ? "tp_btf" : "tracepoint");
 	cJSON_AddStringToObject(src, "vm_size", "/proc/PID/statm sampling");
 	cJSON_AddStringToObject(src, "faults", "/proc/PID/stat sampling");
 	cJSON_AddStringToObject(src, "oom", m->oom_tracepoint ? "oom/mark_victim" : "unavailable");

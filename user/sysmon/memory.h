@@ -74,6 +74,7 @@ struct memstate {
 	size_t nooms, ooms_dropped;
 	int64_t total_ram;   /* bytes, -1 unknown */
 	bool rss_tracepoint; /* rss_stat attached */
+	bool rss_raw;	     /* ... as a raw (tp_btf) tracepoint, not the classic one */
 	bool oom_tracepoint; /* mark_victim attached */
 	uint64_t rss_step;   /* coalescing step of the BPF side (bytes) */
 	unsigned sample_period_ms;

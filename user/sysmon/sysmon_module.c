@@ -21,6 +21,7 @@
 #include "events/sysmon.h"
 #include "cycles/cycle_sink.h"
 #include "util/log.h"
+#include "kernel/kfeat.h"
 #include "kernel/skel_types.h"
 #include "modules.skel.h"
 #include "overload/links.h"
@@ -51,6 +52,7 @@ struct sysmon {
 	struct bpf_link *links[NTP];
 	bool tp_ok[NTP];
 	bool tp_refused[NTP]; /* the kernel refused its program: left out */
+	bool rss_btf_refused; /* sm_rss_btf refused: the classic tracepoint instead */
 	bool tp_logged;	      /* setup runs again if the shared BPF load failed */
 	struct memstate mem;
 	struct thermal_tl tl;
@@ -107,15 +109,28 @@ static bool tracepoint_exists(const char *name)
 	return stat(p, &st) == 0;
 }
 
-static struct bpf_program *tp_prog(struct modules_bpf *skel, int i)
+/* RSS from the raw tracepoint where the kernel has BTF (sm_rss_btf: ~25%
+ * less added to every page fault on the machine than the classic one,
+ * docs/thermal.md), else the classic tracepoint. */
+static struct bpf_program *tp_prog(struct modules_bpf *skel, int i, bool btf)
 {
 	struct bpf_program *const p[NTP] = {
-		skel->progs.sm_rss,	    skel->progs.sm_oom,	    skel->progs.sm_cpufreq,
-		skel->progs.sm_cpufreq_lim, skel->progs.sm_thermal, skel->progs.sm_trip,
-		skel->progs.sm_cdev,	    skel->progs.sm_exec,
+		btf ? skel->progs.sm_rss_btf : skel->progs.sm_rss,
+		skel->progs.sm_oom,
+		skel->progs.sm_cpufreq,
+		skel->progs.sm_cpufreq_lim,
+		skel->progs.sm_thermal,
+		skel->progs.sm_trip,
+		skel->progs.sm_cdev,
+		skel->progs.sm_exec,
 	};
 
 	return p[i];
+}
+
+static bool rss_btf(const struct sysmon *m)
+{
+	return m->ctx->kf && m->ctx->kf->btf && !m->rss_btf_refused;
 }
 
 static int on_sm_event(void *c, void *data, size_t size)
@@ -257,8 +272,11 @@ static int sm_bpf_setup(void *state, struct modules_bpf *skel)
 		if (!m->tp_ok[i] && !m->tp_refused[i] && !m->tp_logged)
 			log_info("tracepoint %s not in this kernel: its data is unavailable",
 				 tp_names[i]);
-		bpf_program__set_autoload(tp_prog(skel, i), m->tp_ok[i]);
+		bpf_program__set_autoload(tp_prog(skel, i, rss_btf(m)), m->tp_ok[i]);
 	}
+	bpf_program__set_autoload(rss_btf(m) ? skel->progs.sm_rss : skel->progs.sm_rss_btf, false);
+	skel->rodata->sm_page_size = m->page_size > 0 ? m->page_size : 4096;
+	skel->rodata->sm_task_btf = m->ctx->kf && m->ctx->kf->have[KFEAT_CURRENT_TASK_BTF];
 	m->tp_logged = true;
 	return 1;
 }
@@ -300,6 +318,11 @@ static const char *sm_bpf_refused(void *state, const char *prog)
 	};
 	struct sysmon *m = state;
 
+	if (!strcmp(prog, "sm_rss_btf") && !m->rss_btf_refused) {
+		m->rss_btf_refused = true;
+		return "RSS from the classic tracepoint (costlier per page fault); the other "
+		       "tracepoints kept";
+	}
 	for (int i = 0; i < NTP; i++) {
 		if (m->tp_refused[i] || strcmp(prog, names[i]))
 			continue;
@@ -417,7 +440,7 @@ static int sm_attach(void *state)
 	for (int i = 0; m->skel && i < NTP; i++) {
 		if (!m->tp_ok[i])
 			continue;
-		m->links[i] = bpf_program__attach(tp_prog(m->skel, i));
+		m->links[i] = bpf_program__attach(tp_prog(m->skel, i, rss_btf(m)));
 		if (!m->links[i]) {
 			log_warn("cannot attach %s: %s; its data is unavailable", tp_names[i],
 				 strerror(errno));
@@ -425,6 +448,7 @@ static int sm_attach(void *state)
 		}
 	}
 	m->mem.rss_tracepoint = m->tp_ok[TP_RSS];
+	m->mem.rss_raw = m->tp_ok[TP_RSS] && rss_btf(m);
 	m->mem.oom_tracepoint = m->tp_ok[TP_OOM];
 	if (m->seed_ok && sysfs_seed_to_events(&m->seed, 0, &m->tl.ev, &m->tl.n, &m->tl.cap) < 0)
 		return -ENOMEM;
