@@ -168,20 +168,17 @@ struct mm_struct___new {
 	struct percpu_counter___new rss_stat[4];
 } __attribute__((preserve_access_index));
 
-/* The member's counter in pages, read directly through the trusted
- * pointer (constant offsets: the verifier refuses a variable one). */
+/* The member's counter in pages. Since 6.2 read directly through the
+ * trusted pointer (constant offsets: the verifier refuses a variable one);
+ * before, by a probe read: 5.10's verifier does not follow the typedef
+ * (atomic_long_t) inside the array ("Type 'atomic_long_t' is not a
+ * struct"). */
 static __always_inline __s64 rss_pages(struct mm_struct *mm, int member)
 {
 	if (bpf_core_type_exists(struct mm_rss_stat___old)) {
 		struct mm_struct___old *o = (void *)mm;
 
-		if (member == 0)
-			return o->rss_stat.count[0].counter;
-		if (member == 1)
-			return o->rss_stat.count[1].counter;
-		if (member == 2)
-			return o->rss_stat.count[2].counter;
-		return o->rss_stat.count[3].counter;
+		return BPF_CORE_READ(o, rss_stat.count[member & 3].counter);
 	} else {
 		struct mm_struct___new *n = (void *)mm;
 
